@@ -1,0 +1,1 @@
+"""Scoring: transcripts, replay, state diff, rewards, validation, curation."""

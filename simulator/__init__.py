@@ -1,0 +1,23 @@
+"""toolgym's simulator: domains, compiled tools, isolated episodes, the MCP server.
+
+Public surface: `load_domain`, `Domain`, `Episode`, and the error tree.
+"""
+
+from .domain import Domain
+from .episode import Episode
+from .errors import InfraError, Problem, SpecError, TaskError, ToolError, ToolgymError, TranscriptError
+from .loader import list_domain_dirs, load_domain
+
+__all__ = [
+    "Domain",
+    "Episode",
+    "InfraError",
+    "Problem",
+    "SpecError",
+    "TaskError",
+    "ToolError",
+    "ToolgymError",
+    "TranscriptError",
+    "list_domain_dirs",
+    "load_domain",
+]

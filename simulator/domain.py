@@ -1,0 +1,131 @@
+"""A loaded domain: its spec, compiled tables and tools, seed rows, tasks and seed snapshot.
+
+The seed snapshot (a serialized SQLite database) is built once per domain and process; every
+episode deserializes its own copy of it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .compiler import CompiledTool
+from .errors import TaskError
+from .spec import DomainSpec, Task, Tool
+from .tables import META_TABLES, TableInfo, ddl
+
+if TYPE_CHECKING:
+    from .episode import Episode
+    from .transcript import TranscriptSink
+
+
+def parse_time(text: str) -> datetime:
+    value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def format_time(value: datetime) -> str:
+    if value.utcoffset() == UTC.utcoffset(None):
+        return value.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return value.isoformat()
+
+
+@dataclass
+class Domain:
+    """A loaded, compiled domain. Create episodes with `episode()`."""
+
+    spec: DomainSpec
+    path: Path | None
+    policy: str
+    tables: dict[str, TableInfo]
+    tools: dict[str, CompiledTool]
+    validators: dict[str, Any]
+    seed_rows: dict[str, list[dict[str, Any]]]
+    tasks: list[Task]
+    _snapshot: bytes | None = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _fingerprint: str | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        self.clock_start = parse_time(self.spec.clock.start)
+        self._tasks_by_id = {t.id: t for t in self.tasks}
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def version(self) -> str:
+        return self.spec.version
+
+    @property
+    def ref(self) -> str:
+        """`name@version`."""
+        return f"{self.spec.name}@{self.spec.version}"
+
+    def tool_specs(self) -> list[Tool]:
+        return [t.spec for t in self.tools.values()]
+
+    def task(self, task_id: str) -> Task:
+        try:
+            return self._tasks_by_id[task_id]
+        except KeyError:
+            known = ", ".join(list(self._tasks_by_id)[:10])
+            raise TaskError(f"domain {self.name} has no task {task_id!r} (e.g. {known})") from None
+
+    def row_count(self) -> int:
+        return sum(len(rows) for rows in self.seed_rows.values())
+
+    def snapshot(self) -> bytes:
+        """The serialized seed database (built on first use, then shared)."""
+        if self._snapshot is None:
+            with self._lock:
+                if self._snapshot is None:
+                    self._snapshot = self._build_snapshot()
+        return self._snapshot
+
+    def _build_snapshot(self) -> bytes:
+        conn = sqlite3.connect(":memory:", isolation_level=None)
+        try:
+            conn.execute("PRAGMA foreign_keys=OFF")
+            metadata = next(iter(self.tables.values())).sa_table.metadata
+            for statement in ddl(metadata):
+                conn.execute(statement)
+            conn.executescript(META_TABLES)
+            conn.execute("BEGIN")
+            for table in metadata.sorted_tables:
+                info = self.tables[table.name]
+                rows = self.seed_rows.get(table.name, [])
+                conn.executemany(info.insert, ({c: info.encode(c, r[c]) for c in info.columns} for r in rows))
+            conn.execute("COMMIT")
+            conn.execute("VACUUM")
+            return conn.serialize()
+        finally:
+            conn.close()
+
+    def episode(self, seed: int = 0, task: str | Task | None = None, transcript: TranscriptSink | None = None) -> Episode:
+        """A fresh, isolated episode on this domain's seed state."""
+        from .episode import Episode
+
+        return Episode(self, seed=seed, task=task, transcript=transcript)
+
+    def fingerprint(self) -> str:
+        """Version plus a hash of schema, tools, seed snapshot and tasks."""
+        if self._fingerprint is None:
+            h = hashlib.sha256()
+            h.update(self.spec.model_dump_json(by_alias=True).encode())
+            h.update(self.policy.encode())
+            for name in sorted(self.seed_rows):
+                h.update(name.encode())
+                for row in self.seed_rows[name]:
+                    h.update(json.dumps(row, sort_keys=True).encode())
+            for task in self.tasks:
+                h.update(task.model_dump_json().encode())
+            self._fingerprint = f"{self.spec.version}-{h.hexdigest()[:16]}"
+        return self._fingerprint

@@ -1,0 +1,214 @@
+"""The episode: one rollout's own SQLite database, its change log, ids and clock.
+
+An episode deserializes its domain's seed snapshot into a private in-memory database. Every
+call is atomic: arguments are checked against the tool's JSON Schema, the operation runs in a
+transaction, and any error rolls it back, leaving the state exactly as it was. The simulated
+clock, the generated-id counters and the change log live in the database too (in `_toolgym_*`
+tables that tools, exports, digests and diffs never see).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from .errors import InfraError, ToolError
+from .spec import Task
+from .tables import TableInfo
+
+if TYPE_CHECKING:
+    from .domain import Domain
+    from .transcript import TranscriptSink
+
+_GET_META = "SELECT value FROM _toolgym_meta WHERE key = ?"
+_SET_META = "INSERT INTO _toolgym_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value"
+_LOG_CHANGE = "INSERT OR IGNORE INTO _toolgym_changes (tbl, pk) VALUES (?, ?)"
+
+
+def describe_schema_errors(tool: str, errors: list[Any]) -> str:
+    parts = []
+    for err in sorted(errors, key=lambda e: [str(p) for p in e.absolute_path]):
+        path = ".".join(str(p) for p in err.absolute_path)
+        parts.append(f"{path}: {err.message}" if path else err.message)
+    return f"Invalid arguments for {tool}: " + "; ".join(parts)
+
+
+class Episode:
+    """One rollout on a domain: call tools, read the state's digest, export the tables."""
+
+    def __init__(self, domain: Domain, seed: int = 0, task: str | Task | None = None, transcript: TranscriptSink | None = None):
+        self.domain = domain
+        self.seed = seed
+        self.task: Task | None = domain.task(task) if isinstance(task, str) else task
+        self.conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        self.conn.deserialize(domain.snapshot())
+        self.conn.execute("PRAGMA foreign_keys=ON")
+        self.lock = threading.RLock()
+        self.calls = 0
+        self.transcript = transcript
+        if transcript is not None:
+            transcript.write(
+                {
+                    "type": "header",
+                    "domain": domain.name,
+                    "version": domain.version,
+                    "fingerprint": domain.fingerprint(),
+                    "task": self.task.id if self.task else None,
+                    "seed": seed,
+                    "started_at": datetime.now(UTC).isoformat(),
+                }
+            )
+
+    # -- the runtime interface the compiled steps use ------------------------------------------
+
+    def _meta(self, key: str, default: Any) -> Any:
+        row = self.conn.execute(_GET_META, (key,)).fetchone()
+        return default if row is None else row[0]
+
+    def now(self) -> str:
+        """The simulated clock: start + ticks * tick_seconds (ticks = successful write calls)."""
+        ticks = self._meta("ticks", 0)
+        clock = self.domain.spec.clock
+        value = self.domain.clock_start + timedelta(seconds=ticks * clock.tick_seconds)
+        from .domain import format_time
+
+        return format_time(value)
+
+    def next_id(self, table: TableInfo) -> Any:
+        """A deterministic new key: max+1 for integer keys; prefix + 8 hex digits of hash(seed, table, n)."""
+        if table.spec.columns[table.pk].type == "integer":
+            pk = table.sa_table.c[table.pk].name
+            row = self.conn.execute(f'SELECT coalesce(max("{pk}"), 0) + 1 FROM "{table.name}"').fetchone()  # noqa: S608 - names from the spec
+            return row[0]
+        key = f"id:{table.name}"
+        n = self._meta(key, 0)
+        while True:
+            n += 1
+            digest = hashlib.sha256(f"{self.seed}:{table.name}:{n}".encode()).hexdigest()[:8]
+            candidate = f"{table.spec.id_prefix}{digest}"
+            if self.conn.execute(table.select_by_pk, {"pk": candidate}).fetchone() is None:
+                break
+        self.conn.execute(_SET_META, (key, n))
+        return candidate
+
+    def changed(self, table: str, pk: Any) -> None:
+        self.conn.execute(_LOG_CHANGE, (table, pk))
+
+    # -- calls --------------------------------------------------------------------------------
+
+    def call(self, name: str, arguments: dict[str, Any] | None = None) -> Any:
+        """Run one tool call atomically. Returns the result or raises ToolError (state unchanged)."""
+        with self.lock:
+            started = time.perf_counter()
+            args = {} if arguments is None else arguments
+            try:
+                result = self._call(name, args)
+            except ToolError as exc:
+                self._record(name, args, started, error=str(exc), kind=exc.kind)
+                raise
+            except Exception as exc:
+                self._record(name, args, started, error=f"{type(exc).__name__}: {exc}", kind="internal")
+                raise
+            self._record(name, args, started, result=result)
+            return result
+
+    def _call(self, name: str, args: Any) -> Any:
+        tool = self.domain.tools.get(name)
+        if tool is None:
+            names = ", ".join(sorted(self.domain.tools))
+            raise ToolError(f"Unknown tool {name!r}. Available tools: {names}")
+        if not isinstance(args, dict):
+            raise ToolError(f"Invalid arguments for {name}: expected a JSON object, got {type(args).__name__}")
+        validator = self.domain.validators[name]
+        if not validator.is_valid(args):
+            raise ToolError(describe_schema_errors(name, list(validator.iter_errors(args))))
+        if not tool.writes:
+            return tool.execute(self, args)
+        conn = self.conn
+        conn.execute("BEGIN")
+        try:
+            result = tool.execute(self, args)
+            conn.execute(_SET_META, ("ticks", self._meta("ticks", 0) + 1))
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return result
+
+    def fail(self, name: str, arguments: dict[str, Any], message: str, injected: bool = True) -> InfraError:
+        """Record an infrastructure failure of a call that was not run (the state is untouched)."""
+        error = InfraError(message, injected=injected)
+        with self.lock:
+            self._record(name, arguments, time.perf_counter(), error=message, kind=error.kind)
+        return error
+
+    def say(self, content: str, role: str = "assistant") -> None:
+        """Record a message of the agent (its final message carries answer facts)."""
+        if self.transcript is not None:
+            self.transcript.write({"type": "message", "role": role, "content": content})
+
+    def _record(self, name: str, args: Any, started: float, result: Any = None, error: str | None = None, kind: str | None = None) -> None:
+        index = self.calls
+        self.calls += 1
+        if self.transcript is None:
+            return
+        record = {
+            "type": "call",
+            "index": index,
+            "tool": name,
+            "arguments": args,
+            "ok": error is None,
+            "result": result,
+            "error": error,
+            "error_kind": kind,
+            "duration_us": round((time.perf_counter() - started) * 1e6, 1),
+        }
+        self.transcript.write(record)
+
+    # -- state --------------------------------------------------------------------------------
+
+    def digest(self) -> str:
+        """A stable SHA-256 of the observable state (every domain table, rows in key order)."""
+        h = hashlib.sha256()
+        with self.lock:
+            for name in sorted(self.domain.tables):
+                info = self.domain.tables[name]
+                h.update(f"\x00{name}\x00".encode())
+                for row in self.conn.execute(info.select_all):
+                    h.update(json.dumps(row, separators=(",", ":")).encode())
+                    h.update(b"\n")
+        return h.hexdigest()
+
+    def export(self) -> dict[str, list[dict[str, Any]]]:
+        """Every domain table as a list of rows (decoded), in key order."""
+        with self.lock:
+            return {name: [info.decode(r) for r in self.conn.execute(info.select_all)] for name, info in sorted(self.domain.tables.items())}
+
+    def changes(self) -> set[tuple[str, Any]]:
+        """(table, key) of every row a successful write touched (created, updated or deleted)."""
+        with self.lock:
+            return set(self.conn.execute("SELECT tbl, pk FROM _toolgym_changes").fetchall())
+
+    def row(self, table: str, key: Any) -> dict[str, Any] | None:
+        info = self.domain.tables[table]
+        with self.lock:
+            raw = self.conn.execute(info.select_by_pk, {"pk": key}).fetchone()
+        return None if raw is None else info.decode(raw)
+
+    def end(self, reason: str = "done") -> None:
+        if self.transcript is not None:
+            self.transcript.write({"type": "end", "digest": self.digest(), "reason": reason, "ended_at": datetime.now(UTC).isoformat()})
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Episode:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,69 @@
+"""The one error tree of toolgym.
+
+::
+
+    ToolgymError                 root: anything toolgym raises on purpose
+    ├── SpecError                a domain folder or spec file is wrong (lists every problem, with file and location)
+    ├── ToolError                an agent's tool call failed; the message is for the agent to act on
+    │   └── InfraError           the call failed for a reason that is not the agent's (injected or real fault)
+    ├── TranscriptError          a transcript cannot be read (names the line or message)
+    └── TaskError                a task is unknown or broken (e.g. a gold call fails unexpectedly)
+
+Anything else that escapes is a bug: the server logs it and masks it from the agent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class ToolgymError(Exception):
+    """Root of every error toolgym raises on purpose."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem found while loading a domain: which file, where inside it, what is wrong."""
+
+    file: str
+    location: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.location}" if self.location else self.file
+        return f"{where}: {self.message}"
+
+
+class SpecError(ToolgymError):
+    """A domain folder or spec file is invalid; `problems` lists every problem found."""
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = list(problems)
+        lines = "\n".join(f"  - {p}" for p in self.problems)
+        super().__init__(f"{len(self.problems)} problem(s):\n{lines}")
+
+
+class ToolError(ToolgymError):
+    """An agent's tool call failed; the message says what was wrong, in words an agent can act on."""
+
+    kind = "tool"
+
+
+class InfraError(ToolError):
+    """A call failed for an infrastructure reason (an injected fault or a real one), not the agent's."""
+
+    kind = "infra"
+
+    def __init__(self, message: str, *, injected: bool = False):
+        super().__init__(message)
+        self.injected = injected
+        if injected:
+            self.kind = "injected"
+
+
+class TranscriptError(ToolgymError):
+    """A transcript cannot be read; the message names the line or message index."""
+
+
+class TaskError(ToolgymError):
+    """A task is unknown, or broken (a gold call failed unexpectedly)."""

@@ -1,0 +1,351 @@
+"""Expressions of the operation language, compiled once into Python closures.
+
+An expression is a literal, a `$reference` (`$args.x`, `$name.col`, `$now`), a list of
+expressions, or a one-key mapping naming an operator (`add`, `eq`, `object`, ...). Compiling
+checks every reference against the names in scope, so a typo is a load-time problem, not a
+runtime surprise. Evaluation never builds SQL: values reach the database only as bound parameters.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .errors import ToolgymError
+
+Env = dict[str, Any]
+Compiled = Callable[[Env], Any]
+
+
+class ExprError(ToolgymError):
+    """An expression is malformed or refers to a name that is not in scope (load time)."""
+
+
+class EvalError(ToolgymError):
+    """An expression could not be evaluated (a domain bug, not the agent's fault)."""
+
+
+class Scope:
+    """Names visible to an expression: argument names and bound names."""
+
+    def __init__(self, args: Iterable[str] | None, names: Iterable[str] = ()):
+        self.args = None if args is None else set(args)
+        self.names = set(names) | {"args", "now"}
+
+    def child(self, *names: str) -> Scope:
+        scope = Scope(self.args, self.names)
+        scope.names.update(n for n in names if n)
+        return scope
+
+    def add(self, name: str | None) -> None:
+        if name:
+            self.names.add(name)
+
+
+def _walk(value: Any, parts: list[str]) -> Any:
+    for part in parts:
+        if value is None:
+            return None
+        if isinstance(value, list):
+            value = [_walk(v, [part]) for v in value]
+        elif isinstance(value, dict):
+            value = value.get(part)
+        else:
+            return None
+    return value
+
+
+def compile_ref(ref: str, scope: Scope) -> Compiled:
+    """Compile `$name.path.to.value` (without the `$`)."""
+    parts = ref.split(".")
+    head, rest = parts[0], parts[1:]
+    if head not in scope.names:
+        raise ExprError(f"unknown name ${head} (bound names here: {', '.join(sorted(scope.names))})")
+    if head == "args" and rest and scope.args is not None and rest[0] not in scope.args:
+        raise ExprError(f"$args.{rest[0]} is not a property of the tool's input_schema")
+    if not rest:
+        return lambda env: env.get(head)
+    if len(rest) == 1:
+        key = rest[0]
+
+        def one(env: Env) -> Any:
+            value = env.get(head)
+            if isinstance(value, dict):
+                return value.get(key)
+            return _walk(value, rest)
+
+        return one
+    return lambda env: _walk(env.get(head), rest)
+
+
+_TEMPLATE = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_.]*)\}")
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return str(value)
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def compile_template(template: str, scope: Scope) -> Callable[[Env], str]:
+    """`"No order {args.order_id}"` -> a function of the environment. `{{`/`}}` are literal braces."""
+    pieces: list[str | Compiled] = []
+    last = 0
+    for match in _TEMPLATE.finditer(template):
+        pieces.append(template[last : match.start()])
+        token = match.group(0)
+        if token in ("{{", "}}"):
+            pieces.append(token[0])
+        else:
+            pieces.append(compile_ref(match.group(1), scope))
+        last = match.end()
+    pieces.append(template[last:])
+    if all(isinstance(p, str) for p in pieces):
+        text = "".join(p for p in pieces if isinstance(p, str))
+        return lambda env: text
+    return lambda env: "".join(p if isinstance(p, str) else _show(p(env)) for p in pieces)
+
+
+def _num(value: Any, op: str) -> float | int:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise EvalError(f"{op}: expected a number, got {value!r}")
+    return value
+
+
+def _seq(value: Any, op: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise EvalError(f"{op}: expected a list, got {value!r}")
+    return value
+
+
+def _sum(values: Any) -> Any:
+    total: float | int = 0
+    for v in _seq(values, "sum"):
+        total += _num(v, "sum")
+    return total
+
+
+def _add(*vs: Any) -> Any:
+    total: float | int = 0
+    for v in vs:
+        total += _num(v, "add")
+    return total
+
+
+def _mul(*vs: Any) -> Any:
+    total: float | int = 1
+    for v in vs:
+        total *= _num(v, "mul")
+    return total
+
+
+def _div(a: Any, b: Any) -> Any:
+    if _num(b, "div") == 0:
+        raise EvalError("div: division by zero")
+    return _num(a, "div") / b
+
+
+def _cmp(op: str) -> Callable[[Any, Any], bool]:
+    import operator
+
+    fn = {"lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge}[op]
+
+    def compare(a: Any, b: Any) -> bool:
+        if a is None or b is None:
+            return False
+        try:
+            return bool(fn(a, b))
+        except TypeError as exc:
+            raise EvalError(f"{op}: cannot compare {a!r} and {b!r}") from exc
+
+    return compare
+
+
+def _minmax(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+    def apply(*vs: Any) -> Any:
+        values = vs[0] if len(vs) == 1 and isinstance(vs[0], list) else list(vs)
+        values = [v for v in values if v is not None]
+        return fn(values) if values else None
+
+    return apply
+
+
+def _round(value: Any, digits: Any = 0) -> Any:
+    return round(_num(value, "round"), int(digits))
+
+
+def _at(values: Any, index: Any) -> Any:
+    seq = _seq(values, "at")
+    i = int(index)
+    return seq[i] if -len(seq) <= i < len(seq) else None
+
+
+def _unique(values: Any) -> list[Any]:
+    seen: list[Any] = []
+    for v in _seq(values, "unique"):
+        if v not in seen:
+            seen.append(v)
+    return seen
+
+
+def _contains(container: Any, value: Any) -> bool:
+    if container is None:
+        return False
+    if isinstance(container, str):
+        return isinstance(value, str) and value in container
+    return value in _seq(container, "contains")
+
+
+def _merge(*objs: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for obj in objs:
+        if obj is None:
+            continue
+        if not isinstance(obj, dict):
+            raise EvalError(f"merge: expected an object, got {obj!r}")
+        out.update(obj)
+    return out
+
+
+def _get(obj: Any, key: Any) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(key if isinstance(key, str) else str(key))
+    if isinstance(obj, list) and isinstance(key, int):
+        return _at(obj, key)
+    return None
+
+
+def _pluck(values: Any, field: Any) -> list[Any]:
+    return [v.get(field) if isinstance(v, dict) else None for v in _seq(values, "pluck")]
+
+
+def _exists(value: Any) -> bool:
+    return value is not None and value != [] and value != {} and value != ""
+
+
+def _concat(*vs: Any) -> str:
+    return "".join(_show(v) for v in vs if v is not None)
+
+
+# operator name -> (function, arity): arity None = any number of arguments, evaluated eagerly
+_FUNCS: dict[str, tuple[Callable[..., Any], int | None]] = {
+    "add": (_add, None),
+    "sub": (lambda a, b: _num(a, "sub") - _num(b, "sub"), 2),
+    "mul": (_mul, None),
+    "div": (_div, 2),
+    "neg": (lambda a: -_num(a, "neg"), 1),
+    "abs": (lambda a: abs(_num(a, "abs")), 1),
+    "round": (_round, None),
+    "min": (_minmax(min, "min"), None),
+    "max": (_minmax(max, "max"), None),
+    "eq": (lambda a, b: a == b, 2),
+    "ne": (lambda a, b: a != b, 2),
+    "lt": (_cmp("lt"), 2),
+    "le": (_cmp("le"), 2),
+    "gt": (_cmp("gt"), 2),
+    "ge": (_cmp("ge"), 2),
+    "in": (lambda a, b: a in _seq(b, "in"), 2),
+    "not_in": (lambda a, b: a not in _seq(b, "not_in"), 2),
+    "not": (lambda a: not a, 1),
+    "is_null": (lambda a: a is None, 1),
+    "exists": (_exists, 1),
+    "len": (lambda a: len(_seq(a, "len")) if not isinstance(a, str | dict) else len(a), 1),
+    "sum": (_sum, 1),
+    "count": (lambda xs, v: _seq(xs, "count").count(v), 2),
+    "at": (_at, 2),
+    "unique": (_unique, 1),
+    "append": (lambda xs, v: [*_seq(xs, "append"), v], 2),
+    "contains": (_contains, 2),
+    "pluck": (_pluck, 2),
+    "merge": (_merge, None),
+    "get": (_get, 2),
+    "concat": (_concat, None),
+    "lower": (lambda a: a.lower() if isinstance(a, str) else a, 1),
+    "upper": (lambda a: a.upper() if isinstance(a, str) else a, 1),
+}
+
+#: every operator name the language knows (the lazy ones are handled in compile_expr)
+OPERATORS = frozenset(_FUNCS) | {"and", "or", "if", "coalesce", "object", "format", "literal"}
+
+
+def _operands(name: str, raw: Any, scope: Scope) -> list[Compiled]:
+    items = raw if isinstance(raw, list) else [raw]
+    arity = _FUNCS[name][1] if name in _FUNCS else None
+    if arity is not None and len(items) != arity:
+        raise ExprError(f"{name} takes {arity} operand(s), got {len(items)}")
+    return [compile_expr(item, scope) for item in items]
+
+
+def compile_expr(expr: Any, scope: Scope) -> Compiled:
+    """Compile an expression into a function of the environment, checking names in scope."""
+    if isinstance(expr, str):
+        if expr.startswith("$$"):
+            text = expr[1:]
+            return lambda env: text
+        if expr.startswith("$"):
+            return compile_ref(expr[1:], scope)
+        return lambda env: expr
+    if expr is None or isinstance(expr, bool | int | float):
+        return lambda env: expr
+    if isinstance(expr, list):
+        parts = [compile_expr(item, scope) for item in expr]
+        return lambda env: [p(env) for p in parts]
+    if isinstance(expr, dict):
+        if len(expr) != 1:
+            raise ExprError(
+                f"an operator mapping has exactly one key, got {sorted(expr)}; write literal objects as `object: {{...}}`"
+            )
+        ((name, raw),) = expr.items()
+        return _compile_operator(name, raw, scope)
+    raise ExprError(f"cannot compile expression {expr!r}")
+
+
+def _compile_operator(name: str, raw: Any, scope: Scope) -> Compiled:
+    if name == "literal":
+        return lambda env: raw
+    if name == "object":
+        if not isinstance(raw, dict):
+            raise ExprError("object: takes a mapping of key: expression")
+        fields = [(k, compile_expr(v, scope)) for k, v in raw.items()]
+        return lambda env: {k: f(env) for k, f in fields}
+    if name == "format":
+        if not isinstance(raw, str):
+            raise ExprError("format: takes a template string")
+        return compile_template(raw, scope)
+    if name in ("and", "or", "coalesce", "if"):
+        ops = [compile_expr(item, scope) for item in (raw if isinstance(raw, list) else [raw])]
+        if name == "and":
+            return lambda env: all(op(env) for op in ops)
+        if name == "or":
+            return lambda env: any(op(env) for op in ops)
+        if name == "coalesce":
+
+            def coalesce(env: Env) -> Any:
+                for op in ops:
+                    value = op(env)
+                    if value is not None:
+                        return value
+                return None
+
+            return coalesce
+        if len(ops) != 3:
+            raise ExprError("if takes [condition, then, else]")
+        cond, then, other = ops
+        return lambda env: then(env) if cond(env) else other(env)
+    if name not in _FUNCS:
+        raise ExprError(f"unknown operator {name!r} (known: {', '.join(sorted(OPERATORS))})")
+    fn = _FUNCS[name][0]
+    operands = _operands(name, raw, scope)
+    if len(operands) == 1:
+        (a,) = operands
+        return lambda env: fn(a(env))
+    if len(operands) == 2:
+        a, b = operands
+        return lambda env: fn(a(env), b(env))
+    return lambda env: fn(*(op(env) for op in operands))

@@ -1,0 +1,297 @@
+"""The domain format as pydantic models: tables, tools and their operations, tasks.
+
+These models are the contract; `schemas/*.schema.json` are generated from them
+(`python -m simulator.schemas`), and a test fails when a file drifts. The
+semantics of operations and expressions are in docs/domain-format.md.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    field_validator,
+    model_validator,
+)
+
+ColumnType = Literal["string", "integer", "number", "boolean", "datetime", "json"]
+FilterOp = Literal["eq", "ne", "lt", "le", "gt", "ge", "in", "not_in", "contains", "icontains", "prefix"]
+
+#: An expression: a literal, a `$reference`, a list of expressions, or a one-key operator mapping.
+Expr = Any
+
+SEMVER = re.compile(r"^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?$")
+NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+
+class Column(_Model):
+    """A typed column."""
+
+    type: ColumnType
+    nullable: bool = False
+    unique: bool = False
+    enum: list[Any] | None = None
+    default: Any = None
+    references: str | None = Field(default=None, description="foreign key as `table.column`")
+    description: str | None = None
+
+
+class Table(_Model):
+    """A table: typed columns and one primary-key column."""
+
+    primary_key: str
+    columns: dict[str, Column]
+    id_prefix: str = Field(default="", description="prefix of generated string keys")
+    description: str | None = None
+
+
+class Clock(_Model):
+    """The simulated clock: `start`, advanced by `tick_seconds` after every successful write call."""
+
+    start: str = "2026-01-01T09:00:00Z"
+    tick_seconds: int = 60
+
+
+class Filter(_Model):
+    """`column OP value`; skipped when the value evaluates to null unless `skip_if_null` is false."""
+
+    column: str
+    op: FilterOp = "eq"
+    value: Expr = None
+    skip_if_null: bool = True
+
+
+class _Step(_Model):
+    bind: str | None = Field(default=None, alias="as", description="name to bind the step's value to")
+
+
+class GetStep(_Step):
+    """One row by key or filters; a missing row is a ToolError (`error`) unless `optional`."""
+
+    table: str = Field(alias="get")
+    key: dict[str, Expr] | None = None
+    where: list[Filter] | None = None
+    error: str | None = None
+    optional: bool = False
+
+
+class ListStep(_Step):
+    """Rows matching filters, ordered, capped at `max_limit`."""
+
+    table: str = Field(validation_alias=AliasChoices("list", "search"), serialization_alias="list")
+    where: list[Filter] = Field(default_factory=list)
+    order_by: list[str] = Field(default_factory=list)
+    limit: Expr = None
+    max_limit: int = 100
+    offset: Expr = None
+
+
+class CountStep(_Step):
+    """The number of rows matching filters."""
+
+    table: str = Field(alias="count")
+    where: list[Filter] = Field(default_factory=list)
+
+
+class CreateStep(_Step):
+    """Insert one row; the key is generated when absent and defaults are filled."""
+
+    table: str = Field(alias="create")
+    values: dict[str, Expr]
+
+
+class UpdateStep(_Step):
+    """Update the row with `key` (or every row matching `where`); `$row` in `set` is the row before."""
+
+    table: str = Field(alias="update")
+    key: dict[str, Expr] | None = None
+    where: list[Filter] | None = None
+    set: dict[str, Expr]
+    error: str | None = None
+
+
+class DeleteStep(_Step):
+    """Delete the row with `key` (or every row matching `where`); binds the deleted row(s)."""
+
+    table: str = Field(alias="delete")
+    key: dict[str, Expr] | None = None
+    where: list[Filter] | None = None
+    error: str | None = None
+
+
+class RequireStep(_Model):
+    """A precondition: when the condition is false the call fails with `error`."""
+
+    require: Expr
+    error: str
+
+
+class LetStep(_Model):
+    """Bind (or rebind) a name to a value."""
+
+    let: str
+    value: Expr
+
+
+class ForEachStep(_Model):
+    """Run `steps` for each element of a list."""
+
+    for_each: Expr
+    bind: str = Field(alias="as")
+    index: str | None = None
+    steps: list[Step]
+
+
+class ReturnStep(_Model):
+    """The call's result."""
+
+    result: Expr = Field(alias="return")
+
+
+_STEP_KEYS = {
+    "get": "get",
+    "list": "list",
+    "search": "list",
+    "count": "count",
+    "create": "create",
+    "update": "update",
+    "delete": "delete",
+    "require": "require",
+    "let": "let",
+    "for_each": "for_each",
+    "return": "return",
+}
+
+
+def _step_tag(value: Any) -> str | None:
+    if isinstance(value, dict):
+        for key in value:
+            if key in _STEP_KEYS:
+                return _STEP_KEYS[key]
+        return None
+    for cls, tag in _TAG_OF_CLASS.items():
+        if isinstance(value, cls):
+            return tag
+    return None
+
+
+Step = Annotated[
+    Annotated[GetStep, Tag("get")]
+    | Annotated[ListStep, Tag("list")]
+    | Annotated[CountStep, Tag("count")]
+    | Annotated[CreateStep, Tag("create")]
+    | Annotated[UpdateStep, Tag("update")]
+    | Annotated[DeleteStep, Tag("delete")]
+    | Annotated[RequireStep, Tag("require")]
+    | Annotated[LetStep, Tag("let")]
+    | Annotated[ForEachStep, Tag("for_each")]
+    | Annotated[ReturnStep, Tag("return")],
+    Discriminator(
+        _step_tag,
+        custom_error_type="unknown_step",
+        custom_error_message="a step needs one of the keys: " + ", ".join(sorted(_STEP_KEYS)),
+    ),
+]
+
+_TAG_OF_CLASS: dict[type, str] = {
+    GetStep: "get",
+    ListStep: "list",
+    CountStep: "count",
+    CreateStep: "create",
+    UpdateStep: "update",
+    DeleteStep: "delete",
+    RequireStep: "require",
+    LetStep: "let",
+    ForEachStep: "for_each",
+    ReturnStep: "return",
+}
+
+ForEachStep.model_rebuild()
+
+
+class Tool(_Model):
+    """A tool: what the agent sees (name, description, input schema) and the operation it runs."""
+
+    name: str
+    description: str
+    kind: Literal["read", "write"]
+    input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    output_schema: dict[str, Any] | None = None
+    operation: list[Step]
+
+    @field_validator("operation", mode="before")
+    @classmethod
+    def _one_step_is_a_list(cls, value: Any) -> Any:
+        return [value] if isinstance(value, dict) else value
+
+    @field_validator("name")
+    @classmethod
+    def _name_shape(cls, value: str) -> str:
+        if not NAME.match(value):
+            raise ValueError("a tool name is letters, digits, '_' and '-', starting with a letter or '_'")
+        return value
+
+
+class DomainSpec(_Model):
+    """The contents of `domain.yaml`."""
+
+    name: str
+    version: str
+    description: str = ""
+    policy: str | None = Field(default=None, description="agent-facing policy text (or policy.md beside it)")
+    clock: Clock = Field(default_factory=Clock)
+    tables: dict[str, Table]
+    tools: list[Tool]
+
+    @field_validator("version")
+    @classmethod
+    def _semver(cls, value: str) -> str:
+        if not SEMVER.match(value):
+            raise ValueError(f"version {value!r} is not semver (MAJOR.MINOR.PATCH)")
+        return value
+
+    @field_validator("name")
+    @classmethod
+    def _name_shape(cls, value: str) -> str:
+        if not re.match(r"^[a-z0-9][a-z0-9_-]*$", value):
+            raise ValueError("a domain name is lower-case letters, digits, '_' and '-'")
+        return value
+
+
+class Call(_Model):
+    """One tool call: a name and its arguments."""
+
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    expect_error: bool = Field(default=False, description="the correct behaviour is that this call fails")
+
+
+class Task(_Model):
+    """One task: an instruction, the gold calls, answer facts, columns to ignore when diffing."""
+
+    id: str
+    instruction: str
+    calls: list[Call] = Field(default_factory=list)
+    answer_facts: list[Any] = Field(default_factory=list)
+    ignore_columns: list[str] = Field(default_factory=list, description="`table.column` entries")
+    difficulty: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    seed: int = 0
+
+    @model_validator(mode="after")
+    def _ignore_shape(self) -> Task:
+        for entry in self.ignore_columns:
+            if entry.count(".") != 1:
+                raise ValueError(f"ignore_columns entry {entry!r} is not `table.column`")
+        return self

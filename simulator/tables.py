@@ -1,0 +1,214 @@
+"""Tables: the domain's columns as SQLAlchemy Core tables, value codecs and checks.
+
+Every domain table becomes a `sqlalchemy.Table`; DDL and statements are compiled with the
+SQLite dialect once. Values cross into SQLite through `encode` (checked against the column's
+type, nullability and enum) and come back through `decode` (booleans and JSON restored).
+Tables whose names start with `_toolgym_` hold the runtime's own bookkeeping (clock, id
+counters, change log); they are invisible to tools, exports, digests and diffs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import sqlite as sqlite_dialect
+from sqlalchemy.schema import CreateIndex, CreateTable
+
+from .spec import Table
+
+DIALECT = sqlite_dialect.dialect(paramstyle="named")
+
+META_TABLES = """
+CREATE TABLE _toolgym_meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
+CREATE TABLE _toolgym_changes (tbl TEXT NOT NULL, pk NOT NULL, PRIMARY KEY (tbl, pk)) WITHOUT ROWID;
+"""
+
+_SA_TYPES: dict[str, Callable[[], Any]] = {
+    "string": sa.Text,
+    "integer": sa.Integer,
+    "number": sa.Float,
+    "boolean": lambda: sa.Boolean(create_constraint=True),
+    "datetime": sa.Text,
+    "json": sa.Text,
+}
+
+
+def sql(statement: Any) -> str:
+    """Compile a SQLAlchemy Core statement to SQLite SQL text with named parameters."""
+    return str(statement.compile(dialect=DIALECT))
+
+
+class ValueProblem(ValueError):
+    """A value does not fit a column."""
+
+
+def _check_type(kind: str, value: Any) -> Any:
+    if kind == "string":
+        if not isinstance(value, str):
+            raise ValueProblem(f"expected a string, got {json.dumps(value, default=str)}")
+        return value
+    if kind == "integer":
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueProblem(f"expected an integer, got {json.dumps(value, default=str)}")
+        return value
+    if kind == "number":
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueProblem(f"expected a number, got {json.dumps(value, default=str)}")
+        return value
+    if kind == "boolean":
+        if not isinstance(value, bool):
+            raise ValueProblem(f"expected true or false, got {json.dumps(value, default=str)}")
+        return int(value)
+    if kind == "datetime":
+        if not isinstance(value, str):
+            raise ValueProblem(f"expected an ISO-8601 date-time string, got {json.dumps(value, default=str)}")
+        try:
+            datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError as exc:
+            raise ValueProblem(f"{value!r} is not an ISO-8601 date-time") from exc
+        return value
+    # json
+    try:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ValueProblem(f"value is not JSON-serialisable: {exc}") from exc
+
+
+@dataclass
+class TableInfo:
+    """A compiled table: its SQLAlchemy table, column order, codecs and basic statements."""
+
+    name: str
+    spec: Table
+    sa_table: sa.Table
+    columns: tuple[str, ...]
+    pk: str
+    pk_index: int
+    select_by_pk: str = ""
+    insert: str = ""
+    delete_by_pk: str = ""
+    select_all: str = ""
+    _decoders: list[tuple[str, Callable[[Any], Any]]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        t = self.sa_table
+        pk_col = t.c[self.pk]
+        self.select_by_pk = sql(sa.select(*t.c).where(pk_col == sa.bindparam("pk")))
+        self.insert = sql(sa.insert(t).values({c: sa.bindparam(c) for c in self.columns}))
+        self.delete_by_pk = sql(sa.delete(t).where(pk_col == sa.bindparam("pk")))
+        self.select_all = sql(sa.select(*t.c).order_by(pk_col))
+        for name, col in self.spec.columns.items():
+            if col.type == "boolean":
+                self._decoders.append((name, _decode_bool))
+            elif col.type == "json":
+                self._decoders.append((name, _decode_json))
+
+    def decode(self, row: tuple[Any, ...]) -> dict[str, Any]:
+        out = dict(zip(self.columns, row, strict=True))
+        for name, fn in self._decoders:
+            value = out[name]
+            if value is not None:
+                out[name] = fn(value)
+        return out
+
+    def encode(self, name: str, value: Any) -> Any:
+        """Check a value against the column and turn it into what SQLite stores."""
+        col = self.spec.columns[name]
+        if value is None:
+            if not col.nullable:
+                raise ValueProblem(f"{self.name}.{name} may not be null")
+            return None
+        if col.enum is not None and value not in col.enum:
+            allowed = ", ".join(json.dumps(v) for v in col.enum)
+            raise ValueProblem(f"{self.name}.{name} must be one of {allowed}; got {json.dumps(value, default=str)}")
+        try:
+            return _check_type(col.type, value)
+        except ValueProblem as exc:
+            raise ValueProblem(f"{self.name}.{name}: {exc}") from None
+
+    def default(self, name: str, now: str) -> Any:
+        value = self.spec.columns[name].default
+        if value == "$now":
+            return now
+        if isinstance(value, dict | list):
+            return json.loads(json.dumps(value))
+        return value
+
+    def encode_key(self, value: Any) -> Any:
+        """A key value as SQLite stores it (booleans as integers); no checks."""
+        return int(value) if isinstance(value, bool) else value
+
+
+def _decode_bool(value: Any) -> bool:
+    return bool(value)
+
+
+def _decode_json(value: Any) -> Any:
+    return json.loads(value)
+
+
+def build_tables(tables: dict[str, Table]) -> tuple[sa.MetaData, dict[str, TableInfo]]:
+    """SQLAlchemy tables for the spec (assumes references were checked); foreign keys are indexed."""
+    metadata = sa.MetaData()
+    infos: dict[str, TableInfo] = {}
+    for tname, tspec in tables.items():
+        cols: list[Any] = []
+        for cname, cspec in tspec.columns.items():
+            args: list[Any] = []
+            if cspec.references:
+                rt, rc = cspec.references.split(".", 1)
+                args.append(sa.ForeignKey(f"{rt}.{rc}"))
+            cols.append(
+                sa.Column(
+                    cname,
+                    _SA_TYPES[cspec.type](),
+                    *args,
+                    primary_key=cname == tspec.primary_key,
+                    nullable=cspec.nullable and cname != tspec.primary_key,
+                    unique=cspec.unique and cname != tspec.primary_key,
+                    autoincrement=False,
+                )
+            )
+            if cspec.enum is not None and cspec.type in ("string", "integer", "number"):
+                cols.append(sa.CheckConstraint(sa.column(cname).in_(cspec.enum), name=f"ck_{tname}_{cname}_enum"))
+        sa_table = sa.Table(tname, metadata, *cols)
+        for cname, cspec in tspec.columns.items():
+            if cspec.references and cname != tspec.primary_key and not cspec.unique:
+                sa.Index(f"ix_{tname}_{cname}", sa_table.c[cname])
+        columns = tuple(tspec.columns)
+        infos[tname] = TableInfo(
+            name=tname,
+            spec=tspec,
+            sa_table=sa_table,
+            columns=columns,
+            pk=tspec.primary_key,
+            pk_index=columns.index(tspec.primary_key),
+        )
+    return metadata, infos
+
+
+def ddl(metadata: sa.MetaData) -> list[str]:
+    """CREATE TABLE and CREATE INDEX statements, parents before children."""
+    out: list[str] = []
+    for table in metadata.sorted_tables:
+        out.append(str(CreateTable(table).compile(dialect=DIALECT)))
+        for index in sorted(table.indexes, key=lambda i: i.name or ""):
+            out.append(str(CreateIndex(index).compile(dialect=DIALECT)))
+    return out
+
+
+def add_indexes(infos: dict[str, TableInfo], wanted: set[tuple[str, str]]) -> None:
+    """Index the columns tools filter on by equality (unless a key, unique or already indexed)."""
+    for tname, cname in sorted(wanted):
+        info = infos[tname]
+        spec = info.spec.columns[cname]
+        if cname == info.pk or spec.unique or spec.references:
+            continue
+        sa.Index(f"ix_{tname}_{cname}", info.sa_table.c[cname])

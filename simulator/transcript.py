@@ -1,0 +1,101 @@
+"""toolgym's own transcript format: append-only JSONL, one record a line.
+
+The first line is a `header` (domain@version, fingerprint, task, seed, start time); then one
+`call` record per tool call (arguments, result or error, error kind), `message` records for
+what the agent said (its final message carries the answer facts), and optionally an `end`
+record. `schemas/transcript.schema.json` is generated from these models.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import IO, Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ErrorKind = Literal["tool", "infra", "injected", "internal"]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class HeaderRecord(_Record):
+    type: Literal["header"] = "header"
+    domain: str
+    version: str
+    fingerprint: str | None = None
+    task: str | None = None
+    seed: int = 0
+    session: str | None = None
+    started_at: str | None = Field(default=None, description="wall-clock time the episode began (not part of the state)")
+
+
+class CallRecord(_Record):
+    type: Literal["call"] = "call"
+    index: int
+    tool: str
+    arguments: dict[str, Any]
+    ok: bool
+    result: Any = None
+    error: str | None = None
+    error_kind: ErrorKind | None = None
+    duration_us: float | None = None
+
+
+class MessageRecord(_Record):
+    type: Literal["message"] = "message"
+    role: Literal["user", "assistant", "system"] = "assistant"
+    content: str
+
+
+class EndRecord(_Record):
+    type: Literal["end"] = "end"
+    digest: str | None = None
+    reason: str | None = None
+    ended_at: str | None = None
+
+
+class Transcript(BaseModel):
+    """The schema of one transcript line: any of the record kinds."""
+
+    record: HeaderRecord | CallRecord | MessageRecord | EndRecord
+
+
+class TranscriptSink(Protocol):
+    def write(self, record: dict[str, Any]) -> None: ...
+
+
+class MemorySink:
+    """Keeps records in a list."""
+
+    def __init__(self) -> None:
+        self.records: list[dict[str, Any]] = []
+
+    def write(self, record: dict[str, Any]) -> None:
+        self.records.append(record)
+
+
+class FileSink:
+    """Appends records to a JSONL file, flushed (and fsync'd when `durable`) after every record."""
+
+    def __init__(self, path: str | Path, durable: bool = False):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh: IO[str] | None = self.path.open("a", encoding="utf-8")
+        self.durable = durable
+
+    def write(self, record: dict[str, Any]) -> None:
+        if self._fh is None:
+            raise ValueError(f"transcript {self.path} is closed")
+        self._fh.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        self._fh.flush()
+        if self.durable:
+            os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None

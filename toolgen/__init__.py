@@ -1,0 +1,1 @@
+"""Generating domains from API specs."""

@@ -1,0 +1,1 @@
+"""The toolgym command line and top-level convenience imports."""
