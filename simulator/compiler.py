@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import sqlalchemy as sa
 
 from .errors import ToolError
-from .expr import Compiled, Env, ExprError, Scope, compile_expr, compile_template
+from .expr import Compiled, Env, EvalError, ExprError, Scope, compile_expr, compile_template
 from .spec import (
     CountStep,
     CreateStep,
@@ -29,6 +29,7 @@ from .spec import (
     ListStep,
     RequireStep,
     ReturnStep,
+    SumStep,
     Tool,
     UpdateStep,
 )
@@ -72,6 +73,8 @@ def _clause(table: sa.Table, f: _Filter, name: str) -> Any:
     op = f.op
     if op == "eq":
         return col == p
+    if op == "ieq":
+        return sa.func.lower(col) == sa.func.lower(p)
     if op == "ne":
         return col.is_distinct_from(p)
     if op in ("lt", "le", "gt", "ge"):
@@ -92,19 +95,33 @@ def _clause(table: sa.Table, f: _Filter, name: str) -> Any:
 class _Query:
     """A select over one table with optional filters; one compiled statement per filter combination."""
 
-    def __init__(self, info: TableInfo, filters: list[_Filter], order_by: list[str], paged: bool, count: bool = False):
+    def __init__(
+        self,
+        info: TableInfo,
+        filters: list[_Filter],
+        order_by: list[str],
+        paged: bool,
+        count: bool = False,
+        total: str | None = None,
+    ):
         self.info = info
         self.filters = filters
         self.order_by = order_by
         self.paged = paged
-        self.count = count
+        self.count = count or total is not None
+        self.total = total
         self._cache: dict[tuple[int, ...], str] = {}
 
     def _statement(self, active: tuple[int, ...]) -> str:
         text = self._cache.get(active)
         if text is None:
             t = self.info.sa_table
-            stmt = sa.select(sa.func.count()).select_from(t) if self.count else sa.select(*t.c)
+            if self.total is not None:
+                stmt = sa.select(sa.func.coalesce(sa.func.sum(t.c[self.total]), sa.literal_column("0")))
+            elif self.count:
+                stmt = sa.select(sa.func.count()).select_from(t)
+            else:
+                stmt = sa.select(*t.c)
             for i in active:
                 stmt = stmt.where(_clause(t, self.filters[i], f"f{i}"))
             if not self.count:
@@ -256,7 +273,7 @@ class _CreateRun(_Run):
         except sqlite3.IntegrityError as exc:
             raise ToolError(_integrity_message(info, exc, "create")) from None
         rt.changed(info.name, params[info.pk])
-        return row
+        return info.decode(tuple(params[c] for c in info.columns))
 
 
 @dataclass
@@ -292,7 +309,7 @@ class _UpdateRun(_Run):
                     raise ToolError(_integrity_message(info, exc, "update")) from None
                 rt.changed(info.name, raw[info.pk_index])
                 after = dict(before)
-                after.update(new)
+                after.update(info.decode_some(params, new))
                 if info.pk in new:
                     rt.changed(info.name, params[info.pk])
                 out.append(after)
@@ -354,18 +371,34 @@ class _ForEachRun(_Run):
     name: str
     index: str | None
     steps: list[_Run]
+    bind: str | None
 
     def run(self, rt: Runtime, env: Env) -> Any:
         items = self.items(env)
         if items is None:
-            return None
+            items = []
         if not isinstance(items, list):
-            raise ToolError("expected a list to iterate over")
+            raise EvalError(f"for_each: expected a list, got {items!r}")
+        collected = []
         for i, item in enumerate(items):
             env[self.name] = item
             if self.index:
                 env[self.index] = i
-            run_steps(self.steps, rt, env)
+            collected.append(run_steps(self.steps, rt, env))
+        return collected
+
+
+@dataclass
+class _WhenRun(_Run):
+    """Runs the inner step only when the condition holds; binds null otherwise."""
+
+    cond: Compiled
+    inner: _Run
+    bind: str | None
+
+    def run(self, rt: Runtime, env: Env) -> Any:
+        if self.cond(env):
+            return self.inner.run(rt, env)
         return None
 
 
@@ -384,7 +417,9 @@ def run_steps(steps: list[_Run], rt: Runtime, env: Env) -> Any:
         if step.bind:
             env[step.bind] = value
             last = value
-        elif isinstance(step, _GetRun | _ListRun | _CountRun | _CreateRun | _UpdateRun | _DeleteRun):
+        elif isinstance(step, _GetRun | _ListRun | _CountRun | _CreateRun | _UpdateRun | _DeleteRun | _WhenRun) and not (
+            isinstance(step, _WhenRun) and value is None
+        ):
             last = value
     return last
 
@@ -458,20 +493,34 @@ class _Compiler:
 
     def column(self, info: TableInfo, name: str, where: str) -> str:
         if name not in info.spec.columns:
-            raise CompileError(where, f"table {info.name!r} has no column {name!r} (columns: {', '.join(info.columns)})")
+            raise CompileError(
+                where, f"table {info.name!r} has no column {name!r} (columns: {', '.join(info.columns)})"
+            )
         return name
 
-    def filters(self, info: TableInfo, key: dict[str, Any] | None, where_: list[Filter] | None, scope: Scope, at: str) -> list[_Filter]:
+    def filters(
+        self, info: TableInfo, key: dict[str, Any] | None, where_: list[Filter] | None, scope: Scope, at: str
+    ) -> list[_Filter]:
         out: list[_Filter] = []
         for col, value in (key or {}).items():
             self.column(info, col, f"{at}.key.{col}")
             self.indexed.add((info.name, col))
-            out.append(_Filter(col, "eq", self.expr(value, scope, f"{at}.key.{col}"), False, _key_encoder(info, col)))
+            out.append(
+                _Filter(col, "eq", self.expr(value, scope, f"{at}.key.{col}"), False, _key_encoder(info, col))
+            )
         for i, f in enumerate(where_ or []):
             self.column(info, f.column, f"{at}.where[{i}]")
             if f.op in ("eq", "in"):
                 self.indexed.add((info.name, f.column))
-            out.append(_Filter(f.column, f.op, self.expr(f.value, scope, f"{at}.where[{i}].value"), f.skip_if_null, _key_encoder(info, f.column)))
+            out.append(
+                _Filter(
+                    f.column,
+                    f.op,
+                    self.expr(f.value, scope, f"{at}.where[{i}].value"),
+                    f.skip_if_null,
+                    _key_encoder(info, f.column),
+                )
+            )
         return out
 
     def _error(self, text: str | None, default: str, scope: Scope, at: str) -> Callable[[Env], str]:
@@ -479,21 +528,40 @@ class _Compiler:
 
     def _key_default(self, info: TableInfo, key: dict[str, Any] | None) -> str:
         if key:
-            parts = ", ".join(f"{c} {{{_ref_text(v)}}}" if _ref_text(v) else f"{c} {v}" for c, v in key.items())
+            parts = ", ".join(
+                f"{c} {{{_ref_text(v)}}}" if _ref_text(v) else f"{c} {v}" for c, v in key.items()
+            )
             return f"No {info.name} record with {parts}."
         return f"No matching {info.name} record."
 
     def steps(self, steps: list[Any], scope: Scope, at: str) -> list[_Run]:
         return [self.step(step, scope, f"{at}[{i}]") for i, step in enumerate(steps)]
 
-    def step(self, step: Any, scope: Scope, at: str) -> _Run:  # noqa: C901 - one branch per step kind
+    def step(self, step: Any, scope: Scope, at: str) -> _Run:
+        run = self._step(step, scope, at)
+        if step.when is not None:
+            cond = self.expr(step.when, scope, f"{at}.when")
+            inner_bind = run.bind
+            run.bind = None
+            return _WhenRun(cond, run, inner_bind)
+        return run
+
+    def _step(self, step: Any, scope: Scope, at: str) -> _Run:  # noqa: C901 - one branch per step kind
         run: _Run
         if isinstance(step, GetStep):
             info = self.table(step.table, at)
             if not step.key and not step.where:
                 raise CompileError(at, "get needs `key` or `where`")
-            q = _Query(info, self.filters(info, step.key, step.where, scope, at), [], paged=True)
-            run = _GetRun(info, q, self._error(step.error, self._key_default(info, step.key), scope, at), step.optional, step.bind)
+            for key in step.order_by:
+                self.column(info, key.lstrip("-"), f"{at}.order_by")
+            q = _Query(info, self.filters(info, step.key, step.where, scope, at), step.order_by, paged=True)
+            run = _GetRun(
+                info,
+                q,
+                self._error(step.error, self._key_default(info, step.key), scope, at),
+                step.optional,
+                step.bind,
+            )
             self.touched.add(info.name)
         elif isinstance(step, ListStep):
             info = self.table(step.table, at)
@@ -505,7 +573,18 @@ class _Compiler:
             run = _ListRun(info, q, limit, step.max_limit, offset, step.bind)
         elif isinstance(step, CountStep):
             info = self.table(step.table, at)
-            run = _CountRun(_Query(info, self.filters(info, None, step.where, scope, at), [], paged=False, count=True), step.bind)
+            run = _CountRun(
+                _Query(info, self.filters(info, None, step.where, scope, at), [], paged=False, count=True),
+                step.bind,
+            )
+        elif isinstance(step, SumStep):
+            info = self.table(step.table, at)
+            self.column(info, step.column, f"{at}.column")
+            kind = info.spec.columns[step.column].type
+            if kind not in ("integer", "number"):
+                raise CompileError(f"{at}.column", f"sum needs a numeric column; {info.name}.{step.column} is {kind}")
+            query = _Query(info, self.filters(info, None, step.where, scope, at), [], paged=False, total=step.column)
+            run = _CountRun(query, step.bind)
         elif isinstance(step, CreateStep):
             info = self.table(step.table, at)
             self.writes = True
@@ -532,10 +611,22 @@ class _Compiler:
                 self.column(info, col, f"{at}.set.{col}")
                 sets[col] = self.expr(value, inner, f"{at}.set.{col}")
             t = info.sa_table
-            statement = sql(sa.update(t).where(t.c[info.pk] == sa.bindparam("pk")).values({c: sa.bindparam(c) for c in sets}))
+            statement = sql(
+                sa.update(t)
+                .where(t.c[info.pk] == sa.bindparam("pk"))
+                .values({c: sa.bindparam(c) for c in sets})
+            )
             single = bool(step.key)
             q = _Query(info, filters, [], paged=single)
-            run = _UpdateRun(info, q, single, sets, statement, self._error(step.error, self._key_default(info, step.key), scope, at), step.bind)
+            run = _UpdateRun(
+                info,
+                q,
+                single,
+                sets,
+                statement,
+                self._error(step.error, self._key_default(info, step.key), scope, at),
+                step.bind,
+            )
         elif isinstance(step, DeleteStep):
             info = self.table(step.table, at)
             self.writes = True
@@ -543,9 +634,18 @@ class _Compiler:
                 raise CompileError(at, "delete needs exactly one of `key` or `where`")
             single = bool(step.key)
             q = _Query(info, self.filters(info, step.key, step.where, scope, at), [], paged=single)
-            run = _DeleteRun(info, q, single, self._error(step.error, self._key_default(info, step.key), scope, at), step.bind)
+            run = _DeleteRun(
+                info,
+                q,
+                single,
+                self._error(step.error, self._key_default(info, step.key), scope, at),
+                step.bind,
+            )
         elif isinstance(step, RequireStep):
-            run = _RequireRun(self.expr(step.require, scope, f"{at}.require"), self.template(step.error, scope, f"{at}.error"))
+            run = _RequireRun(
+                self.expr(step.require, scope, f"{at}.require"),
+                self.template(step.error, scope, f"{at}.error"),
+            )
         elif isinstance(step, LetStep):
             run = _LetRun(self.expr(step.value, scope, f"{at}.value"), step.let)
         elif isinstance(step, ForEachStep):
@@ -553,12 +653,17 @@ class _Compiler:
             inner = scope.child(step.bind, step.index or "")
             body = self.steps(step.steps, inner, f"{at}.steps")
             scope.names.update(inner.names)  # names bound inside the loop stay visible after it
-            run = _ForEachRun(items, step.bind, step.index, body)
+            run = _ForEachRun(items, step.bind, step.index, body, step.collect)
         elif isinstance(step, ReturnStep):
             run = _ReturnRun(self.expr(step.result, scope, f"{at}.return"))
         else:  # pragma: no cover - the spec's discriminator admits nothing else
             raise CompileError(at, f"unknown step {step!r}")
-        bind = getattr(step, "bind", None) if not isinstance(step, LetStep) else step.let
+        if isinstance(step, LetStep):
+            bind = step.let
+        elif isinstance(step, ForEachStep):
+            bind = step.collect
+        else:
+            bind = getattr(step, "bind", None)
         scope.add(bind)
         return run
 
@@ -572,7 +677,7 @@ def _ref_text(value: Any) -> str | None:
 def compile_tool(tool: Tool, tables: dict[str, TableInfo]) -> tuple[CompiledTool, set[tuple[str, str]]]:
     """Compile one tool. Raises CompileError naming the path inside the tool."""
     c = _Compiler(tables, tool)
-    steps = c.steps(list(tool.operation), c.scope, "operation")
+    steps = c.steps(tool.steps, c.scope, "operation")
     if tool.kind == "read" and c.writes:
         raise CompileError("kind", "a `read` tool may not create, update or delete; declare it `kind: write`")
     return CompiledTool(tool, steps, c.uses_now, c.writes, c.touched), c.indexed

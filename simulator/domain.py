@@ -109,7 +109,9 @@ class Domain:
         finally:
             conn.close()
 
-    def episode(self, seed: int = 0, task: str | Task | None = None, transcript: TranscriptSink | None = None) -> Episode:
+    def episode(
+        self, seed: int = 0, task: str | Task | None = None, transcript: TranscriptSink | None = None
+    ) -> Episode:
         """A fresh, isolated episode on this domain's seed state."""
         from .episode import Episode
 

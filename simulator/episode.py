@@ -41,7 +41,13 @@ def describe_schema_errors(tool: str, errors: list[Any]) -> str:
 class Episode:
     """One rollout on a domain: call tools, read the state's digest, export the tables."""
 
-    def __init__(self, domain: Domain, seed: int = 0, task: str | Task | None = None, transcript: TranscriptSink | None = None):
+    def __init__(
+        self,
+        domain: Domain,
+        seed: int = 0,
+        task: str | Task | None = None,
+        transcript: TranscriptSink | None = None,
+    ):
         self.domain = domain
         self.seed = seed
         self.task: Task | None = domain.task(task) if isinstance(task, str) else task
@@ -123,7 +129,9 @@ class Episode:
             names = ", ".join(sorted(self.domain.tools))
             raise ToolError(f"Unknown tool {name!r}. Available tools: {names}")
         if not isinstance(args, dict):
-            raise ToolError(f"Invalid arguments for {name}: expected a JSON object, got {type(args).__name__}")
+            raise ToolError(
+                f"Invalid arguments for {name}: expected a JSON object, got {type(args).__name__}"
+            )
         validator = self.domain.validators[name]
         if not validator.is_valid(args):
             raise ToolError(describe_schema_errors(name, list(validator.iter_errors(args))))
@@ -152,7 +160,15 @@ class Episode:
         if self.transcript is not None:
             self.transcript.write({"type": "message", "role": role, "content": content})
 
-    def _record(self, name: str, args: Any, started: float, result: Any = None, error: str | None = None, kind: str | None = None) -> None:
+    def _record(
+        self,
+        name: str,
+        args: Any,
+        started: float,
+        result: Any = None,
+        error: str | None = None,
+        kind: str | None = None,
+    ) -> None:
         index = self.calls
         self.calls += 1
         if self.transcript is None:
@@ -187,7 +203,10 @@ class Episode:
     def export(self) -> dict[str, list[dict[str, Any]]]:
         """Every domain table as a list of rows (decoded), in key order."""
         with self.lock:
-            return {name: [info.decode(r) for r in self.conn.execute(info.select_all)] for name, info in sorted(self.domain.tables.items())}
+            return {
+                name: [info.decode(r) for r in self.conn.execute(info.select_all)]
+                for name, info in sorted(self.domain.tables.items())
+            }
 
     def changes(self) -> set[tuple[str, Any]]:
         """(table, key) of every row a successful write touched (created, updated or deleted)."""
@@ -202,7 +221,14 @@ class Episode:
 
     def end(self, reason: str = "done") -> None:
         if self.transcript is not None:
-            self.transcript.write({"type": "end", "digest": self.digest(), "reason": reason, "ended_at": datetime.now(UTC).isoformat()})
+            self.transcript.write(
+                {
+                    "type": "end",
+                    "digest": self.digest(),
+                    "reason": reason,
+                    "ended_at": datetime.now(UTC).isoformat(),
+                }
+            )
 
     def close(self) -> None:
         self.conn.close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from .errors import ToolgymError
@@ -49,7 +50,11 @@ def _walk(value: Any, parts: list[str]) -> Any:
         if value is None:
             return None
         if isinstance(value, list):
-            value = [_walk(v, [part]) for v in value]
+            if part.lstrip("-").isdigit():
+                i = int(part)
+                value = value[i] if -len(value) <= i < len(value) else None
+            else:
+                value = [_walk(v, [part]) for v in value]
         elif isinstance(value, dict):
             value = value.get(part)
         else:
@@ -80,7 +85,7 @@ def compile_ref(ref: str, scope: Scope) -> Compiled:
     return lambda env: _walk(env.get(head), rest)
 
 
-_TEMPLATE = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_.]*)\}")
+_TEMPLATE = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_.-]*)(?::([^{}]*))?\}")
 
 
 def _show(value: Any) -> str:
@@ -89,6 +94,26 @@ def _show(value: Any) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(value)
     return json.dumps(value, sort_keys=True, default=str)
+
+
+def _formatted(ref: Compiled, spec: str) -> Compiled:
+    """`{x:.2f}`: a Python format spec applied to the value (the raw value when it does not apply)."""
+    try:
+        format(1.5, spec)
+    except ValueError:
+        try:
+            format("x", spec)
+        except ValueError as exc:
+            raise ExprError(f"bad format spec {spec!r} in template") from exc
+
+    def apply(env: Env) -> Any:
+        value = ref(env)
+        try:
+            return format(value, spec)
+        except (TypeError, ValueError):
+            return value
+
+    return apply
 
 
 def compile_template(template: str, scope: Scope) -> Callable[[Env], str]:
@@ -100,6 +125,8 @@ def compile_template(template: str, scope: Scope) -> Callable[[Env], str]:
         token = match.group(0)
         if token in ("{{", "}}"):
             pieces.append(token[0])
+        elif match.group(2):
+            pieces.append(_formatted(compile_ref(match.group(1), scope), match.group(2)))
         else:
             pieces.append(compile_ref(match.group(1), scope))
         last = match.end()
@@ -233,6 +260,49 @@ def _concat(*vs: Any) -> str:
     return "".join(_show(v) for v in vs if v is not None)
 
 
+def _dt(value: Any, op: str) -> datetime:
+    if not isinstance(value, str):
+        raise EvalError(f"{op}: expected an ISO-8601 date-time string, got {value!r}")
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise EvalError(f"{op}: {value!r} is not an ISO-8601 date-time") from exc
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _dt_text(value: datetime, like: str) -> str:
+    if like.endswith("Z") and value.utcoffset() == timedelta(0):
+        return value.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return value.isoformat()
+
+
+def _datetime_add(value: Any, seconds: Any) -> str:
+    return _dt_text(_dt(value, "datetime_add") + timedelta(seconds=_num(seconds, "datetime_add")), value)
+
+
+def _datetime_diff(a: Any, b: Any) -> float:
+    seconds = (_dt(a, "datetime_diff") - _dt(b, "datetime_diff")).total_seconds()
+    return int(seconds) if seconds.is_integer() else seconds
+
+
+def _sort(values: Any, field: Any = None) -> list[Any]:
+    items = list(_seq(values, "sort"))
+    try:
+        if field is None:
+            return sorted(items, key=lambda v: (v is None, v))
+        return sorted(items, key=lambda v: (v.get(field) is None, v.get(field)) if isinstance(v, dict) else (True, None))
+    except TypeError as exc:
+        raise EvalError(f"sort: values are not comparable: {exc}") from exc
+
+
+def _join(values: Any, sep: Any = ", ") -> str:
+    return str(sep).join(_show(v) for v in _seq(values, "join"))
+
+
+def _str_test(fn: Callable[[str, str], bool]) -> Callable[[Any, Any], bool]:
+    return lambda a, b: isinstance(a, str) and isinstance(b, str) and fn(a, b)
+
+
 # operator name -> (function, arity): arity None = any number of arguments, evaluated eagerly
 _FUNCS: dict[str, tuple[Callable[..., Any], int | None]] = {
     "add": (_add, None),
@@ -267,6 +337,14 @@ _FUNCS: dict[str, tuple[Callable[..., Any], int | None]] = {
     "get": (_get, 2),
     "concat": (_concat, None),
     "lower": (lambda a: a.lower() if isinstance(a, str) else a, 1),
+    "starts_with": (_str_test(str.startswith), 2),
+    "ends_with": (_str_test(str.endswith), 2),
+    "join": (_join, None),
+    "sort": (_sort, None),
+    "datetime_add": (_datetime_add, 2),
+    "datetime_diff": (_datetime_diff, 2),
+    "weekday": (lambda a: _dt(a, "weekday").isoweekday(), 1),
+    "date": (lambda a: _dt(a, "date").date().isoformat(), 1),
     "upper": (lambda a: a.upper() if isinstance(a, str) else a, 1),
 }
 

@@ -43,7 +43,15 @@ def resolve(ref: str | Path) -> Path:
             if (root / ref / "domain.yaml").is_file():
                 return root / ref
     known = ", ".join(sorted(p.name for p in list_domain_dirs())) or "none"
-    raise SpecError([Problem(str(ref), "", f"no domain folder (with domain.yaml) here, nor a bundled domain of that name; bundled: {known}")])
+    raise SpecError(
+        [
+            Problem(
+                str(ref),
+                "",
+                f"no domain folder (with domain.yaml) here, nor a bundled domain of that name; bundled: {known}",
+            )
+        ]
+    )
 
 
 def list_domain_dirs() -> list[Path]:
@@ -146,7 +154,9 @@ class _Loader:
                 self.tool_positions.append(i)
         head = {k: v for k, v in raw.items() if k not in ("tables", "tools")}
         try:
-            return DomainSpec.model_validate({**head, "tables": {}, "tools": []}).model_copy(update={"tables": tables, "tools": tools})
+            return DomainSpec.model_validate({**head, "tables": {}, "tools": []}).model_copy(
+                update={"tables": tables, "tools": tools}
+            )
         except ValidationError as exc:
             self.problems.extend(_pydantic_problems(file, "", exc))
             return None
@@ -156,7 +166,9 @@ class _Loader:
         for tname, table in spec.tables.items():
             where = f"tables.{tname}"
             if table.primary_key not in table.columns:
-                self.problem(file, f"{where}.primary_key", f"primary key {table.primary_key!r} is not a column")
+                self.problem(
+                    file, f"{where}.primary_key", f"primary key {table.primary_key!r} is not a column"
+                )
             elif table.columns[table.primary_key].type not in ("string", "integer"):
                 self.problem(file, f"{where}.primary_key", "a primary key is a string or integer column")
             for cname, col in table.columns.items():
@@ -174,7 +186,11 @@ class _Loader:
             elif rc not in target.columns:
                 self.problem(file, f"{where}.references", f"foreign key to unknown column {rt}.{rc}")
             elif rc != target.primary_key and not target.columns[rc].unique:
-                self.problem(file, f"{where}.references", f"foreign key to {rt}.{rc}, which is neither the key nor unique")
+                self.problem(
+                    file,
+                    f"{where}.references",
+                    f"foreign key to {rt}.{rc}, which is neither the key nor unique",
+                )
 
     def compile_tools(self, spec: DomainSpec, infos: dict[str, TableInfo]) -> dict[str, CompiledTool]:
         file = "domain.yaml"
@@ -183,7 +199,9 @@ class _Loader:
         for i, tool in enumerate(spec.tools):
             where = f"tools[{self.tool_positions[i]}] ({tool.name})"
             if tool.name in compiled:
-                self.problem(file, where, f"duplicate tool name {tool.name!r}: every tool name must be unique")
+                self.problem(
+                    file, where, f"duplicate tool name {tool.name!r}: every tool name must be unique"
+                )
                 continue
             try:
                 jsonschema.Draft202012Validator.check_schema(tool.input_schema)
@@ -238,13 +256,21 @@ class _Loader:
                     continue
                 key = row[info.pk]
                 if key in seen_keys:
-                    self.problem(file, f"line {lineno}", f"duplicate primary key {info.pk}={key!r} (first on line {seen_keys[key]})")
+                    self.problem(
+                        file,
+                        f"line {lineno}",
+                        f"duplicate primary key {info.pk}={key!r} (first on line {seen_keys[key]})",
+                    )
                     continue
                 seen_keys[key] = lineno
                 for col, seen in unique_seen.items():
                     value = row[col]
                     if value is not None and value in seen:
-                        self.problem(file, f"line {lineno}", f"duplicate value {value!r} in unique column {col} (first on line {seen[value]})")
+                        self.problem(
+                            file,
+                            f"line {lineno}",
+                            f"duplicate value {value!r} in unique column {col} (first on line {seen[value]})",
+                        )
                     elif value is not None:
                         seen[value] = lineno
                 rows[tname].append(row)
@@ -252,7 +278,9 @@ class _Loader:
         self._check_foreign_keys(spec, infos, rows, lines)
         return rows
 
-    def _seed_row(self, info: TableInfo, raw: dict[str, Any], file: str, lineno: int, now: str) -> dict[str, Any] | None:
+    def _seed_row(
+        self, info: TableInfo, raw: dict[str, Any], file: str, lineno: int, now: str
+    ) -> dict[str, Any] | None:
         ok = True
         for name in raw:
             if name not in info.spec.columns:
@@ -267,7 +295,9 @@ class _Loader:
             elif col.nullable:
                 value = None
             else:
-                self.problem(file, f"line {lineno}", f"missing value for column {name!r} (not nullable, no default)")
+                self.problem(
+                    file, f"line {lineno}", f"missing value for column {name!r} (not nullable, no default)"
+                )
                 ok = False
                 continue
             try:
@@ -279,7 +309,11 @@ class _Loader:
         return row if ok else None
 
     def _check_foreign_keys(
-        self, spec: DomainSpec, infos: dict[str, TableInfo], rows: dict[str, list[dict[str, Any]]], lines: dict[str, list[int]]
+        self,
+        spec: DomainSpec,
+        infos: dict[str, TableInfo],
+        rows: dict[str, list[dict[str, Any]]],
+        lines: dict[str, list[int]],
     ) -> None:
         values: dict[tuple[str, str], set[Any]] = {}
         for tname, table in spec.tables.items():
@@ -295,7 +329,11 @@ class _Loader:
                 for row, lineno in zip(rows[tname], lines[tname], strict=True):
                     value = row[cname]
                     if value is not None and value not in targets:
-                        self.problem(f"seed/{tname}.jsonl", f"line {lineno}", f"{cname}={value!r} refers to no row of {rt}.{rc}")
+                        self.problem(
+                            f"seed/{tname}.jsonl",
+                            f"line {lineno}",
+                            f"{cname}={value!r} refers to no row of {rt}.{rc}",
+                        )
 
     def read_tasks(self, tools: set[str], validators: dict[str, Any]) -> list[Task]:
         path = self.folder / "tasks.jsonl"
@@ -324,16 +362,32 @@ class _Loader:
                 if call.name not in tools:
                     self.problem(file, f"{where} (task {task.id}).calls[{i}]", f"unknown tool {call.name!r}")
                     continue
-                if call.expect_error or call.name not in validators:
+                if call.expect_error or call.name not in validators or _has_call_refs(call.arguments):
                     continue
                 for err in validators[call.name].iter_errors(call.arguments):
-                    self.problem(file, f"{where} (task {task.id}).calls[{i}]", f"arguments rejected by {call.name}'s input schema: {err.message}")
+                    self.problem(
+                        file,
+                        f"{where} (task {task.id}).calls[{i}]",
+                        f"arguments rejected by {call.name}'s input schema: {err.message}",
+                    )
             for entry in task.ignore_columns:
                 table, _, column = entry.partition(".")
                 if table not in self.tables or column not in self.tables[table].columns:
-                    self.problem(file, f"{where} (task {task.id}).ignore_columns", f"unknown column {entry!r}")
+                    self.problem(
+                        file, f"{where} (task {task.id}).ignore_columns", f"unknown column {entry!r}"
+                    )
             tasks.append(task)
         return tasks
+
+
+def _has_call_refs(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.startswith("$calls.")
+    if isinstance(value, list):
+        return any(_has_call_refs(v) for v in value)
+    if isinstance(value, dict):
+        return any(_has_call_refs(v) for v in value.values())
+    return False
 
 
 def load_domain(ref: str | Path) -> Domain:
@@ -356,11 +410,23 @@ def load_domain(ref: str | Path) -> Domain:
             jsonschema.Draft202012Validator.check_schema(tool.input_schema)
         except jsonschema.SchemaError:
             continue
-        validators.setdefault(tool.name, jsonschema.Draft202012Validator(tool.input_schema, format_checker=jsonschema.FormatChecker()))
+        validators.setdefault(
+            tool.name,
+            jsonschema.Draft202012Validator(tool.input_schema, format_checker=jsonschema.FormatChecker()),
+        )
     seed = loader.read_seed(spec, infos)
     tasks = loader.read_tasks({t.name for t in spec.tools}, validators)
     if loader.problems:
         raise SpecError(loader.problems)
     policy_file = folder / "policy.md"
     policy = policy_file.read_text(encoding="utf-8") if policy_file.is_file() else (spec.policy or "")
-    return Domain(spec=spec, path=folder, policy=policy, tables=infos, tools=tools, validators=validators, seed_rows=seed, tasks=tasks)
+    return Domain(
+        spec=spec,
+        path=folder,
+        policy=policy,
+        tables=infos,
+        tools=tools,
+        validators=validators,
+        seed_rows=seed,
+        tasks=tasks,
+    )

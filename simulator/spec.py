@@ -22,7 +22,7 @@ from pydantic import (
 )
 
 ColumnType = Literal["string", "integer", "number", "boolean", "datetime", "json"]
-FilterOp = Literal["eq", "ne", "lt", "le", "gt", "ge", "in", "not_in", "contains", "icontains", "prefix"]
+FilterOp = Literal["eq", "ieq", "ne", "lt", "le", "gt", "ge", "in", "not_in", "contains", "icontains", "prefix"]
 
 #: An expression: a literal, a `$reference`, a list of expressions, or a one-key operator mapping.
 Expr = Any
@@ -74,6 +74,7 @@ class Filter(_Model):
 
 class _Step(_Model):
     bind: str | None = Field(default=None, alias="as", description="name to bind the step's value to")
+    when: Expr = Field(default=None, description="run the step only when this is true (absent: always)")
 
 
 class GetStep(_Step):
@@ -82,6 +83,7 @@ class GetStep(_Step):
     table: str = Field(alias="get")
     key: dict[str, Expr] | None = None
     where: list[Filter] | None = None
+    order_by: list[str] = Field(default_factory=list, description="which row wins when `where` matches several")
     error: str | None = None
     optional: bool = False
 
@@ -101,6 +103,14 @@ class CountStep(_Step):
     """The number of rows matching filters."""
 
     table: str = Field(alias="count")
+    where: list[Filter] = Field(default_factory=list)
+
+
+class SumStep(_Step):
+    """The sum of a numeric column over rows matching filters (0 when none match)."""
+
+    table: str = Field(alias="sum")
+    column: str
     where: list[Filter] = Field(default_factory=list)
 
 
@@ -135,6 +145,7 @@ class RequireStep(_Model):
 
     require: Expr
     error: str
+    when: Expr = None
 
 
 class LetStep(_Model):
@@ -142,6 +153,7 @@ class LetStep(_Model):
 
     let: str
     value: Expr
+    when: Expr = None
 
 
 class ForEachStep(_Model):
@@ -151,12 +163,15 @@ class ForEachStep(_Model):
     bind: str = Field(alias="as")
     index: str | None = None
     steps: list[Step]
+    collect: str | None = Field(default=None, description="bind a list of each pass's last value to this name")
+    when: Expr = None
 
 
 class ReturnStep(_Model):
     """The call's result."""
 
     result: Expr = Field(alias="return")
+    when: Expr = None
 
 
 _STEP_KEYS = {
@@ -164,6 +179,7 @@ _STEP_KEYS = {
     "list": "list",
     "search": "list",
     "count": "count",
+    "sum": "sum",
     "create": "create",
     "update": "update",
     "delete": "delete",
@@ -190,6 +206,7 @@ Step = Annotated[
     Annotated[GetStep, Tag("get")]
     | Annotated[ListStep, Tag("list")]
     | Annotated[CountStep, Tag("count")]
+    | Annotated[SumStep, Tag("sum")]
     | Annotated[CreateStep, Tag("create")]
     | Annotated[UpdateStep, Tag("update")]
     | Annotated[DeleteStep, Tag("delete")]
@@ -208,6 +225,7 @@ _TAG_OF_CLASS: dict[type, str] = {
     GetStep: "get",
     ListStep: "list",
     CountStep: "count",
+    SumStep: "sum",
     CreateStep: "create",
     UpdateStep: "update",
     DeleteStep: "delete",
@@ -220,6 +238,13 @@ _TAG_OF_CLASS: dict[type, str] = {
 ForEachStep.model_rebuild()
 
 
+def _one_or_many(schema: dict[str, Any]) -> None:
+    """JSON Schema of `operation`: a list of steps, or a single step."""
+    items = schema.pop("items")
+    schema.pop("type", None)
+    schema["anyOf"] = [{"type": "array", "items": items}, items]
+
+
 class Tool(_Model):
     """A tool: what the agent sees (name, description, input schema) and the operation it runs."""
 
@@ -228,12 +253,17 @@ class Tool(_Model):
     kind: Literal["read", "write"]
     input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
     output_schema: dict[str, Any] | None = None
-    operation: list[Step]
+    operation: list[Step] = Field(description="one step, or a list of steps run in order", json_schema_extra=_one_or_many)
 
     @field_validator("operation", mode="before")
     @classmethod
     def _one_step_is_a_list(cls, value: Any) -> Any:
         return [value] if isinstance(value, dict) else value
+
+    @property
+    def steps(self) -> list[Any]:
+        """The operation as a list of steps."""
+        return list(self.operation)
 
     @field_validator("name")
     @classmethod

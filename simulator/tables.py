@@ -61,7 +61,9 @@ def _check_type(kind: str, value: Any) -> Any:
     if kind == "number":
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ValueProblem(f"expected a number, got {json.dumps(value, default=str)}")
-        return value
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueProblem(f"expected a finite number, got {value}")
+        return float(value)
     if kind == "boolean":
         if not isinstance(value, bool):
             raise ValueProblem(f"expected true or false, got {json.dumps(value, default=str)}")
@@ -118,6 +120,19 @@ class TableInfo:
                 out[name] = fn(value)
         return out
 
+    def decode_some(self, params: dict[str, Any], names: dict[str, Any]) -> dict[str, Any]:
+        """Encoded values of some columns, decoded back (what a read would return)."""
+        out = {}
+        for name in names:
+            value = params[name]
+            kind = self.spec.columns[name].type
+            if value is not None and kind == "boolean":
+                value = bool(value)
+            elif value is not None and kind == "json":
+                value = json.loads(value)
+            out[name] = value
+        return out
+
     def encode(self, name: str, value: Any) -> Any:
         """Check a value against the column and turn it into what SQLite stores."""
         col = self.spec.columns[name]
@@ -127,7 +142,9 @@ class TableInfo:
             return None
         if col.enum is not None and value not in col.enum:
             allowed = ", ".join(json.dumps(v) for v in col.enum)
-            raise ValueProblem(f"{self.name}.{name} must be one of {allowed}; got {json.dumps(value, default=str)}")
+            raise ValueProblem(
+                f"{self.name}.{name} must be one of {allowed}; got {json.dumps(value, default=str)}"
+            )
         try:
             return _check_type(col.type, value)
         except ValueProblem as exc:
@@ -177,7 +194,9 @@ def build_tables(tables: dict[str, Table]) -> tuple[sa.MetaData, dict[str, Table
                 )
             )
             if cspec.enum is not None and cspec.type in ("string", "integer", "number"):
-                cols.append(sa.CheckConstraint(sa.column(cname).in_(cspec.enum), name=f"ck_{tname}_{cname}_enum"))
+                cols.append(
+                    sa.CheckConstraint(sa.column(cname).in_(cspec.enum), name=f"ck_{tname}_{cname}_enum")
+                )
         sa_table = sa.Table(tname, metadata, *cols)
         for cname, cspec in tspec.columns.items():
             if cspec.references and cname != tspec.primary_key and not cspec.unique:

@@ -30,7 +30,9 @@ class HeaderRecord(_Record):
     task: str | None = None
     seed: int = 0
     session: str | None = None
-    started_at: str | None = Field(default=None, description="wall-clock time the episode began (not part of the state)")
+    started_at: str | None = Field(
+        default=None, description="wall-clock time the episode began (not part of the state)"
+    )
 
 
 class CallRecord(_Record):

@@ -14,7 +14,9 @@ SHARED = ROOT.parent / "shared"
 
 settings.register_profile("ci", max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("full", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "full", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 

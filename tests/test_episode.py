@@ -17,7 +17,13 @@ def test_read_and_filters(shop):
 
 def test_multi_step_write_and_change_log(shop):
     ep = shop.episode(seed=3)
-    order = ep.call("place_order", {"customer_id": "C-0003", "items": [{"sku": "SKU-002", "quantity": 1}, {"sku": "SKU-003", "quantity": 2}]})
+    order = ep.call(
+        "place_order",
+        {
+            "customer_id": "C-0003",
+            "items": [{"sku": "SKU-002", "quantity": 1}, {"sku": "SKU-003", "quantity": 2}],
+        },
+    )
     assert order["total"] == 28.0 and order["items"] == 2 and order["status"] == "pending"
     assert ep.row("customers", "C-0003")["balance"] == 272.0
     assert ep.row("products", "SKU-003")["stock"] == 1
@@ -31,7 +37,13 @@ def test_failed_call_changes_nothing(shop):
     before, log = ep.digest(), ep.changes()
     with pytest.raises(ToolError, match="Only 0 of SKU-007 left"):
         # the first item succeeds (stock and order row written) before the second fails: all rolled back
-        ep.call("place_order", {"customer_id": "C-0003", "items": [{"sku": "SKU-002", "quantity": 1}, {"sku": "SKU-007", "quantity": 1}]})
+        ep.call(
+            "place_order",
+            {
+                "customer_id": "C-0003",
+                "items": [{"sku": "SKU-002", "quantity": 1}, {"sku": "SKU-007", "quantity": 1}],
+            },
+        )
     assert ep.digest() == before and ep.changes() == log
     assert ep.now() == "2026-01-01T09:00:00Z"
 
@@ -40,9 +52,21 @@ def test_failed_call_changes_nothing(shop):
     ("tool", "args", "message"),
     [
         ("get_customer", {}, "Invalid arguments for get_customer: 'customer_id' is a required property"),
-        ("get_customer", {"customer_id": "C-0001", "x": 1}, "Additional properties are not allowed ('x' was unexpected)"),
-        ("place_order", {"customer_id": "C-0001", "items": [{"sku": "SKU-001", "quantity": 0}]}, "items.0.quantity: 0 is less than the minimum of 1"),
-        ("cancel_order", {"order_id": "O-0001"}, "Order O-0001 is shipped; only pending orders can be cancelled."),
+        (
+            "get_customer",
+            {"customer_id": "C-0001", "x": 1},
+            "Additional properties are not allowed ('x' was unexpected)",
+        ),
+        (
+            "place_order",
+            {"customer_id": "C-0001", "items": [{"sku": "SKU-001", "quantity": 0}]},
+            "items.0.quantity: 0 is less than the minimum of 1",
+        ),
+        (
+            "cancel_order",
+            {"order_id": "O-0001"},
+            "Order O-0001 is shipped; only pending orders can be cancelled.",
+        ),
         ("cancel_order", {"order_id": "O-404"}, "No orders record with order_id O-404."),
         ("add_customer", {"name": "A", "email": "c1@example.com"}, "another row already has this email"),
         ("nope", {}, "Unknown tool 'nope'. Available tools: add_customer, cancel_order"),

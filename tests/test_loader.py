@@ -44,7 +44,10 @@ def test_every_problem_is_reported_at_once(tmp_path):
         tools = raw["tools"]
         tools[0]["operation"]["get"] = "clients"  # unknown table
         tools[1]["operation"]["where"][0]["column"] = "name"  # unknown column
-        tools[2]["input_schema"] = {"type": "object", "properties": {"name": {"type": "strang"}}}  # invalid schema
+        tools[2]["input_schema"] = {
+            "type": "object",
+            "properties": {"name": {"type": "strang"}},
+        }  # invalid schema
         tools.append(dict(tools[3]))  # duplicate name
         raw["tables"]["orders"]["columns"]["customer_id"]["references"] = "people.person_id"  # FK to nowhere
 
@@ -63,10 +66,20 @@ def test_every_problem_is_reported_at_once(tmp_path):
         fh.write(json.dumps({"customer_id": "C-9999", "name": 5, "email": "q@q"}) + "\n")  # wrong type
         fh.write("{not json\n")
     with (folder / "seed" / "orders.jsonl").open("a") as fh:
-        fh.write(json.dumps({"order_id": "O-9", "customer_id": "C-nobody", "total": 1.0, "status": "lost"}) + "\n")
+        fh.write(
+            json.dumps({"order_id": "O-9", "customer_id": "C-nobody", "total": 1.0, "status": "lost"}) + "\n"
+        )
     (folder / "tasks.jsonl").write_text(
-        json.dumps({"id": "t1", "instruction": "x", "calls": [{"name": "no_such_tool", "arguments": {}}]}) + "\n"
-        + json.dumps({"id": "t2", "instruction": "x", "calls": [{"name": "get_customer", "arguments": {"customer_id": 7}}]}) + "\n"
+        json.dumps({"id": "t1", "instruction": "x", "calls": [{"name": "no_such_tool", "arguments": {}}]})
+        + "\n"
+        + json.dumps(
+            {
+                "id": "t2",
+                "instruction": "x",
+                "calls": [{"name": "get_customer", "arguments": {"customer_id": 7}}],
+            }
+        )
+        + "\n"
     )
     text = "\n".join(problems(folder))
     expected = [
@@ -89,7 +102,9 @@ def test_foreign_key_to_missing_row_in_seed(tmp_path):
     folder = copy_shop(tmp_path)
     with (folder / "seed" / "orders.jsonl").open("a") as fh:
         fh.write(json.dumps({"order_id": "O-9", "customer_id": "C-nobody", "total": 1.0}) + "\n")
-    assert any("customer_id='C-nobody' refers to no row of customers.customer_id" in p for p in problems(folder))
+    assert any(
+        "customer_id='C-nobody' refers to no row of customers.customer_id" in p for p in problems(folder)
+    )
 
 
 def test_unknown_names_in_expressions_are_load_problems(tmp_path):
@@ -111,7 +126,11 @@ def test_unknown_names_in_expressions_are_load_problems(tmp_path):
 def test_duplicate_yaml_keys_are_refused(tmp_path):
     folder = copy_shop(tmp_path)
     path = folder / "domain.yaml"
-    path.write_text(path.read_text().replace("tables:\n", "tables:\n  products:\n    primary_key: x\n    columns: {x: {type: string}}\n", 1))
+    path.write_text(
+        path.read_text().replace(
+            "tables:\n", "tables:\n  products:\n    primary_key: x\n    columns: {x: {type: string}}\n", 1
+        )
+    )
     assert any("duplicate key 'products'" in p for p in problems(folder))
 
 

@@ -13,24 +13,57 @@ from hypothesis import strategies as st
 from simulator import ToolError
 from tests.conftest import FIXTURES, ROOT
 
-customer_ids = st.sampled_from([f"C-{i:04d}" for i in (1, 2, 3, 7, 20)] + ["C-0404", "'; DROP TABLE customers; --"])
+customer_ids = st.sampled_from(
+    [f"C-{i:04d}" for i in (1, 2, 3, 7, 20)] + ["C-0404", "'; DROP TABLE customers; --"]
+)
 skus = st.sampled_from([f"SKU-{i:03d}" for i in (1, 2, 3, 6, 7, 13)] + ["SKU-999"])
 order_ids = st.sampled_from([f"O-{i:04d}" for i in (1, 2, 3, 4)] + ["O-404"])
-nasty_text = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40) | st.sampled_from(
-    ["'", '"', "'; DROP TABLE customers; --", "Robert'); DELETE FROM orders;--", "SELECT * FROM x WHERE 1=1", "%_\\", "{args.x}", "$args.notes"]
+nasty_text = st.text(
+    alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40
+) | st.sampled_from(
+    [
+        "'",
+        '"',
+        "'; DROP TABLE customers; --",
+        "Robert'); DELETE FROM orders;--",
+        "SELECT * FROM x WHERE 1=1",
+        "%_\\",
+        "{args.x}",
+        "$args.notes",
+    ]
 )
 
 calls = st.one_of(
     st.tuples(st.just("get_customer"), st.fixed_dictionaries({"customer_id": customer_ids})),
-    st.tuples(st.just("search_products"), st.fixed_dictionaries({}, optional={"query": nasty_text, "max_price": st.integers(-5, 200), "limit": st.integers(-1, 9)})),
-    st.tuples(st.just("add_customer"), st.fixed_dictionaries({"name": nasty_text, "email": st.sampled_from(["a@a", "b@b", "c1@example.com", "x"])})),
+    st.tuples(
+        st.just("search_products"),
+        st.fixed_dictionaries(
+            {}, optional={"query": nasty_text, "max_price": st.integers(-5, 200), "limit": st.integers(-1, 9)}
+        ),
+    ),
+    st.tuples(
+        st.just("add_customer"),
+        st.fixed_dictionaries(
+            {"name": nasty_text, "email": st.sampled_from(["a@a", "b@b", "c1@example.com", "x"])}
+        ),
+    ),
     st.tuples(
         st.just("place_order"),
-        st.fixed_dictionaries({"customer_id": customer_ids, "items": st.lists(st.fixed_dictionaries({"sku": skus, "quantity": st.integers(-1, 4)}), max_size=3)}),
+        st.fixed_dictionaries(
+            {
+                "customer_id": customer_ids,
+                "items": st.lists(
+                    st.fixed_dictionaries({"sku": skus, "quantity": st.integers(-1, 4)}), max_size=3
+                ),
+            }
+        ),
     ),
     st.tuples(st.just("cancel_order"), st.fixed_dictionaries({"order_id": order_ids})),
     st.tuples(st.just("set_note"), st.fixed_dictionaries({"customer_id": customer_ids, "notes": nasty_text})),
-    st.tuples(st.sampled_from(["nope", "get_customer"]), st.dictionaries(st.text(max_size=5), st.integers(), max_size=2)),
+    st.tuples(
+        st.sampled_from(["nope", "get_customer"]),
+        st.dictionaries(st.text(max_size=5), st.integers(), max_size=2),
+    ),
 )
 
 
@@ -49,11 +82,21 @@ def run(ep, sequence: list[tuple[str, dict[str, Any]]]) -> list[bool]:
 def test_failed_calls_leave_no_trace(shop, sequence, seed):
     ep = shop.episode(seed=seed)
     for name, args in sequence:
-        before = (ep.digest(), ep.changes(), ep.now(), ep.conn.execute("SELECT * FROM _toolgym_meta ORDER BY key").fetchall())
+        before = (
+            ep.digest(),
+            ep.changes(),
+            ep.now(),
+            ep.conn.execute("SELECT * FROM _toolgym_meta ORDER BY key").fetchall(),
+        )
         try:
             ep.call(name, args)
         except ToolError:
-            after = (ep.digest(), ep.changes(), ep.now(), ep.conn.execute("SELECT * FROM _toolgym_meta ORDER BY key").fetchall())
+            after = (
+                ep.digest(),
+                ep.changes(),
+                ep.now(),
+                ep.conn.execute("SELECT * FROM _toolgym_meta ORDER BY key").fetchall(),
+            )
             assert after == before
 
 

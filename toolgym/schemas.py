@@ -42,7 +42,11 @@ def models() -> dict[str, type[BaseModel]]:
 
 def render(model: type[BaseModel]) -> str:
     schema: dict[str, Any] = model.model_json_schema(by_alias=True, mode="validation")
-    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": f"https://toolgym.dev/schemas/{model.__name__}", **schema}
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"https://toolgym.dev/schemas/{model.__name__}",
+        **schema,
+    }
     return json.dumps(schema, indent=2, sort_keys=True) + "\n"
 
 

@@ -1,0 +1,144 @@
+"""The operation language's general features, each on its own small domain."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from simulator import ToolError, load_domain
+from simulator.errors import TaskError
+from simulator.gold import replay_gold
+from simulator.spec import Task
+
+TABLES = {
+    "people": {
+        "primary_key": "id",
+        "id_prefix": "P-",
+        "columns": {
+            "id": {"type": "string"},
+            "name": {"type": "string"},
+            "team": {"type": "string"},
+            "salary": {"type": "number"},
+            "joined": {"type": "datetime"},
+        },
+    },
+    "notes": {
+        "primary_key": "n",
+        "columns": {"n": {"type": "integer"}, "person": {"type": "string", "references": "people.id"}, "text": {"type": "string"}},
+    },
+}
+SEED = [
+    {"id": "P-1", "name": "Ada", "team": "Core", "salary": 100.0, "joined": "2025-01-06T09:00:00Z"},
+    {"id": "P-2", "name": "Bo", "team": "core", "salary": 50.5, "joined": "2025-03-01T09:00:00Z"},
+    {"id": "P-3", "name": "Cy", "team": "Ops", "salary": 70.0, "joined": "2024-12-31T23:00:00Z"},
+]
+
+
+def make(tmp_path: Path, tools: list[dict], tasks: list[dict] | None = None):
+    folder = tmp_path / "lang"
+    (folder / "seed").mkdir(parents=True)
+    (folder / "domain.yaml").write_text(yaml.safe_dump({"name": "lang", "version": "1.0.0", "tables": TABLES, "tools": tools}))
+    (folder / "seed" / "people.jsonl").write_text("".join(json.dumps(r) + "\n" for r in SEED))
+    if tasks:
+        (folder / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks))
+    return load_domain(folder)
+
+
+def tool(name: str, operation, kind: str = "read", props: dict | None = None) -> dict:
+    return {
+        "name": name,
+        "description": name,
+        "kind": kind,
+        "input_schema": {"type": "object", "properties": props or {}},
+        "operation": operation,
+    }
+
+
+def test_when_sum_collect_format_and_index_paths(tmp_path):
+    d = make(
+        tmp_path,
+        [
+            tool("payroll", [{"sum": "people", "column": "salary", "where": [{"column": "team", "op": "ieq", "value": "$args.team"}], "as": "total"}, {"return": "$total"}], props={"team": {"type": "string"}}),
+            tool(
+                "note_all",
+                [
+                    {"list": "people", "order_by": ["-salary"], "as": "ps"},
+                    {
+                        "for_each": "$ps",
+                        "as": "p",
+                        "collect": "made",
+                        "steps": [{"create": "notes", "values": {"person": "$p.id", "text": {"format": "{p.name} earns {p.salary:.2f}"}}, "when": {"gt": ["$p.salary", 60]}}],
+                    },
+                    {"require": {"eq": ["$ps.0.name", "Ada"]}, "error": "first is {ps.0.name}"},
+                    {"return": "$made"},
+                ],
+                kind="write",
+            ),
+        ],
+    )
+    ep = d.episode()
+    assert ep.call("payroll", {"team": "CORE"}) == 150.5
+    assert ep.call("payroll", {"team": "none"}) == 0
+    made = ep.call("note_all", {})
+    assert [m and m["text"] for m in made] == ["Ada earns 100.00", "Cy earns 70.00", None]
+    assert [m["n"] for m in made if m] == [1, 2]  # integer keys: max + 1
+
+
+def test_datetime_and_string_operators(tmp_path):
+    expr = {
+        "object": {
+            "later": {"datetime_add": ["$p.joined", 86400 * 2]},
+            "days": {"div": [{"datetime_diff": ["$p.joined", "2025-01-01T09:00:00Z"]}, 86400]},
+            "weekday": {"weekday": "$p.joined"},
+            "date": {"date": "$p.joined"},
+            "starts": {"starts_with": ["$p.name", "A"]},
+            "joined": {"join": [{"sort": [["b", "a", "c"]]}, "+"]},
+            "by": {"pluck": [{"sort": ["$all", "salary"]}, "name"]},
+        }
+    }
+    d = make(tmp_path, [tool("info", [{"get": "people", "key": {"id": "P-1"}, "as": "p"}, {"list": "people", "as": "all"}, {"return": expr}])])
+    assert d.episode().call("info", {}) == {
+        "later": "2025-01-08T09:00:00Z",
+        "days": 5.0,
+        "weekday": 1,
+        "date": "2025-01-06",
+        "starts": True,
+        "joined": "a+b+c",
+        "by": ["Bo", "Cy", "Ada"],
+    }
+
+
+def test_get_order_by_picks_the_row(tmp_path):
+    d = make(tmp_path, [tool("newest", {"get": "people", "where": [{"column": "salary", "op": "gt", "value": 0}], "order_by": ["-joined"]})])
+    assert d.episode().call("newest", {})["id"] == "P-2"
+
+
+def test_gold_calls_can_use_earlier_results_under_any_seed(tmp_path):
+    tools = [
+        tool("hire", {"create": "people", "values": {"name": "$args.name", "team": "New", "salary": 1, "joined": "2026-01-01T00:00:00Z"}}, "write", {"name": {"type": "string"}}),
+        tool("note", {"create": "notes", "values": {"person": "$args.person", "text": "hi"}}, "write", {"person": {"type": "string"}}),
+    ]
+    task = {"id": "t", "instruction": "hire Zed and note it", "calls": [{"name": "hire", "arguments": {"name": "Zed"}}, {"name": "note", "arguments": {"person": "$calls.0.id"}}]}
+    d = make(tmp_path, tools, [task])
+    ids = set()
+    for seed in (0, 1, 2):
+        ep = d.episode(seed=seed)
+        outcomes = replay_gold(ep, d.tasks[0])
+        assert outcomes[1].arguments["person"] == outcomes[0].result["id"]
+        ids.add(outcomes[0].result["id"])
+    assert len(ids) == 3
+    bad = Task(id="b", instruction="x", calls=[{"name": "note", "arguments": {"person": "P-404"}}])
+    with pytest.raises(TaskError, match="gold call 0 \\(note\\) failed"):
+        replay_gold(d.episode(), bad)
+    wrong = Task(id="w", instruction="x", calls=[{"name": "note", "arguments": {"person": "P-1"}, "expect_error": True}])
+    with pytest.raises(TaskError, match="marked expect_error but succeeded"):
+        replay_gold(d.episode(), wrong)
+
+
+def test_foreign_keys_are_enforced_with_a_readable_error(tmp_path):
+    d = make(tmp_path, [tool("note", {"create": "notes", "values": {"person": "$args.person", "text": "x"}}, "write", {"person": {"type": "string"}})])
+    with pytest.raises(ToolError, match="a referenced record does not exist"):
+        d.episode().call("note", {"person": "P-404"})

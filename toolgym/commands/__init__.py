@@ -1,0 +1,1 @@
+"""One module per group of commands; each registers its commands on `toolgym.app.app`."""
