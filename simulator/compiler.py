@@ -27,6 +27,7 @@ from .spec import (
     GetStep,
     LetStep,
     ListStep,
+    FailStep,
     RequireStep,
     ReturnStep,
     SumStep,
@@ -40,6 +41,9 @@ class Runtime(Protocol):
     """What a running step needs from its episode."""
 
     conn: sqlite3.Connection
+    reads: (
+        set[tuple[str, Any]] | None
+    )  # when a set, reads are recorded: (table, key), or (table, "*") for a scan
 
     def now(self) -> str: ...
     def next_id(self, table: TableInfo) -> Any: ...
@@ -163,7 +167,7 @@ def _key_encoder(info: TableInfo, column: str) -> Callable[[Any], Any]:
     if kind == "boolean":
         return lambda v: int(v) if isinstance(v, bool) else v
     if kind == "json":
-        return lambda v: json.dumps(v, sort_keys=True, separators=(",", ":"))
+        return lambda v: json.dumps(v, separators=(",", ":"))
     return lambda v: v
 
 
@@ -193,6 +197,8 @@ class _GetRun(_Run):
 
     def run(self, rt: Runtime, env: Env) -> Any:
         rows = self.query.run(rt.conn, env, 1, 0)
+        if rt.reads is not None:
+            rt.reads.add((self.info.name, rows[0][self.info.pk_index] if rows else "*"))
         if not rows:
             if self.optional:
                 return None
@@ -205,19 +211,22 @@ class _ListRun(_Run):
     info: TableInfo
     query: _Query
     limit: Compiled | None
-    max_limit: int
+    max_limit: int | None
     offset: Compiled | None
     bind: str | None
 
     def run(self, rt: Runtime, env: Env) -> Any:
-        limit = self.max_limit
+        cap = -1 if self.max_limit is None else self.max_limit  # SQLite: LIMIT -1 is no limit
+        limit = cap
         if self.limit is not None:
             asked = self.limit(env)
             if asked is not None:
-                limit = max(0, min(int(asked), self.max_limit))
+                limit = max(0, int(asked) if cap < 0 else min(int(asked), cap))
         offset = 0
         if self.offset is not None:
             offset = max(0, int(self.offset(env) or 0))
+        if rt.reads is not None:
+            rt.reads.add((self.info.name, "*"))
         return [self.info.decode(r) for r in self.query.run(rt.conn, env, limit, offset)]
 
 
@@ -227,6 +236,8 @@ class _CountRun(_Run):
     bind: str | None
 
     def run(self, rt: Runtime, env: Env) -> Any:
+        if rt.reads is not None:
+            rt.reads.add((self.query.info.name, "*"))
         return self.query.run(rt.conn, env)[0][0]
 
 
@@ -417,9 +428,9 @@ def run_steps(steps: list[_Run], rt: Runtime, env: Env) -> Any:
         if step.bind:
             env[step.bind] = value
             last = value
-        elif isinstance(step, _GetRun | _ListRun | _CountRun | _CreateRun | _UpdateRun | _DeleteRun | _WhenRun) and not (
-            isinstance(step, _WhenRun) and value is None
-        ):
+        elif isinstance(
+            step, _GetRun | _ListRun | _CountRun | _CreateRun | _UpdateRun | _DeleteRun | _WhenRun
+        ) and not (isinstance(step, _WhenRun) and value is None):
             last = value
     return last
 
@@ -582,8 +593,12 @@ class _Compiler:
             self.column(info, step.column, f"{at}.column")
             kind = info.spec.columns[step.column].type
             if kind not in ("integer", "number"):
-                raise CompileError(f"{at}.column", f"sum needs a numeric column; {info.name}.{step.column} is {kind}")
-            query = _Query(info, self.filters(info, None, step.where, scope, at), [], paged=False, total=step.column)
+                raise CompileError(
+                    f"{at}.column", f"sum needs a numeric column; {info.name}.{step.column} is {kind}"
+                )
+            query = _Query(
+                info, self.filters(info, None, step.where, scope, at), [], paged=False, total=step.column
+            )
             run = _CountRun(query, step.bind)
         elif isinstance(step, CreateStep):
             info = self.table(step.table, at)
@@ -646,6 +661,8 @@ class _Compiler:
                 self.expr(step.require, scope, f"{at}.require"),
                 self.template(step.error, scope, f"{at}.error"),
             )
+        elif isinstance(step, FailStep):
+            run = _RequireRun(lambda env: False, self.template(step.fail, scope, f"{at}.fail"))
         elif isinstance(step, LetStep):
             run = _LetRun(self.expr(step.value, scope, f"{at}.value"), step.let)
         elif isinstance(step, ForEachStep):

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import InfraError, ToolError
 from .spec import Task
-from .tables import TableInfo
+from .tables import TableInfo, install_functions
 
 if TYPE_CHECKING:
     from .domain import Domain
@@ -54,8 +54,10 @@ class Episode:
         self.conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         self.conn.deserialize(domain.snapshot())
         self.conn.execute("PRAGMA foreign_keys=ON")
+        install_functions(self.conn)
         self.lock = threading.RLock()
         self.calls = 0
+        self.reads: set[tuple[str, Any]] | None = None  # set it to a set to record what calls read
         self.transcript = transcript
         if transcript is not None:
             transcript.write(

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from .calc import calc
 from .errors import ToolgymError
 
 Env = dict[str, Any]
@@ -286,17 +287,68 @@ def _datetime_diff(a: Any, b: Any) -> float:
 
 
 def _sort(values: Any, field: Any = None) -> list[Any]:
+    """Ascending (nulls first); `field` sorts objects by a field, `-field` descending. Stable."""
     items = list(_seq(values, "sort"))
+    reverse = isinstance(field, str) and field.startswith("-")
+    key = field[1:] if reverse else field
     try:
-        if field is None:
-            return sorted(items, key=lambda v: (v is None, v))
-        return sorted(items, key=lambda v: (v.get(field) is None, v.get(field)) if isinstance(v, dict) else (True, None))
+        if key is None:
+            return sorted(items, key=lambda v: (v is not None, v), reverse=reverse)
+        return sorted(
+            items,
+            key=lambda v: (v.get(key) is not None, v.get(key)) if isinstance(v, dict) else (False, None),
+            reverse=reverse,
+        )
     except TypeError as exc:
         raise EvalError(f"sort: values are not comparable: {exc}") from exc
 
 
+def _object_from(keys: Any, values: Any) -> dict[str, Any]:
+    ks, vs = _seq(keys, "object_from"), _seq(values, "object_from")
+    if len(ks) != len(vs):
+        raise EvalError(f"object_from: {len(ks)} keys but {len(vs)} values")
+    out: dict[str, Any] = {}
+    for k, v in zip(ks, vs, strict=True):
+        if not isinstance(k, str):
+            raise EvalError(f"object_from: keys must be strings, got {k!r}")
+        out[k] = v
+    return out
+
+
+def _pick(obj: Any, keys: Any, keep: bool) -> dict[str, Any]:
+    if not isinstance(obj, dict):
+        raise EvalError(f"{'pick' if keep else 'omit'}: expected an object, got {obj!r}")
+    names = _seq(keys, "pick")
+    if keep:
+        return {k: obj[k] for k in names if k in obj}
+    return {k: v for k, v in obj.items() if k not in names}
+
+
+def _to_string(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, int | float):
+        return repr(value)
+    return json.dumps(value, sort_keys=True)
+
+
 def _join(values: Any, sep: Any = ", ") -> str:
     return str(sep).join(_show(v) for v in _seq(values, "join"))
+
+
+def _to_number(value: Any) -> Any:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(value) if re.fullmatch(r"[+-]?\d+", value.strip()) else float(value)
+        except ValueError:
+            return None
+    return None
 
 
 def _str_test(fn: Callable[[str, str], bool]) -> Callable[[Any, Any], bool]:
@@ -341,6 +393,14 @@ _FUNCS: dict[str, tuple[Callable[..., Any], int | None]] = {
     "ends_with": (_str_test(str.endswith), 2),
     "join": (_join, None),
     "sort": (_sort, None),
+    "object_from": (_object_from, 2),
+    "index_by": (lambda xs, f: _object_from(_pluck(xs, f), xs), 2),
+    "pick": (lambda o, ks: _pick(o, ks, True), 2),
+    "omit": (lambda o, ks: _pick(o, ks, False), 2),
+    "compact": (lambda o: {k: v for k, v in o.items() if v is not None} if isinstance(o, dict) else o, 1),
+    "calc": (lambda text: calc(text), 1),
+    "to_string": (_to_string, 1),
+    "to_number": (lambda a: _to_number(a), 1),
     "datetime_add": (_datetime_add, 2),
     "datetime_diff": (_datetime_diff, 2),
     "weekday": (lambda a: _dt(a, "weekday").isoweekday(), 1),
@@ -349,7 +409,17 @@ _FUNCS: dict[str, tuple[Callable[..., Any], int | None]] = {
 }
 
 #: every operator name the language knows (the lazy ones are handled in compile_expr)
-OPERATORS = frozenset(_FUNCS) | {"and", "or", "if", "coalesce", "object", "format", "literal"}
+OPERATORS = frozenset(_FUNCS) | {
+    "and",
+    "or",
+    "if",
+    "coalesce",
+    "object",
+    "format",
+    "literal",
+    "map",
+    "filter",
+}
 
 
 def _operands(name: str, raw: Any, scope: Scope) -> list[Compiled]:
@@ -384,6 +454,45 @@ def compile_expr(expr: Any, scope: Scope) -> Compiled:
     raise ExprError(f"cannot compile expression {expr!r}")
 
 
+def _compile_map(name: str, raw: Any, scope: Scope) -> Compiled:
+    """`map: {over, as, to, index?}` and `filter: {over, as, where, index?}`: names bound inside only."""
+    body_key = "to" if name == "map" else "where"
+    if (
+        not isinstance(raw, dict)
+        or not {"over", "as", body_key} <= set(raw)
+        or set(raw) - {"over", "as", body_key, "index"}
+    ):
+        raise ExprError(f"{name} takes {{over: LIST, as: NAME, {body_key}: EXPR, index: NAME (optional)}}")
+    var, index = raw["as"], raw.get("index")
+    over = compile_expr(raw["over"], scope)
+    body = compile_expr(raw[body_key], scope.child(var, index or ""))
+    missing = object()
+
+    def apply(env: Env) -> Any:
+        items = _seq(over(env), name)
+        saved = env.get(var, missing), env.get(index, missing) if index else missing
+        out = []
+        try:
+            for i, item in enumerate(items):
+                env[var] = item
+                if index:
+                    env[index] = i
+                value = body(env)
+                if name == "map":
+                    out.append(value)
+                elif value:
+                    out.append(item)
+        finally:
+            for key, old in ((var, saved[0]), (index, saved[1])):
+                if key and old is missing:
+                    env.pop(key, None)
+                elif key:
+                    env[key] = old
+        return out
+
+    return apply
+
+
 def _compile_operator(name: str, raw: Any, scope: Scope) -> Compiled:
     if name == "literal":
         return lambda env: raw
@@ -396,6 +505,8 @@ def _compile_operator(name: str, raw: Any, scope: Scope) -> Compiled:
         if not isinstance(raw, str):
             raise ExprError("format: takes a template string")
         return compile_template(raw, scope)
+    if name in ("map", "filter"):
+        return _compile_map(name, raw, scope)
     if name in ("and", "or", "coalesce", "if"):
         ops = [compile_expr(item, scope) for item in (raw if isinstance(raw, list) else [raw])]
         if name == "and":

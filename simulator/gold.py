@@ -38,7 +38,9 @@ def resolve_arguments(value: Any, results: list[Any], task_id: str = "?", index:
         if value.startswith("$calls."):
             parts = value[len("$calls.") :].split(".")
             if not parts[0].isdigit() or int(parts[0]) >= index:
-                raise TaskError(f"task {task_id}: call {index} refers to {value}, which is not an earlier call")
+                raise TaskError(
+                    f"task {task_id}: call {index} refers to {value}, which is not an earlier call"
+                )
             return _walk(results[int(parts[0])], parts[1:])
         return value
     if isinstance(value, list):
@@ -63,7 +65,9 @@ def replay_gold(episode: Episode, task: Task) -> list[GoldOutcome]:
             results.append(None)
             continue
         if call.expect_error:
-            raise TaskError(f"task {task.id}: gold call {i} ({call.name}) is marked expect_error but succeeded")
+            raise TaskError(
+                f"task {task.id}: gold call {i} ({call.name}) is marked expect_error but succeeded"
+            )
         outcomes.append(GoldOutcome(call.name, args, True, result=result))
         results.append(result)
     return outcomes

@@ -22,7 +22,9 @@ from pydantic import (
 )
 
 ColumnType = Literal["string", "integer", "number", "boolean", "datetime", "json"]
-FilterOp = Literal["eq", "ieq", "ne", "lt", "le", "gt", "ge", "in", "not_in", "contains", "icontains", "prefix"]
+FilterOp = Literal[
+    "eq", "ieq", "ne", "lt", "le", "gt", "ge", "in", "not_in", "contains", "icontains", "prefix"
+]
 
 #: An expression: a literal, a `$reference`, a list of expressions, or a one-key operator mapping.
 Expr = Any
@@ -83,7 +85,9 @@ class GetStep(_Step):
     table: str = Field(alias="get")
     key: dict[str, Expr] | None = None
     where: list[Filter] | None = None
-    order_by: list[str] = Field(default_factory=list, description="which row wins when `where` matches several")
+    order_by: list[str] = Field(
+        default_factory=list, description="which row wins when `where` matches several"
+    )
     error: str | None = None
     optional: bool = False
 
@@ -95,7 +99,9 @@ class ListStep(_Step):
     where: list[Filter] = Field(default_factory=list)
     order_by: list[str] = Field(default_factory=list)
     limit: Expr = None
-    max_limit: int = 100
+    max_limit: int | None = Field(
+        default=100, description="cap on rows returned; null: no cap (for lists the agent does not page)"
+    )
     offset: Expr = None
 
 
@@ -148,6 +154,13 @@ class RequireStep(_Model):
     when: Expr = None
 
 
+class FailStep(_Model):
+    """Fail the call with this message (usually under `when`)."""
+
+    fail: str
+    when: Expr = None
+
+
 class LetStep(_Model):
     """Bind (or rebind) a name to a value."""
 
@@ -163,7 +176,9 @@ class ForEachStep(_Model):
     bind: str = Field(alias="as")
     index: str | None = None
     steps: list[Step]
-    collect: str | None = Field(default=None, description="bind a list of each pass's last value to this name")
+    collect: str | None = Field(
+        default=None, description="bind a list of each pass's last value to this name"
+    )
     when: Expr = None
 
 
@@ -184,6 +199,7 @@ _STEP_KEYS = {
     "update": "update",
     "delete": "delete",
     "require": "require",
+    "fail": "fail",
     "let": "let",
     "for_each": "for_each",
     "return": "return",
@@ -211,6 +227,7 @@ Step = Annotated[
     | Annotated[UpdateStep, Tag("update")]
     | Annotated[DeleteStep, Tag("delete")]
     | Annotated[RequireStep, Tag("require")]
+    | Annotated[FailStep, Tag("fail")]
     | Annotated[LetStep, Tag("let")]
     | Annotated[ForEachStep, Tag("for_each")]
     | Annotated[ReturnStep, Tag("return")],
@@ -230,6 +247,7 @@ _TAG_OF_CLASS: dict[type, str] = {
     UpdateStep: "update",
     DeleteStep: "delete",
     RequireStep: "require",
+    FailStep: "fail",
     LetStep: "let",
     ForEachStep: "for_each",
     ReturnStep: "return",
@@ -253,7 +271,9 @@ class Tool(_Model):
     kind: Literal["read", "write"]
     input_schema: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
     output_schema: dict[str, Any] | None = None
-    operation: list[Step] = Field(description="one step, or a list of steps run in order", json_schema_extra=_one_or_many)
+    operation: list[Step] = Field(
+        description="one step, or a list of steps run in order", json_schema_extra=_one_or_many
+    )
 
     @field_validator("operation", mode="before")
     @classmethod
@@ -317,6 +337,7 @@ class Task(_Model):
     ignore_columns: list[str] = Field(default_factory=list, description="`table.column` entries")
     difficulty: str | None = None
     tags: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list, description="ungraded notes for people (e.g. rubric text)")
     seed: int = 0
 
     @model_validator(mode="after")

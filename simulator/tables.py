@@ -38,6 +38,15 @@ _SA_TYPES: dict[str, Callable[[], Any]] = {
 }
 
 
+def _lower(value: Any) -> Any:
+    return value.lower() if isinstance(value, str) else value
+
+
+def install_functions(conn: Any) -> None:
+    """SQL functions that must agree with the expression language: Unicode `lower` (SQLite's folds ASCII only)."""
+    conn.create_function("lower", 1, _lower, deterministic=True)
+
+
 def sql(statement: Any) -> str:
     """Compile a SQLAlchemy Core statement to SQLite SQL text with named parameters."""
     return str(statement.compile(dialect=DIALECT))
@@ -78,7 +87,7 @@ def _check_type(kind: str, value: Any) -> Any:
         return value
     # json
     try:
-        return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+        return json.dumps(value, separators=(",", ":"), allow_nan=False)  # key order kept as given
     except (TypeError, ValueError) as exc:
         raise ValueProblem(f"value is not JSON-serialisable: {exc}") from exc
 

@@ -27,7 +27,11 @@ TABLES = {
     },
     "notes": {
         "primary_key": "n",
-        "columns": {"n": {"type": "integer"}, "person": {"type": "string", "references": "people.id"}, "text": {"type": "string"}},
+        "columns": {
+            "n": {"type": "integer"},
+            "person": {"type": "string", "references": "people.id"},
+            "text": {"type": "string"},
+        },
     },
 }
 SEED = [
@@ -40,7 +44,9 @@ SEED = [
 def make(tmp_path: Path, tools: list[dict], tasks: list[dict] | None = None):
     folder = tmp_path / "lang"
     (folder / "seed").mkdir(parents=True)
-    (folder / "domain.yaml").write_text(yaml.safe_dump({"name": "lang", "version": "1.0.0", "tables": TABLES, "tools": tools}))
+    (folder / "domain.yaml").write_text(
+        yaml.safe_dump({"name": "lang", "version": "1.0.0", "tables": TABLES, "tools": tools})
+    )
     (folder / "seed" / "people.jsonl").write_text("".join(json.dumps(r) + "\n" for r in SEED))
     if tasks:
         (folder / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks))
@@ -61,7 +67,19 @@ def test_when_sum_collect_format_and_index_paths(tmp_path):
     d = make(
         tmp_path,
         [
-            tool("payroll", [{"sum": "people", "column": "salary", "where": [{"column": "team", "op": "ieq", "value": "$args.team"}], "as": "total"}, {"return": "$total"}], props={"team": {"type": "string"}}),
+            tool(
+                "payroll",
+                [
+                    {
+                        "sum": "people",
+                        "column": "salary",
+                        "where": [{"column": "team", "op": "ieq", "value": "$args.team"}],
+                        "as": "total",
+                    },
+                    {"return": "$total"},
+                ],
+                props={"team": {"type": "string"}},
+            ),
             tool(
                 "note_all",
                 [
@@ -70,7 +88,16 @@ def test_when_sum_collect_format_and_index_paths(tmp_path):
                         "for_each": "$ps",
                         "as": "p",
                         "collect": "made",
-                        "steps": [{"create": "notes", "values": {"person": "$p.id", "text": {"format": "{p.name} earns {p.salary:.2f}"}}, "when": {"gt": ["$p.salary", 60]}}],
+                        "steps": [
+                            {
+                                "create": "notes",
+                                "values": {
+                                    "person": "$p.id",
+                                    "text": {"format": "{p.name} earns {p.salary:.2f}"},
+                                },
+                                "when": {"gt": ["$p.salary", 60]},
+                            }
+                        ],
                     },
                     {"require": {"eq": ["$ps.0.name", "Ada"]}, "error": "first is {ps.0.name}"},
                     {"return": "$made"},
@@ -99,7 +126,19 @@ def test_datetime_and_string_operators(tmp_path):
             "by": {"pluck": [{"sort": ["$all", "salary"]}, "name"]},
         }
     }
-    d = make(tmp_path, [tool("info", [{"get": "people", "key": {"id": "P-1"}, "as": "p"}, {"list": "people", "as": "all"}, {"return": expr}])])
+    d = make(
+        tmp_path,
+        [
+            tool(
+                "info",
+                [
+                    {"get": "people", "key": {"id": "P-1"}, "as": "p"},
+                    {"list": "people", "as": "all"},
+                    {"return": expr},
+                ],
+            )
+        ],
+    )
     assert d.episode().call("info", {}) == {
         "later": "2025-01-08T09:00:00Z",
         "days": 5.0,
@@ -112,16 +151,53 @@ def test_datetime_and_string_operators(tmp_path):
 
 
 def test_get_order_by_picks_the_row(tmp_path):
-    d = make(tmp_path, [tool("newest", {"get": "people", "where": [{"column": "salary", "op": "gt", "value": 0}], "order_by": ["-joined"]})])
+    d = make(
+        tmp_path,
+        [
+            tool(
+                "newest",
+                {
+                    "get": "people",
+                    "where": [{"column": "salary", "op": "gt", "value": 0}],
+                    "order_by": ["-joined"],
+                },
+            )
+        ],
+    )
     assert d.episode().call("newest", {})["id"] == "P-2"
 
 
 def test_gold_calls_can_use_earlier_results_under_any_seed(tmp_path):
     tools = [
-        tool("hire", {"create": "people", "values": {"name": "$args.name", "team": "New", "salary": 1, "joined": "2026-01-01T00:00:00Z"}}, "write", {"name": {"type": "string"}}),
-        tool("note", {"create": "notes", "values": {"person": "$args.person", "text": "hi"}}, "write", {"person": {"type": "string"}}),
+        tool(
+            "hire",
+            {
+                "create": "people",
+                "values": {
+                    "name": "$args.name",
+                    "team": "New",
+                    "salary": 1,
+                    "joined": "2026-01-01T00:00:00Z",
+                },
+            },
+            "write",
+            {"name": {"type": "string"}},
+        ),
+        tool(
+            "note",
+            {"create": "notes", "values": {"person": "$args.person", "text": "hi"}},
+            "write",
+            {"person": {"type": "string"}},
+        ),
     ]
-    task = {"id": "t", "instruction": "hire Zed and note it", "calls": [{"name": "hire", "arguments": {"name": "Zed"}}, {"name": "note", "arguments": {"person": "$calls.0.id"}}]}
+    task = {
+        "id": "t",
+        "instruction": "hire Zed and note it",
+        "calls": [
+            {"name": "hire", "arguments": {"name": "Zed"}},
+            {"name": "note", "arguments": {"person": "$calls.0.id"}},
+        ],
+    }
     d = make(tmp_path, tools, [task])
     ids = set()
     for seed in (0, 1, 2):
@@ -133,12 +209,112 @@ def test_gold_calls_can_use_earlier_results_under_any_seed(tmp_path):
     bad = Task(id="b", instruction="x", calls=[{"name": "note", "arguments": {"person": "P-404"}}])
     with pytest.raises(TaskError, match="gold call 0 \\(note\\) failed"):
         replay_gold(d.episode(), bad)
-    wrong = Task(id="w", instruction="x", calls=[{"name": "note", "arguments": {"person": "P-1"}, "expect_error": True}])
+    wrong = Task(
+        id="w",
+        instruction="x",
+        calls=[{"name": "note", "arguments": {"person": "P-1"}, "expect_error": True}],
+    )
     with pytest.raises(TaskError, match="marked expect_error but succeeded"):
         replay_gold(d.episode(), wrong)
 
 
 def test_foreign_keys_are_enforced_with_a_readable_error(tmp_path):
-    d = make(tmp_path, [tool("note", {"create": "notes", "values": {"person": "$args.person", "text": "x"}}, "write", {"person": {"type": "string"}})])
+    d = make(
+        tmp_path,
+        [
+            tool(
+                "note",
+                {"create": "notes", "values": {"person": "$args.person", "text": "x"}},
+                "write",
+                {"person": {"type": "string"}},
+            )
+        ],
+    )
     with pytest.raises(ToolError, match="a referenced record does not exist"):
         d.episode().call("note", {"person": "P-404"})
+
+
+def test_map_filter_object_from_pick_and_calc(tmp_path):
+    expr = {
+        "object": {
+            "by_id": {
+                "index_by": [
+                    {"map": {"over": "$all", "as": "p", "to": {"pick": ["$p", ["id", "name"]]}}},
+                    "id",
+                ]
+            },
+            "rich": {"filter": {"over": "$all", "as": "p", "where": {"gt": ["$p.salary", 60]}}},
+            "calc": [
+                {"calc": "(1 + 2) * 3 / 4"},
+                {"calc": "7 // 2"},
+                {"calc": "1/0"},
+                {"calc": "__import__('os')"},
+            ],
+            "str": {"to_string": {"round": [{"calc": "4"}, 2]}},
+            "desc": {"pluck": [{"sort": ["$all", "-salary"]}, "id"]},
+            "lean": {"compact": {"object": {"a": 1, "b": None}}},
+        }
+    }
+    d = make(
+        tmp_path,
+        [
+            tool("t", [{"list": "people", "as": "all"}, {"return": expr}]),
+            tool(
+                "who",
+                {"get": "people", "where": [{"column": "name", "op": "ieq", "value": "$args.n"}]},
+                props={"n": {"type": "string"}},
+            ),
+        ],
+    )
+    out = d.episode().call("t", {})
+    assert out["by_id"] == {
+        "P-1": {"id": "P-1", "name": "Ada"},
+        "P-2": {"id": "P-2", "name": "Bo"},
+        "P-3": {"id": "P-3", "name": "Cy"},
+    }
+    assert [p["id"] for p in out["rich"]] == ["P-1", "P-3"]
+    assert out["calc"] == [2.25, 3, None, None]
+    assert out["str"] == "4" and out["desc"] == ["P-1", "P-3", "P-2"] and out["lean"] == {"a": 1}
+    assert d.episode().call("who", {"n": "ADA"})["id"] == "P-1"
+
+
+def test_loop_carried_let_and_python_float_semantics(tmp_path):
+    """A `let` inside for_each rebinds the outer name (accumulation), and arithmetic is Python's, left to right."""
+    ops = [
+        {"let": "total", "value": 0},
+        {"for_each": "$args.xs", "as": "x", "steps": [{"let": "total", "value": {"add": ["$total", "$x"]}}]},
+        {
+            "return": {
+                "object": {
+                    "loop": "$total",
+                    "sum": {"sum": "$args.xs"},
+                    "round": {"round": ["$total", 2]},
+                    "half": {"round": [2.675, 2]},
+                }
+            }
+        },
+    ]
+    d = make(tmp_path, [tool("acc", ops, props={"xs": {"type": "array"}})])
+    xs = [0.1, 0.2, 0.3, 1e16, 1.0, -1e16]
+    expected = 0
+    for x in xs:
+        expected += x
+    out = d.episode().call("acc", {"xs": xs})
+    assert out["loop"] == expected and out["sum"] == expected  # bit-identical to a plain Python loop
+    assert out["round"] == round(expected, 2) and out["half"] == round(2.675, 2) == 2.67
+
+
+def test_unicode_case_folding_agrees_between_sql_and_expressions(tmp_path):
+    d = make(
+        tmp_path,
+        [
+            tool(
+                "who",
+                {"list": "people", "where": [{"column": "name", "op": "icontains", "value": "$args.n"}]},
+                props={"n": {"type": "string"}},
+            )
+        ],
+    )
+    ep = d.episode()
+    ep.conn.execute("UPDATE people SET name = 'Ádám' WHERE id = 'P-1'")
+    assert [p["id"] for p in ep.call("who", {"n": "ÁDÁM"})] == ["P-1"]

@@ -1,0 +1,128 @@
+"""`calc`: a safe evaluator of arithmetic expression text (never `eval`).
+
+Grammar (Python's arithmetic, restricted to numbers, + - * / // ** and parentheses)::
+
+    expr   := term (('+' | '-') term)*
+    term   := unary (('*' | '/' | '//') unary)*
+    unary  := ('+' | '-') unary | power
+    power  := atom ('**' unary)?
+    atom   := NUMBER | '(' expr ')'
+
+Python semantics (ints stay ints, IEEE floats, left to right). Anything else — a stray
+character, a syntax error, division by zero, an overflow, a huge power — gives None, so the
+operator is total and a domain decides what error to raise.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_TOKEN = re.compile(r"\s*(?:(\d+\.\d*|\.\d+|\d+)|(\*\*|//|[-+*/()]))")
+_MAX_EXPONENT = 1000
+_MAX_LENGTH = 10_000
+
+
+class _Bad(Exception):
+    pass
+
+
+def _tokens(text: str) -> list[str]:
+    out: list[str] = []
+    pos = 0
+    text = text.rstrip()
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if m is None:
+            raise _Bad
+        out.append(m.group(1) or m.group(2))
+        pos = m.end()
+    return out
+
+
+class _Parser:
+    def __init__(self, tokens: list[str]):
+        self.tokens = tokens
+        self.i = 0
+
+    def peek(self) -> str | None:
+        return self.tokens[self.i] if self.i < len(self.tokens) else None
+
+    def take(self) -> str:
+        if self.i >= len(self.tokens):
+            raise _Bad
+        self.i += 1
+        return self.tokens[self.i - 1]
+
+    def expr(self) -> Any:
+        value = self.term()
+        while self.peek() in ("+", "-"):
+            op = self.take()
+            rhs = self.term()
+            value = value + rhs if op == "+" else value - rhs
+        return value
+
+    def term(self) -> Any:
+        value = self.unary()
+        while self.peek() in ("*", "/", "//"):
+            op = self.take()
+            rhs = self.unary()
+            if op == "*":
+                value = value * rhs
+            elif op == "/":
+                value = value / rhs
+            else:
+                value = value // rhs
+        return value
+
+    def unary(self) -> Any:
+        if self.peek() in ("+", "-"):
+            op = self.take()
+            value = self.unary()
+            return value if op == "+" else -value
+        return self.power()
+
+    def power(self) -> Any:
+        base = self.atom()
+        if self.peek() == "**":
+            self.take()
+            exponent = self.unary()
+            if abs(exponent) > _MAX_EXPONENT:
+                raise _Bad
+            return base**exponent
+        return base
+
+    def atom(self) -> Any:
+        token = self.take()
+        if token == "(":
+            value = self.expr()
+            if self.take() != ")":
+                raise _Bad
+            return value
+        if token[0].isdigit() or token[0] == ".":
+            if "." in token:
+                return float(token)
+            if len(token) > 1 and token[0] == "0" and token.strip("0"):
+                raise _Bad  # Python rejects leading zeros in integers
+            return int(token)
+        raise _Bad
+
+
+def calc(text: Any) -> int | float | None:
+    """Evaluate arithmetic text; None when it is not a valid, finite expression."""
+    if not isinstance(text, str) or len(text) > _MAX_LENGTH:
+        return None
+    try:
+        parser = _Parser(_tokens(text))
+        value = parser.expr()
+        if parser.peek() is not None:
+            return None
+    except (_Bad, ZeroDivisionError, OverflowError, RecursionError, TypeError):
+        return None
+    if isinstance(value, complex) or (
+        isinstance(value, float) and (value != value or value in (float("inf"), float("-inf")))
+    ):
+        return None
+    if isinstance(value, int) and abs(value) > 10**308:
+        return None
+    return value
