@@ -22,17 +22,19 @@ from .spec import (
     CountStep,
     CreateStep,
     DeleteStep,
+    FailStep,
     Filter,
+    Fragment,
     ForEachStep,
     GetStep,
     LetStep,
     ListStep,
-    FailStep,
     RequireStep,
     ReturnStep,
     SumStep,
     Tool,
     UpdateStep,
+    UseStep,
 )
 from .tables import TableInfo, ValueProblem, sql
 
@@ -414,6 +416,24 @@ class _WhenRun(_Run):
 
 
 @dataclass
+class _UseRun(_Run):
+    """A fragment: its own environment holding only its parameters (and the clock)."""
+
+    params: dict[str, Compiled]
+    steps: list[_Run]
+    bind: str | None
+
+    def run(self, rt: Runtime, env: Env) -> Any:
+        inner: Env = {name: fn(env) for name, fn in self.params.items()}
+        if "now" in env:
+            inner["now"] = env["now"]
+        try:
+            return run_steps(self.steps, rt, inner)
+        except _ReturnSignal as signal:
+            return signal.value
+
+
+@dataclass
 class _ReturnRun(_Run):
     value: Compiled
 
@@ -460,9 +480,11 @@ class CompiledTool:
 
 
 class _Compiler:
-    def __init__(self, tables: dict[str, TableInfo], tool: Tool):
+    def __init__(self, tables: dict[str, TableInfo], tool: Tool, fragments: dict[str, Fragment] | None = None):
         self.tables = tables
         self.tool = tool
+        self.fragments = fragments or {}
+        self.using: list[str] = []
         props = tool.input_schema.get("properties")
         self.scope = Scope(props.keys() if isinstance(props, dict) else None)
         self.uses_now = False
@@ -544,6 +566,9 @@ class _Compiler:
             )
             return f"No {info.name} record with {parts}."
         return f"No matching {info.name} record."
+
+    def _use(self, step: UseStep, scope: Scope, at: str) -> _Run:
+        return _use_fragment(self, step, scope, at)
 
     def steps(self, steps: list[Any], scope: Scope, at: str) -> list[_Run]:
         return [self.step(step, scope, f"{at}[{i}]") for i, step in enumerate(steps)]
@@ -671,6 +696,8 @@ class _Compiler:
             body = self.steps(step.steps, inner, f"{at}.steps")
             scope.names.update(inner.names)  # names bound inside the loop stay visible after it
             run = _ForEachRun(items, step.bind, step.index, body, step.collect)
+        elif isinstance(step, UseStep):
+            run = self._use(step, scope, at)
         elif isinstance(step, ReturnStep):
             run = _ReturnRun(self.expr(step.result, scope, f"{at}.return"))
         else:  # pragma: no cover - the spec's discriminator admits nothing else
@@ -685,15 +712,39 @@ class _Compiler:
         return run
 
 
+def _use_fragment(c: _Compiler, step: UseStep, scope: Scope, at: str) -> _Run:
+    fragment = c.fragments.get(step.use)
+    if fragment is None:
+        known = ", ".join(sorted(c.fragments)) or "none"
+        raise CompileError(f"{at}.use", f"unknown fragment {step.use!r} (fragments: {known})")
+    if step.use in c.using:
+        raise CompileError(f"{at}.use", f"fragment {step.use!r} uses itself ({' -> '.join([*c.using, step.use])})")
+    given, declared = set(step.with_), set(fragment.params)
+    if given != declared:
+        missing, extra = sorted(declared - given), sorted(given - declared)
+        raise CompileError(f"{at}.with", f"fragment {step.use!r} takes {sorted(declared)}; missing {missing}, unknown {extra}")
+    params = {name: c.expr(value, scope, f"{at}.with.{name}") for name, value in step.with_.items()}
+    inner = Scope(None, fragment.params)
+    inner.names.discard("args")  # a fragment sees only its parameters
+    c.using.append(step.use)
+    try:
+        body = c.steps(fragment.steps, inner, f"{at} -> fragments.{step.use}")
+    finally:
+        c.using.pop()
+    return _UseRun(params, body, step.bind)
+
+
 def _ref_text(value: Any) -> str | None:
     if isinstance(value, str) and value.startswith("$") and not value.startswith("$$"):
         return value[1:]
     return None
 
 
-def compile_tool(tool: Tool, tables: dict[str, TableInfo]) -> tuple[CompiledTool, set[tuple[str, str]]]:
+def compile_tool(
+    tool: Tool, tables: dict[str, TableInfo], fragments: dict[str, Fragment] | None = None
+) -> tuple[CompiledTool, set[tuple[str, str]]]:
     """Compile one tool. Raises CompileError naming the path inside the tool."""
-    c = _Compiler(tables, tool)
+    c = _Compiler(tables, tool, fragments)
     steps = c.steps(tool.steps, c.scope, "operation")
     if tool.kind == "read" and c.writes:
         raise CompileError("kind", "a `read` tool may not create, update or delete; declare it `kind: write`")

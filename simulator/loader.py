@@ -215,7 +215,7 @@ class _Loader:
                 except jsonschema.SchemaError as exc:
                     self.problem(file, f"{where}.output_schema", f"invalid JSON Schema: {exc.message}")
             try:
-                ctool, indexed = compile_tool(tool, infos)
+                ctool, indexed = compile_tool(tool, infos, spec.fragments)
             except CompileError as exc:
                 self.problem(file, f"{where}.{exc.where}", exc.message)
                 continue

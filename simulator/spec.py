@@ -189,6 +189,15 @@ class ReturnStep(_Model):
     when: Expr = None
 
 
+class UseStep(_Model):
+    """Run a named fragment with parameters; binds its `return` value."""
+
+    use: str
+    with_: dict[str, Expr] = Field(default_factory=dict, alias="with")
+    bind: str | None = Field(default=None, alias="as")
+    when: Expr = None
+
+
 _STEP_KEYS = {
     "get": "get",
     "list": "list",
@@ -203,6 +212,7 @@ _STEP_KEYS = {
     "let": "let",
     "for_each": "for_each",
     "return": "return",
+    "use": "use",
 }
 
 
@@ -230,7 +240,8 @@ Step = Annotated[
     | Annotated[FailStep, Tag("fail")]
     | Annotated[LetStep, Tag("let")]
     | Annotated[ForEachStep, Tag("for_each")]
-    | Annotated[ReturnStep, Tag("return")],
+    | Annotated[ReturnStep, Tag("return")]
+    | Annotated[UseStep, Tag("use")],
     Discriminator(
         _step_tag,
         custom_error_type="unknown_step",
@@ -251,6 +262,7 @@ _TAG_OF_CLASS: dict[type, str] = {
     LetStep: "let",
     ForEachStep: "for_each",
     ReturnStep: "return",
+    UseStep: "use",
 }
 
 ForEachStep.model_rebuild()
@@ -293,6 +305,13 @@ class Tool(_Model):
         return value
 
 
+class Fragment(_Model):
+    """Named, reusable steps with declared parameters (`use: NAME` inlines them at load time)."""
+
+    params: list[str] = Field(default_factory=list)
+    steps: list[Step]
+
+
 class DomainSpec(_Model):
     """The contents of `domain.yaml`."""
 
@@ -302,6 +321,7 @@ class DomainSpec(_Model):
     policy: str | None = Field(default=None, description="agent-facing policy text (or policy.md beside it)")
     clock: Clock = Field(default_factory=Clock)
     tables: dict[str, Table]
+    fragments: dict[str, Fragment] = Field(default_factory=dict, description="reusable steps for `use:`")
     tools: list[Tool]
 
     @field_validator("version")

@@ -318,3 +318,40 @@ def test_unicode_case_folding_agrees_between_sql_and_expressions(tmp_path):
     ep = d.episode()
     ep.conn.execute("UPDATE people SET name = 'Ádám' WHERE id = 'P-1'")
     assert [p["id"] for p in ep.call("who", {"n": "ÁDÁM"})] == ["P-1"]
+
+
+def test_fragments_are_inlined_with_their_own_scope(tmp_path):
+    folder = tmp_path / "frag"
+    (folder / "seed").mkdir(parents=True)
+    spec = {
+        "name": "frag",
+        "version": "1.0.0",
+        "tables": TABLES,
+        "fragments": {
+            "person_view": {
+                "params": ["pid"],
+                "steps": [
+                    {"get": "people", "key": {"id": "$pid"}, "as": "p", "error": "no person {pid}"},
+                    {"return": {"object": {"who": {"upper": "$p.name"}, "team": "$p.team"}}},
+                ],
+            }
+        },
+        "tools": [tool("view", {"use": "person_view", "with": {"pid": "$args.id"}, "as": "v"}, props={"id": {"type": "string"}})],
+    }
+    (folder / "domain.yaml").write_text(yaml.safe_dump(spec))
+    (folder / "seed" / "people.jsonl").write_text("".join(json.dumps(r) + "\n" for r in SEED))
+    d = load_domain(folder)
+    assert d.episode().call("view", {"id": "P-2"}) == {"who": "BO", "team": "core"}
+    with pytest.raises(ToolError, match="no person P-9"):
+        d.episode().call("view", {"id": "P-9"})
+    # a fragment cannot see the caller's names or arguments, and must get exactly its parameters
+    spec["fragments"]["person_view"]["steps"][0]["key"] = {"id": "$args.id"}
+    spec["tools"].append(tool("bad", {"use": "person_view", "with": {"pid": 1, "x": 2}}))
+    (folder / "domain.yaml").write_text(yaml.safe_dump(spec))
+    from simulator import SpecError
+
+    with pytest.raises(SpecError) as info:
+        load_domain(folder)
+    text = str(info.value)
+    assert "-> fragments.person_view[0].key.id: unknown name $args" in text
+    assert "fragment 'person_view' takes ['pid']; missing [], unknown ['x']" in text
