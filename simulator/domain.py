@@ -51,6 +51,8 @@ class Domain:
     _snapshot: bytes | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _fingerprint: str | None = field(default=None, repr=False)
+    _seed_index: dict[str, dict[Any, tuple[Any, ...]]] | None = field(default=None, repr=False)
+    _seed_digest: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.clock_start = parse_time(self.spec.clock.start)
@@ -116,6 +118,29 @@ class Domain:
         from .episode import Episode
 
         return Episode(self, seed=seed, task=task, transcript=transcript)
+
+    def seed_index(self) -> dict[str, dict[Any, tuple[Any, ...]]]:
+        """{table: {key: row as stored}} of the seed state (built on first use)."""
+        if self._seed_index is None:
+            conn = sqlite3.connect(":memory:")
+            try:
+                conn.deserialize(self.snapshot())
+                self._seed_index = {
+                    name: {row[info.pk_index]: row for row in conn.execute(info.select_all)} for name, info in self.tables.items()
+                }
+            finally:
+                conn.close()
+        return self._seed_index
+
+    def seed_digest(self) -> str:
+        """A SHA-256 of every seed row, table by table in key order."""
+        if self._seed_digest is None:
+            h = hashlib.sha256(b"toolgym-state-v1")
+            for name, rows in sorted(self.seed_index().items()):
+                h.update(f"\x00{name}\x00".encode())
+                h.update(repr(list(rows.values())).encode())
+            self._seed_digest = h.hexdigest()
+        return self._seed_digest
 
     def fingerprint(self) -> str:
         """Version plus a hash of schema, tools, seed snapshot and tasks."""

@@ -10,7 +10,6 @@ tables that tools, exports, digests and diffs never see).
 from __future__ import annotations
 
 import hashlib
-import json
 import sqlite3
 import threading
 import time
@@ -191,15 +190,30 @@ class Episode:
     # -- state --------------------------------------------------------------------------------
 
     def digest(self) -> str:
-        """A stable SHA-256 of the observable state (every domain table, rows in key order)."""
+        """A stable SHA-256 of the observable state, in time proportional to the rows changed.
+
+        It hashes the seed state's digest and every row (current value, or deleted) that differs
+        from the seed; rows that are not in the change log cannot differ. Two episodes of a domain
+        version have the same digest exactly when their states are equal (`full_digest` agrees).
+        """
+        seed = self.domain.seed_index()
+        h = hashlib.sha256(self.domain.seed_digest().encode())
+        with self.lock:
+            touched = sorted(self.conn.execute("SELECT tbl, pk FROM _toolgym_changes").fetchall(), key=lambda r: (r[0], repr(r[1])))
+            for table, pk in touched:
+                current = self.conn.execute(self.domain.tables[table].select_by_pk, {"pk": pk}).fetchone()
+                if current != seed[table].get(pk):
+                    h.update(repr((table, pk, current)).encode())
+                    h.update(b"\n")
+        return h.hexdigest()
+
+    def full_digest(self) -> str:
+        """A SHA-256 of every row of every table (cost: the whole database). Used to check `digest`."""
         h = hashlib.sha256()
         with self.lock:
             for name in sorted(self.domain.tables):
-                info = self.domain.tables[name]
                 h.update(f"\x00{name}\x00".encode())
-                for row in self.conn.execute(info.select_all):
-                    h.update(json.dumps(row, separators=(",", ":")).encode())
-                    h.update(b"\n")
+                h.update(repr(self.conn.execute(self.domain.tables[name].select_all).fetchall()).encode())
         return h.hexdigest()
 
     def export(self) -> dict[str, list[dict[str, Any]]]:

@@ -345,6 +345,10 @@ class Call(_Model):
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
     expect_error: bool = Field(default=False, description="the correct behaviour is that this call fails")
+    free: list[str] = Field(
+        default_factory=list,
+        description="arguments whose value the task leaves to the agent (e.g. a memo); validation does not mutate them",
+    )
 
 
 class Task(_Model):

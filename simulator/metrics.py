@@ -1,0 +1,138 @@
+"""Serving metrics computed from transcripts: per session and per domain.
+
+    report = collect("runs")          # every RUNS/*.jsonl
+    report["sessions"], report["domains"]
+
+Per session: calls, successful calls, errors by kind (`tool`: the agent's call was wrong;
+`injected`: a fault injected by the server; `infra`: a real infrastructure fault; `internal`: a
+bug, masked from the agent), and percentiles of the tool-execution latency (`duration_us`).
+Per domain (`name@version`): the same, summed over its sessions, plus the infrastructure error
+rate (injected + infra + internal over calls). Transcripts are read leniently: a last line cut off
+by a killed server is counted as `truncated`, not an error.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from .errors import TranscriptError
+
+ERROR_KINDS = ("tool", "injected", "infra", "internal")
+INFRA_KINDS = ("injected", "infra", "internal")
+PERCENTILES = (50, 90, 99)
+
+
+def percentile(sorted_values: list[float], p: float) -> float | None:
+    """The p-th percentile (nearest rank) of already sorted values; None when empty."""
+    if not sorted_values:
+        return None
+    rank = max(1, -(-len(sorted_values) * p // 100))
+    return sorted_values[min(len(sorted_values), int(rank)) - 1]
+
+
+def _latency(durations: list[float]) -> dict[str, float | None]:
+    ordered = sorted(durations)
+    out: dict[str, float | None] = {f"p{p}_us": percentile(ordered, p) for p in PERCENTILES}
+    out["max_us"] = ordered[-1] if ordered else None
+    return out
+
+
+def read_records(path: str | Path) -> tuple[list[dict[str, Any]], bool]:
+    """The records of one transcript, and whether its last line was cut off.
+
+    Raises TranscriptError for a malformed line that is not the last one.
+    """
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    records: list[dict[str, Any]] = []
+    truncated = False
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            if number == len(lines):
+                truncated = True
+                break
+            raise TranscriptError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+        if not isinstance(record, dict):
+            raise TranscriptError(f"{path}:{number}: a record must be a JSON object")
+        records.append(record)
+    return records, truncated
+
+
+def session_stats(path: str | Path) -> dict[str, Any]:
+    """The metrics of one transcript file."""
+    records, truncated = read_records(path)
+    header = next((r for r in records if r.get("type") == "header"), {})
+    end = next((r for r in reversed(records) if r.get("type") == "end"), None)
+    calls = [r for r in records if r.get("type") == "call"]
+    errors = dict.fromkeys(ERROR_KINDS, 0)
+    for call in calls:
+        if not call.get("ok", False):
+            kind = call.get("error_kind") or "tool"
+            errors[kind] = errors.get(kind, 0) + 1
+    durations = [float(c["duration_us"]) for c in calls if isinstance(c.get("duration_us"), int | float)]
+    return {
+        "session": header.get("session") or Path(path).stem,
+        "file": str(path),
+        "domain": header.get("domain"),
+        "version": header.get("version"),
+        "fingerprint": header.get("fingerprint"),
+        "task": header.get("task"),
+        "seed": header.get("seed"),
+        "transport": header.get("transport"),
+        "started_at": header.get("started_at"),
+        "ended_at": end.get("ended_at") if end else None,
+        "end_reason": end.get("reason") if end else None,
+        "calls": len(calls),
+        "ok": sum(1 for c in calls if c.get("ok")),
+        "errors": errors,
+        "injected": errors.get("injected", 0),
+        "truncated": truncated,
+        "latency": _latency(durations),
+        "_durations": durations,
+    }
+
+
+def _domain_rows(sessions: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for s in sessions:
+        groups.setdefault(f"{s['domain']}@{s['version']}", []).append(s)
+    rows = []
+    for ref, members in sorted(groups.items()):
+        calls = sum(s["calls"] for s in members)
+        errors = dict.fromkeys(ERROR_KINDS, 0)
+        for s in members:
+            for kind, n in s["errors"].items():
+                errors[kind] = errors.get(kind, 0) + n
+        infra = sum(errors.get(k, 0) for k in INFRA_KINDS)
+        durations = [d for s in members for d in s["_durations"]]
+        rows.append(
+            {
+                "domain": ref,
+                "sessions": len(members),
+                "calls": calls,
+                "ok": sum(s["ok"] for s in members),
+                "errors": errors,
+                "injected": errors.get("injected", 0),
+                "infra_error_rate": round(infra / calls, 6) if calls else 0.0,
+                "latency": _latency(durations),
+            }
+        )
+    return rows
+
+
+def collect(runs: str | Path) -> dict[str, Any]:
+    """Metrics of every `*.jsonl` transcript in `runs`: {"sessions": [...], "domains": [...]}."""
+    folder = Path(runs)
+    if not folder.is_dir():
+        raise TranscriptError(f"{folder}: no such folder of transcripts")
+    sessions = [session_stats(p) for p in sorted(folder.glob("*.jsonl"))]
+    domains = _domain_rows(sessions)
+    for s in sessions:
+        del s["_durations"]
+    return {"runs": str(folder), "sessions": sessions, "domains": domains}

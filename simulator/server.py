@@ -1,0 +1,441 @@
+"""The MCP server: a loaded domain served over MCP (fastmcp), one isolated episode per session.
+
+    server = DomainServer(load_domain("bank"), runs="runs")
+    server.run("http", host="127.0.0.1", port=8000)     # or "stdio"; tests: fastmcp.Client(server.mcp)
+
+Every domain tool is an MCP tool with exactly the domain's name, description and input JSON
+Schema; annotations mark reads read-only and idempotent, and writes with an `update` or `delete`
+step destructive. Arguments are checked by the episode against the domain's validators.
+
+**Which episode a request belongs to** (the session key):
+
+1. `?session=<id>` (or `?episode=<id>`) in the server URL. It works in every protocol era,
+   including the stateless 2026-07-28 one, where a connection lasts one request.
+2. Otherwise, over HTTP, the `mcp-session-id` of a stateful (handshake-era) session. A client that
+   passes nothing special is steered into that era: when the URL has no session id, the answer to
+   the modern `server/discover` probe advertises only handshake-era protocol versions, so official
+   clients in their default `auto` mode fall back to `initialize` and get an `mcp-session-id` for
+   the whole connection. A request that still arrives without any key (a client pinned to
+   2026-07-28 without `?session=`) gets a tool error saying how to connect.
+3. Over stdio and in memory there is one client per connection: a handshake-era connection gets
+   its own episode; modern-era requests (each its own connection) share one per server process.
+
+A session is created on its first tool call, with the task and seed from the URL's `task` and
+`seed` query parameters over HTTP (else the server's defaults). It ends when its MCP session
+ends (HTTP DELETE, the HTTP session's idle timeout, stdio EOF, an in-memory client leaving),
+after `idle_timeout` seconds without a call (HTTP sessions), or when the server stops. A call
+under the key of an ended session is refused rather than restarted on a fresh state.
+
+The agent sees the domain policy and its task's instruction (server instructions, the resources
+`task://instruction` and `domain://policy`, the prompt `task`), never gold calls, expected states
+or answer facts. A `ToolError` reaches the agent as an `isError` result with its message; any
+other exception is logged with its traceback, recorded as `internal` in the transcript and
+answered with a message that reveals nothing. Injected faults (`fault_rate`) fail a seeded
+fraction of calls with a transient error that changes nothing and is labelled `injected`.
+
+This module is the agent-facing runtime: it never imports `scoring`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from fastmcp import FastMCP
+from fastmcp.exceptions import PromptError, ResourceError
+from fastmcp.server.dependencies import fastmcp_request_ctx, get_context, get_http_request
+from fastmcp.server.middleware import Middleware
+from fastmcp.tools import Tool as MCPToolBase
+from fastmcp.tools.base import ToolResult
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, TextContent, ToolAnnotations
+from mcp_types import Tool as WireTool
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+from .domain import Domain
+from .errors import ToolError
+from .sessions import Session, SessionRegistry, check_session_id, resolve_task
+from .spec import DeleteStep, ForEachStep, Task, Tool, UpdateStep
+
+logger = logging.getLogger("toolgym.server")
+
+#: Query parameters that name a session explicitly.
+SESSION_PARAMS = ("session", "episode")
+
+NO_SESSION = (
+    "This request belongs to no session. Connect with the MCP initialize handshake (official "
+    "clients do so by default), or add ?session=<id> to the server URL."
+)
+INJECTED_FAULT = "Temporary service error: the call was not carried out and nothing changed. Retry it."
+INTERNAL_ERROR = "Internal error while running {tool}: the call was not carried out and nothing changed."
+NO_TASK = "No task is assigned to this session: help the user under the policy."
+
+_CONNECTION_KEY = "toolgym.connection"
+_HANDSHAKE = frozenset(HANDSHAKE_PROTOCOL_VERSIONS)
+
+
+# ---------------------------------------------------------------------------------------------
+# tools
+
+
+def _is_destructive(steps: list[Any], fragments: dict[str, Any], seen: frozenset[str] = frozenset()) -> bool:
+    """Whether the steps can update or delete rows (looking into `for_each` and `use`d fragments)."""
+    for step in steps:
+        if isinstance(step, UpdateStep | DeleteStep):
+            return True
+        if isinstance(step, ForEachStep) and _is_destructive(step.steps, fragments, seen):
+            return True
+        used = getattr(step, "use", None)
+        if isinstance(used, str) and used not in seen and used in fragments:
+            if _is_destructive(fragments[used].steps, fragments, seen | {used}):
+                return True
+    return False
+
+
+def tool_annotations(tool: Tool, fragments: dict[str, Any] | None = None) -> ToolAnnotations:
+    """Reads are read-only and idempotent; writes that update or delete rows are destructive."""
+    if tool.kind == "read":
+        return ToolAnnotations(
+            read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+        )
+    return ToolAnnotations(
+        read_only_hint=False,
+        destructive_hint=_is_destructive(tool.steps, fragments or {}),
+        idempotent_hint=False,
+        open_world_hint=False,
+    )
+
+
+CallFn = Callable[[str, dict[str, Any]], Awaitable[ToolResult]]
+
+
+class DomainTool(MCPToolBase):
+    """One domain tool as an MCP tool: the schema is served verbatim, the call goes to a session."""
+
+    call: CallFn
+
+    async def run(self, arguments: dict[str, Any]) -> ToolResult:
+        return await self.call(self.name, arguments)
+
+    def to_mcp_tool(self, **overrides: Any) -> WireTool:
+        # No generated title and no fastmcp `_meta`: exactly the domain's name, description, schema.
+        return super().to_mcp_tool(**overrides).model_copy(update={"title": None, "meta": None})
+
+
+def ok_result(value: Any) -> ToolResult:
+    """A tool's result: JSON text, plus structured content when it is an object."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return ToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=value if isinstance(value, dict) else None,
+    )
+
+
+def error_result(message: str) -> ToolResult:
+    """A tool error the agent sees: `isError` with the message as text."""
+    return ToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# the server
+
+
+def _http_query() -> Any | None:
+    """The current HTTP request's query parameters, or None over stdio / in memory."""
+    try:
+        return get_http_request().query_params
+    except RuntimeError:
+        return None
+
+
+def _explicit_session(query: Any) -> str | None:
+    for name in SESSION_PARAMS:
+        value = query.get(name)
+        if value:
+            return check_session_id(value)
+    return None
+
+
+class DomainServer:
+    """A domain served over MCP; `mcp` is the FastMCP server, `sessions` the live episodes."""
+
+    def __init__(
+        self,
+        domain: Domain,
+        *,
+        task: str | Task | None = None,
+        seed: int | None = None,
+        runs: str | Path | None = None,
+        fault_rate: float = 0.0,
+        fault_seed: int = 0,
+        latency_ms: float = 0.0,
+        idle_timeout: float | None = 1800.0,
+        max_sessions: int = 1024,
+        durable: bool = False,
+    ):
+        self.domain = domain
+        self.default_task = domain.task(task) if isinstance(task, str) else task
+        self.default_seed = seed
+        self.latency_s = max(0.0, latency_ms) / 1000.0
+        self.idle_timeout = idle_timeout
+        self.sessions = SessionRegistry(
+            domain,
+            runs=runs,
+            max_sessions=max_sessions,
+            idle_timeout=idle_timeout,
+            fault_rate=fault_rate,
+            fault_seed=fault_seed,
+            durable=durable,
+        )
+        self.internal_errors = 0
+        self.mcp = FastMCP(
+            domain.name,
+            instructions=self.instructions(self.default_task),
+            version=domain.version,
+            mask_error_details=True,
+            dereference_schemas=False,
+            lifespan=self._lifespan,
+            middleware=[_SessionMiddleware(self)],
+        )
+        for compiled in domain.tools.values():
+            spec = compiled.spec
+            self.mcp.add_tool(
+                DomainTool(
+                    name=spec.name,
+                    description=spec.description,
+                    parameters=spec.input_schema,
+                    annotations=tool_annotations(spec, getattr(domain.spec, "fragments", None)),
+                    call=self.call,
+                )
+            )
+        self._add_task_surface()
+
+    # -- what the agent reads ---------------------------------------------------------------
+
+    def instructions(self, task: Task | None) -> str:
+        """Server instructions: the domain policy, then the session's task instruction."""
+        policy = self.domain.policy.strip() or self.domain.spec.description.strip()
+        parts = [policy] if policy else []
+        if task is not None:
+            parts.append(f"## Your task\n\n{task.instruction.strip()}")
+        return "\n\n".join(parts)
+
+    def request_task(self) -> Task | None:
+        """The task of the current request's session (raises ToolError for an unknown task)."""
+        query = _http_query()
+        if query is None:
+            return self.default_task
+        task, _ = resolve_task(self.domain, query.get("task"), None, self.default_task, self.default_seed)
+        return task
+
+    def _add_task_surface(self) -> None:
+        def instruction() -> str:
+            task = self.request_task()
+            return task.instruction if task is not None else NO_TASK
+
+        @self.mcp.resource(
+            "task://instruction",
+            name="task_instruction",
+            mime_type="text/plain",
+            description="The instruction of this session's task.",
+        )
+        async def task_instruction() -> str:
+            try:
+                return instruction()
+            except ToolError as exc:
+                raise ResourceError(str(exc)) from None
+
+        @self.mcp.resource(
+            "domain://policy",
+            name="policy",
+            mime_type="text/markdown",
+            description=f"The policy of the {self.domain.name} domain the agent must follow.",
+        )
+        async def policy() -> str:
+            return self.domain.policy
+
+        @self.mcp.prompt(name="task", description="This session's task: the instruction to carry out.")
+        async def task_prompt() -> str:
+            try:
+                return instruction()
+            except ToolError as exc:
+                raise PromptError(str(exc)) from None
+
+    # -- sessions -----------------------------------------------------------------------------
+
+    def current_session(self) -> Session:
+        """The session of the current request, created on first use (raises ToolError)."""
+        rctx = fastmcp_request_ctx.get()
+        conn = getattr(rctx.session, "_connection", None) if rctx is not None else None
+        query = _http_query()
+        reapable = True
+        if query is not None:
+            explicit = _explicit_session(query)
+            if explicit is not None:
+                key, name = "q:" + explicit, explicit
+            elif conn is not None and conn.session_id:
+                key, name = "s:" + conn.session_id, conn.session_id
+            else:
+                raise ToolError(NO_SESSION)
+        elif conn is not None and conn.protocol_version in _HANDSHAKE:
+            cid = conn.state.get(_CONNECTION_KEY)
+            if cid is None:
+                cid = conn.state[_CONNECTION_KEY] = uuid.uuid4().hex
+            key, name, reapable = "c:" + cid, cid, False
+        else:
+            key, name, reapable = "local", "", False
+        session = self.sessions.get(key)
+        if session is not None:
+            return session
+        task, seed = resolve_task(
+            self.domain,
+            query.get("task") if query is not None else None,
+            query.get("seed") if query is not None else None,
+            self.default_task,
+            self.default_seed,
+        )
+        transport = "streamable-http" if query is not None else (get_context().transport or "memory")
+        if not name:
+            name = f"{transport}-{uuid.uuid4().hex[:12]}"
+        session = self.sessions.open(key, name, task, seed, transport=transport, reapable=reapable)
+        logger.info("session %s opened (task %s, seed %s)", session.name, task.id if task else None, seed)
+        # End with the MCP session that created it (never per request: modern-era connections
+        # last one request each and have no session id).
+        if conn is not None and (conn.session_id or key.startswith("c:")):
+            conn.exit_stack.push_async_callback(self._end, key)
+        return session
+
+    async def _end(self, key: str) -> None:
+        try:
+            session = self.sessions.release(key, "session ended")
+            if session is not None:
+                logger.info("session %s ended after %d calls", session.name, session.episode.calls)
+        except Exception:  # never let a transcript problem break the SDK's teardown
+            logger.exception("error while ending session %s", key)
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        """Run one tool call in the current session; errors become `isError` results."""
+        try:
+            session = self.current_session()
+        except ToolError as exc:
+            return error_result(str(exc))
+        except Exception:
+            self.internal_errors += 1
+            logger.exception("internal error while opening a session for %s", name)
+            return error_result(INTERNAL_ERROR.format(tool=name))
+        if self.latency_s:
+            await asyncio.sleep(self.latency_s)
+            if session.ended is not None:
+                return error_result(f"This session has ended ({session.ended}). Start a new session.")
+        episode = session.episode
+        if self.sessions.inject_fault(session):
+            return error_result(str(episode.fail(name, arguments, INJECTED_FAULT, injected=True)))
+        try:
+            value = episode.call(name, arguments)
+        except ToolError as exc:
+            return error_result(str(exc))
+        except Exception:
+            self.internal_errors += 1
+            logger.exception("internal error in %s (session %s)", name, session.name)
+            return error_result(INTERNAL_ERROR.format(tool=name))
+        return ok_result(value)
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def _lifespan(self, server: FastMCP) -> AsyncIterator[dict[str, Any]]:
+        # A plain task, not an anyio task group (fastmcp closes lifespans in a shielded scope).
+        reaper = asyncio.create_task(self._reap_forever()) if self.idle_timeout else None
+        try:
+            yield {"sessions": self.sessions}
+        finally:
+            if reaper is not None:
+                reaper.cancel()
+            self.sessions.release_all("server stopped")
+
+    async def _reap_forever(self) -> None:
+        assert self.idle_timeout
+        interval = min(max(self.idle_timeout / 4, 0.05), 30.0)
+        while True:
+            await asyncio.sleep(interval)
+            for key in self.sessions.reap():
+                logger.info("session %s reaped after %g s idle", key, self.idle_timeout)
+
+    def http_app(self, path: str = "/mcp") -> Any:
+        """The streamable-HTTP ASGI app (stateful sessions, idle timeout as configured)."""
+        return self.mcp.http_app(
+            path=path,
+            stateless_http=False,
+            session_idle_timeout=self.idle_timeout if self.idle_timeout else "auto",
+        )
+
+    async def run_async(
+        self, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp"
+    ) -> None:
+        """Serve until stopped: `stdio`, or `http` (streamable HTTP) on host:port/path."""
+        if transport == "stdio":
+            await self.mcp.run_async(transport="stdio", show_banner=False)
+            return
+        if transport not in ("http", "streamable-http"):
+            raise ValueError(f"unknown transport {transport!r}: use stdio or http")
+        import uvicorn
+
+        config = uvicorn.Config(
+            self.http_app(path), host=host, port=port, log_level="warning", lifespan="on", access_log=False
+        )
+        await uvicorn.Server(config).serve()
+
+    def run(
+        self, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp"
+    ) -> None:
+        asyncio.run(self.run_async(transport, host=host, port=port, path=path))
+
+
+class _SessionMiddleware(Middleware):
+    """Per-session instructions, the era steering of `server/discover`, unknown tools recorded."""
+
+    def __init__(self, server: DomainServer):
+        self.server = server
+
+    def _task_or_error(self) -> Task | None:
+        try:
+            return self.server.request_task()
+        except ToolError as exc:
+            raise MCPError(INVALID_PARAMS, str(exc)) from None
+
+    async def on_initialize(self, context: Any, call_next: Any) -> Any:
+        query = _http_query()
+        task = self._task_or_error() if query is not None else None
+        result = await call_next(context)
+        if result is not None and query is not None:
+            result.instructions = self.server.instructions(task)
+        return result
+
+    async def on_discover(self, context: Any, call_next: Any) -> Any:
+        query = _http_query()
+        task = self._task_or_error() if query is not None else None
+        result = await call_next(context)
+        if query is None or isinstance(result, dict):
+            return result
+        result.instructions = self.server.instructions(task)
+        try:
+            explicit = _explicit_session(query)
+        except ToolError as exc:
+            raise MCPError(INVALID_PARAMS, str(exc)) from None
+        if explicit is None:
+            # No session id in the URL: advertise only handshake-era versions so that the client
+            # falls back to `initialize` and gets an mcp-session-id for its whole connection.
+            result.supported_versions = list(HANDSHAKE_PROTOCOL_VERSIONS)
+        return result
+
+    async def on_call_tool(self, context: Any, call_next: Any) -> Any:
+        name = context.message.name
+        if name not in self.server.domain.tools:  # recorded in the transcript, with the tool list
+            return await self.server.call(name, dict(context.message.arguments or {}))
+        return await call_next(context)

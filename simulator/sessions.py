@@ -1,0 +1,270 @@
+"""The session registry of the MCP server: one isolated episode per MCP session.
+
+A session is created on its first tool call and holds its own `Episode` (its own SQLite copy of
+the domain's seed state), its task and seed, and its transcript file `RUNS/<name>.jsonl`, which
+gets one record per call, flushed as it is written. A session ends when its MCP session ends
+(the server calls `release`), when it has been idle for `idle_timeout` seconds (`reap`), or when
+the server stops (`release_all`); ending writes the transcript's `end` record (with the final
+state digest) and closes the episode's database.
+
+The registry is used from the server's event loop only; it holds no locks of its own.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .domain import Domain
+from .episode import Episode
+from .errors import InfraError, TaskError, ToolError
+from .spec import Task
+from .transcript import FileSink
+
+#: A session id given by a client (`?session=`): safe as a file name.
+SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+#: How many ended session keys are remembered (a call on one of them is refused, not restarted).
+_ENDED_MEMORY = 100_000
+
+
+def check_session_id(value: str) -> str:
+    """A client-chosen session id, or ToolError saying what shape it must have."""
+    if not SESSION_ID.match(value):
+        raise ToolError(
+            f"Invalid session id {value[:40]!r}: use 1-128 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit."
+        )
+    return value
+
+
+def resolve_task(
+    domain: Domain,
+    task_id: str | None,
+    seed: str | int | None,
+    default_task: Task | None = None,
+    default_seed: int | None = None,
+) -> tuple[Task | None, int]:
+    """The task and seed of a new session: the request's, else the server's defaults.
+
+    The seed is the request's, else the server's `--seed`, else the task's own seed, else 0.
+    Raises ToolError for an unknown task or a seed that is not an integer.
+    """
+    task = default_task
+    if task_id:
+        try:
+            task = domain.task(task_id)
+        except TaskError as exc:
+            raise ToolError(f"Unknown task: {exc}") from None
+    if seed is None or seed == "":
+        value = default_seed if default_seed is not None else (task.seed if task is not None else 0)
+    else:
+        try:
+            value = int(seed)
+        except (TypeError, ValueError):
+            raise ToolError(f"Invalid seed {str(seed)[:40]!r}: the seed must be an integer.") from None
+    return task, value
+
+
+class _SessionSink:
+    """A transcript file whose header also names the session and its transport."""
+
+    def __init__(self, path: Path, extra: dict[str, Any], durable: bool):
+        self.file = FileSink(path, durable=durable)
+        self.extra = extra
+
+    def write(self, record: dict[str, Any]) -> None:
+        if record.get("type") == "header":
+            record = {**record, **self.extra}
+        self.file.write(record)
+
+    def close(self) -> None:
+        self.file.close()
+
+
+@dataclass(eq=False)
+class Session:
+    """One live session: its episode, task, seed, transcript and fault generator."""
+
+    key: str
+    name: str
+    task: Task | None
+    seed: int
+    episode: Episode
+    transcript: Path | None
+    sink: _SessionSink | None
+    faults: random.Random | None
+    reapable: bool = True
+    created: float = field(default_factory=time.monotonic)
+    last_used: float = field(default_factory=time.monotonic)
+    ended: str | None = None
+
+    def touch(self) -> None:
+        self.last_used = time.monotonic()
+
+    def close(self, reason: str) -> None:
+        """Write the transcript's end record and free the episode's database (idempotent)."""
+        if self.ended is not None:
+            return
+        self.ended = reason
+        try:
+            self.episode.end(reason)
+        finally:
+            if self.sink is not None:
+                self.sink.close()
+            self.episode.close()
+
+
+class SessionRegistry:
+    """Live sessions by key, created on first use, released on end, reaped when idle."""
+
+    def __init__(
+        self,
+        domain: Domain,
+        *,
+        runs: str | Path | None = None,
+        max_sessions: int = 1024,
+        idle_timeout: float | None = 1800.0,
+        fault_rate: float = 0.0,
+        fault_seed: int = 0,
+        durable: bool = False,
+    ):
+        if max_sessions < 1:
+            raise ValueError("max_sessions must be at least 1")
+        if not 0.0 <= fault_rate <= 1.0:
+            raise ValueError("fault_rate must be between 0 and 1")
+        self.domain = domain
+        self.runs = Path(runs) if runs is not None else None
+        if self.runs is not None:
+            self.runs.mkdir(parents=True, exist_ok=True)
+        self.max_sessions = max_sessions
+        self.idle_timeout = idle_timeout
+        self.fault_rate = fault_rate
+        self.fault_seed = fault_seed
+        self.durable = durable
+        self.live: dict[str, Session] = {}
+        self.ended: OrderedDict[str, str] = OrderedDict()
+        self.opened = 0
+        self.refused = 0
+
+    def __len__(self) -> int:
+        return len(self.live)
+
+    def get(self, key: str) -> Session | None:
+        """The live session with this key (marked as used), or None.
+
+        Raises ToolError when the key belongs to a session that has ended: a call must never
+        silently continue on a fresh state.
+        """
+        session = self.live.get(key)
+        if session is not None:
+            session.last_used = time.monotonic()
+            return session
+        reason = self.ended.get(key)
+        if reason is not None:
+            raise ToolError(
+                f"This session has ended ({reason}); its state is gone. Start a new session to continue."
+            )
+        return None
+
+    def open(
+        self,
+        key: str,
+        name: str,
+        task: Task | None,
+        seed: int,
+        transport: str | None = None,
+        reapable: bool = True,
+    ) -> Session:
+        """Create the session `key` (a fresh episode and transcript). Refuses past `max_sessions`.
+
+        `reapable` sessions are released after `idle_timeout` seconds without a call.
+        """
+        if key in self.live:
+            raise ValueError(f"session {key!r} is already open")
+        if len(self.live) >= self.max_sessions:
+            self.reap()
+            if len(self.live) >= self.max_sessions:
+                self.refused += 1
+                raise InfraError(
+                    f"The server is at its limit of {self.max_sessions} live sessions; no session was "
+                    "created. End a session or try again later."
+                )
+        path = self._transcript_path(name) if self.runs is not None else None
+        sink = None
+        if path is not None:
+            extra = {"session": path.stem, "transport": transport}
+            sink = _SessionSink(path, extra, self.durable)
+        try:
+            episode = self.domain.episode(seed=seed, task=task, transcript=sink)
+        except BaseException:
+            if sink is not None:
+                sink.close()
+            raise
+        faults = random.Random(f"{self.fault_seed}:{name}") if self.fault_rate > 0 else None
+        session = Session(
+            key=key,
+            name=path.stem if path is not None else name,
+            task=task,
+            seed=seed,
+            episode=episode,
+            transcript=path,
+            sink=sink,
+            faults=faults,
+            reapable=reapable,
+        )
+        self.live[key] = session
+        self.opened += 1
+        return session
+
+    def _transcript_path(self, name: str) -> Path:
+        """`RUNS/<name>.jsonl`, or `<name>.2.jsonl`, ... when taken (created exclusively)."""
+        assert self.runs is not None
+        n = 1
+        while True:
+            path = self.runs / (f"{name}.jsonl" if n == 1 else f"{name}.{n}.jsonl")
+            try:
+                path.open("x", encoding="utf-8").close()
+                return path
+            except FileExistsError:
+                n += 1
+
+    def inject_fault(self, session: Session) -> bool:
+        """Whether this call of the session fails with an injected fault (seeded per session)."""
+        return session.faults is not None and session.faults.random() < self.fault_rate
+
+    def release(self, key: str, reason: str = "session ended") -> Session | None:
+        """End the session `key` if it is live; later calls with the key are refused."""
+        session = self.live.pop(key, None)
+        if session is None:
+            return None
+        self._remember(key, reason)
+        session.close(reason)
+        return session
+
+    def _remember(self, key: str, reason: str) -> None:
+        self.ended[key] = reason
+        self.ended.move_to_end(key)
+        while len(self.ended) > _ENDED_MEMORY:
+            self.ended.popitem(last=False)
+
+    def reap(self, now: float | None = None) -> list[str]:
+        """Release every reapable session idle for longer than `idle_timeout`; returns their keys."""
+        if self.idle_timeout is None:
+            return []
+        cutoff = (time.monotonic() if now is None else now) - self.idle_timeout
+        idle = [k for k, s in self.live.items() if s.reapable and s.last_used < cutoff]
+        for key in idle:
+            self.release(key, f"idle for more than {self.idle_timeout:g} s")
+        return idle
+
+    def release_all(self, reason: str = "server stopped") -> None:
+        """End every live session (at server shutdown) and forget ended keys."""
+        for key in list(self.live):
+            self.release(key, reason)
+        self.ended.clear()
