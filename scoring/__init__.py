@@ -1,1 +1,33 @@
-"""Scoring: transcripts, replay, state diff, rewards, validation, curation."""
+"""Scoring: transcript import, replay, state diff, rewards.
+
+    from scoring import load_transcript, score_rollout
+    report = score_rollout(domain, load_transcript("run.jsonl"))   # task and seed from the header
+    report.reward, report.partial, report.diff, report.explanation
+
+Public surface: `load_transcript` (toolgym JSONL, OpenAI, Anthropic, MCP JSON-RPC -> `Rollout`),
+`score_rollout` / `score_transcript` (-> `ScoreReport`), `expected_episode` (gold replay),
+`replay`, `diff_states` (-> `StateDiff`), `find_facts`.
+"""
+
+from .diff import diff_states
+from .facts import find_facts
+from .replay import expected_episode, replay
+from .report import ScoreReport, StateDiff
+from .rollout import Rollout, RolloutCall
+from .score import score_rollout, score_transcript
+from .transcripts import load_transcript, parse_transcript
+
+__all__ = [
+    "Rollout",
+    "RolloutCall",
+    "ScoreReport",
+    "StateDiff",
+    "diff_states",
+    "expected_episode",
+    "find_facts",
+    "load_transcript",
+    "parse_transcript",
+    "replay",
+    "score_rollout",
+    "score_transcript",
+]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_TOKEN = re.compile(r"\s*(?:(\d+\.\d*|\.\d+|\d+)|(\*\*|//|[-+*/()]))")
+_TOKEN = re.compile(r"[ \t]*(?:([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)|(\*\*|//|[-+*/()]))", re.ASCII)
 _MAX_EXPONENT = 1000
 _MAX_LENGTH = 10_000
 
@@ -30,7 +30,7 @@ class _Bad(Exception):
 def _tokens(text: str) -> list[str]:
     out: list[str] = []
     pos = 0
-    text = text.rstrip()
+    text = text.rstrip(" \t")
     while pos < len(text):
         m = _TOKEN.match(text, pos)
         if m is None:

@@ -400,6 +400,7 @@ _FUNCS: dict[str, tuple[Callable[..., Any], int | None]] = {
     "compact": (lambda o: {k: v for k, v in o.items() if v is not None} if isinstance(o, dict) else o, 1),
     "calc": (lambda text: calc(text), 1),
     "to_string": (_to_string, 1),
+    "chars": (lambda a: list(a) if isinstance(a, str) else [], 1),
     "to_number": (lambda a: _to_number(a), 1),
     "datetime_add": (_datetime_add, 2),
     "datetime_diff": (_datetime_diff, 2),

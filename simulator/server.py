@@ -47,6 +47,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import fastmcp
 from fastmcp import FastMCP
 from fastmcp.exceptions import PromptError, ResourceError
 from fastmcp.server.dependencies import fastmcp_request_ctx, get_context, get_http_request
@@ -129,11 +130,16 @@ class DomainTool(MCPToolBase):
 
 
 def ok_result(value: Any) -> ToolResult:
-    """A tool's result: JSON text, plus structured content when it is an object."""
+    """A tool's result: JSON text, plus structured content when it is an object.
+
+    The value is already plain JSON (an episode's result), so it is not validated again.
+    """
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-    return ToolResult(
+    return ToolResult.model_construct(
         content=[TextContent(type="text", text=text)],
         structured_content=value if isinstance(value, dict) else None,
+        meta=None,
+        is_error=False,
     )
 
 
@@ -227,7 +233,16 @@ class DomainServer:
         return "\n\n".join(parts)
 
     def request_task(self) -> Task | None:
-        """The task of the current request's session (raises ToolError for an unknown task)."""
+        """The task of the current request's session: the live session's, else the one the
+        request asks for (`?task=` over HTTP), else the server's default. Raises ToolError for an
+        unknown task."""
+        try:
+            key = self._session_key()[0]
+        except ToolError:
+            key = None
+        session = self.sessions.live.get(key) if key is not None else None
+        if session is not None:
+            return session.task
         query = _http_query()
         if query is None:
             return self.default_task
@@ -269,27 +284,28 @@ class DomainServer:
 
     # -- sessions -----------------------------------------------------------------------------
 
-    def current_session(self) -> Session:
-        """The session of the current request, created on first use (raises ToolError)."""
+    def _session_key(self) -> tuple[str, str, bool, Any, Any]:
+        """(key, name, reapable, HTTP query or None, connection or None) of the current request."""
         rctx = fastmcp_request_ctx.get()
         conn = getattr(rctx.session, "_connection", None) if rctx is not None else None
         query = _http_query()
-        reapable = True
         if query is not None:
             explicit = _explicit_session(query)
             if explicit is not None:
-                key, name = "q:" + explicit, explicit
-            elif conn is not None and conn.session_id:
-                key, name = "s:" + conn.session_id, conn.session_id
-            else:
-                raise ToolError(NO_SESSION)
-        elif conn is not None and conn.protocol_version in _HANDSHAKE:
+                return "q:" + explicit, explicit, True, query, conn
+            if conn is not None and conn.session_id:
+                return "s:" + conn.session_id, conn.session_id, True, query, conn
+            raise ToolError(NO_SESSION)
+        if conn is not None and conn.protocol_version in _HANDSHAKE:
             cid = conn.state.get(_CONNECTION_KEY)
             if cid is None:
                 cid = conn.state[_CONNECTION_KEY] = uuid.uuid4().hex
-            key, name, reapable = "c:" + cid, cid, False
-        else:
-            key, name, reapable = "local", "", False
+            return "c:" + cid, cid, False, None, conn
+        return "local", "", False, None, conn
+
+    def current_session(self) -> Session:
+        """The session of the current request, created on first use (raises ToolError)."""
+        key, name, reapable, query, conn = self._session_key()
         session = self.sessions.get(key)
         if session is not None:
             return session
@@ -368,12 +384,16 @@ class DomainServer:
                 logger.info("session %s reaped after %g s idle", key, self.idle_timeout)
 
     def http_app(self, path: str = "/mcp") -> Any:
-        """The streamable-HTTP ASGI app (stateful sessions, idle timeout as configured)."""
-        return self.mcp.http_app(
-            path=path,
-            stateless_http=False,
-            session_idle_timeout=self.idle_timeout if self.idle_timeout else "auto",
-        )
+        """The streamable-HTTP ASGI app: stateful sessions that end after `idle_timeout` (None: never)."""
+        if self.idle_timeout:
+            return self.mcp.http_app(path=path, stateless_http=False, session_idle_timeout=self.idle_timeout)
+        # http_app reads "never" (None) from the settings, not from its argument
+        saved = fastmcp.settings.http_session_idle_timeout
+        fastmcp.settings.http_session_idle_timeout = None
+        try:
+            return self.mcp.http_app(path=path, stateless_http=False)
+        finally:
+            fastmcp.settings.http_session_idle_timeout = saved
 
     async def run_async(
         self, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp"

@@ -22,7 +22,9 @@ def test_domain_loads_and_gold_calls_behave(folder):
         for seed in {task.seed, task.seed + 1}:  # gold calls must not depend on one seed's generated ids
             replay_gold(domain.episode(seed=seed, task=task), task)  # raises TaskError on a misbehaving call
         writes = [c for c in task.calls if domain.tools[c.name].writes and not c.expect_error]
-        if not writes and folder.name != "tau2-retail":  # the port keeps the peer's tasks as they are (validation flags them)
+        if (
+            not writes and folder.name != "tau2-retail"
+        ):  # the port keeps the peer's tasks as they are (validation flags them)
             assert task.answer_facts, f"task {task.id} changes no state, so it needs answer_facts"
 
 
@@ -35,5 +37,9 @@ def test_hand_written_domain_size_bar(folder):
     assert len(domain.tools) >= 10
     assert any(t.writes for t in domain.tools.values()) and any(not t.writes for t in domain.tools.values())
     assert len(domain.tasks) >= 20
-    refusals = [t for t in domain.tasks if t.answer_facts and not any(domain.tools[c.name].writes and not c.expect_error for c in t.calls)]
+    refusals = [
+        t
+        for t in domain.tasks
+        if t.answer_facts and not any(domain.tools[c.name].writes and not c.expect_error for c in t.calls)
+    ]
     assert refusals, "some tasks' correct outcome changes no state (read-only or refusal)"

@@ -14,7 +14,9 @@ from toolgym import schemas
 def test_schema_file_matches_model(name):
     path = schemas.SCHEMA_DIR / name
     assert path.is_file(), f"{name} missing: run `python -m toolgym.schemas`"
-    assert path.read_text() == schemas.render(schemas.models()[name]), f"{name} drifted from its model: run `python -m toolgym.schemas`"
+    assert path.read_text() == schemas.render(schemas.models()[name]), (
+        f"{name} drifted from its model: run `python -m toolgym.schemas`"
+    )
 
 
 def test_schemas_are_valid_json_schema():

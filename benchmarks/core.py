@@ -1,0 +1,225 @@
+"""The core benchmark: episode creation, a read call, a multi-step write call and `digest()`.
+
+    python benchmarks/core.py --json core.json          # 1k, 10k and 100k seed rows (~1-2 min)
+    python benchmarks/core.py --quick --json core.json  # 1k rows, few repetitions (smoke test)
+
+Each operation runs on the benchmark shop (`_common.write_shop_domain`) scaled to N seed rows
+and is timed, interleaved, against its raw sqlite3 equivalent in the same process:
+
+| name      | toolgym                                  | baseline (raw sqlite3)                          |
+|-----------|------------------------------------------|-------------------------------------------------|
+| episode   | `domain.episode()`                       | `connect(":memory:")` + `deserialize(snapshot)` |
+| read      | `ep.call("get_customer", ...)`           | a primary-key SELECT                            |
+| write     | `ep.call("place_order", ...)`, 2 items   | one UPDATE in a BEGIN/COMMIT transaction        |
+| write_seq | the same place_order calls               | place_order's statements by hand: 3 SELECTs, 3 INSERTs, 4 UPDATEs in one transaction |
+| digest    | `ep.digest()`                            | SELECT every table in key order (fetchall)      |
+
+Writes run on one episode with varying customers and products; the shop's balances and stock
+are large enough that no call fails. Targets (checked at every size): episode <= 1.5x raw
+deserialize; read <= 40 us and write <= 80 us median.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from _common import (
+    ShopIds,
+    Target,
+    build_report,
+    load_shop,
+    measure_interleaved,
+    measure_pair,
+    print_results,
+    result_row,
+    seed_connection,
+    write_report,
+)
+
+from simulator import Domain, Episode
+
+SIZES = (1_000, 10_000, 100_000)
+
+TARGETS = (
+    Target("episode", "ratio", 1.5, "episode creation <= 1.5x raw deserialize"),
+    Target("read", "median_us", 40.0, "read call <= 40 us median"),
+    Target("write", "median_us", 80.0, "multi-step write call <= 80 us median"),
+)
+
+#: The hand-written statements of the raw baselines.
+RAW_SQL = {
+    "read": "SELECT customer_id, name, email, vip, balance, notes FROM customers WHERE customer_id = ?",
+    "update": "UPDATE products SET stock = stock - ? WHERE sku = ?",
+    "get_product": "SELECT sku, title, price, stock, tags FROM products WHERE sku = ?",
+    "insert_order": "INSERT INTO orders (order_id, customer_id, status, total, created_at) VALUES (?, ?, ?, ?, ?)",
+    "set_stock": "UPDATE products SET stock = ? WHERE sku = ?",
+    "insert_item": "INSERT INTO order_items (id, order_id, sku, quantity, price) VALUES (?, ?, ?, ?, ?)",
+    "set_balance": "UPDATE customers SET balance = ? WHERE customer_id = ?",
+    "set_total": "UPDATE orders SET total = ? WHERE order_id = ?",
+}
+
+
+def order_arguments(ids: ShopIds, count: int = 4096) -> list[dict[str, Any]]:
+    """`count` varied place_order arguments: every customer and product in turn, two items each."""
+    out = []
+    nc, ns = len(ids.customers), len(ids.skus)
+    for i in range(count):
+        a, b = ids.skus[(2 * i) % ns], ids.skus[(2 * i + 1) % ns]
+        items = [{"sku": a, "quantity": 1 + i % 3}]
+        if b != a:
+            items.append({"sku": b, "quantity": 1 + (i + 1) % 3})
+        out.append({"customer_id": ids.customers[(7 * i) % nc], "items": items})
+    return out
+
+
+def raw_place_order(conn: sqlite3.Connection, first_item_id: int) -> Callable[[int, dict[str, Any]], None]:
+    """place_order written directly against sqlite3: what the tool does, minus toolgym."""
+    sql = RAW_SQL
+    next_item = [first_item_id]
+
+    def run(i: int, args: dict[str, Any]) -> None:
+        conn.execute("BEGIN")
+        customer = conn.execute(sql["read"], (args["customer_id"],)).fetchone()
+        order_id = f"O-R{i:09d}"
+        conn.execute(sql["insert_order"], (order_id, customer[0], "pending", 0, "2026-01-01T09:00:00Z"))
+        total = 0.0
+        for item in args["items"]:
+            product = conn.execute(sql["get_product"], (item["sku"],)).fetchone()
+            if product[3] < item["quantity"]:
+                raise AssertionError("out of stock")
+            conn.execute(sql["set_stock"], (product[3] - item["quantity"], product[0]))
+            conn.execute(
+                sql["insert_item"], (next_item[0], order_id, product[0], item["quantity"], product[2])
+            )
+            next_item[0] += 1
+            total = round(total + product[2] * item["quantity"], 2)
+        if customer[4] < total:
+            raise AssertionError("balance too low")
+        conn.execute(sql["set_balance"], (round(customer[4] - total, 2), customer[0]))
+        conn.execute(sql["set_total"], (total, order_id))
+        conn.execute("COMMIT")
+
+    return run
+
+
+def bench_size(domain: Domain, ids: ShopIds, rows: int, reps: int, seconds: float, warmup: int) -> list[dict]:
+    """Every measurement at one size; returns its result rows."""
+    results = []
+    opts = {"reps": reps, "max_seconds": seconds, "warmup": warmup}
+    snapshot = domain.snapshot()
+
+    def raw_episode(i: int) -> sqlite3.Connection:
+        conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        conn.deserialize(snapshot)
+        return conn
+
+    ep_t, raw_t = measure_pair(
+        lambda i: domain.episode(seed=i),
+        raw_episode,
+        teardown=Episode.close,
+        baseline_teardown=sqlite3.Connection.close,
+        **opts,
+    )
+    assert raw_t is not None
+    results.append(result_row("episode", rows, ep_t.median_us, "raw deserialize", raw_t.median_us))
+
+    # read: a primary-key get through the tool vs a primary-key SELECT
+    customers = [{"customer_id": c} for c in ids.customers]
+    nc = len(customers)
+    with domain.episode() as ep, seed_connection(domain) as conn:
+        read_sql = RAW_SQL["read"]
+        read_t, sel_t = measure_pair(
+            lambda i: ep.call("get_customer", customers[(i * 7919) % nc]),
+            lambda i: conn.execute(read_sql, (ids.customers[(i * 7919) % nc],)).fetchone(),
+            **opts,
+        )
+    assert sel_t is not None
+    results.append(result_row("read", rows, read_t.median_us, "raw PK SELECT", sel_t.median_us))
+
+    # multi-step write: place_order with two items on one episode, arguments varying per call
+    orders = order_arguments(ids)
+    no = len(orders)
+    ep = domain.episode()
+    raw_update = seed_connection(domain)
+    raw_seq = seed_connection(domain)
+    try:
+        update_sql = RAW_SQL["update"]
+        next_item_id = raw_seq.execute("SELECT coalesce(max(id), 0) + 1 FROM order_items").fetchone()[0]
+        place = raw_place_order(raw_seq, next_item_id)
+
+        def raw_update_txn(i: int) -> None:
+            raw_update.execute("BEGIN")
+            raw_update.execute(update_sql, (1, ids.skus[i % len(ids.skus)]))
+            raw_update.execute("COMMIT")
+
+        write_t, upd_t, seq_t = measure_interleaved(
+            [
+                lambda i: ep.call("place_order", orders[i % no]),
+                raw_update_txn,
+                lambda i: place(i, orders[i % no]),
+            ],
+            **opts,
+        )
+    finally:
+        ep.close()
+        raw_update.close()
+        raw_seq.close()
+    results.append(result_row("write", rows, write_t.median_us, "raw UPDATE txn", upd_t.median_us))
+    results.append(result_row("write_seq", rows, write_t.median_us, "raw place_order txn", seq_t.median_us))
+
+    # digest of the seed state vs reading every table in key order
+    scans = [
+        f'SELECT * FROM "{name}" ORDER BY "{info.pk}"'  # noqa: S608 - names from the spec
+        for name, info in sorted(domain.tables.items())
+    ]
+    with domain.episode() as ep, seed_connection(domain) as conn:
+        dig_t, scan_t = measure_pair(
+            lambda i: ep.digest(),
+            lambda i: [conn.execute(s).fetchall() for s in scans],
+            **{**opts, "reps": max(10, reps // 20), "warmup": min(warmup, 3)},
+        )
+    assert scan_t is not None
+    results.append(result_row("digest", rows, dig_t.median_us, "raw full scan", scan_t.median_us))
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--json", metavar="PATH", help="write the report as JSON here")
+    parser.add_argument("--quick", action="store_true", help="1k rows only, few repetitions (smoke test)")
+    parser.add_argument("--sizes", help="comma-separated seed row counts (default 1000,10000,100000)")
+    parser.add_argument("--reps", type=int, help="timed repetitions per operation (default 2000; quick 200)")
+    parser.add_argument(
+        "--seconds", type=float, help="time budget per operation pair, seconds (default 4; quick 0.5)"
+    )
+    parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    args = parser.parse_args(argv)
+
+    sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else ([1_000] if args.quick else SIZES)
+    reps = args.reps or (200 if args.quick else 2000)
+    seconds = args.seconds or (0.5 if args.quick else 4.0)
+    warmup = 20 if args.quick else 100
+
+    results: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="toolgym-bench-") as tmp:
+        for rows in sizes:
+            print(f"core: {rows:,} rows ...", file=sys.stderr, flush=True)
+            domain, ids = load_shop(Path(tmp), rows)
+            results.extend(bench_size(domain, ids, rows, reps, seconds, warmup))
+            del domain
+    report = build_report("core", results, TARGETS, quick=args.quick, reps=reps, seconds=seconds)
+    print_results(report)
+    if args.json:
+        write_report(report, args.json)
+    missed = [t for t in report["targets"] if not t["ok"]]
+    return 1 if args.check and missed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,151 @@
+"""The scoring benchmark: diffing a rollout of ~20 changed rows against its expected state.
+
+    python benchmarks/score.py --json score.json          # 1k, 10k and 100k seed rows
+    python benchmarks/score.py --quick --json score.json  # 1k rows, few repetitions (smoke test)
+
+On the benchmark shop (`_common.write_shop_domain`) scaled to N seed rows, a gold solution of
+five writes (three two-item orders and two notes: 20 changed rows) is replayed as the expected
+episode; the agent makes the same writes in another order, so its orders and items get other
+generated ids and must be matched by content. Timed, interleaved, in the same process:
+
+| name  | toolgym                                           | baseline                                         |
+|-------|---------------------------------------------------|--------------------------------------------------|
+| diff  | `diff_states(expected, actual, ignore)`           | `expected.full_digest() == actual.full_digest()`: hash both whole databases and compare |
+| score | `score_rollout(...)` with the gold episode cached: replay the agent's calls on a fresh episode, diff, facts | the same replay, then hash both whole databases |
+
+The diff reads only the changed rows, so its time stays flat while the full-database baseline
+grows with the database: the ratio falls as N grows. Target: diff <= 1 ms median at every size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from _common import (
+    ShopIds,
+    Target,
+    build_report,
+    load_shop,
+    measure_pair,
+    print_results,
+    result_row,
+    write_report,
+)
+
+from scoring import Rollout, RolloutCall, diff_states, expected_episode, replay, score_rollout
+from simulator import Domain
+from simulator.spec import Call, Task
+
+SIZES = (1_000, 10_000, 100_000)
+TARGETS = (Target("diff", "median_us", 1000.0, "diff of a ~20-row change <= 1 ms median"),)
+IGNORE = ["orders.created_at"]  # the clock depends on the order of the writes
+
+
+def gold_task(ids: ShopIds) -> Task:
+    """Three two-item orders (6 rows each) and two notes: 20 changed rows, no row touched twice."""
+    n, s = len(ids.customers), len(ids.skus)
+    calls = [
+        Call(
+            name="place_order",
+            arguments={
+                "customer_id": ids.customers[(k * 7 + 1) % n],
+                "items": [
+                    {"sku": ids.skus[(2 * k) % s], "quantity": 1},
+                    {"sku": ids.skus[(2 * k + 1) % s], "quantity": 2},
+                ],
+            },
+        )
+        for k in range(3)
+    ]
+    calls += [
+        Call(name="set_note", arguments={"customer_id": ids.customers[(k * 7 + 2) % n], "notes": f"note {k}"})
+        for k in range(2)
+    ]
+    return Task(id="bench", instruction="benchmark", calls=calls, ignore_columns=IGNORE)
+
+
+def agent_rollout(task: Task) -> Rollout:
+    """The gold calls in reverse order: the same state, other generated ids."""
+    calls = [RolloutCall(name=c.name, arguments=c.arguments) for c in reversed(task.calls)]
+    return Rollout(format="toolgym", domain="bench_shop", task=task.id, seed=0, calls=calls)
+
+
+def bench_size(
+    domain: Domain, ids: ShopIds, rows: int, reps: int, seconds: float, warmup: int
+) -> list[dict[str, Any]]:
+    task = gold_task(ids)
+    rollout = agent_rollout(task)
+    calls = [(c.name, c.arguments) for c in rollout.calls]
+    opts: dict[str, Any] = {"reps": reps, "max_seconds": seconds, "warmup": warmup}
+    expected = expected_episode(domain, task, seed=0)
+    actual, _ = replay(domain, calls, seed=0)
+    try:
+        diff = diff_states(expected, actual, IGNORE)
+        changed = len(expected.changes())
+        if not diff.empty or diff.expected_changes != 20 or changed != 20:
+            raise AssertionError(f"the benchmark rollout should match 20 changed rows: {diff}")
+        diff_t, digest_t = measure_pair(
+            lambda i: diff_states(expected, actual, IGNORE),
+            lambda i: expected.full_digest() == actual.full_digest(),
+            **{**opts, "reps": max(20, reps // 2)},
+        )
+
+        def replay_and_digest(i: int) -> bool:
+            episode, _ = replay(domain, calls, seed=0)
+            try:
+                return episode.full_digest() == expected.full_digest()
+            finally:
+                episode.close()
+
+        slow: dict[str, Any] = {**opts, "reps": max(10, reps // 20), "warmup": min(warmup, 3)}
+        score_t, full_t = measure_pair(
+            lambda i: score_rollout(domain, rollout, task, expected=expected), replay_and_digest, **slow
+        )
+    finally:
+        expected.close()
+        actual.close()
+    assert digest_t is not None and full_t is not None
+    return [
+        result_row("diff", rows, diff_t.median_us, "digest both, compare", digest_t.median_us),
+        result_row("score", rows, score_t.median_us, "replay, digest both", full_t.median_us),
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--json", metavar="PATH", help="write the report as JSON here")
+    parser.add_argument("--quick", action="store_true", help="1k rows only, few repetitions (smoke test)")
+    parser.add_argument("--sizes", help="comma-separated seed row counts (default 1000,10000,100000)")
+    parser.add_argument("--reps", type=int, help="timed repetitions per operation (default 1000; quick 100)")
+    parser.add_argument(
+        "--seconds", type=float, help="time budget per operation pair, seconds (default 4; quick 0.5)"
+    )
+    parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else ([1_000] if args.quick else SIZES)
+    reps = args.reps or (100 if args.quick else 1000)
+    seconds = args.seconds or (0.5 if args.quick else 4.0)
+    warmup = 10 if args.quick else 50
+    results: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="toolgym-bench-") as tmp:
+        for rows in sizes:
+            print(f"score: {rows:,} rows ...", file=sys.stderr, flush=True)
+            domain, ids = load_shop(Path(tmp), rows)
+            results.extend(bench_size(domain, ids, rows, reps, seconds, warmup))
+            del domain
+    report = build_report(
+        "score", results, TARGETS, quick=args.quick, reps=reps, seconds=seconds, changed_rows=20
+    )
+    print_results(report)
+    if args.json:
+        write_report(report, args.json)
+    missed = [t for t in report["targets"] if not t["ok"]]
+    return 1 if args.check and missed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,121 @@
+"""Batch scoring: every transcript under a runs directory, one result line each, and a summary.
+
+Domains are loaded once and gold episodes replayed once per (domain, task, seed). A transcript
+that cannot be scored (unreadable, unknown task, broken task) becomes a result line with status
+`error` and its message, so one bad file never hides the others. The summary gives, overall,
+per domain and per task: mean reward and pass rate over the scored rollouts, and the
+infrastructure-failure rate over all of them.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from simulator import Domain, Episode, ToolgymError, TranscriptError, load_domain
+
+from .replay import expected_episode
+from .report import ScoreReport
+from .score import resolve_seed, resolve_task, score_rollout
+from .transcripts import load_transcript
+
+TRANSCRIPT_SUFFIXES = (".jsonl", ".json")
+
+
+def find_transcripts(runs: str | Path, exclude: Iterable[Path] = ()) -> list[Path]:
+    """Every *.jsonl / *.json file under a directory, sorted (files in `exclude` left out)."""
+    skip = {p.resolve() for p in exclude}
+    root = Path(runs)
+    return sorted(
+        p
+        for p in root.rglob("*")
+        if p.is_file() and p.suffix in TRANSCRIPT_SUFFIXES and p.resolve() not in skip
+    )
+
+
+class BatchScorer:
+    """Scores transcripts, caching loaded domains and gold episodes."""
+
+    def __init__(
+        self, domain: str | None = None, task: str | None = None, seed: int | None = None, cache: int = 256
+    ):
+        self.domain, self.task, self.seed = domain, task, seed
+        self._domains: dict[str, Domain] = {}
+        self._gold: OrderedDict[tuple[str, str, int], Episode] = OrderedDict()
+        self._cache = cache
+
+    def load(self, ref: str) -> Domain:
+        if ref not in self._domains:
+            self._domains[ref] = load_domain(ref)
+        return self._domains[ref]
+
+    def _expected(self, domain: Domain, task_id: str, seed: int) -> Episode:
+        key = (domain.ref, task_id, seed)
+        episode = self._gold.get(key)
+        if episode is None:
+            episode = expected_episode(domain, task_id, seed)
+            self._gold[key] = episode
+            if len(self._gold) > self._cache:
+                self._gold.popitem(last=False)[1].close()
+        self._gold.move_to_end(key)
+        return episode
+
+    def report(self, path: str | Path) -> ScoreReport:
+        """Score one transcript; raises ToolgymError (TranscriptError, TaskError, SpecError)."""
+        rollout = load_transcript(path)
+        ref = self.domain or rollout.domain
+        if ref is None:
+            raise TranscriptError(f"{path} names no domain: pass one (--domain)")
+        domain = self.load(ref)
+        task = resolve_task(domain, rollout, self.task)
+        seed = resolve_seed(rollout, task, self.seed)
+        expected = None if rollout.infra_calls() else self._expected(domain, task.id, seed)
+        return score_rollout(domain, rollout, task, seed, expected=expected)
+
+    def score(self, path: str | Path) -> dict[str, Any]:
+        """One result line: the ScoreReport as JSON, or {transcript, status: error, error}."""
+        try:
+            return self.report(path).model_dump(mode="json")
+        except ToolgymError as exc:
+            return {"transcript": str(path), "status": "error", "error": str(exc), "reward": None}
+
+    def close(self) -> None:
+        for episode in self._gold.values():
+            episode.close()
+        self._gold.clear()
+
+
+def _stats(lines: list[dict[str, Any]]) -> dict[str, Any]:
+    scored = [r for r in lines if r["status"] == "scored"]
+    rewards = [r["reward"] for r in scored]
+    return {
+        "transcripts": len(lines),
+        "scored": len(scored),
+        "failed_infra": sum(r["status"] == "failed-infra" for r in lines),
+        "errors": sum(r["status"] == "error" for r in lines),
+        "mean_reward": round(sum(rewards) / len(rewards), 4) if rewards else None,
+        "pass_rate": round(sum(x == 1.0 for x in rewards) / len(rewards), 4) if rewards else None,
+        "mean_partial": round(sum(r["partial"] for r in scored) / len(scored), 4) if scored else None,
+        "infra_rate": round(sum(r["status"] == "failed-infra" for r in lines) / len(lines), 4)
+        if lines
+        else None,
+    }
+
+
+def summarize(lines: list[dict[str, Any]]) -> dict[str, Any]:
+    """Overall, per-domain and per-task (within each domain) statistics of result lines."""
+    by_domain: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    by_task: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    for line in lines:
+        domain = line.get("domain") or "(unreadable)"
+        by_domain[domain].append(line)
+        by_task[domain][line.get("task") or "(unknown)"].append(line)
+    return {
+        "overall": _stats(lines),
+        "domains": {d: _stats(v) for d, v in sorted(by_domain.items())},
+        "tasks": {
+            d: {t: _stats(v) for t, v in sorted(tasks.items())} for d, tasks in sorted(by_task.items())
+        },
+    }

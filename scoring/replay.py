@@ -1,0 +1,60 @@
+"""Replay: run calls on a fresh episode; the expected episode is the task's gold calls replayed.
+
+The agent's calls are replayed on a fresh episode with the transcript's seed, so the final state
+is recomputed, never trusted from the transcript: calls that failed fail again and change
+nothing. The expected state is the task's gold calls replayed (by `simulator.gold`, the one
+place that does it, resolving `$calls.N.path` references) on a fresh episode with the same seed.
+A gold call that fails unexpectedly, or a call marked `expect_error` that succeeds, makes the
+task broken: `TaskError`, never a silent skip.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from simulator import Domain, Episode, ToolError
+from simulator.gold import replay_gold
+from simulator.spec import Task
+
+
+@dataclass(frozen=True)
+class Replayed:
+    """What one replayed call did."""
+
+    name: str
+    ok: bool
+    error: str | None = None
+
+
+def replay(
+    domain: Domain, calls: Iterable[tuple[str, dict[str, Any]]], seed: int = 0
+) -> tuple[Episode, list[Replayed]]:
+    """Run (name, arguments) calls in order on a fresh episode; tool errors are recorded, not raised."""
+    episode = domain.episode(seed=seed)
+    done = []
+    for name, arguments in calls:
+        try:
+            episode.call(name, arguments)
+        except ToolError as exc:
+            done.append(Replayed(name, False, str(exc)))
+        else:
+            done.append(Replayed(name, True))
+    return episode, done
+
+
+def expected_episode(domain: Domain, task: Task | str, seed: int | None = None) -> Episode:
+    """The task's gold calls replayed (`simulator.gold.replay_gold`) on a fresh episode.
+
+    The seed is the given one, else the task's. Raises TaskError naming the task and the call when
+    a gold call fails unexpectedly or a call marked `expect_error` succeeds.
+    """
+    gold = domain.task(task) if isinstance(task, str) else task
+    episode = domain.episode(seed=gold.seed if seed is None else seed)
+    try:
+        replay_gold(episode, gold)
+    except BaseException:
+        episode.close()
+        raise
+    return episode

@@ -1,0 +1,430 @@
+"""Task validation: a task is a candidate until it passes every check.
+
+Checks, per task (the first failure names the status):
+
+1. `broken-gold`: a gold call fails (or a call marked expect_error succeeds).
+2. `flaky`: reruns in separate worker processes disagree on the final digest, or the gold calls
+   only work under the task's own seed (they hard-code an id generated under it).
+3. `network`: a call attempted network access (validation runs with sockets blocked).
+4. `no-op-passes`: the empty transcript scores 1.0 (a refusal task needs answer facts).
+5. `weak-verifier`: dropping a gold write, or a one-argument mutation of it, still scores 1.0.
+6. `order-sensitive`: swapping independent gold calls (disjoint rows) scores below 1.0.
+7. `unreachable-fact`: a gold call uses an identifier that neither the instruction nor an earlier
+   result reveals.
+
+The reruns run in fresh worker processes (spawned, so they share no interpreter state); the
+checks of one task run in one worker. `--executor ray` runs the same units on a Ray cluster.
+"""
+
+from __future__ import annotations
+
+import time
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from simulator import Domain, TaskError, load_domain
+from simulator.gold import GoldOutcome, replay_gold, resolve_arguments
+from simulator.spec import Task
+
+from .facts import fact_text
+from .mutate import key_values, mutations
+from .orders import Footprint, alternative_orders
+from .reach import identifiers, unreachable
+from .replay import expected_episode
+from .rollout import Rollout, RolloutCall
+from .sandbox import NetworkBlocked, no_network
+from .score import score_rollout
+
+Status = Literal[
+    "valid",
+    "broken-gold",
+    "flaky",
+    "network",
+    "no-op-passes",
+    "weak-verifier",
+    "order-sensitive",
+    "unreachable-fact",
+]
+ORDER: list[Status] = [
+    "broken-gold",
+    "flaky",
+    "network",
+    "no-op-passes",
+    "weak-verifier",
+    "order-sensitive",
+    "unreachable-fact",
+]
+
+
+class Finding(BaseModel):
+    """One failed check and why."""
+
+    check: Status
+    message: str
+
+
+class TaskValidation(BaseModel):
+    """One task's verdict."""
+
+    task: str
+    status: Status
+    findings: list[Finding] = Field(default_factory=list)
+    digest: str | None = Field(default=None, description="final state digest of the gold replay")
+    rerun_digests: list[str] = Field(default_factory=list)
+    mutations_tried: int = 0
+    orders_tried: int = 0
+    seconds: float = 0.0
+
+    @property
+    def valid(self) -> bool:
+        return self.status == "valid"
+
+
+class DomainValidation(BaseModel):
+    """One domain's verdicts and summary."""
+
+    domain: str = Field(description="name@version")
+    fingerprint: str
+    path: str
+    tasks: list[TaskValidation]
+    summary: dict[str, int] = Field(default_factory=dict, description="status -> number of tasks")
+    weak_verifier_rate: float = 0.0
+
+    @property
+    def valid_ids(self) -> list[str]:
+        return [t.task for t in self.tasks if t.valid]
+
+
+class ValidationReport(BaseModel):
+    """The report of `toolgym validate`."""
+
+    domains: list[DomainValidation]
+    reruns: int
+    workers: int
+    executor: str
+    seconds: float = 0.0
+
+
+class Manifest(BaseModel):
+    """The validated manifest: which tasks of which domain fingerprint passed validation."""
+
+    domain: str = Field(description="name@version")
+    fingerprint: str
+    valid_tasks: list[str]
+
+
+# -- the checks of one task (run inside a worker) -----------------------------------------------
+
+
+@lru_cache(maxsize=8)
+def _domain(path: str) -> Domain:
+    return load_domain(Path(path))
+
+
+@lru_cache(maxsize=8)
+def _ids(path: str) -> tuple[frozenset[str], dict[Any, list[Any]]]:
+    domain = _domain(path)
+    return frozenset(identifiers(domain)), key_values(domain)
+
+
+def gold_message(task: Task) -> str:
+    """A final message that states every answer fact (what a correct agent would say)."""
+    return " ; ".join(fact_text(f) for f in task.answer_facts)
+
+
+def _rollout(task: Task, calls: list[tuple[str, dict[str, Any]]], message: str | None, seed: int) -> Rollout:
+    return Rollout(
+        format="toolgym",
+        task=task.id,
+        seed=seed,
+        calls=[RolloutCall(name=n, arguments=a) for n, a in calls],
+        final_message=message,
+    )
+
+
+def _traced_gold(domain: Domain, task: Task, seed: int) -> tuple[list[GoldOutcome], list[Footprint], str]:
+    """Replay gold calls one by one, recording what each read and wrote; returns outcomes, footprints, digest."""
+    with domain.episode(seed=seed) as ep:
+        outcomes: list[GoldOutcome] = []
+        prints: list[Footprint] = []
+        results: list[Any] = []
+        for i, call in enumerate(task.calls):
+            single = task.model_copy(
+                update={
+                    "calls": [
+                        call.model_copy(
+                            update={"arguments": resolve_arguments(call.arguments, results, task.id, i)}
+                        )
+                    ]
+                }
+            )
+            before = ep.changes()
+            ep.reads = set()
+            outcome = replay_gold(ep, single)[0]
+            refs = {int(s.split(".")[1]) for s in _strings(call.arguments) if s.startswith("$calls.")}
+            prints.append(Footprint(reads=ep.reads, writes=ep.changes() - before, refs=refs))
+            ep.reads = None
+            outcomes.append(outcome)
+            results.append(outcome.result)
+        return outcomes, prints, ep.digest()
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def _rerun_in_order(
+    domain: Domain, task: Task, order: list[int], seed: int
+) -> list[tuple[str, dict[str, Any]]]:
+    """The gold calls in another order, references resolved against this order's results."""
+    with domain.episode(seed=seed) as ep:
+        results: dict[int, Any] = {}
+        calls = []
+        for k in order:
+            call = task.calls[k]
+            args = resolve_arguments(
+                call.arguments, [results.get(i) for i in range(len(task.calls))], task.id, len(task.calls)
+            )
+            calls.append((call.name, args))
+            try:
+                results[k] = ep.call(call.name, args)
+            except Exception:  # noqa: BLE001 - a failing call in another order is what the scorer judges
+                results[k] = None
+        return calls
+
+
+def check_task(path: str, task_id: str, deep: bool = True) -> TaskValidation:
+    """Run the checks of one task (in this process). `deep=False`: only the gold replay and digest."""
+    started = time.perf_counter()
+    domain = _domain(path)
+    task = domain.task(task_id)
+    findings: list[Finding] = []
+    with no_network() as attempts:
+        try:
+            outcomes, prints, digest = _traced_gold(domain, task, task.seed)
+        except TaskError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, NetworkBlocked) or attempts:
+                findings.append(
+                    Finding(
+                        check="network", message=f"network access attempted: {'; '.join(attempts) or cause}"
+                    )
+                )
+            else:
+                findings.append(Finding(check="broken-gold", message=str(exc)))
+            return _verdict(task_id, findings, None, started)  # the rest needs a gold run
+        tried = {"mutations": 0, "orders": 0}
+        if deep:
+            findings += _deep_checks(path, domain, task, outcomes, prints, tried)
+        if attempts:
+            findings.append(
+                Finding(check="network", message=f"network access attempted: {'; '.join(attempts)}")
+            )
+    return _verdict(task_id, findings, digest, started, tried)
+
+
+def _deep_checks(
+    path: str,
+    domain: Domain,
+    task: Task,
+    outcomes: list[GoldOutcome],
+    prints: list[Footprint],
+    tried: dict[str, int],
+) -> list[Finding]:
+    findings: list[Finding] = []
+    seed = task.seed
+    try:  # seed independence: the gold calls must work under another seed's generated ids
+        with domain.episode(seed=seed + 1) as other:
+            replay_gold(other, task)
+    except TaskError as exc:
+        findings.append(
+            Finding(
+                check="flaky",
+                message=f"the gold calls only work under seed {seed}: with seed {seed + 1}, {exc}",
+            )
+        )
+    gold_calls = [(o.name, o.arguments) for o in outcomes]
+    message = gold_message(task)
+    expected = expected_episode(domain, task, seed)
+
+    def reward(calls: list[tuple[str, dict[str, Any]]], final: str | None) -> float | None:
+        return score_rollout(domain, _rollout(task, calls, final, seed), task, seed, expected=expected).reward
+
+    try:
+        full = reward(gold_calls, message)
+        if full != 1.0:
+            findings.append(Finding(check="broken-gold", message=f"the gold solution itself scores {full}"))
+            return findings
+        if reward([], "") == 1.0:
+            findings.append(
+                Finding(
+                    check="no-op-passes",
+                    message="doing nothing scores 1.0: the state cannot tell, and no answer fact is required",
+                )
+            )
+        ids, keys = _ids(path)
+        for i, (call, outcome) in enumerate(zip(task.calls, outcomes, strict=True)):
+            if not domain.tools[call.name].writes or call.expect_error:
+                continue
+            dropped = [c for k, c in enumerate(gold_calls) if k != i]
+            if reward(dropped, message) == 1.0:
+                findings.append(
+                    Finding(
+                        check="weak-verifier",
+                        message=f"leaving out gold call {i} ({call.name}) still scores 1.0",
+                    )
+                )
+            for m in mutations(domain, call.name, outcome.arguments, call.free, keys):
+                tried["mutations"] += 1
+                corrupted = [*gold_calls[:i], (call.name, m.arguments), *gold_calls[i + 1 :]]
+                if reward(corrupted, message) == 1.0:
+                    findings.append(
+                        Finding(
+                            check="weak-verifier",
+                            message=f"gold call {i} ({call.name}) with {m.describe()} still scores 1.0",
+                        )
+                    )
+        for order in alternative_orders(prints):
+            tried["orders"] += 1
+            got = reward(_rerun_in_order(domain, task, order, seed), message)
+            if got != 1.0:
+                findings.append(
+                    Finding(
+                        check="order-sensitive",
+                        message=f"the gold calls in the order {order} (independent calls swapped) score {got}",
+                    )
+                )
+        findings += [
+            Finding(check="unreachable-fact", message=m)
+            for m in unreachable(domain, task, outcomes, set(ids))
+        ]
+    finally:
+        expected.close()
+    return findings
+
+
+def status_of(findings: list[Finding]) -> Status:
+    for check in ORDER:
+        if any(f.check == check for f in findings):
+            return check
+    return "valid"
+
+
+def _verdict(
+    task_id: str,
+    findings: list[Finding],
+    digest: str | None,
+    started: float,
+    tried: dict[str, int] | None = None,
+) -> TaskValidation:
+    tried = tried or {"mutations": 0, "orders": 0}
+    return TaskValidation(
+        task=task_id,
+        status=status_of(findings),
+        findings=findings,
+        digest=digest,
+        mutations_tried=tried["mutations"],
+        orders_tried=tried["orders"],
+        seconds=round(time.perf_counter() - started, 4),
+    )
+
+
+# -- many tasks, many domains (the orchestration) ----------------------------------------------
+
+
+def _combine(first: TaskValidation, reruns: list[TaskValidation]) -> TaskValidation:
+    """Fold rerun digests into a task's verdict: any disagreement is `flaky`."""
+    findings = list(first.findings)
+    digests = [r.digest for r in reruns]
+    broken = [r for r in [first, *reruns] if r.status == "broken-gold"]
+    if broken and len(broken) < 1 + len(reruns):
+        findings = [f for f in findings if f.check != "broken-gold"]
+        findings.append(
+            Finding(
+                check="flaky",
+                message=f"the gold calls failed in {len(broken)} of {1 + len(reruns)} runs: {broken[0].findings[0].message}",
+            )
+        )
+    elif first.digest is not None and any(d != first.digest for d in digests):
+        distinct = len({first.digest, *digests})
+        findings.append(
+            Finding(
+                check="flaky",
+                message=f"{1 + len(reruns)} runs in separate processes gave {distinct} different final states",
+            )
+        )
+    return first.model_copy(
+        update={
+            "findings": findings,
+            "status": status_of(findings),
+            "rerun_digests": [d or "" for d in digests],
+        }
+    )
+
+
+def validate_domains(
+    refs: list[str | Path],
+    reruns: int = 2,
+    workers: int = 1,
+    executor: Literal["local", "ray"] = "local",
+    on_result: Any = None,
+) -> ValidationReport:
+    """Validate every task of every domain. `on_result(domain, TaskValidation | None)` reports progress."""
+    from .executor import run_units
+
+    started = time.perf_counter()
+    domains = [load_domain(r) for r in refs]
+    paths = [str(d.path) for d in domains]
+    units = [(path, t.id, True) for d, path in zip(domains, paths, strict=True) for t in d.tasks]
+    first: dict[tuple[str, str], TaskValidation] = {}
+    for (path, task_id, _), result in run_units(check_task, units, workers, executor):
+        first[(path, task_id)] = result
+        if on_result:
+            on_result(path, result)
+    again: dict[tuple[str, str], list[TaskValidation]] = {k: [] for k in first}
+    for _ in range(max(0, reruns - 1)):  # each round: fresh worker processes
+        shallow = [(path, task_id, False) for path, task_id, _ in units]
+        for (path, task_id, _), result in run_units(check_task, shallow, workers, executor):
+            again[(path, task_id)].append(result)
+            if on_result:
+                on_result(path, None)
+    out = []
+    for domain, path in zip(domains, paths, strict=True):
+        verdicts = [_combine(first[(path, t.id)], again[(path, t.id)]) for t in domain.tasks]
+        summary: dict[str, int] = {}
+        for v in verdicts:
+            summary[v.status] = summary.get(v.status, 0) + 1
+        writes = sum(
+            1 for v in verdicts if v.mutations_tried or any(f.check == "weak-verifier" for f in v.findings)
+        )
+        weak = sum(1 for v in verdicts if any(f.check == "weak-verifier" for f in v.findings))
+        out.append(
+            DomainValidation(
+                domain=domain.ref,
+                fingerprint=domain.fingerprint(),
+                path=path,
+                tasks=verdicts,
+                summary=summary,
+                weak_verifier_rate=round(weak / writes, 4) if writes else 0.0,
+            )
+        )
+    return ValidationReport(
+        domains=out,
+        reruns=reruns,
+        workers=workers,
+        executor=executor,
+        seconds=round(time.perf_counter() - started, 3),
+    )
+
+
+def manifest(result: DomainValidation) -> Manifest:
+    return Manifest(domain=result.domain, fingerprint=result.fingerprint, valid_tasks=result.valid_ids)

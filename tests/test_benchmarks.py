@@ -1,0 +1,43 @@
+"""Smoke tests of the benchmark suites: they run and write reports of the documented shape.
+
+Timings are never asserted here; the suites' own `--check` flag does that.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULT_KEYS = {"name", "rows", "median_us", "baseline", "baseline_median_us", "ratio"}
+
+
+def test_core_quick_writes_a_report(tmp_path: Path) -> None:
+    out = tmp_path / "core.json"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "core.py"), "--quick", "--json", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["suite"] == "core"
+    results = report["results"]
+    assert {r["name"] for r in results} >= {"episode", "read", "write", "digest"}
+    for row in results:
+        assert set(row) == RESULT_KEYS
+        assert isinstance(row["name"], str)
+        assert row["rows"] == 1000
+        assert isinstance(row["median_us"], float) and row["median_us"] > 0
+        assert isinstance(row["baseline"], str) and row["baseline"]
+        assert isinstance(row["baseline_median_us"], float) and row["baseline_median_us"] > 0
+        expected = row["median_us"] / row["baseline_median_us"]
+        assert abs(row["ratio"] - expected) <= 0.01 * expected + 0.001  # times are rounded
+    targets = {(t["name"], t["metric"]) for t in report["targets"]}
+    assert targets == {("episode", "ratio"), ("read", "median_us"), ("write", "median_us")}
+    assert all(isinstance(t["ok"], bool) for t in report["targets"])
+    assert "read" in proc.stdout  # the table was printed

@@ -1,0 +1,158 @@
+"""Validation: deliberately broken tasks are each reported with the right status."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from scoring.curate import curate, parse_mix
+from scoring.orders import Footprint, alternative_orders
+from scoring.sandbox import NetworkBlocked, no_network
+from scoring.validate import check_task, validate_domains
+from simulator import load_domain
+from tests.conftest import FIXTURES
+from toolgym.cli import app
+
+ORDER = {"name": "place_order", "arguments": {"customer_id": "C-0003", "items": [{"sku": "SKU-002", "quantity": 1}]}}
+TASKS = {
+    "good": {"id": "good", "instruction": "Customer C-0004 wants order O-0004 cancelled.", "calls": [{"name": "cancel_order", "arguments": {"order_id": "O-0004"}}]},
+    "always-errors": {"id": "always-errors", "instruction": "Cancel order O-0001 for C-0001.", "calls": [{"name": "cancel_order", "arguments": {"order_id": "O-0001"}}]},
+    "seed-bound": {
+        "id": "seed-bound",
+        "instruction": "Add customer Zed (z@z.z) and note 'vip' on the new record.",
+        "calls": [
+            {"name": "add_customer", "arguments": {"name": "Zed", "email": "z@z.z"}},
+            {"name": "set_note", "arguments": {"customer_id": "C-c4d7e84c", "notes": "vip"}},
+        ],
+    },
+    "no-op": {"id": "no-op", "instruction": "Customer C-0001 asks for their balance.", "calls": [{"name": "get_customer", "arguments": {"customer_id": "C-0001"}}]},
+    "no-op-with-fact": {
+        "id": "no-op-with-fact",
+        "instruction": "Customer C-0001 asks for their balance.",
+        "calls": [{"name": "get_customer", "arguments": {"customer_id": "C-0001"}}],
+        "answer_facts": [100],
+    },
+    "blind-scorer": {
+        "id": "blind-scorer",
+        "instruction": "Customer C-0002 wants order O-0002 cancelled and the note 'call after 5pm' on their record.",
+        "calls": [
+            {"name": "cancel_order", "arguments": {"order_id": "O-0002"}},
+            {"name": "set_note", "arguments": {"customer_id": "C-0002", "notes": "call after 5pm"}},
+        ],
+        "ignore_columns": ["customers.notes"],
+    },
+    "free-memo": {
+        "id": "free-memo",
+        "instruction": "Register Zed (zed@x.org) as a customer, with any welcome note you like.",
+        "calls": [{"name": "add_customer", "arguments": {"name": "Zed", "email": "zed@x.org", "notes": "anything"}, "free": ["notes"]}],
+        "ignore_columns": ["customers.notes"],
+    },
+    "secret-id": {"id": "secret-id", "instruction": "A customer wants their pending order cancelled.", "calls": [{"name": "cancel_order", "arguments": {"order_id": "O-0006"}}]},
+    "two-independent": {
+        "id": "two-independent",
+        "instruction": "C-0002 and C-0006: set notes 'a' on C-0002 and 'b' on C-0006.",
+        "calls": [
+            {"name": "set_note", "arguments": {"customer_id": "C-0002", "notes": "a"}},
+            {"name": "set_note", "arguments": {"customer_id": "C-0006", "notes": "b"}},
+        ],
+    },
+}
+EXPECTED = {
+    "good": "valid",
+    "always-errors": "broken-gold",
+    "seed-bound": "flaky",
+    "no-op": "no-op-passes",
+    "no-op-with-fact": "valid",
+    "blind-scorer": "weak-verifier",
+    "free-memo": "valid",
+    "secret-id": "unreachable-fact",
+    "two-independent": "valid",
+}
+
+
+@pytest.fixture(scope="module")
+def broken(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("v") / "shop"
+    shutil.copytree(FIXTURES / "shop", folder)
+    (folder / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in TASKS.values()))
+    return folder
+
+
+@pytest.mark.parametrize("task_id", sorted(EXPECTED))
+def test_each_broken_task_gets_its_status(broken, task_id):
+    result = check_task(str(broken), task_id)
+    assert result.status == EXPECTED[task_id], result.findings
+
+
+def test_findings_say_what_was_missed(broken):
+    weak = check_task(str(broken), "blind-scorer")
+    assert any("notes: 'call after 5pm' -> " in f.message for f in weak.findings)
+    assert "uses 'O-0006'" in check_task(str(broken), "secret-id").findings[0].message
+    assert "only work under seed 0" in check_task(str(broken), "seed-bound").findings[0].message
+    assert check_task(str(broken), "two-independent").orders_tried == 1
+
+
+def test_validate_domains_with_reruns_in_separate_processes(broken):
+    report = validate_domains([broken], reruns=2, workers=2)
+    (domain,) = report.domains
+    assert {t.task: t.status for t in domain.tasks} == EXPECTED
+    assert all(len(t.rerun_digests) == 1 and t.rerun_digests[0] == t.digest for t in domain.tasks if t.digest)
+    assert domain.fingerprint == load_domain(broken).fingerprint()
+
+
+def test_validate_cli_strict_and_manifest(broken, tmp_path):
+    result = CliRunner().invoke(app, ["validate", str(broken), "--reruns", "1", "--workers", "1", "--json", "--strict", "--manifest-dir", str(tmp_path)])
+    assert result.exit_code == 1
+    manifest = json.loads((tmp_path / "shop@0.1.0.manifest.json").read_text())
+    assert sorted(manifest["valid_tasks"]) == sorted(k for k, v in EXPECTED.items() if v == "valid")
+
+
+def test_validate_on_ray(broken):
+    pytest.importorskip("ray")
+    report = validate_domains([broken], reruns=1, workers=2, executor="ray")
+    assert {t.task: t.status for t in report.domains[0].tasks} == EXPECTED
+
+
+def test_network_is_blocked_and_recorded():
+    with no_network() as attempts:
+        with pytest.raises(NetworkBlocked):
+            socket.create_connection(("127.0.0.1", 9))
+        with pytest.raises(NetworkBlocked):
+            socket.getaddrinfo("example.org", 80)
+    assert len(attempts) == 2
+    socket.getaddrinfo("127.0.0.1", 80)  # restored
+
+
+def test_alternative_orders_swap_only_independent_writes():
+    prints = [
+        Footprint(reads={("c", "*")}),
+        Footprint(reads={("c", 1)}, writes={("c", 1)}),
+        Footprint(reads={("c", 2)}, writes={("c", 2)}),
+        Footprint(reads={("c", 1)}, writes={("o", 9)}),  # reads what call 1 wrote: not independent of it
+    ]
+    assert alternative_orders(prints) == [[0, 2, 1, 3], [0, 1, 3, 2]]
+    prints[2].refs = {1}  # call 2 uses call 1's result
+    prints[3].reads.add(("c", 2))  # call 3 reads what call 2 wrote
+    assert alternative_orders(prints) == []
+
+
+def test_curate_filters_buckets_and_mixes():
+    results = []
+    for task, passes in (("a", 0), ("b", 2), ("c", 5), ("d", 10)):
+        results += [{"domain": "bank@1.0.0", "task": task, "reward": 1.0 if i < passes else 0.0} for i in range(10)]
+    results += [{"domain": "bank@1.0.0", "task": "b", "status": "failed-infra"}] * 5
+    results += [{"domain": "office@1.0.0", "task": "x", "reward": float(i % 2)} for i in range(10)]
+    m = curate(results, min_pass=0.1, max_pass=0.9, mix=parse_mix("bank=2,office=1"), seed=3)
+    kept = {(t.domain, t.task): t for t in m.tasks if t.kept}
+    assert set(kept) == {("bank@1.0.0", "b"), ("bank@1.0.0", "c"), ("office@1.0.0", "x")}
+    assert kept[("bank@1.0.0", "b")].pass_rate == 0.2 and kept[("bank@1.0.0", "b")].bucket == "hard"  # infra excluded
+    bank = next(d for d in m.domains if d.domain == "bank@1.0.0")
+    assert bank.infra_failures == 5 and bank.error_rate == round(5 / 45, 4)
+    counts = {d: sum(1 for e in m.mixture if e.domain == d) for d in ("bank@1.0.0", "office@1.0.0")}
+    assert counts == {"bank@1.0.0": 2, "office@1.0.0": 1}
+    assert curate(results, mix=parse_mix("bank=2,office=1"), seed=3) == m  # seeded: reproducible

@@ -1,0 +1,159 @@
+"""`toolgym score`: score transcripts against their task's expected state, one by one or a runs directory."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from scoring.batch import BatchScorer, find_transcripts, summarize
+from scoring.report import render
+from simulator import ToolgymError
+
+from ..app import JsonOpt, app, err, fail, out, print_json
+
+
+@app.command()
+def score(
+    transcripts: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="transcript files: toolgym JSONL, OpenAI or Anthropic messages, MCP JSON-RPC logs"
+        ),
+    ] = None,
+    domain: Annotated[
+        str | None,
+        typer.Option("--domain", "-d", help="domain name or folder (default: the one the transcript names)"),
+    ] = None,
+    task: Annotated[str | None, typer.Option(help="task id (default: the transcript header's)")] = None,
+    seed: Annotated[
+        int | None, typer.Option(help="episode seed (default: the transcript's, else the task's)")
+    ] = None,
+    runs: Annotated[
+        Path | None,
+        typer.Option("--runs", help="batch mode: score every *.jsonl / *.json under this directory"),
+    ] = None,
+    out_file: Annotated[
+        Path | None, typer.Option("--out", help="batch mode: write one JSON result line per transcript here")
+    ] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Score transcripts: replay the agent's calls and the task's gold calls, diff the states,
+    check the answer facts. Prints reward, partial credit, the diff and an explanation.
+
+    A rollout with an infrastructure fault is marked failed-infra (reward null), never scored 0.
+    Batch mode prints mean reward, pass rate and infra-failure rate per domain and per task,
+    and exits 1 if any transcript could not be scored.
+
+    Example: toolgym score run.jsonl --domain bank --task bank-001
+
+    Example: toolgym score --runs runs/ --out results.jsonl
+    """
+    scorer = BatchScorer(domain=domain, task=task, seed=seed)
+    try:
+        if runs is not None:
+            if transcripts:
+                raise fail("give transcripts or --runs DIR, not both")
+            _batch(scorer, runs, out_file, as_json)
+        elif not transcripts:
+            raise fail("give one or more transcripts, or --runs DIR (see --help)")
+        else:
+            _single(scorer, transcripts, as_json)
+    finally:
+        scorer.close()
+
+
+def _single(scorer: BatchScorer, paths: list[Path], as_json: bool) -> None:
+    reports = []
+    for path in paths:
+        try:
+            reports.append(scorer.report(path))
+        except ToolgymError as exc:
+            raise fail(str(exc)) from None
+    if as_json:
+        dumped = [r.model_dump(mode="json") for r in reports]
+        print_json(dumped[0] if len(dumped) == 1 else dumped)
+        return
+    for report in reports:
+        for part in render(report):
+            out.print(part, highlight=False)
+
+
+def _batch(scorer: BatchScorer, runs: Path, out_file: Path | None, as_json: bool) -> None:
+    if not runs.is_dir():
+        raise fail(f"{runs} is not a directory")
+    paths = find_transcripts(runs, exclude=[out_file] if out_file else [])
+    if not paths:
+        raise fail(f"no *.jsonl or *.json transcripts under {runs}")
+    lines: list[dict[str, Any]] = []
+    handle = out_file.open("w", encoding="utf-8") if out_file else None
+    columns = (TextColumn("scoring"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    try:
+        with Progress(*columns, console=err, transient=True) as progress:
+            bar = progress.add_task("scoring", total=len(paths))
+            for path in paths:
+                line = scorer.score(path)
+                lines.append(line)
+                if handle is not None:
+                    handle.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
+                progress.advance(bar)
+    finally:
+        if handle is not None:
+            handle.close()
+    summary = summarize(lines)
+    errors = [line for line in lines if line["status"] == "error"]
+    for line in errors:
+        err.print(f"[bold red]error:[/] {line['error']}", highlight=False, soft_wrap=True)
+    if as_json:
+        print_json(summary)
+    else:
+        _print_summary(summary, out_file)
+    if errors:
+        raise typer.Exit(1)
+
+
+def _fmt(value: float | None, percent: bool = False) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.0%}" if percent else f"{value:.3f}"
+
+
+_COLUMNS = ("transcripts", "scored", "reward", "pass", "partial", "infra-failed", "errors")
+
+
+def _cells(s: dict[str, Any]) -> list[str]:
+    return [
+        str(s["transcripts"]),
+        str(s["scored"]),
+        _fmt(s["mean_reward"]),
+        _fmt(s["pass_rate"], True),
+        _fmt(s["mean_partial"]),
+        f"{s['failed_infra']} ({_fmt(s['infra_rate'], True)})",
+        str(s["errors"]),
+    ]
+
+
+def _print_summary(summary: dict[str, Any], out_file: Path | None) -> None:
+    """Per task, per domain and overall: mean reward, pass rate, mean partial credit, infra failures."""
+    tasks = Table(title="by task", title_justify="left")
+    domains = Table(title="by domain", title_justify="left")
+    for table, keys in ((tasks, ("domain", "task")), (domains, ("domain",))):
+        for key in keys:
+            table.add_column(key, no_wrap=True)
+        for name in _COLUMNS:
+            table.add_column(name, justify="right")
+    for domain, per_task in summary["tasks"].items():
+        for task, s in per_task.items():
+            tasks.add_row(domain, task, *_cells(s))
+    for domain, s in summary["domains"].items():
+        domains.add_row(domain, *_cells(s))
+    domains.add_section()
+    domains.add_row("[bold]all[/]", *_cells(summary["overall"]))
+    out.print(tasks)
+    out.print(domains)
+    if out_file is not None:
+        out.print(f"results: {out_file}", highlight=False)

@@ -1,0 +1,148 @@
+"""Serving commands: serve (a domain over MCP), stats (metrics from transcripts)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from simulator import ToolgymError, load_domain
+from simulator.metrics import ERROR_KINDS, collect
+
+from ..app import DomainArg, JsonOpt, app, err, fail, out, print_json
+
+
+class Transport(StrEnum):
+    stdio = "stdio"
+    http = "http"
+
+
+@app.command()
+def serve(
+    domain: DomainArg,
+    task: Annotated[
+        str | None, typer.Option(help="the task of every session (HTTP clients may pick one with ?task=ID)")
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option(help="episode seed (HTTP: ?seed=N); default: the task's seed, else 0")
+    ] = None,
+    transport: Annotated[Transport, typer.Option(help="stdio, or streamable HTTP")] = Transport.stdio,
+    host: Annotated[str, typer.Option(help="HTTP address to bind")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="HTTP port")] = 8000,
+    runs: Annotated[
+        Path, typer.Option(help="folder of the transcripts, one RUNS/<session>.jsonl each")
+    ] = Path("runs"),
+    fault_rate: Annotated[
+        float,
+        typer.Option(min=0.0, max=1.0, help="fraction of calls failed with an injected transient error"),
+    ] = 0.0,
+    fault_seed: Annotated[int, typer.Option(help="seed of the injected faults")] = 0,
+    latency_ms: Annotated[float, typer.Option(min=0.0, help="delay added to every tool call (ms)")] = 0.0,
+    idle_timeout: Annotated[
+        float, typer.Option(min=0.0, help="end HTTP sessions idle this many seconds (0: never)")
+    ] = 1800.0,
+    max_sessions: Annotated[int, typer.Option(min=1, help="limit on live sessions")] = 1024,
+    fsync: Annotated[
+        bool, typer.Option(help="fsync the transcript after every call (survives power loss)")
+    ] = False,
+    log_level: Annotated[str, typer.Option(help="server log level (logs go to stderr)")] = "warning",
+) -> None:
+    """Serve a domain over MCP: one isolated episode per MCP session, every call in a transcript.
+
+    Over HTTP the endpoint is http://HOST:PORT/mcp; a client may add ?task=ID&seed=N, and
+    ?session=ID to name its session (needed only by clients of the stateless 2026-07-28
+    protocol that pin it; other clients get a session of their own automatically).
+    Transcripts go to RUNS/<session>.jsonl, flushed after every call.
+
+    Example: toolgym serve bank --transport http --port 8000 --task bank-001 --runs runs
+    """
+    os.environ.setdefault("FASTMCP_CHECK_FOR_UPDATES", "off")  # no network, ever
+    os.environ.setdefault("FASTMCP_LOG_LEVEL", log_level.upper())
+    level = getattr(logging, log_level.upper(), None)
+    if not isinstance(level, int):
+        raise fail(f"unknown log level {log_level!r}: use debug, info, warning or error")
+    logging.basicConfig(
+        level=level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    logging.getLogger("toolgym").setLevel(level)
+
+    from simulator.server import DomainServer
+
+    try:
+        d = load_domain(domain)
+        server = DomainServer(
+            d,
+            task=task,
+            seed=seed,
+            runs=runs,
+            fault_rate=fault_rate,
+            fault_seed=fault_seed,
+            latency_ms=latency_ms,
+            idle_timeout=idle_timeout or None,
+            max_sessions=max_sessions,
+            durable=fsync,
+        )
+    except ToolgymError as exc:
+        raise fail(str(exc)) from None
+    where = f"http://{host}:{port}/mcp" if transport is Transport.http else "stdio"
+    err.print(
+        f"serving {d.ref} ({d.fingerprint()}) on {where}; transcripts in {runs}/",
+        highlight=False,
+        soft_wrap=True,
+    )
+    try:
+        server.run(transport.value, host=host, port=port)
+    except KeyboardInterrupt:  # pragma: no cover - interactive stop
+        pass
+
+
+def _us(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+@app.command()
+def stats(
+    runs: Annotated[Path, typer.Argument(help="a folder of transcripts (RUNS/*.jsonl)")],
+    as_json: JsonOpt = False,
+) -> None:
+    """Print serving metrics computed from the transcripts in RUNS: per domain and per session.
+
+    Calls, errors by kind (tool: the agent's mistake; injected: a fault the server injected;
+    infra and internal: real failures), and percentiles of the tool-call latency in microseconds.
+
+    Example: toolgym stats runs --json
+    """
+    try:
+        report = collect(runs)
+    except ToolgymError as exc:
+        raise fail(str(exc)) from None
+    if as_json:
+        print_json(report)
+        return
+    out.print(_table("domains", report["domains"], "domain", extra=("sessions", "infra_error_rate")))
+    out.print(_table("sessions", report["sessions"], "session", extra=("task",)))
+
+
+def _table(title: str, rows: list[dict[str, Any]], key: str, extra: tuple[str, ...]) -> Table:
+    table = Table(title=title, title_justify="left")
+    table.add_column(key)
+    for col in extra:
+        table.add_column(col.replace("_", " "), justify="right" if col != "task" else "left")
+    for col in ("calls", "ok", *ERROR_KINDS, "p50 us", "p90 us", "p99 us"):
+        table.add_column(col, justify="right")
+    for r in rows:
+        cells = [str(r[key])]
+        for col in extra:
+            value = r.get(col)
+            cells.append(f"{value:.2%}" if col.endswith("rate") else str(value if value is not None else "-"))
+        cells += [str(r["calls"]), str(r["ok"])]
+        cells += [str(r["errors"].get(kind, 0)) for kind in ERROR_KINDS]
+        cells += [_us(r["latency"][f"p{p}_us"]) for p in (50, 90, 99)]
+        table.add_row(*cells)
+    return table
