@@ -222,6 +222,32 @@ tools:
       update: customers
       key: {customer_id: $args.customer_id}
       set: {notes: $args.notes}
+  - name: transfer_credit
+    description: Move store credit from one customer to another (a five-step write).
+    kind: write
+    input_schema:
+      type: object
+      properties:
+        from_customer_id: {type: string}
+        to_customer_id: {type: string}
+        amount: {type: number, exclusiveMinimum: 0}
+      required: [from_customer_id, to_customer_id, amount]
+      additionalProperties: false
+    operation:
+      - get: customers
+        key: {customer_id: $args.from_customer_id}
+        as: source
+      - get: customers
+        key: {customer_id: $args.to_customer_id}
+        as: target
+      - require: {ge: [$source.balance, $args.amount]}
+        error: "Balance {source.balance:.2f} does not cover {args.amount:.2f}."
+      - update: customers
+        key: {customer_id: $source.customer_id}
+        set: {balance: {round: [{sub: [$row.balance, $args.amount]}, 2]}}
+      - update: customers
+        key: {customer_id: $target.customer_id}
+        set: {balance: {round: [{add: [$row.balance, $args.amount]}, 2]}}
 """
 
 #: How the seed rows are split over the tables (fractions of the total).
@@ -482,10 +508,10 @@ def result_row(
     baseline: str | None = None,
     baseline_median_us: float | None = None,
 ) -> dict[str, Any]:
-    """One entry of a report's `results` (times rounded to 0.01 us, ratio to 0.001)."""
+    """One entry of a report's `results` (times rounded to 0.01 us, ratio to 4 significant digits)."""
     ratio = None
     if baseline_median_us:
-        ratio = round(median_us / baseline_median_us, 3)
+        ratio = float(f"{median_us / baseline_median_us:.4g}")  # 4 significant digits
     return {
         "name": name,
         "rows": rows,
@@ -549,7 +575,7 @@ def _fmt(value: float | None, unit: str = "") -> str:
     if value is None:
         return "-"
     if unit == "x":
-        return f"{value:.2f}x"
+        return f"{value:.2f}x" if value >= 0.1 else f"{value:.2g}x"
     return f"{value:,.1f}" if value < 10_000 else f"{value:,.0f}"
 
 
@@ -559,6 +585,8 @@ def print_results(report: dict[str, Any], title: str | None = None) -> None:
     from rich.table import Table
 
     console = Console()
+    if not console.is_terminal:  # piped or captured: do not wrap at 80 columns
+        console.width = 120
     table = Table(title=title or f"benchmark suite: {report['suite']}", title_justify="left")
     for header, justify in (
         ("name", "left"),

@@ -49,14 +49,22 @@ def score_all_gold(name: str) -> tuple[int, float]:
     for task in domain.tasks:
         with domain.episode(seed=task.seed) as ep:
             outcomes = replay_gold(ep, task)
-        rollout = Rollout(format="toolgym", task=task.id, seed=task.seed, calls=[RolloutCall(name=o.name, arguments=o.arguments) for o in outcomes], final_message=gold_message(task))
+        rollout = Rollout(
+            format="toolgym",
+            task=task.id,
+            seed=task.seed,
+            calls=[RolloutCall(name=o.name, arguments=o.arguments) for o in outcomes],
+            final_message=gold_message(task),
+        )
         report = score_rollout(domain, rollout, task)
         assert report.reward == 1.0 or not task.calls, (task.id, report.explanation)
     return len(domain.tasks), time.perf_counter() - started
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--json", dest="json_path", help="write the JSON report here")
     parser.add_argument("--reruns", type=int, default=2)
     parser.add_argument("--domains", nargs="*", default=["bank", "office", "logistics", "tau2-retail"])
@@ -70,13 +78,37 @@ def main() -> None:
         report = validate_domains(domains, reruns=args.reruns, workers=workers)
         seconds = time.perf_counter() - started
         valid = sum(d.summary.get("valid", 0) for d in report.domains)
-        print(f"{workers} worker(s): {tasks} tasks in {seconds:.1f} s = {tasks / seconds:.1f} tasks/s ({valid} valid)")
-        results.append(result_row(f"validate a task ({workers} worker{'s' if workers > 1 else ''}, {args.reruns} runs)", tasks, seconds / tasks * 1e6, "tau2: score one retail gold (recorded)", peer_per_task_us))
+        print(
+            f"{workers} worker(s): {tasks} tasks in {seconds:.1f} s = {tasks / seconds:.1f} tasks/s ({valid} valid)"
+        )
+        results.append(
+            result_row(
+                f"validate a task ({workers} worker{'s' if workers > 1 else ''}, {args.reruns} runs)",
+                tasks,
+                seconds / tasks * 1e6,
+                "tau2: score one retail gold (recorded)",
+                peer_per_task_us,
+            )
+        )
     if "tau2-retail" in domains:
         n, seconds = score_all_gold("tau2-retail")
         print(f"score all {n} retail gold solutions: {seconds:.2f} s (tau2, recorded: {PEER_SCORE_ALL_S} s)")
-        results.append(result_row(f"score all {n} retail gold solutions", n, seconds * 1e6, "tau2: score all 114 (recorded)", PEER_SCORE_ALL_S * 1e6))
-    out = build_report("validate", results, domains=domains, reruns=args.reruns, peer="tau2-bench figures recorded in ../shared/peers/tau2/README.md")
+        results.append(
+            result_row(
+                f"score all {n} retail gold solutions",
+                n,
+                seconds * 1e6,
+                "tau2: score all 114 (recorded)",
+                PEER_SCORE_ALL_S * 1e6,
+            )
+        )
+    out = build_report(
+        "validate",
+        results,
+        domains=domains,
+        reruns=args.reruns,
+        peer="tau2-bench figures recorded in ../shared/peers/tau2/README.md",
+    )
     print_results(out)
     if args.json_path:
         write_report(out, args.json_path)

@@ -14,7 +14,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from simulator import Domain, Episode, ToolgymError, TranscriptError, load_domain
+from simulator import Domain, Episode, TaskError, ToolgymError, TranscriptError, load_domain
+from simulator.manifest import Manifest
 
 from .replay import expected_episode
 from .report import ScoreReport
@@ -35,13 +36,29 @@ def find_transcripts(runs: str | Path, exclude: Iterable[Path] = ()) -> list[Pat
     )
 
 
+def require_validated(manifests: list[Manifest], domain: Domain, task_id: str) -> None:
+    """Refuse a task that no manifest validated for this domain fingerprint (TaskError)."""
+    mine = [m for m in manifests if m.domain == domain.ref]
+    if not mine:
+        raise TaskError(
+            f"no validated manifest for {domain.ref} (given: {', '.join(m.domain for m in manifests) or 'none'})"
+        )
+    mine[0].check(domain, task_id)
+
+
 class BatchScorer:
     """Scores transcripts, caching loaded domains and gold episodes."""
 
     def __init__(
-        self, domain: str | None = None, task: str | None = None, seed: int | None = None, cache: int = 256
+        self,
+        domain: str | None = None,
+        task: str | None = None,
+        seed: int | None = None,
+        cache: int = 256,
+        manifests: list[Manifest] | None = None,
     ):
         self.domain, self.task, self.seed = domain, task, seed
+        self.manifests = manifests
         self._domains: dict[str, Domain] = {}
         self._gold: OrderedDict[tuple[str, str, int], Episode] = OrderedDict()
         self._cache = cache
@@ -70,6 +87,8 @@ class BatchScorer:
             raise TranscriptError(f"{path} names no domain: pass one (--domain)")
         domain = self.load(ref)
         task = resolve_task(domain, rollout, self.task)
+        if self.manifests is not None:
+            require_validated(self.manifests, domain, task.id)
         seed = resolve_seed(rollout, task, self.seed)
         expected = None if rollout.infra_calls() else self._expected(domain, task.id, seed)
         return score_rollout(domain, rollout, task, seed, expected=expected)

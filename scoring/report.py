@@ -102,6 +102,9 @@ class ScoreReport(BaseModel):
         description="(expected changes made + facts found - collateral changes) / (expected changes + facts), in [0, 1]"
     )
     domain: str = Field(description="name@version")
+    fingerprint: str | None = Field(
+        default=None, description="the domain's fingerprint (version + hash of schema, tools, seed, tasks)"
+    )
     task: str
     seed: int
     transcript: str | None = None

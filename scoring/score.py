@@ -71,6 +71,7 @@ def score_rollout(
     seed = resolve_seed(rollout, gold, seed)
     base: dict[str, Any] = {
         "domain": domain.ref,
+        "fingerprint": domain.fingerprint(),
         "task": gold.id,
         "seed": seed,
         "transcript": rollout.source,

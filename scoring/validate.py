@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field
 
 from simulator import Domain, TaskError, load_domain
 from simulator.gold import GoldOutcome, replay_gold, resolve_arguments
+from simulator.manifest import Manifest
 from simulator.spec import Task
 
 from .facts import fact_text
@@ -106,14 +107,6 @@ class ValidationReport(BaseModel):
     workers: int
     executor: str
     seconds: float = 0.0
-
-
-class Manifest(BaseModel):
-    """The validated manifest: which tasks of which domain fingerprint passed validation."""
-
-    domain: str = Field(description="name@version")
-    fingerprint: str
-    valid_tasks: list[str]
 
 
 # -- the checks of one task (run inside a worker) -----------------------------------------------

@@ -43,6 +43,7 @@ class Runtime(Protocol):
     """What a running step needs from its episode."""
 
     conn: sqlite3.Connection
+    cache: dict[tuple[str, Any], Any]  # rows as stored, read or written during the current call
     reads: (
         set[tuple[str, Any]] | None
     )  # when a set, reads are recorded: (table, key), or (table, "*") for a scan
@@ -117,6 +118,9 @@ class _Query:
         self.count = count or total is not None
         self.total = total
         self._cache: dict[tuple[int, ...], str] = {}
+        only = filters[0] if len(filters) == 1 else None
+        pk_lookup = only is not None and only.column == info.pk and only.op == "eq" and not only.skip_if_null
+        self.by_pk = only if pk_lookup and not order_by and not self.count else None
 
     def _statement(self, active: tuple[int, ...]) -> str:
         text = self._cache.get(active)
@@ -156,6 +160,19 @@ class _Query:
                 params[f"f{i}"] = f.encode(value)
         return tuple(active), params
 
+    def fetch(self, rt: Runtime, env: Env, limit: int | None = None, offset: int = 0) -> list[Any]:
+        """Rows as stored. A lookup by primary key goes through the call's row cache."""
+        if self.by_pk is not None and offset == 0 and (limit is None or limit > 0):
+            key = self.by_pk.encode(self.by_pk.value(env))
+            if key is None:
+                return []
+            cached = rt.cache.get((self.info.name, key), _MISSING)
+            if cached is _MISSING:
+                cached = rt.conn.execute(self.info.select_by_pk, {"pk": key}).fetchone()
+                rt.cache[(self.info.name, key)] = cached
+            return [] if cached is None else [cached]
+        return self.run(rt.conn, env, limit, offset)
+
     def run(self, conn: sqlite3.Connection, env: Env, limit: int | None = None, offset: int = 0) -> list[Any]:
         active, params = self.params(env)
         if self.paged:
@@ -179,6 +196,9 @@ def _key_encoder(info: TableInfo, column: str) -> Callable[[Any], Any]:
 
 class _Run:
     bind: str | None = None
+    yields: bool | None = (
+        False  # True: a data step, whose value the call returns when it is last; None: only if not null
+    )
 
     def run(self, rt: Runtime, env: Env) -> Any:
         raise NotImplementedError
@@ -191,6 +211,7 @@ class _ReturnSignal(Exception):
 
 @dataclass
 class _GetRun(_Run):
+    yields = True
     info: TableInfo
     query: _Query
     error: Callable[[Env], str]
@@ -198,7 +219,7 @@ class _GetRun(_Run):
     bind: str | None
 
     def run(self, rt: Runtime, env: Env) -> Any:
-        rows = self.query.run(rt.conn, env, 1, 0)
+        rows = self.query.fetch(rt, env, 1, 0)
         if rt.reads is not None:
             rt.reads.add((self.info.name, rows[0][self.info.pk_index] if rows else "*"))
         if not rows:
@@ -210,6 +231,7 @@ class _GetRun(_Run):
 
 @dataclass
 class _ListRun(_Run):
+    yields = True
     info: TableInfo
     query: _Query
     limit: Compiled | None
@@ -234,6 +256,7 @@ class _ListRun(_Run):
 
 @dataclass
 class _CountRun(_Run):
+    yields = True
     query: _Query
     bind: str | None
 
@@ -259,6 +282,7 @@ def _integrity_message(info: TableInfo, exc: sqlite3.IntegrityError, action: str
 
 @dataclass
 class _CreateRun(_Run):
+    yields = True
     info: TableInfo
     values: dict[str, Compiled]
     bind: str | None
@@ -286,11 +310,14 @@ class _CreateRun(_Run):
         except sqlite3.IntegrityError as exc:
             raise ToolError(_integrity_message(info, exc, "create")) from None
         rt.changed(info.name, params[info.pk])
-        return info.decode(tuple(params[c] for c in info.columns))
+        stored = tuple(params[c] for c in info.columns)
+        rt.cache[(info.name, params[info.pk])] = stored
+        return info.decode(stored)
 
 
 @dataclass
 class _UpdateRun(_Run):
+    yields = True
     info: TableInfo
     query: _Query
     single: bool
@@ -301,7 +328,7 @@ class _UpdateRun(_Run):
 
     def run(self, rt: Runtime, env: Env) -> Any:
         info = self.info
-        rows = self.query.run(rt.conn, env, 1, 0) if self.single else self.query.run(rt.conn, env)
+        rows = self.query.fetch(rt, env, 1, 0) if self.single else self.query.run(rt.conn, env)
         if self.single and not rows:
             raise ToolError(self.error(env))
         out = []
@@ -323,8 +350,11 @@ class _UpdateRun(_Run):
                 rt.changed(info.name, raw[info.pk_index])
                 after = dict(before)
                 after.update(info.decode_some(params, new))
+                stored = tuple(params[c] if c in new else v for c, v in zip(info.columns, raw, strict=True))
                 if info.pk in new:
                     rt.changed(info.name, params[info.pk])
+                    rt.cache[(info.name, raw[info.pk_index])] = None
+                rt.cache[(info.name, stored[info.pk_index])] = stored
                 out.append(after)
         finally:
             if previous is _MISSING:
@@ -336,6 +366,7 @@ class _UpdateRun(_Run):
 
 @dataclass
 class _DeleteRun(_Run):
+    yields = True
     info: TableInfo
     query: _Query
     single: bool
@@ -344,7 +375,7 @@ class _DeleteRun(_Run):
 
     def run(self, rt: Runtime, env: Env) -> Any:
         info = self.info
-        rows = self.query.run(rt.conn, env, 1, 0) if self.single else self.query.run(rt.conn, env)
+        rows = self.query.fetch(rt, env, 1, 0) if self.single else self.query.run(rt.conn, env)
         if self.single and not rows:
             raise ToolError(self.error(env))
         out = []
@@ -354,6 +385,7 @@ class _DeleteRun(_Run):
             except sqlite3.IntegrityError as exc:
                 raise ToolError(_integrity_message(info, exc, "delete")) from None
             rt.changed(info.name, raw[info.pk_index])
+            rt.cache[(info.name, raw[info.pk_index])] = None
             out.append(info.decode(raw))
         return out[0] if self.single else out
 
@@ -409,6 +441,9 @@ class _WhenRun(_Run):
     inner: _Run
     bind: str | None
 
+    def __post_init__(self) -> None:
+        self.yields = None if self.inner.yields else False
+
     def run(self, rt: Runtime, env: Env) -> Any:
         if self.cond(env):
             return self.inner.run(rt, env)
@@ -448,9 +483,7 @@ def run_steps(steps: list[_Run], rt: Runtime, env: Env) -> Any:
         if step.bind:
             env[step.bind] = value
             last = value
-        elif isinstance(
-            step, _GetRun | _ListRun | _CountRun | _CreateRun | _UpdateRun | _DeleteRun | _WhenRun
-        ) and not (isinstance(step, _WhenRun) and value is None):
+        elif step.yields is True or (step.yields is None and value is not None):
             last = value
     return last
 
@@ -480,7 +513,9 @@ class CompiledTool:
 
 
 class _Compiler:
-    def __init__(self, tables: dict[str, TableInfo], tool: Tool, fragments: dict[str, Fragment] | None = None):
+    def __init__(
+        self, tables: dict[str, TableInfo], tool: Tool, fragments: dict[str, Fragment] | None = None
+    ):
         self.tables = tables
         self.tool = tool
         self.fragments = fragments or {}
@@ -718,11 +753,16 @@ def _use_fragment(c: _Compiler, step: UseStep, scope: Scope, at: str) -> _Run:
         known = ", ".join(sorted(c.fragments)) or "none"
         raise CompileError(f"{at}.use", f"unknown fragment {step.use!r} (fragments: {known})")
     if step.use in c.using:
-        raise CompileError(f"{at}.use", f"fragment {step.use!r} uses itself ({' -> '.join([*c.using, step.use])})")
+        raise CompileError(
+            f"{at}.use", f"fragment {step.use!r} uses itself ({' -> '.join([*c.using, step.use])})"
+        )
     given, declared = set(step.with_), set(fragment.params)
     if given != declared:
         missing, extra = sorted(declared - given), sorted(given - declared)
-        raise CompileError(f"{at}.with", f"fragment {step.use!r} takes {sorted(declared)}; missing {missing}, unknown {extra}")
+        raise CompileError(
+            f"{at}.with",
+            f"fragment {step.use!r} takes {sorted(declared)}; missing {missing}, unknown {extra}",
+        )
     params = {name: c.expr(value, scope, f"{at}.with.{name}") for name, value in step.with_.items()}
     inner = Scope(None, fragment.params)
     inner.names.discard("args")  # a fragment sees only its parameters

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .compiler import CompiledTool
 from .errors import TaskError
+from .fastschema import compile_check
 from .spec import DomainSpec, Task, Tool
 from .tables import META_TABLES, TableInfo, ddl
 
@@ -56,6 +57,7 @@ class Domain:
 
     def __post_init__(self) -> None:
         self.clock_start = parse_time(self.spec.clock.start)
+        self.checks = {name: compile_check(t.spec.input_schema) for name, t in self.tools.items()}
         self._tasks_by_id = {t.id: t for t in self.tasks}
 
     @property
@@ -126,7 +128,8 @@ class Domain:
             try:
                 conn.deserialize(self.snapshot())
                 self._seed_index = {
-                    name: {row[info.pk_index]: row for row in conn.execute(info.select_all)} for name, info in self.tables.items()
+                    name: {row[info.pk_index]: row for row in conn.execute(info.select_all)}
+                    for name, info in self.tables.items()
                 }
             finally:
                 conn.close()

@@ -16,9 +16,10 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from .domain import format_time
 from .errors import InfraError, ToolError
 from .spec import Task
-from .tables import TableInfo, install_functions
+from .tables import TableInfo, generated_key, install_functions
 
 if TYPE_CHECKING:
     from .domain import Domain
@@ -57,6 +58,13 @@ class Episode:
         self.lock = threading.RLock()
         self.calls = 0
         self.reads: set[tuple[str, Any]] | None = None  # set it to a set to record what calls read
+        # mirrors of the clock and id counters kept in _toolgym_meta (written there on every commit)
+        self._tick_count: int | None = None
+        self._now: str | None = None
+        self._counters: dict[str, int] = {}
+        self._pending_counters: dict[str, int] = {}
+        self._pending_changes: set[tuple[str, Any]] = set()
+        self.cache: dict[tuple[str, Any], Any] = {}  # the current call's rows, by (table, key)
         self.transcript = transcript
         if transcript is not None:
             transcript.write(
@@ -77,34 +85,40 @@ class Episode:
         row = self.conn.execute(_GET_META, (key,)).fetchone()
         return default if row is None else row[0]
 
+    def _ticks(self) -> int:
+        if self._tick_count is None:
+            self._tick_count = int(self._meta("ticks", 0))
+        return self._tick_count
+
     def now(self) -> str:
         """The simulated clock: start + ticks * tick_seconds (ticks = successful write calls)."""
-        ticks = self._meta("ticks", 0)
-        clock = self.domain.spec.clock
-        value = self.domain.clock_start + timedelta(seconds=ticks * clock.tick_seconds)
-        from .domain import format_time
-
-        return format_time(value)
+        if self._now is None:
+            value = self.domain.clock_start + timedelta(
+                seconds=self._ticks() * self.domain.spec.clock.tick_seconds
+            )
+            self._now = format_time(value)
+        return self._now
 
     def next_id(self, table: TableInfo) -> Any:
         """A deterministic new key: max+1 for integer keys; prefix + 8 hex digits of hash(seed, table, n)."""
-        if table.spec.columns[table.pk].type == "integer":
-            pk = table.sa_table.c[table.pk].name
-            row = self.conn.execute(f'SELECT coalesce(max("{pk}"), 0) + 1 FROM "{table.name}"').fetchone()  # noqa: S608 - names from the spec
-            return row[0]
+        if table.next_int_key:
+            return self.conn.execute(table.next_int_key).fetchone()[0]
         key = f"id:{table.name}"
-        n = self._meta(key, 0)
+        n = self._pending_counters.get(key)
+        if n is None:
+            n = self._counters.get(key)
+        if n is None:
+            n = self._counters[key] = int(self._meta(key, 0))
         while True:
             n += 1
-            digest = hashlib.sha256(f"{self.seed}:{table.name}:{n}".encode()).hexdigest()[:8]
-            candidate = f"{table.spec.id_prefix}{digest}"
+            candidate = generated_key(self.seed, table.name, table.spec.id_prefix, n)
             if self.conn.execute(table.select_by_pk, {"pk": candidate}).fetchone() is None:
                 break
-        self.conn.execute(_SET_META, (key, n))
+        self._pending_counters[key] = n
         return candidate
 
     def changed(self, table: str, pk: Any) -> None:
-        self.conn.execute(_LOG_CHANGE, (table, pk))
+        self._pending_changes.add((table, pk))
 
     # -- calls --------------------------------------------------------------------------------
 
@@ -133,20 +147,34 @@ class Episode:
             raise ToolError(
                 f"Invalid arguments for {name}: expected a JSON object, got {type(args).__name__}"
             )
+        check = self.domain.checks.get(name)
         validator = self.domain.validators[name]
-        if not validator.is_valid(args):
-            raise ToolError(describe_schema_errors(name, list(validator.iter_errors(args))))
+        if not (check(args) if check is not None else validator.is_valid(args)):
+            errors = list(validator.iter_errors(args))
+            if errors:  # (the fast check agrees with jsonschema; a test holds it to that)
+                raise ToolError(describe_schema_errors(name, errors))
+        self.cache.clear()
         if not tool.writes:
             return tool.execute(self, args)
         conn = self.conn
+        ticks = self._ticks()
         conn.execute("BEGIN")
         try:
             result = tool.execute(self, args)
-            conn.execute(_SET_META, ("ticks", self._meta("ticks", 0) + 1))
+            if self._pending_changes:
+                conn.executemany(_LOG_CHANGE, self._pending_changes)
+            conn.executemany(_SET_META, [("ticks", ticks + 1), *self._pending_counters.items()])
         except BaseException:
             conn.execute("ROLLBACK")
+            self._pending_changes.clear()
+            self._pending_counters.clear()
             raise
         conn.execute("COMMIT")
+        self._tick_count = ticks + 1
+        self._now = None
+        self._counters.update(self._pending_counters)
+        self._pending_changes.clear()
+        self._pending_counters.clear()
         return result
 
     def fail(self, name: str, arguments: dict[str, Any], message: str, injected: bool = True) -> InfraError:
@@ -199,12 +227,19 @@ class Episode:
         seed = self.domain.seed_index()
         h = hashlib.sha256(self.domain.seed_digest().encode())
         with self.lock:
-            touched = sorted(self.conn.execute("SELECT tbl, pk FROM _toolgym_changes").fetchall(), key=lambda r: (r[0], repr(r[1])))
-            for table, pk in touched:
-                current = self.conn.execute(self.domain.tables[table].select_by_pk, {"pk": pk}).fetchone()
-                if current != seed[table].get(pk):
-                    h.update(repr((table, pk, current)).encode())
-                    h.update(b"\n")
+            tables = sorted(r[0] for r in self.conn.execute("SELECT DISTINCT tbl FROM _toolgym_changes"))
+            for table in tables:
+                info = self.domain.tables[table]
+                base = seed[table]
+                for row in sorted(
+                    self.conn.execute(info.select_changed).fetchall(), key=lambda r: repr(r[0])
+                ):
+                    pk, current = row[0], row[1:]
+                    if current[info.pk_index] is None:
+                        current = None  # deleted
+                    if current != base.get(pk):
+                        h.update(repr((table, pk, current)).encode())
+                        h.update(b"\n")
         return h.hexdigest()
 
     def full_digest(self) -> str:

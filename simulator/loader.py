@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +22,12 @@ from pydantic import BaseModel, ValidationError
 from .compiler import CompiledTool, CompileError, compile_tool
 from .domain import Domain
 from .errors import Problem, SpecError
+from .fastschema import unknown_keywords
 from .spec import Clock, Column, DomainSpec, Table, Task, Tool
 from .tables import TableInfo, ValueProblem, add_indexes, build_tables
 
 BUNDLED = Path(__file__).resolve().parent.parent / "domains"
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def domain_search_path() -> list[Path]:
@@ -165,6 +168,13 @@ class _Loader:
         file = "domain.yaml"
         for tname, table in spec.tables.items():
             where = f"tables.{tname}"
+            for name in (tname, *table.columns):
+                if not IDENTIFIER.match(name) or name.startswith("_toolgym"):
+                    self.problem(
+                        file,
+                        where,
+                        f"{name!r} is not a valid table or column name (letters, digits, '_'; not starting with a digit or `_toolgym`)",
+                    )
             if table.primary_key not in table.columns:
                 self.problem(
                     file, f"{where}.primary_key", f"primary key {table.primary_key!r} is not a column"
@@ -207,6 +217,12 @@ class _Loader:
                 jsonschema.Draft202012Validator.check_schema(tool.input_schema)
                 if tool.input_schema.get("type") != "object":
                     self.problem(file, f"{where}.input_schema", "the input schema must be `type: object`")
+                for key in unknown_keywords(tool.input_schema):
+                    self.problem(
+                        file,
+                        f"{where}.input_schema",
+                        f"{key!r} is not a JSON Schema keyword (a typo, or an unquoted comma in YAML?)",
+                    )
             except jsonschema.SchemaError as exc:
                 self.problem(file, f"{where}.input_schema", f"invalid JSON Schema: {exc.message}")
             if tool.output_schema is not None:

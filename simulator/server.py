@@ -21,9 +21,10 @@ step destructive. Arguments are checked by the episode against the domain's vali
    its own episode; modern-era requests (each its own connection) share one per server process.
 
 A session is created on its first tool call, with the task and seed from the URL's `task` and
-`seed` query parameters over HTTP (else the server's defaults). It ends when its MCP session
-ends (HTTP DELETE, the HTTP session's idle timeout, stdio EOF, an in-memory client leaving),
-after `idle_timeout` seconds without a call (HTTP sessions), or when the server stops. A call
+`seed` query parameters over HTTP (else the server's defaults). It ends when the MCP session
+that opened it ends (HTTP DELETE, the HTTP session's idle timeout, stdio EOF, an in-memory
+client leaving), after `idle_timeout` seconds without a tool call (HTTP sessions; the only end a
+stateless `?session=` client gets short of server shutdown), or when the server stops. A call
 under the key of an ended session is refused rather than restarted on a fresh state.
 
 The agent sees the domain policy and its task's instruction (server instructions, the resources

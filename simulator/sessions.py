@@ -104,9 +104,6 @@ class Session:
     last_used: float = field(default_factory=time.monotonic)
     ended: str | None = None
 
-    def touch(self) -> None:
-        self.last_used = time.monotonic()
-
     def close(self, reason: str) -> None:
         """Write the transcript's end record and free the episode's database (idempotent)."""
         if self.ended is not None:

@@ -9,6 +9,7 @@ counters, change log); they are invisible to tools, exports, digests and diffs.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,6 +39,11 @@ _SA_TYPES: dict[str, Callable[[], Any]] = {
 }
 
 
+def generated_key(seed: int, table: str, prefix: str, n: int) -> str:
+    """The n-th generated string key of a table under a seed: prefix + 8 hex digits of a hash."""
+    return prefix + hashlib.sha256(f"{seed}:{table}:{n}".encode()).hexdigest()[:8]
+
+
 def _lower(value: Any) -> Any:
     return value.lower() if isinstance(value, str) else value
 
@@ -50,6 +56,9 @@ def install_functions(conn: Any) -> None:
 def sql(statement: Any) -> str:
     """Compile a SQLAlchemy Core statement to SQLite SQL text with named parameters."""
     return str(statement.compile(dialect=DIALECT))
+
+
+_INFINITE = (float("inf"), float("-inf"))
 
 
 class ValueProblem(ValueError):
@@ -106,6 +115,8 @@ class TableInfo:
     insert: str = ""
     delete_by_pk: str = ""
     select_all: str = ""
+    next_int_key: str = ""
+    select_changed: str = ""
     _decoders: list[tuple[str, Callable[[Any], Any]]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -115,6 +126,19 @@ class TableInfo:
         self.insert = sql(sa.insert(t).values({c: sa.bindparam(c) for c in self.columns}))
         self.delete_by_pk = sql(sa.delete(t).where(pk_col == sa.bindparam("pk")))
         self.select_all = sql(sa.select(*t.c).order_by(pk_col))
+        self.next_int_key = ""
+        if self.spec.columns[self.pk].type == "integer":
+            self.next_int_key = sql(
+                sa.select(
+                    sa.func.coalesce(sa.func.max(pk_col), sa.literal_column("0")) + sa.literal_column("1")
+                )
+            )
+        changes = sa.table("_toolgym_changes", sa.column("tbl"), sa.column("pk"))
+        self.select_changed = sql(
+            sa.select(changes.c.pk, *t.c)
+            .select_from(changes.outerjoin(t, pk_col == changes.c.pk))
+            .where(changes.c.tbl == sa.literal_column(f"'{self.name}'"))
+        )
         for name, col in self.spec.columns.items():
             if col.type == "boolean":
                 self._decoders.append((name, _decode_bool))
@@ -145,6 +169,14 @@ class TableInfo:
     def encode(self, name: str, value: Any) -> Any:
         """Check a value against the column and turn it into what SQLite stores."""
         col = self.spec.columns[name]
+        if value is not None and col.enum is None:  # the common case, checked inline
+            kind = col.type
+            if kind == "string" and type(value) is str:
+                return value
+            if kind == "integer" and type(value) is int:
+                return value
+            if kind == "number" and type(value) is float and value == value and value not in _INFINITE:
+                return value
         if value is None:
             if not col.nullable:
                 raise ValueProblem(f"{self.name}.{name} may not be null")

@@ -23,7 +23,9 @@ def make_runs(shop, folder, sessions: int = 4, faults_in: int = 1) -> None:
         except ToolError:
             pass
         if s < faults_in:
-            ep.fail("set_note", {"customer_id": "C-0001", "notes": "x"}, "injected fault: transient backend error")
+            ep.fail(
+                "set_note", {"customer_id": "C-0001", "notes": "x"}, "injected fault: transient backend error"
+            )
         ep.end()
         sink.close()
 
@@ -32,15 +34,23 @@ def test_report_html_json_and_quarantine(shop, tmp_path):
     runs = tmp_path / "runs"
     make_runs(shop, runs)
     results = tmp_path / "results.jsonl"
-    rows = [{"domain": "shop@0.1.0", "task": f"t{i % 3}", "reward": float(i % 2)} for i in range(9)] + [{"domain": "shop@0.1.0", "task": "t0", "status": "failed-infra"}]
+    rows = [{"domain": "shop@0.1.0", "task": f"t{i % 3}", "reward": float(i % 2)} for i in range(9)] + [
+        {"domain": "shop@0.1.0", "task": "t0", "status": "failed-infra"}
+    ]
     results.write_text("".join(json.dumps(r) + "\n" for r in rows))
     page = tmp_path / "health.html"
-    result = runner.invoke(app, ["report", str(runs), "--results", str(results), "--html", str(page), "--json"])
+    result = runner.invoke(
+        app, ["report", str(runs), "--results", str(results), "--html", str(page), "--json"]
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     (shop_row,) = data["domains"]
     assert shop_row["calls"] == 9 and shop_row["injected"] == 1 and shop_row["tool_errors"] == 4
-    assert shop_row["infra_error_rate"] == round(1 / 9, 4) and shop_row["quarantined"] and data["quarantine"] == ["shop@0.1.0"]
+    assert (
+        shop_row["infra_error_rate"] == round(1 / 9, 4)
+        and shop_row["quarantined"]
+        and data["quarantine"] == ["shop@0.1.0"]
+    )
     assert shop_row["infra_failed_rollouts"] == 1 and sum(shop_row["reward_histogram"]) == 9
     text = page.read_text()
     assert "<svg" in text and "quarantined" in text and "<script" not in text
@@ -50,7 +60,11 @@ def test_report_html_json_and_quarantine(shop, tmp_path):
 
 def test_curate_cli_writes_a_manifest(tmp_path):
     results = tmp_path / "results.jsonl"
-    rows = [{"domain": "bank@1.0.0", "task": t, "reward": float(i < n)} for t, n in (("a", 3), ("b", 10), ("c", 5)) for i in range(10)]
+    rows = [
+        {"domain": "bank@1.0.0", "task": t, "reward": float(i < n)}
+        for t, n in (("a", 3), ("b", 10), ("c", 5))
+        for i in range(10)
+    ]
     results.write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = tmp_path / "mix.json"
     result = runner.invoke(app, ["curate", str(results), "--seed", "1", "--out", str(out)])

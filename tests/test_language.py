@@ -336,7 +336,13 @@ def test_fragments_are_inlined_with_their_own_scope(tmp_path):
                 ],
             }
         },
-        "tools": [tool("view", {"use": "person_view", "with": {"pid": "$args.id"}, "as": "v"}, props={"id": {"type": "string"}})],
+        "tools": [
+            tool(
+                "view",
+                {"use": "person_view", "with": {"pid": "$args.id"}, "as": "v"},
+                props={"id": {"type": "string"}},
+            )
+        ],
     }
     (folder / "domain.yaml").write_text(yaml.safe_dump(spec))
     (folder / "seed" / "people.jsonl").write_text("".join(json.dumps(r) + "\n" for r in SEED))

@@ -144,3 +144,18 @@ def test_unknown_domain_names_the_bundled_ones():
     with pytest.raises(SpecError) as info:
         load_domain("no-such-domain")
     assert "no domain folder" in str(info.value)
+
+
+def test_unknown_json_schema_keywords_are_problems(tmp_path):
+    folder = copy_shop(tmp_path)
+    path = folder / "domain.yaml"
+    path.write_text(
+        path.read_text().replace(
+            "properties: {customer_id: {type: string}}",
+            "properties: {customer_id: {type: string, description: an id, like C-1}}",
+            1,
+        )
+    )
+    assert any(
+        "'properties/customer_id/like C-1' is not a JSON Schema keyword" in p for p in problems(folder)
+    )

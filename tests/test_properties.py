@@ -173,5 +173,7 @@ def test_a_row_changed_and_changed_back_leaves_the_digest_of_the_seed(shop):
     assert before is None
     ep.call("set_note", {"customer_id": "C-0002", "notes": "x"})
     assert ep.digest() != fresh.digest()
-    ep.conn.execute("UPDATE customers SET notes = NULL WHERE customer_id = 'C-0002'")  # back to the seed value
+    ep.conn.execute(
+        "UPDATE customers SET notes = NULL WHERE customer_id = 'C-0002'"
+    )  # back to the seed value
     assert ep.digest() == fresh.digest() and ep.full_digest() == fresh.full_digest()

@@ -148,9 +148,9 @@ def test_stdio_with_the_official_client(tmp_path: Path) -> None:
             tools = await session.list_tools()
             assert [t.name for t in tools.tools] == [t.name for t in bank.tool_specs()]
             resource = await session.read_resource("task://instruction")
-            assert resource.contents[0].text == task.instruction
+            assert getattr(resource.contents[0], "text", None) == task.instruction
             prompt = await session.get_prompt("task")
-            assert prompt.messages[0].content.text == task.instruction
+            assert getattr(prompt.messages[0].content, "text", None) == task.instruction
             await solve_bank_007(session, task.instruction)
 
         # the high-level client negotiates the stateless era over stdio: one episode per process
@@ -184,10 +184,12 @@ def test_http_with_the_official_clients(tmp_path: Path) -> None:
             tools = await session.list_tools()
             wire = {t.name: t for t in tools.tools}
             assert set(wire) == set(bank.tools)
-            assert wire["freeze_card"].annotations.destructive_hint is True
-            assert wire["get_customer"].annotations.read_only_hint is True
+            write_hints, read_hints = wire["freeze_card"].annotations, wire["get_customer"].annotations
+            assert write_hints is not None and write_hints.destructive_hint is True
+            assert write_hints.read_only_hint is False
+            assert read_hints is not None and read_hints.read_only_hint is True
             resource = await session.read_resource("task://instruction")
-            assert resource.contents[0].text == task.instruction
+            assert getattr(resource.contents[0], "text", None) == task.instruction
             await solve_bank_007(session, task.instruction)
 
         # 2. a plain high-level client that passes nothing: steered into the handshake era, so
@@ -201,7 +203,7 @@ def test_http_with_the_official_clients(tmp_path: Path) -> None:
             assert client.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS
             await solve_bank_007(client, task.instruction)
             instruction = await client.read_resource("task://instruction")
-            assert instruction.contents[0].text == task.instruction
+            assert getattr(instruction.contents[0], "text", None) == task.instruction
 
         # 4. isolation: a freeze in one live session is not seen by another
         async with (
@@ -384,3 +386,21 @@ def test_the_example_agent_solves_its_task(tmp_path: Path) -> None:
     assert [c["tool"] for c in calls] == ["find_customers", "list_cards", "freeze_card"]
     assert all(c["ok"] for c in calls) and calls[-1]["result"]["status"] == "frozen"
     assert records(path)[-1]["type"] == "end"
+
+
+def test_idle_sessions_end_and_are_not_restarted(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    args = {"customer_id": "C-0001", "notes": "x"}
+
+    async def main(url: str) -> None:
+        async with mcp.Client(f"{url}?session=idle-1") as client:
+            assert not (await client.call_tool("set_note", args)).is_error
+            await asyncio.sleep(2.0)  # > --idle-timeout: the reaper ends the session
+            late = await client.call_tool("set_note", args)
+            assert late.is_error and "has ended" in text(late) and "idle" in text(late)
+
+    with http_server(SHOP, runs, "--idle-timeout", "0.5") as (url, _):
+        asyncio.run(main(url))
+        (path,) = wait_for_ends(runs, 1)
+        end = records(path)[-1]
+        assert "idle" in end["reason"] and len(calls_of(path)) == 1

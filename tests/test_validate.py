@@ -18,10 +18,21 @@ from simulator import load_domain
 from tests.conftest import FIXTURES
 from toolgym.cli import app
 
-ORDER = {"name": "place_order", "arguments": {"customer_id": "C-0003", "items": [{"sku": "SKU-002", "quantity": 1}]}}
+ORDER = {
+    "name": "place_order",
+    "arguments": {"customer_id": "C-0003", "items": [{"sku": "SKU-002", "quantity": 1}]},
+}
 TASKS = {
-    "good": {"id": "good", "instruction": "Customer C-0004 wants order O-0004 cancelled.", "calls": [{"name": "cancel_order", "arguments": {"order_id": "O-0004"}}]},
-    "always-errors": {"id": "always-errors", "instruction": "Cancel order O-0001 for C-0001.", "calls": [{"name": "cancel_order", "arguments": {"order_id": "O-0001"}}]},
+    "good": {
+        "id": "good",
+        "instruction": "Customer C-0004 wants order O-0004 cancelled.",
+        "calls": [{"name": "cancel_order", "arguments": {"order_id": "O-0004"}}],
+    },
+    "always-errors": {
+        "id": "always-errors",
+        "instruction": "Cancel order O-0001 for C-0001.",
+        "calls": [{"name": "cancel_order", "arguments": {"order_id": "O-0001"}}],
+    },
     "seed-bound": {
         "id": "seed-bound",
         "instruction": "Add customer Zed (z@z.z) and note 'vip' on the new record.",
@@ -30,7 +41,11 @@ TASKS = {
             {"name": "set_note", "arguments": {"customer_id": "C-c4d7e84c", "notes": "vip"}},
         ],
     },
-    "no-op": {"id": "no-op", "instruction": "Customer C-0001 asks for their balance.", "calls": [{"name": "get_customer", "arguments": {"customer_id": "C-0001"}}]},
+    "no-op": {
+        "id": "no-op",
+        "instruction": "Customer C-0001 asks for their balance.",
+        "calls": [{"name": "get_customer", "arguments": {"customer_id": "C-0001"}}],
+    },
     "no-op-with-fact": {
         "id": "no-op-with-fact",
         "instruction": "Customer C-0001 asks for their balance.",
@@ -49,10 +64,20 @@ TASKS = {
     "free-memo": {
         "id": "free-memo",
         "instruction": "Register Zed (zed@x.org) as a customer, with any welcome note you like.",
-        "calls": [{"name": "add_customer", "arguments": {"name": "Zed", "email": "zed@x.org", "notes": "anything"}, "free": ["notes"]}],
+        "calls": [
+            {
+                "name": "add_customer",
+                "arguments": {"name": "Zed", "email": "zed@x.org", "notes": "anything"},
+                "free": ["notes"],
+            }
+        ],
         "ignore_columns": ["customers.notes"],
     },
-    "secret-id": {"id": "secret-id", "instruction": "A customer wants their pending order cancelled.", "calls": [{"name": "cancel_order", "arguments": {"order_id": "O-0006"}}]},
+    "secret-id": {
+        "id": "secret-id",
+        "instruction": "A customer wants their pending order cancelled.",
+        "calls": [{"name": "cancel_order", "arguments": {"order_id": "O-0006"}}],
+    },
     "two-independent": {
         "id": "two-independent",
         "instruction": "C-0002 and C-0006: set notes 'a' on C-0002 and 'b' on C-0006.",
@@ -106,7 +131,21 @@ def test_validate_domains_with_reruns_in_separate_processes(broken):
 
 
 def test_validate_cli_strict_and_manifest(broken, tmp_path):
-    result = CliRunner().invoke(app, ["validate", str(broken), "--reruns", "1", "--workers", "1", "--json", "--strict", "--manifest-dir", str(tmp_path)])
+    result = CliRunner().invoke(
+        app,
+        [
+            "validate",
+            str(broken),
+            "--reruns",
+            "1",
+            "--workers",
+            "1",
+            "--json",
+            "--strict",
+            "--manifest-dir",
+            str(tmp_path),
+        ],
+    )
     assert result.exit_code == 1
     manifest = json.loads((tmp_path / "shop@0.1.0.manifest.json").read_text())
     assert sorted(manifest["valid_tasks"]) == sorted(k for k, v in EXPECTED.items() if v == "valid")
@@ -144,15 +183,68 @@ def test_alternative_orders_swap_only_independent_writes():
 def test_curate_filters_buckets_and_mixes():
     results = []
     for task, passes in (("a", 0), ("b", 2), ("c", 5), ("d", 10)):
-        results += [{"domain": "bank@1.0.0", "task": task, "reward": 1.0 if i < passes else 0.0} for i in range(10)]
+        results += [
+            {"domain": "bank@1.0.0", "task": task, "reward": 1.0 if i < passes else 0.0} for i in range(10)
+        ]
     results += [{"domain": "bank@1.0.0", "task": "b", "status": "failed-infra"}] * 5
     results += [{"domain": "office@1.0.0", "task": "x", "reward": float(i % 2)} for i in range(10)]
     m = curate(results, min_pass=0.1, max_pass=0.9, mix=parse_mix("bank=2,office=1"), seed=3)
     kept = {(t.domain, t.task): t for t in m.tasks if t.kept}
     assert set(kept) == {("bank@1.0.0", "b"), ("bank@1.0.0", "c"), ("office@1.0.0", "x")}
-    assert kept[("bank@1.0.0", "b")].pass_rate == 0.2 and kept[("bank@1.0.0", "b")].bucket == "hard"  # infra excluded
+    assert (
+        kept[("bank@1.0.0", "b")].pass_rate == 0.2 and kept[("bank@1.0.0", "b")].bucket == "hard"
+    )  # infra excluded
     bank = next(d for d in m.domains if d.domain == "bank@1.0.0")
     assert bank.infra_failures == 5 and bank.error_rate == round(5 / 45, 4)
     counts = {d: sum(1 for e in m.mixture if e.domain == d) for d in ("bank@1.0.0", "office@1.0.0")}
     assert counts == {"bank@1.0.0": 2, "office@1.0.0": 1}
     assert curate(results, mix=parse_mix("bank=2,office=1"), seed=3) == m  # seeded: reproducible
+
+
+def test_score_refuses_tasks_outside_the_manifest(broken, tmp_path):
+    from simulator.transcript import FileSink
+
+    runner = CliRunner()
+    assert (
+        runner.invoke(
+            app,
+            [
+                "validate",
+                str(broken),
+                "--reruns",
+                "1",
+                "--workers",
+                "1",
+                "--json",
+                "--manifest-dir",
+                str(tmp_path),
+            ],
+        ).exit_code
+        == 0
+    )
+    manifest = tmp_path / "shop@0.1.0.manifest.json"
+    domain = load_domain(broken)
+    for task_id in ("good", "no-op"):
+        sink = FileSink(tmp_path / f"{task_id}.jsonl")
+        ep = domain.episode(task=task_id, transcript=sink)
+        for call in domain.task(task_id).calls:
+            ep.call(call.name, call.arguments)
+        sink.close()
+    ok = runner.invoke(
+        app,
+        [
+            "score",
+            str(tmp_path / "good.jsonl"),
+            "--domain",
+            str(broken),
+            "--manifest",
+            str(manifest),
+            "--json",
+        ],
+    )
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.stdout)["fingerprint"] == domain.fingerprint()
+    refused = runner.invoke(
+        app, ["score", str(tmp_path / "no-op.jsonl"), "--domain", str(broken), "--manifest", str(manifest)]
+    )
+    assert refused.exit_code == 1 and "did not pass validation" in refused.stderr

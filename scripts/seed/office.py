@@ -54,16 +54,78 @@ TIMEZONES = [
     "Asia/Singapore",
 ]
 FIRST = [
-    "Aiko", "Bruno", "Chiara", "Dmitri", "Elena", "Farid", "Greta", "Hugo", "Ines", "Jonas",
-    "Kavya", "Lars", "Mireille", "Nikhil", "Olga", "Pablo", "Quinn", "Rosa", "Stefan", "Tamsin",
-    "Umar", "Vera", "Wendell", "Ximena", "Yusuf", "Zora", "Anselm", "Beatriz", "Cormac", "Delphine",
-    "Emeka", "Freya", "Gideon", "Hana", "Ivo", "Jolene", "Kenji", "Leona", "Matteo", "Noor",
+    "Aiko",
+    "Bruno",
+    "Chiara",
+    "Dmitri",
+    "Elena",
+    "Farid",
+    "Greta",
+    "Hugo",
+    "Ines",
+    "Jonas",
+    "Kavya",
+    "Lars",
+    "Mireille",
+    "Nikhil",
+    "Olga",
+    "Pablo",
+    "Quinn",
+    "Rosa",
+    "Stefan",
+    "Tamsin",
+    "Umar",
+    "Vera",
+    "Wendell",
+    "Ximena",
+    "Yusuf",
+    "Zora",
+    "Anselm",
+    "Beatriz",
+    "Cormac",
+    "Delphine",
+    "Emeka",
+    "Freya",
+    "Gideon",
+    "Hana",
+    "Ivo",
+    "Jolene",
+    "Kenji",
+    "Leona",
+    "Matteo",
+    "Noor",
 ]
 LAST = [
-    "Achterberg", "Bellamy", "Castellano", "Drummond", "Eklund", "Fairweather", "Gallardo",
-    "Holloway", "Ishikawa", "Jovanovic", "Kowalczyk", "Lindqvist", "Marchetti", "Nakamura",
-    "Okonkwo", "Petrov", "Quintero", "Rasmussen", "Szabo", "Thorne", "Underhill", "Valdivia",
-    "Whitfield", "Yilmaz", "Zelenko", "Abernathy", "Brennan", "Cavendish", "Dufresne", "Esposito",
+    "Achterberg",
+    "Bellamy",
+    "Castellano",
+    "Drummond",
+    "Eklund",
+    "Fairweather",
+    "Gallardo",
+    "Holloway",
+    "Ishikawa",
+    "Jovanovic",
+    "Kowalczyk",
+    "Lindqvist",
+    "Marchetti",
+    "Nakamura",
+    "Okonkwo",
+    "Petrov",
+    "Quintero",
+    "Rasmussen",
+    "Szabo",
+    "Thorne",
+    "Underhill",
+    "Valdivia",
+    "Whitfield",
+    "Yilmaz",
+    "Zelenko",
+    "Abernathy",
+    "Brennan",
+    "Cavendish",
+    "Dufresne",
+    "Esposito",
 ]
 
 # Hand-written people: (person_id, first, last, team, title, timezone, manager_id or None)
@@ -109,10 +171,26 @@ ROOMS = [
 ]
 
 MEETING_TOPICS = [
-    "Sprint planning", "Design review", "Roadmap sync", "Pipeline review", "Budget check-in",
-    "Customer escalation", "Hiring debrief", "Launch readiness", "Retrospective", "Architecture review",
-    "Contract review", "Campaign kickoff", "Quarterly forecast", "Onboarding session", "Incident postmortem",
-    "Pricing workshop", "Vendor call", "Usability study readout", "OKR review", "Security training",
+    "Sprint planning",
+    "Design review",
+    "Roadmap sync",
+    "Pipeline review",
+    "Budget check-in",
+    "Customer escalation",
+    "Hiring debrief",
+    "Launch readiness",
+    "Retrospective",
+    "Architecture review",
+    "Contract review",
+    "Campaign kickoff",
+    "Quarterly forecast",
+    "Onboarding session",
+    "Incident postmortem",
+    "Pricing workshop",
+    "Vendor call",
+    "Usability study readout",
+    "OKR review",
+    "Security training",
 ]
 OFFSITE_LOCATIONS = ["Video call", "Video call", "Video call", "Cafe Lumen", "Client site"]
 MAIL_TOPICS = [
@@ -306,44 +384,98 @@ def build(rng: random.Random) -> dict[str, list[dict]]:
     d = dt.datetime
     # Story events (fixed ids, referenced by tasks).
     add_event(
-        "EVT-9001", "Q2 roadmap review", "PER-1002", d(2026, 3, 4, 14, 0), 90, "RM-101", None,
+        "EVT-9001",
+        "Q2 roadmap review",
+        "PER-1002",
+        d(2026, 3, 4, 14, 0),
+        90,
+        "RM-101",
+        None,
         ["PER-1009", "PER-1003", "PER-1004", "PER-1010", "PER-1011"],
-        responses={"PER-1009": "accepted", "PER-1003": "declined", "PER-1004": "tentative",
-                   "PER-1010": "needs_action", "PER-1011": "accepted"},
+        responses={
+            "PER-1009": "accepted",
+            "PER-1003": "declined",
+            "PER-1004": "tentative",
+            "PER-1010": "needs_action",
+            "PER-1011": "accepted",
+        },
         description="Walk through the Q2 roadmap draft before it goes to the leadership team.",
     )
     add_event(
-        "EVT-9002", "Mobile app design critique", "PER-1011", d(2026, 3, 5, 10, 0), 60, "RM-202", None,
+        "EVT-9002",
+        "Mobile app design critique",
+        "PER-1011",
+        d(2026, 3, 5, 10, 0),
+        60,
+        "RM-202",
+        None,
         ["PER-1004", "PER-1009", "PER-1012"],
         responses={"PER-1004": "accepted", "PER-1009": "needs_action", "PER-1012": "needs_action"},
     )
     add_event(
-        "EVT-9003", "Payments API architecture review", "PER-1010", d(2026, 3, 6, 15, 0), 60, "RM-301", None,
+        "EVT-9003",
+        "Payments API architecture review",
+        "PER-1010",
+        d(2026, 3, 6, 15, 0),
+        60,
+        "RM-301",
+        None,
         ["PER-1003", "PER-1012", "PER-1009"],
         responses={"PER-1003": "accepted", "PER-1012": "tentative", "PER-1009": "needs_action"},
     )
     add_event(
-        "EVT-9004", "Vendor contract walkthrough", "PER-1008", d(2026, 3, 9, 11, 0), 60, None, "Video call",
+        "EVT-9004",
+        "Vendor contract walkthrough",
+        "PER-1008",
+        d(2026, 3, 9, 11, 0),
+        60,
+        None,
+        "Video call",
         ["PER-1007", "PER-1005"],
         responses={"PER-1007": "needs_action", "PER-1005": "accepted"},
     )
     add_event(
-        "EVT-9005", "Sales kickoff dry run", "PER-1005", d(2026, 3, 10, 16, 0), 120, "RM-201", None,
+        "EVT-9005",
+        "Sales kickoff dry run",
+        "PER-1005",
+        d(2026, 3, 10, 16, 0),
+        120,
+        "RM-201",
+        None,
         ["PER-1006", "PER-1002", "PER-1009"],
         status="cancelled",
         responses={"PER-1006": "accepted", "PER-1002": "accepted", "PER-1009": "needs_action"},
     )
     add_event(
-        "EVT-9006", "1:1 Wren / Priya", "PER-1002", d(2026, 3, 3, 13, 0), 30, "RM-103", None,
-        ["PER-1009"], responses={"PER-1009": "accepted"},
+        "EVT-9006",
+        "1:1 Wren / Priya",
+        "PER-1002",
+        d(2026, 3, 3, 13, 0),
+        30,
+        "RM-103",
+        None,
+        ["PER-1009"],
+        responses={"PER-1009": "accepted"},
     )
     add_event(
-        "EVT-9007", "Engineering all-hands", "PER-1003", d(2026, 3, 11, 17, 0), 60, "RM-201", None,
+        "EVT-9007",
+        "Engineering all-hands",
+        "PER-1003",
+        d(2026, 3, 11, 17, 0),
+        60,
+        "RM-201",
+        None,
         [p for p in by_team["engineering"] if p != "PER-1003"][:14],
         calendar_id=team_cal["engineering"],
     )
     add_event(
-        "EVT-9008", "Brand refresh sync", "PER-1006", d(2026, 2, 24, 15, 0), 60, "RM-102", None,
+        "EVT-9008",
+        "Brand refresh sync",
+        "PER-1006",
+        d(2026, 2, 24, 15, 0),
+        60,
+        "RM-102",
+        None,
         ["PER-1011", "PER-1004"],
     )
 
@@ -370,15 +502,25 @@ def build(rng: random.Random) -> dict[str, list[dict]]:
                 r["room_id"]
                 for r in rooms
                 if r["capacity"] >= len(invitees) + 1
-                and (status == "cancelled" or room_free(r["room_id"], start, start + dt.timedelta(minutes=minutes)))
+                and (
+                    status == "cancelled"
+                    or room_free(r["room_id"], start, start + dt.timedelta(minutes=minutes))
+                )
             ]
             if fits:
                 room_id = rng.choice(fits)
         topic = rng.choice(MEETING_TOPICS)
         title = topic if rng.random() < 0.5 else f"{topic}: {team}"
         add_event(
-            f"EVT-{2000 + k}", title, organizer, start, minutes, room_id,
-            None if room_id else rng.choice(OFFSITE_LOCATIONS), invitees, status=status,
+            f"EVT-{2000 + k}",
+            title,
+            organizer,
+            start,
+            minutes,
+            room_id,
+            None if room_id else rng.choice(OFFSITE_LOCATIONS),
+            invitees,
+            status=status,
         )
 
     events.sort(key=lambda e: e["event_id"])
@@ -464,37 +606,53 @@ def build(rng: random.Random) -> dict[str, list[dict]]:
 
     # Story mail (referenced by tasks).
     deliver(
-        "PER-1007", ["PER-1009"], "Q1 budget variance",
+        "PER-1007",
+        ["PER-1009"],
+        "Q1 budget variance",
         "Hi Wren, the product line is 4,300 EUR over budget for Q1, mostly contractor hours. "
         "Can you confirm the numbers by Thursday? Henrik",
-        d(2026, 2, 27, 16, 20), placement={"PER-1009": ("inbox", False, False)},
+        d(2026, 2, 27, 16, 20),
+        placement={"PER-1009": ("inbox", False, False)},
     )
     deliver(
-        "PER-1010", ["PER-1009", "PER-1012"], "Payments API rollout date",
+        "PER-1010",
+        ["PER-1009", "PER-1012"],
+        "Payments API rollout date",
         "We are targeting 2026-03-18 for the Payments API v2 rollout, pending the architecture review. Arjun",
         d(2026, 2, 26, 8, 5),
         placement={"PER-1009": ("inbox", True, False), "PER-1012": ("inbox", False, False)},
     )
     deliver(
-        "PER-1004", ["PER-1009"], "Onboarding flow mockups",
+        "PER-1004",
+        ["PER-1009"],
+        "Onboarding flow mockups",
         "Mockups for the new onboarding flow are in the shared drive, folder ONB-7. Feedback welcome. Odile",
-        d(2026, 3, 1, 19, 45), placement={"PER-1009": ("inbox", False, False)},
+        d(2026, 3, 1, 19, 45),
+        placement={"PER-1009": ("inbox", False, False)},
     )
     deliver(
-        "PER-1005", ["PER-1009", "PER-1002"], "Customer escalation: Bluefin Corp",
+        "PER-1005",
+        ["PER-1009", "PER-1002"],
+        "Customer escalation: Bluefin Corp",
         "Bluefin Corp reports failed exports since Tuesday. Ticket SUP-4471. Can product weigh in? Samuel",
         d(2026, 2, 25, 11, 30),
         placement={"PER-1009": ("archive", True, True), "PER-1002": ("inbox", True, False)},
     )
     deliver(
-        "PER-1002", ["PER-1009"], "Promo calendar",
+        "PER-1002",
+        ["PER-1009"],
+        "Promo calendar",
         "Wren, please send me the promo calendar for April when you have it. Priya",
-        d(2026, 2, 20, 9, 10), placement={"PER-1009": ("inbox", True, False)},
+        d(2026, 2, 20, 9, 10),
+        placement={"PER-1009": ("inbox", True, False)},
     )
     deliver(
-        "PER-1012", ["PER-1010"], "Flaky integration tests",
+        "PER-1012",
+        ["PER-1010"],
+        "Flaky integration tests",
         "The ledger integration tests failed 6 times this week, all on the currency rounding case. Dario",
-        d(2026, 2, 28, 10, 0), placement={"PER-1010": ("inbox", False, False)},
+        d(2026, 2, 28, 10, 0),
+        placement={"PER-1010": ("inbox", False, False)},
     )
 
     # Filler mail.
@@ -518,9 +676,12 @@ def build(rng: random.Random) -> dict[str, list[dict]]:
             reply_at = sent_at + dt.timedelta(minutes=rng.randint(10, 600))
             if reply_at < NOW:
                 deliver(
-                    replier, [sender], f"Re: {subject}",
+                    replier,
+                    [sender],
+                    f"Re: {subject}",
                     f"Thanks {name_of[sender].split()[0]}, will do. {name_of[replier].split()[0]}",
-                    reply_at, in_reply_to=ids[replier],
+                    reply_at,
+                    in_reply_to=ids[replier],
                 )
 
     messages.sort(key=lambda m: m["message_id"])

@@ -19,13 +19,26 @@ from ..app import JsonOpt, app, err, fail, out, print_json
 
 @app.command()
 def curate(
-    results: Annotated[Path, typer.Argument(help="rollout results, one JSON object a line (domain, task, reward or status)")],
-    min_pass: Annotated[float, typer.Option(help="drop tasks solved less often than this (never solved)")] = 0.1,
-    max_pass: Annotated[float, typer.Option(help="drop tasks solved more often than this (always solved)")] = 0.9,
-    mix: Annotated[str | None, typer.Option(help="target weights per domain, e.g. bank=2,office=1 (default: equal)")] = None,
-    size: Annotated[int | None, typer.Option(help="tasks in the mixture (default: the most every domain can fill without repeats)")] = None,
+    results: Annotated[
+        Path, typer.Argument(help="rollout results, one JSON object a line (domain, task, reward or status)")
+    ],
+    min_pass: Annotated[
+        float, typer.Option(help="drop tasks solved less often than this (never solved)")
+    ] = 0.1,
+    max_pass: Annotated[
+        float, typer.Option(help="drop tasks solved more often than this (always solved)")
+    ] = 0.9,
+    mix: Annotated[
+        str | None, typer.Option(help="target weights per domain, e.g. bank=2,office=1 (default: equal)")
+    ] = None,
+    size: Annotated[
+        int | None,
+        typer.Option(help="tasks in the mixture (default: the most every domain can fill without repeats)"),
+    ] = None,
     seed: Annotated[int, typer.Option(help="sampling seed")] = 0,
-    output: Annotated[Path | None, typer.Option("--out", help="write the mixture manifest (JSON) here")] = None,
+    output: Annotated[
+        Path | None, typer.Option("--out", help="write the mixture manifest (JSON) here")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Build a seeded training mixture from rollout results, filtered and bucketed by pass rate.
@@ -51,7 +64,15 @@ def curate(
         table.add_column(col)
     for d in manifest.domains:
         n = sum(1 for e in manifest.mixture if e.domain == d.domain)
-        table.add_row(d.domain, str(d.rollouts), f"{d.error_rate:.1%}", str(d.tasks), str(d.kept), str(n), str(manifest.weights.get(d.domain, 0)))
+        table.add_row(
+            d.domain,
+            str(d.rollouts),
+            f"{d.error_rate:.1%}",
+            str(d.tasks),
+            str(d.kept),
+            str(n),
+            str(manifest.weights.get(d.domain, 0)),
+        )
     out.print(table)
     dropped = [t for t in manifest.tasks if not t.kept]
     for t in dropped[:20]:
@@ -62,10 +83,18 @@ def curate(
 
 @app.command()
 def report(
-    runs: Annotated[Path, typer.Argument(help="a folder of transcripts (RUNS/*.jsonl, as `serve --runs` writes)")],
-    results: Annotated[Path | None, typer.Option(help="score results of those rollouts (`toolgym score --runs ... --out`)")] = None,
-    html_out: Annotated[Path | None, typer.Option("--html", help="write a self-contained HTML page here")] = None,
-    threshold: Annotated[float, typer.Option(help="quarantine domains whose infrastructure error rate passes this")] = 0.05,
+    runs: Annotated[
+        Path, typer.Argument(help="a folder of transcripts (RUNS/*.jsonl, as `serve --runs` writes)")
+    ],
+    results: Annotated[
+        Path | None, typer.Option(help="score results of those rollouts (`toolgym score --runs ... --out`)")
+    ] = None,
+    html_out: Annotated[
+        Path | None, typer.Option("--html", help="write a self-contained HTML page here")
+    ] = None,
+    threshold: Annotated[
+        float, typer.Option(help="quarantine domains whose infrastructure error rate passes this")
+    ] = 0.05,
     as_json: JsonOpt = False,
 ) -> None:
     """Environment health per domain, as a table, JSON or a self-contained HTML page.
@@ -86,11 +115,30 @@ def report(
         print_json(json.loads(result.model_dump_json()))
         return
     table = Table(title=f"environment health ({runs})")
-    for col in ("domain", "sessions", "calls", "error rate", "timeouts", "injected", "infra error rate", "infra-failed rollouts", "mean reward", "status"):
+    for col in (
+        "domain",
+        "sessions",
+        "calls",
+        "error rate",
+        "timeouts",
+        "injected",
+        "infra error rate",
+        "infra-failed rollouts",
+        "mean reward",
+        "status",
+    ):
         table.add_column(col)
     for d in result.domains:
         table.add_row(
-            d.domain, str(d.sessions), str(d.calls), f"{d.error_rate:.1%}", f"{d.timeout_rate:.1%}", str(d.injected), f"{d.infra_error_rate:.1%}",
-            f"{d.infra_failure_rate:.1%}", "" if d.mean_reward is None else f"{d.mean_reward:.2f}", "[red]quarantined[/]" if d.quarantined else "ok",
+            d.domain,
+            str(d.sessions),
+            str(d.calls),
+            f"{d.error_rate:.1%}",
+            f"{d.timeout_rate:.1%}",
+            str(d.injected),
+            f"{d.infra_error_rate:.1%}",
+            f"{d.infra_failure_rate:.1%}",
+            "" if d.mean_reward is None else f"{d.mean_reward:.2f}",
+            "[red]quarantined[/]" if d.quarantined else "ok",
         )
     out.print(table)

@@ -13,6 +13,7 @@ from rich.table import Table
 from scoring.batch import BatchScorer, find_transcripts, summarize
 from scoring.report import render
 from simulator import ToolgymError
+from simulator.manifest import load_manifest
 
 from ..app import JsonOpt, app, err, fail, out, print_json
 
@@ -40,6 +41,13 @@ def score(
     out_file: Annotated[
         Path | None, typer.Option("--out", help="batch mode: write one JSON result line per transcript here")
     ] = None,
+    manifest: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--manifest",
+            help="refuse tasks not in these validated manifests (`toolgym validate --manifest-dir`)",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Score transcripts: replay the agent's calls and the task's gold calls, diff the states,
@@ -53,7 +61,11 @@ def score(
 
     Example: toolgym score --runs runs/ --out results.jsonl
     """
-    scorer = BatchScorer(domain=domain, task=task, seed=seed)
+    try:
+        manifests = [load_manifest(p) for p in manifest] if manifest else None
+    except ToolgymError as exc:
+        raise fail(str(exc)) from None
+    scorer = BatchScorer(domain=domain, task=task, seed=seed, manifests=manifests)
     try:
         if runs is not None:
             if transcripts:

@@ -19,10 +19,20 @@ from ..app import JsonOpt, app, err, fail, out, print_json
 @app.command()
 def validate(
     domains: Annotated[list[str], typer.Argument(help="bundled domain names or domain folder paths")],
-    reruns: Annotated[int, typer.Option(min=1, help="runs of each gold solution, in separate worker processes; they must agree")] = 2,
+    reruns: Annotated[
+        int,
+        typer.Option(min=1, help="runs of each gold solution, in separate worker processes; they must agree"),
+    ] = 2,
     workers: Annotated[int, typer.Option(min=1, help="worker processes (or Ray CPUs)")] = 2,
-    executor: Annotated[str, typer.Option(help="local (a process pool) or ray (a Ray cluster; RAY_ADDRESS or a local one)")] = "local",
-    manifest_dir: Annotated[Path | None, typer.Option("--manifest-dir", help="write NAME@VERSION.manifest.json (fingerprint + valid task ids) here")] = None,
+    executor: Annotated[
+        str, typer.Option(help="local (a process pool) or ray (a Ray cluster; RAY_ADDRESS or a local one)")
+    ] = "local",
+    manifest_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--manifest-dir", help="write NAME@VERSION.manifest.json (fingerprint + valid task ids) here"
+        ),
+    ] = None,
     strict: Annotated[bool, typer.Option(help="exit 1 if any task is invalid")] = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -43,10 +53,23 @@ def validate(
         total = sum(len(load_domain(d).tasks) for d in domains) * reruns
     except ToolgymError as exc:
         raise fail(str(exc)) from None
-    progress = Progress(TextColumn("[bold]validating"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err, disable=as_json)
+    progress = Progress(
+        TextColumn("[bold]validating"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=as_json,
+    )
     with progress:
         bar = progress.add_task("validate", total=total)
-        report = validate_domains(domains, reruns=reruns, workers=workers, executor=executor, on_result=lambda *_: progress.advance(bar))  # type: ignore[arg-type]
+        report = validate_domains(
+            domains,
+            reruns=reruns,
+            workers=workers,
+            executor=executor,
+            on_result=lambda *_: progress.advance(bar),
+        )  # type: ignore[arg-type]
     if manifest_dir is not None:
         manifest_dir.mkdir(parents=True, exist_ok=True)
         for result in report.domains:
@@ -63,14 +86,27 @@ def validate(
 
 
 def show(report: ValidationReport) -> None:
-    summary = Table(title=f"validation ({report.reruns} runs a task, {report.workers} {report.executor} workers, {report.seconds:.1f} s)")
+    summary = Table(
+        title=f"validation ({report.reruns} runs a task, {report.workers} {report.executor} workers, {report.seconds:.1f} s)"
+    )
     for col in ("domain", "fingerprint", "tasks", "valid", "invalid by status", "weak verifier"):
         summary.add_column(col)
     for d in report.domains:
         bad = ", ".join(f"{k}: {v}" for k, v in sorted(d.summary.items()) if k != "valid") or "-"
-        summary.add_row(d.domain, d.fingerprint, str(len(d.tasks)), str(d.summary.get("valid", 0)), bad, f"{d.weak_verifier_rate:.0%}")
+        summary.add_row(
+            d.domain,
+            d.fingerprint,
+            str(len(d.tasks)),
+            str(d.summary.get("valid", 0)),
+            bad,
+            f"{d.weak_verifier_rate:.0%}",
+        )
     out.print(summary)
     for d in report.domains:
         for t in d.tasks:
             if not t.valid:
-                out.print(f"[red]{t.status}[/] {d.domain} {t.task}: {t.findings[0].message}", highlight=False, soft_wrap=True)
+                out.print(
+                    f"[red]{t.status}[/] {d.domain} {t.task}: {t.findings[0].message}",
+                    highlight=False,
+                    soft_wrap=True,
+                )

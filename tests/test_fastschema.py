@@ -1,0 +1,66 @@
+"""The fast argument check agrees with jsonschema on every bundled tool's schema."""
+
+from __future__ import annotations
+
+import jsonschema
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simulator import list_domain_dirs, load_domain
+from simulator.fastschema import compile_check
+
+SCHEMAS = [
+    (f"{d.name}.{t.spec.name}", t.spec.input_schema)
+    for d in map(load_domain, list_domain_dirs())
+    for t in d.tools.values()
+]
+EXTRA = [
+    {"type": ["string", "null"], "minLength": 2, "pattern": "^a"},
+    {"type": "array", "items": {"enum": [1, "1", True, None, [1]]}, "uniqueItems": True, "maxItems": 3},
+    {
+        "type": "object",
+        "properties": {"n": {"type": "integer", "exclusiveMaximum": 5, "minimum": -2}},
+        "additionalProperties": {"type": "boolean"},
+    },
+    {"const": {"a": [1, 2.0]}},
+]
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-10, 10)
+    | st.floats(-10, 10, allow_nan=False)
+    | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+def _instances(schema):
+    props = schema.get("properties") or {}
+    shaped = st.fixed_dictionaries({}, optional={k: json_values for k in props}) if props else st.nothing()
+    return json_values | shaped
+
+
+@pytest.mark.parametrize(
+    ("name", "schema"),
+    SCHEMAS + [(f"extra{i}", s) for i, s in enumerate(EXTRA)],
+    ids=lambda v: v if isinstance(v, str) else "",
+)
+def test_fast_check_agrees_with_jsonschema(name, schema):
+    check = compile_check(schema)
+    assert check is not None, f"{name}: schema uses keywords the fast check does not support"
+    validator = jsonschema.Draft202012Validator(schema)
+
+    @settings(max_examples=60)
+    @given(_instances(schema))
+    def agree(value):
+        assert check(value) == validator.is_valid(value), value
+
+    agree()
+
+
+def test_unsupported_keywords_fall_back():
+    assert compile_check({"type": "string", "format": "email"}) is None
+    assert compile_check({"anyOf": [{"type": "string"}]}) is None
