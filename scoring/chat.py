@@ -63,7 +63,7 @@ def kind_from_payload(payload: Any) -> Outcome | None:
 @functools.cache
 def _server_fault_texts() -> tuple[str, str]:
     # imported on first need: the server module loads fastmcp, which takes about a second
-    from simulator.server import INJECTED_FAULT, INTERNAL_ERROR
+    from simulator.errors import INJECTED_FAULT, INTERNAL_ERROR
 
     return INJECTED_FAULT, INTERNAL_ERROR
 

@@ -18,12 +18,13 @@ A key the episode generated is not content; a key the agent chose (e.g. a given 
 
 from __future__ import annotations
 
-import hashlib
 import math
 import threading
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
+
+from simulator.tables import generated_key
 
 Row = dict[str, Any]
 Key = Any
@@ -111,9 +112,7 @@ def generated_keys(seed: int, shape: TableShape, keys: set[Key], count: int) -> 
             _GENERATED.clear()
         made = _GENERATED.setdefault((seed, shape.name, shape.prefix), [])
         for n in range(len(made) + 1, count + 17):
-            made.append(
-                f"{shape.prefix}{hashlib.sha256(f'{seed}:{shape.name}:{n}'.encode()).hexdigest()[:8]}"
-            )
+            made.append(generated_key(seed, shape.name, shape.prefix, n))
         return keys & set(made[: count + 16])
 
 

@@ -16,6 +16,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: What an agent is told when a call fails for a reason that is not its own (the server's wording;
+#: scoring recognises it in client-side logs that carry no error kind).
+INJECTED_FAULT = "Temporary service error: the call was not carried out and nothing changed. Retry it."
+INTERNAL_ERROR = "Internal error while running {tool}: the call was not carried out and nothing changed."
+
 
 class ToolgymError(Exception):
     """Root of every error toolgym raises on purpose."""

@@ -61,7 +61,8 @@ from mcp_types import Tool as WireTool
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from .domain import Domain
-from .errors import ToolError
+from .errors import INJECTED_FAULT, INTERNAL_ERROR, ToolError
+from .manifest import Manifest
 from .sessions import Session, SessionRegistry, check_session_id, resolve_task
 from .spec import DeleteStep, ForEachStep, Task, Tool, UpdateStep
 
@@ -74,8 +75,6 @@ NO_SESSION = (
     "This request belongs to no session. Connect with the MCP initialize handshake (official "
     "clients do so by default), or add ?session=<id> to the server URL."
 )
-INJECTED_FAULT = "Temporary service error: the call was not carried out and nothing changed. Retry it."
-INTERNAL_ERROR = "Internal error while running {tool}: the call was not carried out and nothing changed."
 NO_TASK = "No task is assigned to this session: help the user under the policy."
 
 _CONNECTION_KEY = "toolgym.connection"
@@ -185,9 +184,13 @@ class DomainServer:
         idle_timeout: float | None = 1800.0,
         max_sessions: int = 1024,
         durable: bool = False,
+        manifest: Manifest | None = None,
     ):
         self.domain = domain
         self.default_task = domain.task(task) if isinstance(task, str) else task
+        self.manifest = manifest
+        if manifest is not None:  # the domain must be the validated one, and so must the default task
+            manifest.check(domain, self.default_task.id if self.default_task else None)
         self.default_seed = seed
         self.latency_s = max(0.0, latency_ms) / 1000.0
         self.idle_timeout = idle_timeout
@@ -247,7 +250,9 @@ class DomainServer:
         query = _http_query()
         if query is None:
             return self.default_task
-        task, _ = resolve_task(self.domain, query.get("task"), None, self.default_task, self.default_seed)
+        task, _ = resolve_task(
+            self.domain, query.get("task"), None, self.default_task, self.default_seed, self.manifest
+        )
         return task
 
     def _add_task_surface(self) -> None:
@@ -316,6 +321,7 @@ class DomainServer:
             query.get("seed") if query is not None else None,
             self.default_task,
             self.default_seed,
+            self.manifest,
         )
         transport = "streamable-http" if query is not None else (get_context().transport or "memory")
         if not name:

@@ -23,6 +23,7 @@ from typing import Any
 from .domain import Domain
 from .episode import Episode
 from .errors import InfraError, TaskError, ToolError
+from .manifest import Manifest
 from .spec import Task
 from .transcript import FileSink
 
@@ -49,6 +50,7 @@ def resolve_task(
     seed: str | int | None,
     default_task: Task | None = None,
     default_seed: int | None = None,
+    manifest: Manifest | None = None,
 ) -> tuple[Task | None, int]:
     """The task and seed of a new session: the request's, else the server's defaults.
 
@@ -61,6 +63,11 @@ def resolve_task(
             task = domain.task(task_id)
         except TaskError as exc:
             raise ToolError(f"Unknown task: {exc}") from None
+    if manifest is not None and task is not None:
+        try:
+            manifest.check(domain, task.id)
+        except TaskError as exc:
+            raise ToolError(f"This server serves only validated tasks: {exc}") from None
     if seed is None or seed == "":
         value = default_seed if default_seed is not None else (task.seed if task is not None else 0)
     else:

@@ -25,7 +25,7 @@ from scoring import (
 )
 from scoring.report import ScoreReport, render
 from simulator import TaskError, TranscriptError, load_domain
-from simulator.server import INJECTED_FAULT
+from simulator.errors import INJECTED_FAULT
 from simulator.spec import Call, Task
 from tests.conftest import FIXTURES
 from tests.test_scoring_properties import FORMATS, make_task, record, score

@@ -473,3 +473,21 @@ def test_no_grading_material_is_exposed(name: str) -> None:
         with domain.episode(seed=task.seed) as ep:
             replay_gold(ep, task)
             assert ep.digest() not in surface
+
+
+def test_manifest_refuses_unvalidated_tasks(bank: Domain, tmp_path: Path) -> None:
+    from simulator import TaskError
+    from simulator.manifest import Manifest
+
+    good, bad = bank.tasks[0].id, bank.tasks[1].id
+    manifest = Manifest(domain=bank.ref, fingerprint=bank.fingerprint(), valid_tasks=[good])
+    with pytest.raises(TaskError, match="did not pass validation"):
+        DomainServer(bank, task=bad, runs=tmp_path, manifest=manifest)
+    stale = Manifest(domain=bank.ref, fingerprint="0.0.0-stale", valid_tasks=[good])
+    with pytest.raises(TaskError, match="the domain changed since validation"):
+        DomainServer(bank, task=good, runs=tmp_path, manifest=stale)
+    DomainServer(bank, task=good, runs=tmp_path, manifest=manifest)  # a validated task is served
+    # an HTTP session asking for a task (?task=ID) goes through resolve_task
+    assert resolve_task(bank, good, None, None, None, manifest)[0].id == good
+    with pytest.raises(ToolError, match="serves only validated tasks"):
+        resolve_task(bank, bad, None, None, None, manifest)

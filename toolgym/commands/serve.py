@@ -13,6 +13,7 @@ import typer
 from rich.table import Table
 
 from simulator import ToolgymError, load_domain
+from simulator.manifest import load_manifest
 from simulator.metrics import ERROR_KINDS, collect
 
 from ..app import DomainArg, JsonOpt, app, err, fail, out, print_json
@@ -52,6 +53,12 @@ def serve(
         bool, typer.Option(help="fsync the transcript after every call (survives power loss)")
     ] = False,
     log_level: Annotated[str, typer.Option(help="server log level (logs go to stderr)")] = "warning",
+    manifest: Annotated[
+        Path | None,
+        typer.Option(
+            help="serve only the tasks this validated manifest lists (`toolgym validate --manifest-dir`)"
+        ),
+    ] = None,
 ) -> None:
     """Serve a domain over MCP: one isolated episode per MCP session, every call in a transcript.
 
@@ -78,6 +85,7 @@ def serve(
         d = load_domain(domain)
         server = DomainServer(
             d,
+            manifest=load_manifest(manifest) if manifest is not None else None,
             task=task,
             seed=seed,
             runs=runs,
