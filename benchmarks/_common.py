@@ -20,6 +20,8 @@ The pieces:
   many repetitions (bounded by a time budget), and reports the median. `measure_pair` interleaves
   a subject and its baseline in rounds so that machine noise hits both alike.
 - `result_row`, `Target`, `print_results`, `write_report` build, show and save the report.
+- `shop_suite_main(suite, __doc__, bench_size, TARGETS, argv, ...)` is the whole command line of a
+  suite timed on the shop at several seed sizes (`core.py`, `score.py`).
 
 Run suites as scripts (`python benchmarks/core.py --json out.json`); they import this module as
 `_common` because the script's folder is first on `sys.path`.
@@ -27,6 +29,7 @@ Run suites as scripts (`python benchmarks/core.py --json out.json`); they import
 
 from __future__ import annotations
 
+import argparse
 import gc
 import json
 import os
@@ -35,6 +38,7 @@ import random
 import sqlite3
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -629,3 +633,66 @@ def write_report(report: dict[str, Any], path: str | Path) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return out
+
+
+#: Seed sizes a shop suite runs at unless told otherwise (`--quick` runs only the first).
+SHOP_SIZES = (1_000, 10_000, 100_000)
+
+#: `bench_size(domain, ids, rows, reps, seconds, warmup)`: one size's result rows.
+BenchSize = Callable[[Domain, ShopIds, int, int, float, int], list[dict[str, Any]]]
+
+
+def shop_suite_main(
+    suite: str,
+    doc: str | None,
+    bench_size: BenchSize,
+    targets: Iterable[Target],
+    argv: list[str] | None,
+    *,
+    reps: int,
+    quick_reps: int,
+    warmup: int,
+    quick_warmup: int,
+    **meta: Any,
+) -> int:
+    """The command line of a suite timed on the benchmark shop at several seed sizes.
+
+    Parses --json, --quick, --sizes, --reps, --seconds and --check; runs `bench_size` on a freshly
+    written shop of each size, prints the report and writes it. Returns the exit code: 1 when
+    --check is given and a target is missed. `meta` is added to the report's meta.
+    """
+    parser = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
+    parser.add_argument("--json", metavar="PATH", help="write the report as JSON here")
+    parser.add_argument("--quick", action="store_true", help="1k rows only, few repetitions (smoke test)")
+    parser.add_argument("--sizes", help="comma-separated seed row counts (default 1000,10000,100000)")
+    parser.add_argument(
+        "--reps", type=int, help=f"timed repetitions per operation (default {reps}; quick {quick_reps})"
+    )
+    parser.add_argument(
+        "--seconds", type=float, help="time budget per operation pair, seconds (default 4; quick 0.5)"
+    )
+    parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    args = parser.parse_args(argv)
+
+    sizes = (
+        [int(s) for s in args.sizes.split(",")]
+        if args.sizes
+        else (SHOP_SIZES[:1] if args.quick else SHOP_SIZES)
+    )
+    reps = args.reps or (quick_reps if args.quick else reps)
+    seconds = args.seconds or (0.5 if args.quick else 4.0)
+    warmup = quick_warmup if args.quick else warmup
+
+    results: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="toolgym-bench-") as tmp:
+        for rows in sizes:
+            print(f"{suite}: {rows:,} rows ...", file=sys.stderr, flush=True)
+            domain, ids = load_shop(Path(tmp), rows)
+            results.extend(bench_size(domain, ids, rows, reps, seconds, warmup))
+            del domain
+    report = build_report(suite, results, targets, quick=args.quick, reps=reps, seconds=seconds, **meta)
+    print_results(report)
+    if args.json:
+        write_report(report, args.json)
+    missed = [t for t in report["targets"] if not t["ok"]]
+    return 1 if args.check and missed else 0

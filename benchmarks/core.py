@@ -26,31 +26,22 @@ not held to the 80 us figure.
 
 from __future__ import annotations
 
-import argparse
 import sqlite3
-import sys
-import tempfile
 from collections.abc import Callable
 from contextlib import closing
-from pathlib import Path
 from typing import Any
 
 from _common import (
     ShopIds,
     Target,
-    build_report,
-    load_shop,
     measure_interleaved,
     measure_pair,
-    print_results,
     result_row,
     seed_connection,
-    write_report,
+    shop_suite_main,
 )
 
 from simulator import Domain, Episode
-
-SIZES = (1_000, 10_000, 100_000)
 
 #: place_order calls made before `digest()` is timed (a short rollout: ~60 changed rows)
 DIGEST_WRITES = 10
@@ -244,35 +235,9 @@ def bench_size(domain: Domain, ids: ShopIds, rows: int, reps: int, seconds: floa
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--json", metavar="PATH", help="write the report as JSON here")
-    parser.add_argument("--quick", action="store_true", help="1k rows only, few repetitions (smoke test)")
-    parser.add_argument("--sizes", help="comma-separated seed row counts (default 1000,10000,100000)")
-    parser.add_argument("--reps", type=int, help="timed repetitions per operation (default 2000; quick 200)")
-    parser.add_argument(
-        "--seconds", type=float, help="time budget per operation pair, seconds (default 4; quick 0.5)"
+    return shop_suite_main(
+        "core", __doc__, bench_size, TARGETS, argv, reps=2000, quick_reps=200, warmup=100, quick_warmup=20
     )
-    parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
-    args = parser.parse_args(argv)
-
-    sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else ([1_000] if args.quick else SIZES)
-    reps = args.reps or (200 if args.quick else 2000)
-    seconds = args.seconds or (0.5 if args.quick else 4.0)
-    warmup = 20 if args.quick else 100
-
-    results: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory(prefix="toolgym-bench-") as tmp:
-        for rows in sizes:
-            print(f"core: {rows:,} rows ...", file=sys.stderr, flush=True)
-            domain, ids = load_shop(Path(tmp), rows)
-            results.extend(bench_size(domain, ids, rows, reps, seconds, warmup))
-            del domain
-    report = build_report("core", results, TARGETS, quick=args.quick, reps=reps, seconds=seconds)
-    print_results(report)
-    if args.json:
-        write_report(report, args.json)
-    missed = [t for t in report["targets"] if not t["ok"]]
-    return 1 if args.check and missed else 0
 
 
 if __name__ == "__main__":

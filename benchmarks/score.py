@@ -19,28 +19,20 @@ grows with the database: the ratio falls as N grows. Target: diff <= 1 ms median
 
 from __future__ import annotations
 
-import argparse
-import sys
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from _common import (
     ShopIds,
     Target,
-    build_report,
-    load_shop,
     measure_pair,
-    print_results,
     result_row,
-    write_report,
+    shop_suite_main,
 )
 
 from scoring import Rollout, RolloutCall, diff_states, expected_episode, replay, score_rollout
 from simulator import Domain
 from simulator.spec import Call, Task
 
-SIZES = (1_000, 10_000, 100_000)
 TARGETS = (Target("diff", "median_us", 1000.0, "diff of a ~20-row change <= 1 ms median"),)
 IGNORE = ["orders.created_at"]  # the clock depends on the order of the writes
 
@@ -116,35 +108,18 @@ def bench_size(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--json", metavar="PATH", help="write the report as JSON here")
-    parser.add_argument("--quick", action="store_true", help="1k rows only, few repetitions (smoke test)")
-    parser.add_argument("--sizes", help="comma-separated seed row counts (default 1000,10000,100000)")
-    parser.add_argument("--reps", type=int, help="timed repetitions per operation (default 1000; quick 100)")
-    parser.add_argument(
-        "--seconds", type=float, help="time budget per operation pair, seconds (default 4; quick 0.5)"
+    return shop_suite_main(
+        "score",
+        __doc__,
+        bench_size,
+        TARGETS,
+        argv,
+        reps=1000,
+        quick_reps=100,
+        warmup=50,
+        quick_warmup=10,
+        changed_rows=20,
     )
-    parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
-    args = parser.parse_args(argv)
-    sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else ([1_000] if args.quick else SIZES)
-    reps = args.reps or (100 if args.quick else 1000)
-    seconds = args.seconds or (0.5 if args.quick else 4.0)
-    warmup = 10 if args.quick else 50
-    results: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory(prefix="toolgym-bench-") as tmp:
-        for rows in sizes:
-            print(f"score: {rows:,} rows ...", file=sys.stderr, flush=True)
-            domain, ids = load_shop(Path(tmp), rows)
-            results.extend(bench_size(domain, ids, rows, reps, seconds, warmup))
-            del domain
-    report = build_report(
-        "score", results, TARGETS, quick=args.quick, reps=reps, seconds=seconds, changed_rows=20
-    )
-    print_results(report)
-    if args.json:
-        write_report(report, args.json)
-    missed = [t for t in report["targets"] if not t["ok"]]
-    return 1 if args.check and missed else 0
 
 
 if __name__ == "__main__":

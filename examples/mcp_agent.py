@@ -27,6 +27,7 @@ import time
 import uuid
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import mcp
 from mcp import StdioServerParameters
@@ -83,7 +84,9 @@ def free_port() -> int:
 
 async def over_http(url: str, runs: Path | None) -> None:
     session = f"agent-{uuid.uuid4().hex[:8]}"  # names this session and its transcript
-    async with mcp.Client(f"{url}?session={session}&task={TASK}") as client:
+    parts = urlsplit(url)
+    query = urlencode({"task": TASK, **dict(parse_qsl(parts.query)), "session": session})
+    async with mcp.Client(urlunsplit(parts._replace(query=query))) as client:
         print(f"connected over HTTP (protocol {client.protocol_version})")
         await agent(client)
     where = runs if runs is not None else Path("<the server's --runs folder>")

@@ -29,14 +29,14 @@ class DomainHealth(BaseModel):
     infra_errors: int = 0
     injected: int = 0
     timeouts: int = 0
-    error_rate: float = Field(0.0, description="calls that failed for any reason / calls")
+    error_rate: float = Field(default=0.0, description="calls that failed for any reason / calls")
     infra_error_rate: float = Field(
-        0.0, description="infrastructure failures (injected, infra, internal) / calls"
+        default=0.0, description="infrastructure failures (injected, infra, internal) / calls"
     )
     timeout_rate: float = 0.0
     rollouts: int = 0
     infra_failed_rollouts: int = 0
-    infra_failure_rate: float = Field(0.0, description="rollouts kept out of rewards / rollouts")
+    infra_failure_rate: float = Field(default=0.0, description="rollouts kept out of rewards / rollouts")
     mean_reward: float | None = None
     reward_histogram: list[int] = Field(default_factory=list, description=f"{BINS} bins over [0, 1]")
     pass_rate_histogram: list[int] = Field(
@@ -117,7 +117,7 @@ def health(runs: str | Path, results: str | Path | None = None, threshold: float
 def _bars(values: list[int], label: str) -> str:
     """An inline SVG bar chart of histogram counts over [0, 1]."""
     width, height, pad = 320, 120, 18
-    top = max(values) if values and max(values) else 1
+    top = max(values, default=0) or 1
     bar = (width - 2 * pad) / max(1, len(values))
     parts = [f'<svg width="{width}" height="{height + 30}" role="img" aria-label="{html.escape(label)}">']
     for i, v in enumerate(values):

@@ -1,9 +1,10 @@
 """Reachable facts: every identifier a gold call uses must be knowable by the agent.
 
 An identifier is an argument value that is a key (or a unique value) of some table, in the seed or
-created by an earlier gold call. It is reachable when it appears in the task's instruction or in the
-result of an earlier gold call (or the call refers to that result with `$calls.N`). Otherwise an
-agent could only guess it: the task is `unreachable-fact`.
+created by an earlier gold call. It is reachable when it appears in the task's instruction, in the
+result of an earlier gold call (or the call refers to that result with `$calls.N`), or in what the
+domain tells anyone without being asked for anything (the results of read tools that need no
+arguments, e.g. a product catalogue). Otherwise an agent could only guess it: `unreachable-fact`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from simulator import Domain
+from simulator import Domain, ToolgymError
 from simulator.gold import GoldOutcome
 from simulator.spec import Task
 
@@ -48,10 +49,30 @@ def _mentions(text: str, value: str) -> bool:
     return re.search(pattern, text, flags=re.IGNORECASE) is not None
 
 
+_AMBIENT: dict[str, str] = {}
+
+
+def ambient(domain: Domain) -> str:
+    """What the read tools that need no arguments return on the seed state (as JSON text)."""
+    key = domain.fingerprint()
+    if key not in _AMBIENT:
+        parts = []
+        with domain.episode() as ep:
+            for name, tool in sorted(domain.tools.items()):
+                if tool.writes or tool.spec.input_schema.get("required"):
+                    continue
+                try:
+                    parts.append(json.dumps(ep.call(name, {}), ensure_ascii=False, default=str))
+                except ToolgymError:
+                    continue
+        _AMBIENT[key] = "\n".join(parts)
+    return _AMBIENT[key]
+
+
 def unreachable(domain: Domain, task: Task, outcomes: list[GoldOutcome], ids: set[str]) -> list[str]:
     """Identifiers used by gold calls that neither the instruction nor an earlier result reveals."""
     problems: list[str] = []
-    seen_results = ""
+    seen_results = ambient(domain)
     created: set[str] = set()
     for i, (call, outcome) in enumerate(zip(task.calls, outcomes, strict=True)):
         for value in _strings(

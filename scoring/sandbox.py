@@ -20,13 +20,14 @@ class NetworkBlocked(OSError):
 def no_network() -> Iterator[list[str]]:
     """Block outbound sockets and name resolution; yields the list of attempts (as text)."""
     attempts: list[str] = []
-    saved = (
-        socket.socket.connect,
-        socket.socket.connect_ex,
-        socket.create_connection,
-        socket.getaddrinfo,
-        socket.gethostbyname,
-    )
+    patched: list[tuple[Any, str, str]] = [
+        (socket.socket, "connect", "socket.connect"),
+        (socket.socket, "connect_ex", "socket.connect_ex"),
+        (socket, "create_connection", "create_connection"),
+        (socket, "getaddrinfo", "getaddrinfo"),
+        (socket, "gethostbyname", "gethostbyname"),
+    ]
+    saved = [(owner, name, getattr(owner, name)) for owner, name, _ in patched]
 
     def refuse(what: str) -> Any:
         def blocked(*args: Any, **kwargs: Any) -> Any:
@@ -36,18 +37,10 @@ def no_network() -> Iterator[list[str]]:
 
         return blocked
 
-    socket.socket.connect = refuse("socket.connect")  # type: ignore[method-assign]
-    socket.socket.connect_ex = refuse("socket.connect_ex")  # type: ignore[method-assign]
-    socket.create_connection = refuse("create_connection")  # type: ignore[assignment]
-    socket.getaddrinfo = refuse("getaddrinfo")  # type: ignore[assignment]
-    socket.gethostbyname = refuse("gethostbyname")  # type: ignore[assignment]
+    for owner, name, what in patched:
+        setattr(owner, name, refuse(what))
     try:
         yield attempts
     finally:
-        (
-            socket.socket.connect,
-            socket.socket.connect_ex,
-            socket.create_connection,
-            socket.getaddrinfo,
-            socket.gethostbyname,
-        ) = saved  # type: ignore[method-assign,assignment]
+        for owner, name, original in saved:
+            setattr(owner, name, original)

@@ -88,7 +88,8 @@ def read_records(text: str, source: str | None) -> tuple[list[Record], dict[str,
         if isinstance(doc, list):
             return _records(doc, "message", source), {}
         if isinstance(doc, dict) and isinstance(doc.get("messages"), list):
-            block = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+            metadata = doc.get("metadata")
+            block = metadata if isinstance(metadata, dict) else {}
             meta = {**block, **{k: v for k, v in doc.items() if k != "messages"}}
             return _records(doc["messages"], "message", source), meta
         if isinstance(doc, dict):

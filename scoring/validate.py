@@ -19,9 +19,10 @@ checks of one task run in one worker. `--executor ray` runs the same units on a 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import BaseModel, Field
 
@@ -39,6 +40,10 @@ from .rollout import Rollout, RolloutCall
 from .sandbox import NetworkBlocked, no_network
 from .score import score_rollout
 
+if TYPE_CHECKING:
+    from .executor import Executor
+
+#: A task's verdict: valid, or the first check (in this order: most serious first) it fails.
 Status = Literal[
     "valid",
     "broken-gold",
@@ -49,15 +54,7 @@ Status = Literal[
     "order-sensitive",
     "unreachable-fact",
 ]
-ORDER: list[Status] = [
-    "broken-gold",
-    "flaky",
-    "network",
-    "no-op-passes",
-    "weak-verifier",
-    "order-sensitive",
-    "unreachable-fact",
-]
+ORDER: list[Status] = [s for s in get_args(Status) if s != "valid"]
 
 
 class Finding(BaseModel):
@@ -365,10 +362,10 @@ def _combine(first: TaskValidation, reruns: list[TaskValidation]) -> TaskValidat
 
 
 def validate_domains(
-    refs: list[str | Path],
+    refs: Sequence[str | Path],
     reruns: int = 2,
     workers: int = 1,
-    executor: Literal["local", "ray"] = "local",
+    executor: Executor = "local",
     on_result: Any = None,
 ) -> ValidationReport:
     """Validate every task of every domain. `on_result(domain, TaskValidation | None)` reports progress."""

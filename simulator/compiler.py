@@ -76,7 +76,7 @@ class _Filter:
 
 def _clause(table: sa.Table, f: _Filter, name: str) -> Any:
     col = table.c[f.column]
-    p = sa.bindparam(name)
+    p: sa.BindParameter[Any] = sa.bindparam(name)
     op = f.op
     if op == "eq":
         return col == p
@@ -87,9 +87,10 @@ def _clause(table: sa.Table, f: _Filter, name: str) -> Any:
     if op in ("lt", "le", "gt", "ge"):
         return {"lt": col < p, "le": col <= p, "gt": col > p, "ge": col >= p}[op]
     if op in ("in", "not_in"):
-        members = sa.select(sa.column("value")).select_from(sa.func.json_each(p))
+        members: sa.Select[Any] = sa.select(sa.column("value")).select_from(sa.func.json_each(p))
         return col.in_(members) if op == "in" else sa.or_(col.not_in(members), col.is_(None))
-    zero, one = sa.literal_column("0"), sa.literal_column("1")
+    zero: sa.ColumnClause[Any] = sa.literal_column("0")
+    one: sa.ColumnClause[Any] = sa.literal_column("1")
     if op == "contains":
         return sa.func.instr(col, p) > zero
     if op == "icontains":
@@ -315,22 +316,34 @@ class _CreateRun(_Run):
         return info.decode(stored)
 
 
-@dataclass
-class _UpdateRun(_Run):
+@dataclass(kw_only=True)
+class _TargetedRun(_Run):
+    """An update or delete: on the row of a key (`single`; it must exist, else `error`) or on every
+    row a `where` matches."""
+
     yields = True
     info: TableInfo
     query: _Query
     single: bool
-    sets: dict[str, Compiled]
-    statement: str
     error: Callable[[Env], str]
     bind: str | None
 
-    def run(self, rt: Runtime, env: Env) -> Any:
-        info = self.info
+    def targets(self, rt: Runtime, env: Env) -> list[Any]:
+        """The rows as stored that the step acts on."""
         rows = self.query.fetch(rt, env, 1, 0) if self.single else self.query.run(rt.conn, env)
         if self.single and not rows:
             raise ToolError(self.error(env))
+        return rows
+
+
+@dataclass(kw_only=True)
+class _UpdateRun(_TargetedRun):
+    sets: dict[str, Compiled]
+    statement: str
+
+    def run(self, rt: Runtime, env: Env) -> Any:
+        info = self.info
+        rows = self.targets(rt, env)
         out = []
         previous = env.get("row", _MISSING)
         try:
@@ -364,20 +377,11 @@ class _UpdateRun(_Run):
         return out[0] if self.single else out
 
 
-@dataclass
-class _DeleteRun(_Run):
-    yields = True
-    info: TableInfo
-    query: _Query
-    single: bool
-    error: Callable[[Env], str]
-    bind: str | None
-
+@dataclass(kw_only=True)
+class _DeleteRun(_TargetedRun):
     def run(self, rt: Runtime, env: Env) -> Any:
         info = self.info
-        rows = self.query.fetch(rt, env, 1, 0) if self.single else self.query.run(rt.conn, env)
-        if self.single and not rows:
-            raise ToolError(self.error(env))
+        rows = self.targets(rt, env)
         out = []
         for raw in rows:
             try:
@@ -694,13 +698,13 @@ class _Compiler:
             single = bool(step.key)
             q = _Query(info, filters, [], paged=single)
             run = _UpdateRun(
-                info,
-                q,
-                single,
-                sets,
-                statement,
-                self._error(step.error, self._key_default(info, step.key), scope, at),
-                step.bind,
+                info=info,
+                query=q,
+                single=single,
+                error=self._error(step.error, self._key_default(info, step.key), scope, at),
+                bind=step.bind,
+                sets=sets,
+                statement=statement,
             )
         elif isinstance(step, DeleteStep):
             info = self.table(step.table, at)
@@ -710,11 +714,11 @@ class _Compiler:
             single = bool(step.key)
             q = _Query(info, self.filters(info, step.key, step.where, scope, at), [], paged=single)
             run = _DeleteRun(
-                info,
-                q,
-                single,
-                self._error(step.error, self._key_default(info, step.key), scope, at),
-                step.bind,
+                info=info,
+                query=q,
+                single=single,
+                error=self._error(step.error, self._key_default(info, step.key), scope, at),
+                bind=step.bind,
             )
         elif isinstance(step, RequireStep):
             run = _RequireRun(
@@ -737,6 +741,7 @@ class _Compiler:
             run = _ReturnRun(self.expr(step.result, scope, f"{at}.return"))
         else:  # pragma: no cover - the spec's discriminator admits nothing else
             raise CompileError(at, f"unknown step {step!r}")
+        bind: str | None
         if isinstance(step, LetStep):
             bind = step.let
         elif isinstance(step, ForEachStep):

@@ -8,6 +8,7 @@ rejects, callers ask jsonschema for the wording of the error, so messages are js
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Callable
 from typing import Any
@@ -83,9 +84,9 @@ def _equal(a: Any, b: Any) -> bool:
 
 def _compile(schema: Any) -> Check:
     if schema is True or schema == {}:
-        return lambda v: True
+        return _always
     if schema is False:
-        return lambda v: False
+        return _never
     if not isinstance(schema, dict) or set(schema) - _SUPPORTED:
         raise _Unsupported
     checks: list[Check] = []
@@ -94,71 +95,136 @@ def _compile(schema: Any) -> Check:
         if any(n not in _TYPES for n in names):
             raise _Unsupported
         tests = [_TYPES[n] for n in names]
-        checks.append(tests[0] if len(tests) == 1 else (lambda v, tests=tests: any(t(v) for t in tests)))
+        checks.append(tests[0] if len(tests) == 1 else _any_of(tests))
     if "enum" in schema:
-        options = list(schema["enum"])
-        checks.append(lambda v, options=options: any(_equal(v, o) for o in options))
+        checks.append(_in_enum(list(schema["enum"])))
     if "const" in schema:
-        const = schema["const"]
-        checks.append(lambda v, const=const: _equal(v, const))
+        checks.append(_equal_to(schema["const"]))
     _numbers(schema, checks)
     _strings(schema, checks)
     _arrays(schema, checks)
     _objects(schema, checks)
     if len(checks) == 1:
         return checks[0]
-    return lambda v: all(c(v) for c in checks)
+    return _all_of(checks)
+
+
+def _always(v: Any) -> bool:
+    return True
+
+
+def _never(v: Any) -> bool:
+    return False
+
+
+def _any_of(tests: list[Check]) -> Check:
+    def check(v: Any) -> bool:
+        return any(t(v) for t in tests)
+
+    return check
+
+
+def _all_of(checks: list[Check]) -> Check:
+    def check(v: Any) -> bool:
+        return all(c(v) for c in checks)
+
+    return check
+
+
+def _in_enum(options: list[Any]) -> Check:
+    def check(v: Any) -> bool:
+        return any(_equal(v, o) for o in options)
+
+    return check
+
+
+def _equal_to(const: Any) -> Check:
+    def check(v: Any) -> bool:
+        return _equal(v, const)
+
+    return check
 
 
 def _num(v: Any) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool)
 
 
+def _bounded(test: Callable[[Any, Any], bool], bound: Any) -> Check:
+    """Numbers must pass `test(value, bound)`; anything else passes (as in JSON Schema)."""
+
+    def check(v: Any) -> bool:
+        return not _num(v) or test(v, bound)
+
+    return check
+
+
+def _min_length(kind: type[str] | type[list[Any]], n: int) -> Check:
+    """Values of `kind` (str or list) must have at least n items; anything else passes."""
+
+    def check(v: Any) -> bool:
+        return not isinstance(v, kind) or len(v) >= n
+
+    return check
+
+
+def _max_length(kind: type[str] | type[list[Any]], n: int) -> Check:
+    """Values of `kind` (str or list) must have at most n items; anything else passes."""
+
+    def check(v: Any) -> bool:
+        return not isinstance(v, kind) or len(v) <= n
+
+    return check
+
+
 def _numbers(schema: dict[str, Any], checks: list[Check]) -> None:
     for key, test in (
-        ("minimum", lambda v, b: v >= b),
-        ("maximum", lambda v, b: v <= b),
-        ("exclusiveMinimum", lambda v, b: v > b),
-        ("exclusiveMaximum", lambda v, b: v < b),
+        ("minimum", operator.ge),
+        ("maximum", operator.le),
+        ("exclusiveMinimum", operator.gt),
+        ("exclusiveMaximum", operator.lt),
     ):
         if key in schema:
             bound = schema[key]
             if not _num(bound):
                 raise _Unsupported
-            checks.append(lambda v, bound=bound, test=test: not _num(v) or test(v, bound))
+            checks.append(_bounded(test, bound))
 
 
 def _strings(schema: dict[str, Any], checks: list[Check]) -> None:
     if "minLength" in schema:
-        n = schema["minLength"]
-        checks.append(lambda v, n=n: not isinstance(v, str) or len(v) >= n)
+        checks.append(_min_length(str, schema["minLength"]))
     if "maxLength" in schema:
-        n = schema["maxLength"]
-        checks.append(lambda v, n=n: not isinstance(v, str) or len(v) <= n)
+        checks.append(_max_length(str, schema["maxLength"]))
     if "pattern" in schema:
         try:
             pattern = re.compile(schema["pattern"])
         except re.error as exc:
             raise _Unsupported from exc
-        checks.append(lambda v, p=pattern: not isinstance(v, str) or p.search(v) is not None)
+
+        def matches(v: Any) -> bool:
+            return not isinstance(v, str) or pattern.search(v) is not None
+
+        checks.append(matches)
 
 
 def _arrays(schema: dict[str, Any], checks: list[Check]) -> None:
     if "items" in schema:
         item = _compile(schema["items"])
-        checks.append(lambda v, item=item: not isinstance(v, list) or all(item(x) for x in v))
+
+        def items_match(v: Any) -> bool:
+            return not isinstance(v, list) or all(item(x) for x in v)
+
+        checks.append(items_match)
     if "minItems" in schema:
-        n = schema["minItems"]
-        checks.append(lambda v, n=n: not isinstance(v, list) or len(v) >= n)
+        checks.append(_min_length(list, schema["minItems"]))
     if "maxItems" in schema:
-        n = schema["maxItems"]
-        checks.append(lambda v, n=n: not isinstance(v, list) or len(v) <= n)
+        checks.append(_max_length(list, schema["maxItems"]))
     if schema.get("uniqueItems") is True:
-        checks.append(
-            lambda v: (
-                not isinstance(v, list) or all(not _equal(a, b) for i, a in enumerate(v) for b in v[i + 1 :])
-            )
-        )
+        checks.append(_unique_items)
+
+
+def _unique_items(v: Any) -> bool:
+    return not isinstance(v, list) or all(not _equal(a, b) for i, a in enumerate(v) for b in v[i + 1 :])
 
 
 def _objects(schema: dict[str, Any], checks: list[Check]) -> None:

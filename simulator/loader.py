@@ -74,7 +74,7 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
     seen: set[Any] = set()
     for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+        key = loader.construct_object(key_node, deep=deep)
         if key in seen:
             raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
         seen.add(key)
@@ -420,7 +420,7 @@ def load_domain(ref: str | Path) -> Domain:
         raise SpecError(loader.problems)  # tables must be sound before tools and seed rows can be checked
     _, infos = build_tables(spec.tables)
     tools = loader.compile_tools(spec, infos)
-    validators = {}
+    validators: dict[str, jsonschema.Draft202012Validator] = {}
     for tool in spec.tools:
         try:
             jsonschema.Draft202012Validator.check_schema(tool.input_schema)

@@ -28,6 +28,7 @@ from simulator.server import (
 )
 from simulator.sessions import check_session_id, resolve_task
 from tests.conftest import FIXTURES
+from tests.helpers import calls_of, records, replay, text
 from toolgym.cli import app
 
 BUNDLED = ("bank", "office", "logistics")
@@ -35,18 +36,6 @@ BUNDLED = ("bank", "office", "logistics")
 
 def run(coro: Any) -> Any:
     return asyncio.run(coro)
-
-
-def records(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-
-
-def calls_of(path: Path) -> list[dict[str, Any]]:
-    return [r for r in records(path) if r["type"] == "call"]
-
-
-def text(result: Any) -> str:
-    return "".join(getattr(c, "text", "") for c in result.content)
 
 
 @pytest.fixture(scope="module")
@@ -256,21 +245,6 @@ def test_instruction_resource_prompt_and_instructions(bank: Domain) -> None:
 # faults, internal errors, transcripts
 
 
-def replay_digest(domain: Domain, path: Path) -> str:
-    """Replay a transcript's calls (injected faults skipped) on a fresh episode; check each result."""
-    header, *rest = records(path)
-    with domain.episode(seed=header["seed"]) as ep:
-        for call in (r for r in rest if r["type"] == "call"):
-            if call["error_kind"] == "injected":
-                continue
-            try:
-                result, ok = ep.call(call["tool"], call["arguments"]), True
-            except ToolError:
-                result, ok = None, False
-            assert ok == call["ok"] and (not ok or json.loads(json.dumps(result)) == call["result"])
-        return ep.digest()
-
-
 def test_fault_injection_is_seeded_labelled_and_harmless(shop: Domain, tmp_path: Path) -> None:
     server = DomainServer(shop, runs=tmp_path, fault_rate=0.3, fault_seed=5)
 
@@ -291,7 +265,7 @@ def test_fault_injection_is_seeded_labelled_and_harmless(shop: Domain, tmp_path:
     (path,) = tmp_path.glob("*.jsonl")
     calls = calls_of(path)
     assert sum(c["error_kind"] == "injected" for c in calls) == failed
-    assert records(path)[-1]["digest"] == replay_digest(shop, path)  # faults changed nothing
+    assert records(path)[-1]["digest"] == replay(shop, path)  # faults changed nothing
     # the same session name and fault seed give the same faults
     registry = server.sessions
     s1 = registry.open("q:t1", "twin-name", None, 0)
@@ -346,7 +320,7 @@ def test_transcript_header_calls_and_end(shop: Domain, tmp_path: Path) -> None:
     assert header["session"] == path.stem and header["transport"] == "memory" and header["started_at"]
     assert first["ok"] and first["result"]["customer_id"].startswith("C-")
     assert not second["ok"] and second["error_kind"] == "tool"
-    assert end["type"] == "end" and end["ended_at"] and end["digest"] == replay_digest(shop, path)
+    assert end["type"] == "end" and end["ended_at"] and end["digest"] == replay(shop, path)
 
 
 def test_stats_from_transcripts(shop: Domain, tmp_path: Path) -> None:

@@ -27,9 +27,10 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from simulator import Domain, ToolError, load_domain
+from simulator import load_domain
 from simulator.server import INJECTED_FAULT, NO_SESSION
 from tests.conftest import FIXTURES
+from tests.helpers import calls_of, records, replay, text
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVE = ["-c", "from toolgym.cli import main; main()", "serve"]
@@ -79,18 +80,6 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-
-
-def records(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def calls_of(path: Path) -> list[dict[str, Any]]:
-    return [r for r in records(path) if r["type"] == "call"]
-
-
-def text(result: Any) -> str:
-    return "".join(getattr(c, "text", "") for c in result.content)
 
 
 def wait_for_ends(runs: Path, count: int, timeout: float = 15.0) -> list[Path]:
@@ -263,22 +252,6 @@ def random_writes(rng: random.Random, tag: str, n: int) -> list[tuple[str, dict[
             email = f"{rng.choice(['a', 'b', 'c'])}@{tag}.example"  # duplicates fail: unique email
             out.append(("add_customer", {"name": f"{tag} {k}", "email": email}))
     return out
-
-
-def replay(domain: Domain, path: Path) -> str:
-    """Replay one transcript alone on a fresh episode (injected faults skipped); check each call."""
-    header, *rest = records(path)
-    with domain.episode(seed=header["seed"]) as ep:
-        for call in (r for r in rest if r["type"] == "call"):
-            if call["error_kind"] == "injected":
-                continue
-            try:
-                result, ok, error = ep.call(call["tool"], call["arguments"]), True, None
-            except ToolError as exc:
-                result, ok, error = None, False, str(exc)
-            assert (ok, error) == (call["ok"], call["error"])
-            assert json.loads(json.dumps(result)) == call["result"]
-        return ep.digest()
 
 
 def test_32_concurrent_sessions_replay_to_their_own_digest(tmp_path: Path) -> None:

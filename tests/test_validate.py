@@ -8,7 +8,7 @@ import socket
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from scoring.curate import curate, parse_mix
 from scoring.orders import Footprint, alternative_orders
@@ -130,22 +130,14 @@ def test_validate_domains_with_reruns_in_separate_processes(broken):
     assert domain.fingerprint == load_domain(broken).fingerprint()
 
 
+def validate_cli(domain: Path, manifest_dir: Path, *extra: str) -> Result:
+    """`toolgym validate DOMAIN --reruns 1 --workers 1 --json --manifest-dir DIR [extra]`."""
+    args = ["validate", str(domain), "--reruns", "1", "--workers", "1", "--json"]
+    return CliRunner().invoke(app, [*args, "--manifest-dir", str(manifest_dir), *extra])
+
+
 def test_validate_cli_strict_and_manifest(broken, tmp_path):
-    result = CliRunner().invoke(
-        app,
-        [
-            "validate",
-            str(broken),
-            "--reruns",
-            "1",
-            "--workers",
-            "1",
-            "--json",
-            "--strict",
-            "--manifest-dir",
-            str(tmp_path),
-        ],
-    )
+    result = validate_cli(broken, tmp_path, "--strict")
     assert result.exit_code == 1
     manifest = json.loads((tmp_path / "shop@0.1.0.manifest.json").read_text())
     assert sorted(manifest["valid_tasks"]) == sorted(k for k, v in EXPECTED.items() if v == "valid")
@@ -205,23 +197,7 @@ def test_score_refuses_tasks_outside_the_manifest(broken, tmp_path):
     from simulator.transcript import FileSink
 
     runner = CliRunner()
-    assert (
-        runner.invoke(
-            app,
-            [
-                "validate",
-                str(broken),
-                "--reruns",
-                "1",
-                "--workers",
-                "1",
-                "--json",
-                "--manifest-dir",
-                str(tmp_path),
-            ],
-        ).exit_code
-        == 0
-    )
+    assert validate_cli(broken, tmp_path).exit_code == 0
     manifest = tmp_path / "shop@0.1.0.manifest.json"
     domain = load_domain(broken)
     for task_id in ("good", "no-op"):

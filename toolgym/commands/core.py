@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -21,7 +21,7 @@ def domains(as_json: JsonOpt = False) -> None:
 
     Example: toolgym domains --json
     """
-    rows = []
+    rows: list[dict[str, Any]] = []
     for folder in list_domain_dirs():
         try:
             d = load_domain(folder)

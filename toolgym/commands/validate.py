@@ -10,6 +10,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from scoring.executor import EXECUTORS
 from scoring.validate import ValidationReport, manifest, validate_domains
 from simulator import ToolgymError, load_domain
 
@@ -47,7 +48,8 @@ def validate(
 
     Example: toolgym validate bank office --reruns 3 --workers 2 --manifest-dir runs/manifests
     """
-    if executor not in ("local", "ray"):
+    chosen = next((e for e in EXECUTORS if e == executor), None)
+    if chosen is None:
         raise fail(f"--executor must be local or ray, not {executor!r}")
     try:
         total = sum(len(load_domain(d).tasks) for d in domains) * reruns
@@ -67,9 +69,9 @@ def validate(
             domains,
             reruns=reruns,
             workers=workers,
-            executor=executor,
+            executor=chosen,
             on_result=lambda *_: progress.advance(bar),
-        )  # type: ignore[arg-type]
+        )
     if manifest_dir is not None:
         manifest_dir.mkdir(parents=True, exist_ok=True)
         for result in report.domains:
