@@ -1123,12 +1123,17 @@ no `communicate_info`. In toolgym doing nothing passes them, and `toolgym valida
 - 10, 12 and 50 were no-op tasks too (a transfer was the whole outcome); with `handoffs` they are not
   any more: the transfer is the expected change. (26 has a transfer and a return.)
 
-Other findings of `toolgym validate` that come from tau2's tasks as shipped: `unreachable-fact` on 56
-tasks (tau2's gold lists only the writes of many tasks, so an order or item id first appears in a
-write; the lookups an agent makes to find it are not gold calls), and `weak-verifier` on tasks 22 and
-110 (a `modify_user_address` gold call that the final state cannot tell from none: 110 sets the address
-the user already has; in 22 a later call restores it) and on the four transfers (the summary is ignored
-by design).
+Other findings of `toolgym validate` that come from tau2's tasks as shipped (validate reports 56 valid,
+52 `unreachable-fact`, 4 `no-op-passes`, 2 `weak-verifier`):
+- `unreachable-fact` on 52 tasks: tau2's gold lists only some of the calls, so an order or item id first
+  appears in a write (e.g. task 36 modifies `#W9348897`, which neither the instruction nor an earlier gold
+  call shows). An agent can still learn such ids through tools the gold solution skips
+  (`get_user_details`, `get_order_details`), so these are gaps in the peer's gold solutions, not tasks an
+  agent cannot solve. (Ids that argument-less read tools reveal, like `list_all_product_types`, count as
+  known.)
+- `weak-verifier` on tasks 22 and 110: a `modify_user_address` gold call that the final state cannot tell
+  from none (110 sets the address the user already has; in 22 a later call restores it).
+- Transfer summaries are marked `free` (the agent words them), so they are not flagged.
 
 ## Workarounds the language still forces
 
