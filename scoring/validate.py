@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import BaseModel, Field
 
-from simulator import Domain, TaskError, load_domain
+from simulator import Domain, TaskError, ToolError, load_domain
 from simulator.gold import GoldOutcome, replay_gold, resolve_arguments
 from simulator.manifest import Manifest
 from simulator.spec import Task
@@ -187,7 +187,7 @@ def _rerun_in_order(
             calls.append((call.name, args))
             try:
                 results[k] = ep.call(call.name, args)
-            except Exception:  # noqa: BLE001 - a failing call in another order is what the scorer judges
+            except ToolError:  # a call failing in another order is what the scorer judges
                 results[k] = None
         return calls
 

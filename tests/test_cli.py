@@ -41,6 +41,6 @@ def test_call_prints_result_or_error():
 
 
 def test_every_command_has_help_with_an_example():
-    for name in ("domains", "check", "call"):
+    for name in ("domains", "check", "call", "serve", "stats", "score", "validate", "curate", "report"):
         result = runner.invoke(app, [name, "--help"])
         assert result.exit_code == 0 and "Example" in result.stdout
