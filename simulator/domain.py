@@ -15,10 +15,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .compiler import CompiledTool
 from .errors import TaskError
 from .fastschema import compile_check
 from .spec import DomainSpec, Task, Tool
+from .steps import CompiledTool
 from .tables import META_TABLES, TableInfo, ddl
 
 if TYPE_CHECKING:

@@ -19,11 +19,12 @@ import jsonschema
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from .compiler import CompiledTool, CompileError, compile_tool
+from .compiler import CompileError, compile_tool
 from .domain import Domain
 from .errors import Problem, SpecError
 from .fastschema import unknown_keywords
 from .spec import Clock, Column, DomainSpec, Table, Task, Tool
+from .steps import CompiledTool
 from .tables import TableInfo, ValueProblem, add_indexes, build_tables
 
 BUNDLED = Path(__file__).resolve().parent.parent / "domains"

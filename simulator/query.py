@@ -1,0 +1,164 @@
+"""Reading rows: compiled selects over one table, and the runtime interface steps run against.
+
+A `Query` holds a step's filters; it compiles one SQL statement per combination of filters that are
+present (a filter whose value is null is skipped), on first use, and caches it. A lookup by primary
+key goes through the running call's row cache, so a row read and then updated in the same call is
+read once.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import sqlalchemy as sa
+
+from .expr import Compiled, Env
+from .tables import TableInfo, sql
+
+
+class Runtime(Protocol):
+    """What a running step needs from its episode."""
+
+    conn: sqlite3.Connection
+    cache: dict[tuple[str, Any], Any]  # rows as stored, read or written during the current call
+    # when a set, reads are recorded: (table, key), or (table, "*") for a scan
+    reads: set[tuple[str, Any]] | None
+
+    def now(self) -> str: ...
+    def next_id(self, table: TableInfo) -> Any: ...
+    def changed(self, table: str, pk: Any) -> None: ...
+
+
+MISSING = object()
+
+
+@dataclass
+class CompiledFilter:
+    """`column OP value`, the value an expression of the call's environment."""
+
+    column: str
+    op: str
+    value: Compiled
+    skip_if_null: bool
+    encode: Callable[[Any], Any]
+
+
+def _clause(table: sa.Table, f: CompiledFilter, name: str) -> Any:
+    col = table.c[f.column]
+    p: sa.BindParameter[Any] = sa.bindparam(name)
+    op = f.op
+    if op == "eq":
+        return col == p
+    if op == "ieq":
+        return sa.func.lower(col) == sa.func.lower(p)
+    if op == "ne":
+        return col.is_distinct_from(p)
+    if op in ("lt", "le", "gt", "ge"):
+        return {"lt": col < p, "le": col <= p, "gt": col > p, "ge": col >= p}[op]
+    if op in ("in", "not_in"):
+        members: sa.Select[Any] = sa.select(sa.column("value")).select_from(sa.func.json_each(p))
+        return col.in_(members) if op == "in" else sa.or_(col.not_in(members), col.is_(None))
+    zero: sa.ColumnClause[Any] = sa.literal_column("0")
+    one: sa.ColumnClause[Any] = sa.literal_column("1")
+    if op == "contains":
+        return sa.func.instr(col, p) > zero
+    if op == "icontains":
+        return sa.func.instr(sa.func.lower(col), sa.func.lower(p)) > zero
+    if op == "prefix":
+        return sa.func.substr(col, one, sa.func.length(p)) == p
+    raise AssertionError(op)
+
+
+class Query:
+    """A select over one table with optional filters; one compiled statement per filter combination."""
+
+    def __init__(
+        self,
+        info: TableInfo,
+        filters: list[CompiledFilter],
+        order_by: list[str],
+        paged: bool,
+        count: bool = False,
+        total: str | None = None,
+    ):
+        self.info = info
+        self.filters = filters
+        self.order_by = order_by
+        self.paged = paged
+        self.count = count or total is not None
+        self.total = total
+        self._cache: dict[tuple[int, ...], str] = {}
+        only = filters[0] if len(filters) == 1 else None
+        pk_lookup = only is not None and only.column == info.pk and only.op == "eq" and not only.skip_if_null
+        self.by_pk = only if pk_lookup and not order_by and not self.count else None
+
+    def _statement(self, active: tuple[int, ...]) -> str:
+        text = self._cache.get(active)
+        if text is None:
+            t = self.info.sa_table
+            if self.total is not None:
+                stmt = sa.select(sa.func.coalesce(sa.func.sum(t.c[self.total]), sa.literal_column("0")))
+            elif self.count:
+                stmt = sa.select(sa.func.count()).select_from(t)
+            else:
+                stmt = sa.select(*t.c)
+            for i in active:
+                stmt = stmt.where(_clause(t, self.filters[i], f"f{i}"))
+            if not self.count:
+                for key in self.order_by:
+                    desc = key.startswith("-")
+                    col = t.c[key.lstrip("-")]
+                    stmt = stmt.order_by(col.desc() if desc else col.asc())
+                stmt = stmt.order_by(t.c[self.info.pk].asc())
+                if self.paged:
+                    stmt = stmt.limit(sa.bindparam("limit")).offset(sa.bindparam("offset"))
+            text = self._cache[active] = sql(stmt)
+        return text
+
+    def params(self, env: Env) -> tuple[tuple[int, ...], dict[str, Any]]:
+        active: list[int] = []
+        params: dict[str, Any] = {}
+        for i, f in enumerate(self.filters):
+            value = f.value(env)
+            if value is None and f.skip_if_null:
+                continue
+            active.append(i)
+            if f.op in ("in", "not_in"):
+                values = value if isinstance(value, list) else [value]
+                params[f"f{i}"] = json.dumps([f.encode(v) for v in values])
+            else:
+                params[f"f{i}"] = f.encode(value)
+        return tuple(active), params
+
+    def fetch(self, rt: Runtime, env: Env, limit: int | None = None, offset: int = 0) -> list[Any]:
+        """Rows as stored. A lookup by primary key goes through the call's row cache."""
+        if self.by_pk is not None and offset == 0 and (limit is None or limit > 0):
+            key = self.by_pk.encode(self.by_pk.value(env))
+            if key is None:
+                return []
+            cached = rt.cache.get((self.info.name, key), MISSING)
+            if cached is MISSING:
+                cached = rt.conn.execute(self.info.select_by_pk, {"pk": key}).fetchone()
+                rt.cache[(self.info.name, key)] = cached
+            return [] if cached is None else [cached]
+        return self.run(rt.conn, env, limit, offset)
+
+    def run(self, conn: sqlite3.Connection, env: Env, limit: int | None = None, offset: int = 0) -> list[Any]:
+        active, params = self.params(env)
+        if self.paged:
+            params["limit"] = limit
+            params["offset"] = offset
+        return conn.execute(self._statement(active), params).fetchall()
+
+
+def key_encoder(info: TableInfo, column: str) -> Callable[[Any], Any]:
+    kind = info.spec.columns[column].type
+    if kind == "boolean":
+        return lambda v: int(v) if isinstance(v, bool) else v
+    if kind == "json":
+        return lambda v: json.dumps(v, separators=(",", ":"))
+    return lambda v: v

@@ -1,0 +1,337 @@
+"""Runnable steps: what a compiled operation is made of, and how a call runs them.
+
+Each step kind of the operation language has a runnable class here; `run_steps` runs a list of them
+against an episode (the `Runtime`) and an environment of bound names. `CompiledTool.execute` is a
+tool call's whole operation.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import ToolError
+from .expr import Compiled, Env, EvalError
+from .query import MISSING, Query, Runtime
+from .spec import Tool
+from .tables import TableInfo, ValueProblem
+
+
+class Run:
+    """A runnable step. `yields`: True for a data step, whose value the call returns when it is
+    the last step; None for a step that yields only a non-null value; False otherwise."""
+
+    bind: str | None = None
+    yields: bool | None = False
+
+    def run(self, rt: Runtime, env: Env) -> Any:
+        raise NotImplementedError
+
+
+class ReturnSignal(Exception):
+    def __init__(self, value: Any):
+        self.value = value
+
+
+@dataclass
+class GetRun(Run):
+    yields = True
+    info: TableInfo
+    query: Query
+    error: Callable[[Env], str]
+    optional: bool
+    bind: str | None
+
+    def run(self, rt: Runtime, env: Env) -> Any:
+        rows = self.query.fetch(rt, env, 1, 0)
+        if rt.reads is not None:
+            rt.reads.add((self.info.name, rows[0][self.info.pk_index] if rows else "*"))
+        if not rows:
+            if self.optional:
+                return None
+            raise ToolError(self.error(env))
+        return self.info.decode(rows[0])
+
+
+@dataclass
+class ListRun(Run):
+    yields = True
+    info: TableInfo
+    query: Query
+    limit: Compiled | None
+    max_limit: int | None
+    offset: Compiled | None
+    bind: str | None
+
+    def run(self, rt: Runtime, env: Env) -> Any:
+        cap = -1 if self.max_limit is None else self.max_limit  # SQLite: LIMIT -1 is no limit
+        limit = cap
+        if self.limit is not None:
+            asked = self.limit(env)
+            if asked is not None:
+                limit = max(0, int(asked) if cap < 0 else min(int(asked), cap))
+        offset = 0
+        if self.offset is not None:
+            offset = max(0, int(self.offset(env) or 0))
+        if rt.reads is not None:
+            rt.reads.add((self.info.name, "*"))
+        return [self.info.decode(r) for r in self.query.run(rt.conn, env, limit, offset)]
+
+
+@dataclass
+class CountRun(Run):
+    yields = True
+    query: Query
+    bind: str | None
+
+    def run(self, rt: Runtime, env: Env) -> Any:
+        if rt.reads is not None:
+            rt.reads.add((self.query.info.name, "*"))
+        return self.query.run(rt.conn, env)[0][0]
+
+
+def _integrity_message(info: TableInfo, exc: sqlite3.IntegrityError, action: str) -> str:
+    text = str(exc)
+    if "UNIQUE" in text:
+        column = text.rsplit(".", 1)[-1]
+        return f"cannot {action} {info.name}: another row already has this {column}"
+    if "FOREIGN KEY" in text:
+        if action == "delete":
+            return f"cannot delete from {info.name}: other records still refer to this row"
+        return f"cannot {action} {info.name}: a referenced record does not exist"
+    if "CHECK" in text:
+        return f"cannot {action} {info.name}: a value is not allowed ({text})"
+    return f"cannot {action} {info.name}: {text}"
+
+
+@dataclass
+class CreateRun(Run):
+    yields = True
+    info: TableInfo
+    values: dict[str, Compiled]
+    bind: str | None
+
+    def run(self, rt: Runtime, env: Env) -> Any:
+        info = self.info
+        row: dict[str, Any] = {}
+        now: str | None = None
+        for name in info.columns:
+            fn = self.values.get(name)
+            if fn is not None:
+                row[name] = fn(env)
+            else:
+                if now is None:
+                    now = rt.now()
+                row[name] = info.default(name, now)
+        if row[info.pk] is None:
+            row[info.pk] = rt.next_id(info)
+        try:
+            params = {name: info.encode(name, value) for name, value in row.items()}
+        except ValueProblem as exc:
+            raise ToolError(f"invalid value: {exc}") from None
+        try:
+            rt.conn.execute(info.insert, params)
+        except sqlite3.IntegrityError as exc:
+            raise ToolError(_integrity_message(info, exc, "create")) from None
+        rt.changed(info.name, params[info.pk])
+        stored = tuple(params[c] for c in info.columns)
+        rt.cache[(info.name, params[info.pk])] = stored
+        return info.decode(stored)
+
+
+@dataclass(kw_only=True)
+class TargetedRun(Run):
+    """An update or delete: on the row of a key (`single`; it must exist, else `error`) or on every
+    row a `where` matches."""
+
+    yields = True
+    info: TableInfo
+    query: Query
+    single: bool
+    error: Callable[[Env], str]
+    bind: str | None
+
+    def targets(self, rt: Runtime, env: Env) -> list[Any]:
+        """The rows as stored that the step acts on."""
+        rows = self.query.fetch(rt, env, 1, 0) if self.single else self.query.run(rt.conn, env)
+        if self.single and not rows:
+            raise ToolError(self.error(env))
+        return rows
+
+
+@dataclass(kw_only=True)
+class UpdateRun(TargetedRun):
+    sets: dict[str, Compiled]
+    statement: str
+
+    def run(self, rt: Runtime, env: Env) -> Any:
+        info = self.info
+        rows = self.targets(rt, env)
+        out = []
+        previous = env.get("row", MISSING)
+        try:
+            for raw in rows:
+                before = info.decode(raw)
+                env["row"] = before
+                new = {name: fn(env) for name, fn in self.sets.items()}
+                try:
+                    params = {name: info.encode(name, value) for name, value in new.items()}
+                except ValueProblem as exc:
+                    raise ToolError(f"invalid value: {exc}") from None
+                params["pk"] = raw[info.pk_index]
+                try:
+                    rt.conn.execute(self.statement, params)
+                except sqlite3.IntegrityError as exc:
+                    raise ToolError(_integrity_message(info, exc, "update")) from None
+                rt.changed(info.name, raw[info.pk_index])
+                after = dict(before)
+                after.update(info.decode_some(params, new))
+                stored = tuple(params[c] if c in new else v for c, v in zip(info.columns, raw, strict=True))
+                if info.pk in new:
+                    rt.changed(info.name, params[info.pk])
+                    rt.cache[(info.name, raw[info.pk_index])] = None
+                rt.cache[(info.name, stored[info.pk_index])] = stored
+                out.append(after)
+        finally:
+            if previous is MISSING:
+                env.pop("row", None)
+            else:
+                env["row"] = previous
+        return out[0] if self.single else out
+
+
+@dataclass(kw_only=True)
+class DeleteRun(TargetedRun):
+    def run(self, rt: Runtime, env: Env) -> Any:
+        info = self.info
+        rows = self.targets(rt, env)
+        out = []
+        for raw in rows:
+            try:
+                rt.conn.execute(info.delete_by_pk, {"pk": raw[info.pk_index]})
+            except sqlite3.IntegrityError as exc:
+                raise ToolError(_integrity_message(info, exc, "delete")) from None
+            rt.changed(info.name, raw[info.pk_index])
+            rt.cache[(info.name, raw[info.pk_index])] = None
+            out.append(info.decode(raw))
+        return out[0] if self.single else out
+
+
+@dataclass
+class RequireRun(Run):
+    cond: Compiled
+    error: Callable[[Env], str]
+
+    def run(self, rt: Runtime, env: Env) -> Any:
+        if not self.cond(env):
+            raise ToolError(self.error(env))
+        return None
+
+
+@dataclass
+class LetRun(Run):
+    value: Compiled
+    bind: str | None
+
+    def run(self, rt: Runtime, env: Env) -> Any:
+        return self.value(env)
+
+
+@dataclass
+class ForEachRun(Run):
+    items: Compiled
+    name: str
+    index: str | None
+    steps: list[Run]
+    bind: str | None
+
+    def run(self, rt: Runtime, env: Env) -> Any:
+        items = self.items(env)
+        if items is None:
+            items = []
+        if not isinstance(items, list):
+            raise EvalError(f"for_each: expected a list, got {items!r}")
+        collected = []
+        for i, item in enumerate(items):
+            env[self.name] = item
+            if self.index:
+                env[self.index] = i
+            collected.append(run_steps(self.steps, rt, env))
+        return collected
+
+
+@dataclass
+class WhenRun(Run):
+    """Runs the inner step only when the condition holds; binds null otherwise."""
+
+    cond: Compiled
+    inner: Run
+    bind: str | None
+
+    def __post_init__(self) -> None:
+        self.yields = None if self.inner.yields else False
+
+    def run(self, rt: Runtime, env: Env) -> Any:
+        if self.cond(env):
+            return self.inner.run(rt, env)
+        return None
+
+
+@dataclass
+class UseRun(Run):
+    """A fragment: its own environment holding only its parameters (and the clock)."""
+
+    params: dict[str, Compiled]
+    steps: list[Run]
+    bind: str | None
+
+    def run(self, rt: Runtime, env: Env) -> Any:
+        inner: Env = {name: fn(env) for name, fn in self.params.items()}
+        if "now" in env:
+            inner["now"] = env["now"]
+        try:
+            return run_steps(self.steps, rt, inner)
+        except ReturnSignal as signal:
+            return signal.value
+
+
+@dataclass
+class ReturnRun(Run):
+    value: Compiled
+
+    def run(self, rt: Runtime, env: Env) -> Any:
+        raise ReturnSignal(self.value(env))
+
+
+def run_steps(steps: list[Run], rt: Runtime, env: Env) -> Any:
+    last = None
+    for step in steps:
+        value = step.run(rt, env)
+        if step.bind:
+            env[step.bind] = value
+            last = value
+        elif step.yields is True or (step.yields is None and value is not None):
+            last = value
+    return last
+
+
+@dataclass
+class CompiledTool:
+    """A tool ready to run: its spec and its plan."""
+
+    spec: Tool
+    steps: list[Run]
+    uses_now: bool
+    writes: bool
+    tables: set[str] = field(default_factory=set)
+
+    def execute(self, rt: Runtime, arguments: dict[str, Any]) -> Any:
+        env: Env = {"args": arguments}
+        if self.uses_now:
+            env["now"] = rt.now()
+        try:
+            return run_steps(self.steps, rt, env)
+        except ReturnSignal as signal:
+            return signal.value
