@@ -1,23 +1,22 @@
 """The tau2-retail port agrees with tau2-bench's own run of every gold call (../shared/peers/tau2).
 
-The agreement check lives in scripts/port_tau2_retail.py (it is also the generator of the domain
-folder); this test imports that file. It is skipped only when the peer's data is not checked out.
+The agreement check lives in the package scripts/tau2_retail/ (which also generates the domain folder;
+its command line is scripts/port_tau2_retail.py); this test imports the package. It is skipped only
+when the peer's data is not checked out.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
+from scripts import tau2_retail as port
 from simulator import ToolError, load_domain
 from simulator.gold import replay_gold
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "scripts" / "port_tau2_retail.py"
 PEER = ROOT.parent / "shared" / "peers" / "tau2" / "retail"
 DOMAIN = ROOT / "domains" / "tau2-retail"
 
@@ -33,27 +32,13 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _load_script():
-    spec = importlib.util.spec_from_file_location("port_tau2_retail", SCRIPT)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
-def port():
-    return _load_script()
-
-
-@pytest.fixture(scope="module")
-def agreement(port):
+def agreement():
     return port.check_agreement(PEER, DOMAIN)
 
 
 @pytest.fixture(scope="module")
-def expected(port):
+def expected():
     return {rec["task_id"]: rec for rec in port.load_expected(PEER)}
 
 
@@ -99,7 +84,7 @@ def test_read_outputs_agree(agreement):
     assert agreement.outputs_text_ok >= OUTPUTS_AGREEING, figure
 
 
-def test_domain_folder_is_what_the_script_generates(port, tmp_path):
+def test_domain_folder_is_what_the_script_generates(tmp_path):
     """domains/tau2-retail is generated; a hand edit (or a stale build) shows up here."""
     port.build(PEER, tmp_path)
     made = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
