@@ -41,3 +41,29 @@ def test_core_quick_writes_a_report(tmp_path: Path) -> None:
     assert targets == {("episode", "ratio"), ("read", "median_us"), ("write", "median_us")}
     assert all(isinstance(t["ok"], bool) for t in report["targets"])
     assert "read" in proc.stdout  # the table was printed
+
+
+def _suite(tmp_path: Path, script: str, *args: str) -> dict:
+    out = tmp_path / f"{script}.json"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / f"{script}.py"), *args, "--json", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["suite"] == script and report["results"]
+    for row in report["results"]:
+        assert set(row) == RESULT_KEYS and row["median_us"] > 0
+    return report
+
+
+def test_score_peer_and_validate_suites_run(tmp_path: Path) -> None:
+    score = _suite(tmp_path, "score", "--quick")
+    assert {r["name"] for r in score["results"]} == {"diff", "score"}
+    peer = _suite(tmp_path, "peer", "--quick")
+    assert {"episode", "score_task"} <= {r["name"] for r in peer["results"]}
+    validate = _suite(tmp_path, "validate", "--domains", "office", "--reruns", "1")
+    assert all(r["rows"] == 36 for r in validate["results"])
