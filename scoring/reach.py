@@ -4,7 +4,9 @@ An identifier is an argument value that is a key (or a unique value) of some tab
 created by an earlier gold call. It is reachable when it appears in the task's instruction, in the
 result of an earlier gold call (or the call refers to that result with `$calls.N`), or in what the
 domain tells anyone without being asked for anything (the results of read tools that need no
-arguments, e.g. a product catalogue). Otherwise an agent could only guess it: `unreachable-fact`.
+arguments, e.g. a product catalogue), or in what one-argument read tools return for identifiers the
+agent already knows, two lookups deep (a user id -> the user's orders -> an order's items). Otherwise
+an agent could only guess it: `unreachable-fact`.
 """
 
 from __future__ import annotations
@@ -69,21 +71,105 @@ def ambient(domain: Domain) -> str:
     return _AMBIENT[key]
 
 
+def _lookup_tools(domain: Domain) -> list[tuple[str, str]]:
+    """(tool, argument) of every read tool that takes exactly one required string argument."""
+    out = []
+    for name, tool in sorted(domain.tools.items()):
+        schema = tool.spec.input_schema
+        required = schema.get("required") or []
+        if tool.writes or len(required) != 1:
+            continue
+        prop = (schema.get("properties") or {}).get(required[0], {})
+        if prop.get("type") == "string":
+            out.append((name, required[0]))
+    return out
+
+
+_TOKEN = re.compile(r"[^\s\"',:;()\[\]{}]+")
+_REVEALS: dict[tuple[str, str], str] = {}
+_CLOSURES: dict[str, tuple[str, frozenset[str]]] = {}
+
+
+def _tokens(text: str) -> set[str]:
+    """Whitespace/punctuation-separated words, also without a sentence's trailing punctuation."""
+    words = _TOKEN.findall(text)
+    return set(words) | {w.rstrip(".!?") for w in words}
+
+
+def _reveal(domain: Domain, value: str) -> str:
+    """What the one-argument read tools say about `value` on the seed state (cached per domain)."""
+    key = (domain.fingerprint(), value)
+    if key not in _REVEALS:
+        parts = []
+        with domain.episode() as ep:
+            for tool, arg in _lookup_tools(domain):
+                try:
+                    parts.append(json.dumps(ep.call(tool, {arg: value}), ensure_ascii=False, default=str))
+                except ToolgymError:
+                    continue
+        _REVEALS[key] = "\n".join(parts)
+    return _REVEALS[key]
+
+
+def _expand(domain: Domain, start: set[str], ids: set[str], hops: int) -> tuple[str, set[str]]:
+    """Look up the `start` identifiers, then what those lookups reveal, `hops` deep: (text, tokens)."""
+    text = ""
+    tokens: set[str] = set()
+    seen: set[str] = set()
+    frontier = set(start)
+    for _ in range(hops):
+        found = "\n".join(_reveal(domain, v) for v in sorted(frontier - seen))
+        seen |= frontier
+        text += "\n" + found
+        new = _tokens(found)
+        tokens |= new
+        frontier = (new & ids) - seen
+        if not frontier:
+            break
+    return text, tokens
+
+
+def _ambient_closure(domain: Domain, ids: set[str], hops: int) -> tuple[str, frozenset[str]]:
+    """What argument-less read tools say, and what looking up their identifiers reveals (cached)."""
+    key = domain.fingerprint()
+    if key not in _CLOSURES:
+        base = ambient(domain)
+        text, tokens = _expand(domain, _tokens(base) & ids, ids, hops)
+        _CLOSURES[key] = (base + text, frozenset(tokens | _tokens(base)))
+    return _CLOSURES[key]
+
+
+def discoverable(domain: Domain, known_text: str, ids: set[str], value: str, hops: int = 2) -> bool:
+    """Whether `value` turns up when the agent looks up, with one-argument read tools, the identifiers
+    it already knows (those in `known_text` and in what argument-less tools say), `hops` deep."""
+    _, ambient_tokens = _ambient_closure(domain, ids, hops)
+    if value in ambient_tokens:
+        return True
+    _, tokens = _expand(domain, _tokens(known_text) & ids, ids, hops)
+    return value in tokens
+
+
 def unreachable(domain: Domain, task: Task, outcomes: list[GoldOutcome], ids: set[str]) -> list[str]:
-    """Identifiers used by gold calls that neither the instruction nor an earlier result reveals."""
+    """Identifiers used by gold calls that the agent has no way to learn (see the module docstring)."""
     problems: list[str] = []
-    seen_results = ambient(domain)
+    seen_results = ""
     created: set[str] = set()
+    base = ambient(domain)
     for i, (call, outcome) in enumerate(zip(task.calls, outcomes, strict=True)):
-        for value in _strings(
-            call.arguments
-        ):  # literal arguments: `$calls.N` references are reachable by construction
+        for value in _strings(call.arguments):  # `$calls.N` references are reachable by construction
             if value.startswith("$calls.") or (value not in ids and value not in created):
                 continue
-            if not (_mentions(task.instruction, value) or _mentions(seen_results, value)):
-                problems.append(
-                    f"gold call {i} ({call.name}) uses {value!r}, which neither the instruction nor an earlier result mentions"
-                )
+            known = task.instruction + "\n" + seen_results
+            if (
+                _mentions(known, value)
+                or _mentions(base, value)
+                or discoverable(domain, known, ids | created, value)
+            ):
+                continue
+            problems.append(
+                f"gold call {i} ({call.name}) uses {value!r}, which neither the instruction, nor an earlier result, "
+                "nor a lookup of what they mention reveals"
+            )
         if outcome.ok:
             seen_results += "\n" + json.dumps(outcome.result, ensure_ascii=False, default=str)
             created.update(_strings(outcome.result))

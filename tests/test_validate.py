@@ -78,6 +78,11 @@ TASKS = {
         "instruction": "A customer wants their pending order cancelled.",
         "calls": [{"name": "cancel_order", "arguments": {"order_id": "O-0006"}}],
     },
+    "looked-up-id": {
+        "id": "looked-up-id",
+        "instruction": "Customer C-0006 wants their pending order cancelled.",
+        "calls": [{"name": "cancel_order", "arguments": {"order_id": "O-0006"}}],
+    },
     "two-independent": {
         "id": "two-independent",
         "instruction": "C-0002 and C-0006: set notes 'a' on C-0002 and 'b' on C-0006.",
@@ -96,6 +101,7 @@ EXPECTED = {
     "blind-scorer": "weak-verifier",
     "free-memo": "valid",
     "secret-id": "unreachable-fact",
+    "looked-up-id": "valid",  # list_orders(C-0006) reveals it
     "two-independent": "valid",
 }
 
@@ -104,8 +110,20 @@ EXPECTED = {
 def broken(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("v") / "shop"
     shutil.copytree(FIXTURES / "shop", folder)
+    with (folder / "domain.yaml").open("a") as fh:
+        fh.write(LIST_ORDERS)
     (folder / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in TASKS.values()))
     return folder
+
+
+#: a one-argument read tool: an agent who knows a customer id can learn that customer's order ids
+LIST_ORDERS = """
+  - name: list_orders
+    description: A customer's orders.
+    kind: read
+    input_schema: {type: object, properties: {customer_id: {type: string}}, required: [customer_id], additionalProperties: false}
+    operation: {list: orders, where: [{column: customer_id, value: $args.customer_id}]}
+"""
 
 
 @pytest.mark.parametrize("task_id", sorted(EXPECTED))
