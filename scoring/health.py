@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -61,11 +60,6 @@ def _histogram(values: list[float]) -> list[int]:
     return bins
 
 
-def _is_timeout(record: dict[str, Any]) -> bool:
-    text = (record.get("error") or "").lower()
-    return record.get("error_kind") == "timeout" or "timed out" in text or "timeout" in text
-
-
 def health(runs: str | Path, results: str | Path | None = None, threshold: float = 0.05) -> HealthReport:
     metrics = collect(runs)
     by_domain: dict[str, DomainHealth] = {}
@@ -77,14 +71,7 @@ def health(runs: str | Path, results: str | Path | None = None, threshold: float
         d.injected = errors.get("injected", 0)
         d.infra_errors = d.injected + errors.get("infra", 0) + errors.get("internal", 0)
         d.latency_p50_us, d.latency_p99_us = row["latency"]["p50_us"], row["latency"]["p99_us"]
-    from simulator.metrics import read_records
-
-    for session in metrics["sessions"]:
-        ref = f"{session['domain']}@{session['version']}"
-        records, _ = read_records(session["file"])
-        by_domain[ref].timeouts += sum(
-            1 for r in records if r.get("type") == "call" and not r.get("ok") and _is_timeout(r)
-        )
+        d.timeouts = row["timeouts"]
     if results is not None:
         rows = read_results(results)
         stats = task_stats(rows, 0.0, 1.0)

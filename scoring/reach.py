@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from simulator import Domain, ToolgymError
+from simulator import Domain, Episode, ToolgymError
 from simulator.gold import GoldOutcome
 from simulator.spec import Task
 
@@ -34,15 +34,16 @@ def identifiers(domain: Domain) -> set[str]:
     return out
 
 
-def _strings(value: Any) -> Iterator[str]:
+def strings(value: Any) -> Iterator[str]:
+    """Every string inside a JSON value."""
     if isinstance(value, str):
         yield value
     elif isinstance(value, dict):
         for v in value.values():
-            yield from _strings(v)
+            yield from strings(v)
     elif isinstance(value, list):
         for v in value:
-            yield from _strings(v)
+            yield from strings(v)
 
 
 def _mentions(text: str, value: str) -> bool:
@@ -87,6 +88,7 @@ def _lookup_tools(domain: Domain) -> list[tuple[str, str]]:
 
 _TOKEN = re.compile(r"[^\s\"',:;()\[\]{}]+")
 _REVEALS: dict[tuple[str, str], str] = {}
+_READERS: dict[str, tuple[Episode, list[tuple[str, str]]]] = {}
 _CLOSURES: dict[str, tuple[str, frozenset[str]]] = {}
 
 
@@ -100,13 +102,17 @@ def _reveal(domain: Domain, value: str) -> str:
     """What the one-argument read tools say about `value` on the seed state (cached per domain)."""
     key = (domain.fingerprint(), value)
     if key not in _REVEALS:
+        if (
+            domain.fingerprint() not in _READERS
+        ):  # read tools never write: one seed-state episode serves all lookups
+            _READERS[domain.fingerprint()] = (domain.episode(), _lookup_tools(domain))
+        ep, tools = _READERS[domain.fingerprint()]
         parts = []
-        with domain.episode() as ep:
-            for tool, arg in _lookup_tools(domain):
-                try:
-                    parts.append(json.dumps(ep.call(tool, {arg: value}), ensure_ascii=False, default=str))
-                except ToolgymError:
-                    continue
+        for tool, arg in tools:
+            try:
+                parts.append(json.dumps(ep.call(tool, {arg: value}), ensure_ascii=False, default=str))
+            except ToolgymError:
+                continue
         _REVEALS[key] = "\n".join(parts)
     return _REVEALS[key]
 
@@ -156,7 +162,7 @@ def unreachable(domain: Domain, task: Task, outcomes: list[GoldOutcome], ids: se
     created: set[str] = set()
     base = ambient(domain)
     for i, (call, outcome) in enumerate(zip(task.calls, outcomes, strict=True)):
-        for value in _strings(call.arguments):  # `$calls.N` references are reachable by construction
+        for value in strings(call.arguments):  # `$calls.N` references are reachable by construction
             if value.startswith("$calls.") or (value not in ids and value not in created):
                 continue
             known = task.instruction + "\n" + seen_results
@@ -172,5 +178,5 @@ def unreachable(domain: Domain, task: Task, outcomes: list[GoldOutcome], ids: se
             )
         if outcome.ok:
             seen_results += "\n" + json.dumps(outcome.result, ensure_ascii=False, default=str)
-            created.update(_strings(outcome.result))
+            created.update(strings(outcome.result))
     return problems

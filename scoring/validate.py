@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import BaseModel, Field
 
-from simulator import Domain, TaskError, ToolError, load_domain
+from simulator import Domain, Episode, TaskError, ToolError, load_domain
 from simulator.gold import GoldOutcome, replay_gold, resolve_arguments
 from simulator.manifest import Manifest
 from simulator.spec import Task
@@ -34,8 +34,7 @@ from simulator.spec import Task
 from .facts import fact_text
 from .mutate import key_values, mutations
 from .orders import Footprint, alternative_orders
-from .reach import identifiers, unreachable
-from .replay import expected_episode
+from .reach import identifiers, strings, unreachable
 from .rollout import Rollout, RolloutCall
 from .sandbox import NetworkBlocked, no_network
 from .score import score_rollout
@@ -135,41 +134,29 @@ def _rollout(task: Task, calls: list[tuple[str, dict[str, Any]]], message: str |
     )
 
 
-def _traced_gold(domain: Domain, task: Task, seed: int) -> tuple[list[GoldOutcome], list[Footprint], str]:
-    """Replay gold calls one by one, recording what each read and wrote; returns outcomes, footprints, digest."""
-    with domain.episode(seed=seed) as ep:
-        outcomes: list[GoldOutcome] = []
-        prints: list[Footprint] = []
-        results: list[Any] = []
-        for i, call in enumerate(task.calls):
-            single = task.model_copy(
-                update={
-                    "calls": [
-                        call.model_copy(
-                            update={"arguments": resolve_arguments(call.arguments, results, task.id, i)}
-                        )
-                    ]
-                }
-            )
-            before = ep.changes()
-            ep.reads = set()
-            outcome = replay_gold(ep, single)[0]
-            refs = {int(s.split(".")[1]) for s in _strings(call.arguments) if s.startswith("$calls.")}
-            prints.append(Footprint(reads=ep.reads, writes=ep.changes() - before, refs=refs))
-            ep.reads = None
-            outcomes.append(outcome)
-            results.append(outcome.result)
-        return outcomes, prints, ep.digest()
+def _traced_gold(domain: Domain, task: Task, seed: int) -> tuple[Episode, list[GoldOutcome], list[Footprint]]:
+    """Replay the gold calls, recording what each read and wrote. The episode is returned open: it
+    holds the expected state (the caller closes it)."""
+    ep = domain.episode(seed=seed)
+    prints: list[Footprint] = []
+    written = ep.changes()
 
+    def trace(i: int, outcome: GoldOutcome) -> None:
+        nonlocal written
+        now = ep.changes()
+        refs = {int(s.split(".")[1]) for s in strings(task.calls[i].arguments) if s.startswith("$calls.")}
+        prints.append(Footprint(reads=ep.reads or set(), writes=now - written, refs=refs))
+        written = now
+        ep.reads = set()
 
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
+    ep.reads = set()
+    try:
+        outcomes = replay_gold(ep, task, after=trace)
+    except BaseException:
+        ep.close()
+        raise
+    ep.reads = None
+    return ep, outcomes, prints
 
 
 def _rerun_in_order(
@@ -200,7 +187,7 @@ def check_task(path: str, task_id: str, deep: bool = True) -> TaskValidation:
     findings: list[Finding] = []
     with no_network() as attempts:
         try:
-            outcomes, prints, digest = _traced_gold(domain, task, task.seed)
+            expected, outcomes, prints = _traced_gold(domain, task, task.seed)
         except TaskError as exc:
             cause = exc.__cause__
             if isinstance(cause, NetworkBlocked) or attempts:
@@ -213,8 +200,12 @@ def check_task(path: str, task_id: str, deep: bool = True) -> TaskValidation:
                 findings.append(Finding(check="broken-gold", message=str(exc)))
             return _verdict(task_id, findings, None, started)  # the rest needs a gold run
         tried = {"mutations": 0, "orders": 0}
-        if deep:
-            findings += _deep_checks(path, domain, task, outcomes, prints, tried)
+        try:
+            digest = expected.digest()
+            if deep:
+                findings += _deep_checks(path, domain, task, expected, outcomes, prints, tried)
+        finally:
+            expected.close()
         if attempts:
             findings.append(
                 Finding(check="network", message=f"network access attempted: {'; '.join(attempts)}")
@@ -226,6 +217,7 @@ def _deep_checks(
     path: str,
     domain: Domain,
     task: Task,
+    expected: Episode,
     outcomes: list[GoldOutcome],
     prints: list[Footprint],
     tried: dict[str, int],
@@ -244,61 +236,56 @@ def _deep_checks(
         )
     gold_calls = [(o.name, o.arguments) for o in outcomes]
     message = gold_message(task)
-    expected = expected_episode(domain, task, seed)
 
     def reward(calls: list[tuple[str, dict[str, Any]]], final: str | None) -> float | None:
         return score_rollout(domain, _rollout(task, calls, final, seed), task, seed, expected=expected).reward
 
-    try:
-        full = reward(gold_calls, message)
-        if full != 1.0:
-            findings.append(Finding(check="broken-gold", message=f"the gold solution itself scores {full}"))
-            return findings
-        if reward([], "") == 1.0:
+    full = reward(gold_calls, message)
+    if full != 1.0:
+        findings.append(Finding(check="broken-gold", message=f"the gold solution itself scores {full}"))
+        return findings
+    if reward([], "") == 1.0:
+        findings.append(
+            Finding(
+                check="no-op-passes",
+                message="doing nothing scores 1.0: the state cannot tell, and no answer fact is required",
+            )
+        )
+    ids, keys = _ids(path)
+    for i, (call, outcome) in enumerate(zip(task.calls, outcomes, strict=True)):
+        if not domain.tools[call.name].writes or call.expect_error:
+            continue
+        dropped = [c for k, c in enumerate(gold_calls) if k != i]
+        if reward(dropped, message) == 1.0:
             findings.append(
                 Finding(
-                    check="no-op-passes",
-                    message="doing nothing scores 1.0: the state cannot tell, and no answer fact is required",
+                    check="weak-verifier",
+                    message=f"leaving out gold call {i} ({call.name}) still scores 1.0",
                 )
             )
-        ids, keys = _ids(path)
-        for i, (call, outcome) in enumerate(zip(task.calls, outcomes, strict=True)):
-            if not domain.tools[call.name].writes or call.expect_error:
-                continue
-            dropped = [c for k, c in enumerate(gold_calls) if k != i]
-            if reward(dropped, message) == 1.0:
+        for m in mutations(domain, call.name, outcome.arguments, call.free, keys):
+            tried["mutations"] += 1
+            corrupted = [*gold_calls[:i], (call.name, m.arguments), *gold_calls[i + 1 :]]
+            if reward(corrupted, message) == 1.0:
                 findings.append(
                     Finding(
                         check="weak-verifier",
-                        message=f"leaving out gold call {i} ({call.name}) still scores 1.0",
+                        message=f"gold call {i} ({call.name}) with {m.describe()} still scores 1.0",
                     )
                 )
-            for m in mutations(domain, call.name, outcome.arguments, call.free, keys):
-                tried["mutations"] += 1
-                corrupted = [*gold_calls[:i], (call.name, m.arguments), *gold_calls[i + 1 :]]
-                if reward(corrupted, message) == 1.0:
-                    findings.append(
-                        Finding(
-                            check="weak-verifier",
-                            message=f"gold call {i} ({call.name}) with {m.describe()} still scores 1.0",
-                        )
-                    )
-        for order in alternative_orders(prints):
-            tried["orders"] += 1
-            got = reward(_rerun_in_order(domain, task, order, seed), message)
-            if got != 1.0:
-                findings.append(
-                    Finding(
-                        check="order-sensitive",
-                        message=f"the gold calls in the order {order} (independent calls swapped) score {got}",
-                    )
+    for order in alternative_orders(prints):
+        tried["orders"] += 1
+        got = reward(_rerun_in_order(domain, task, order, seed), message)
+        if got != 1.0:
+            findings.append(
+                Finding(
+                    check="order-sensitive",
+                    message=f"the gold calls in the order {order} (independent calls swapped) score {got}",
                 )
-        findings += [
-            Finding(check="unreachable-fact", message=m)
-            for m in unreachable(domain, task, outcomes, set(ids))
-        ]
-    finally:
-        expected.close()
+            )
+    findings += [
+        Finding(check="unreachable-fact", message=m) for m in unreachable(domain, task, outcomes, set(ids))
+    ]
     return findings
 
 

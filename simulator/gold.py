@@ -8,6 +8,7 @@ it should succeed, or succeeds when marked `expect_error`, makes the task broken
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -50,8 +51,13 @@ def resolve_arguments(value: Any, results: list[Any], task_id: str = "?", index:
     return value
 
 
-def replay_gold(episode: Episode, task: Task) -> list[GoldOutcome]:
-    """Run the task's gold calls on the episode. Raises TaskError when a call misbehaves."""
+def replay_gold(
+    episode: Episode, task: Task, after: Callable[[int, GoldOutcome], None] | None = None
+) -> list[GoldOutcome]:
+    """Run the task's gold calls on the episode. Raises TaskError when a call misbehaves.
+
+    `after(i, outcome)`, when given, runs after each call (validation traces footprints with it).
+    """
     outcomes: list[GoldOutcome] = []
     results: list[Any] = []
     for i, call in enumerate(task.calls):
@@ -63,6 +69,8 @@ def replay_gold(episode: Episode, task: Task) -> list[GoldOutcome]:
                 raise TaskError(f"task {task.id}: gold call {i} ({call.name}) failed: {exc}") from exc
             outcomes.append(GoldOutcome(call.name, args, False, error=str(exc)))
             results.append(None)
+            if after is not None:
+                after(i, outcomes[-1])
             continue
         if call.expect_error:
             raise TaskError(
@@ -70,4 +78,6 @@ def replay_gold(episode: Episode, task: Task) -> list[GoldOutcome]:
             )
         outcomes.append(GoldOutcome(call.name, args, True, result=result))
         results.append(result)
+        if after is not None:
+            after(i, outcomes[-1])
     return outcomes

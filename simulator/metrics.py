@@ -64,6 +64,14 @@ def read_records(path: str | Path) -> tuple[list[dict[str, Any]], bool]:
     return records, truncated
 
 
+def is_timeout(call: dict[str, Any]) -> bool:
+    """A failed call whose error says it timed out."""
+    text = (call.get("error") or "").lower()
+    return not call.get("ok", False) and (
+        call.get("error_kind") == "timeout" or "timed out" in text or "timeout" in text
+    )
+
+
 def session_stats(path: str | Path) -> dict[str, Any]:
     """The metrics of one transcript file."""
     records, truncated = read_records(path)
@@ -92,6 +100,7 @@ def session_stats(path: str | Path) -> dict[str, Any]:
         "ok": sum(1 for c in calls if c.get("ok")),
         "errors": errors,
         "injected": errors.get("injected", 0),
+        "timeouts": sum(1 for c in calls if is_timeout(c)),
         "truncated": truncated,
         "latency": _latency(durations),
         "_durations": durations,
@@ -119,6 +128,7 @@ def _domain_rows(sessions: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
                 "ok": sum(s["ok"] for s in members),
                 "errors": errors,
                 "injected": errors.get("injected", 0),
+                "timeouts": sum(s["timeouts"] for s in members),
                 "infra_error_rate": round(infra / calls, 6) if calls else 0.0,
                 "latency": _latency(durations),
             }

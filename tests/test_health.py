@@ -75,3 +75,16 @@ def test_curate_cli_writes_a_manifest(tmp_path):
     bad.write_text('{"domain": "x", "task": "t"}\n{oops\n')
     broken = runner.invoke(app, ["curate", str(bad)])
     assert broken.exit_code == 1 and "line 1" in broken.stderr
+
+
+def test_timeouts_are_counted_from_the_transcripts(shop, tmp_path):
+    from scoring.health import health
+
+    runs = tmp_path / "runs"
+    sink = FileSink(runs / "t.jsonl")
+    ep = shop.episode(transcript=sink)
+    ep.call("get_customer", {"customer_id": "C-0001"})
+    ep.fail("set_note", {"customer_id": "C-0001", "notes": "x"}, "backend timed out", injected=False)
+    sink.close()
+    (row,) = health(runs).domains
+    assert row.timeouts == 1 and row.timeout_rate == 0.5 and row.infra_errors == 1
