@@ -9,6 +9,7 @@ tables that tools, exports, digests and diffs never see).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import sqlite3
 import threading
@@ -17,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from .domain import format_time
-from .errors import InfraError, ToolError
+from .errors import InfraError, StorageError, ToolError
 from .spec import Task
 from .tables import TableInfo, generated_key, install_functions
 
@@ -57,6 +58,7 @@ class Episode:
         install_functions(self.conn)
         self.lock = threading.RLock()
         self.calls = 0
+        self._recorded = False
         self.reads: set[tuple[str, Any]] | None = None  # set it to a set to record what calls read
         # mirrors of the clock and id counters kept in _toolgym_meta (written there on every commit)
         self._tick_count: int | None = None
@@ -123,22 +125,36 @@ class Episode:
     # -- calls --------------------------------------------------------------------------------
 
     def call(self, name: str, arguments: dict[str, Any] | None = None) -> Any:
-        """Run one tool call atomically. Returns the result or raises ToolError (state unchanged)."""
+        """Run one tool call atomically. Returns the result or raises ToolError (state unchanged).
+
+        The call's transcript record is written before its transaction commits: if it cannot be
+        written, the call is rolled back and fails with a `StorageError` (the agent is never told
+        "nothing changed" about a change that stayed).
+        """
         with self.lock:
             started = time.perf_counter()
             args = {} if arguments is None else arguments
+            self._recorded = False
             try:
-                result = self._call(name, args)
+                result = self._call(name, args, started)
             except ToolError as exc:
-                self._record(name, args, started, error=str(exc), kind=exc.kind)
+                if not self._recorded:
+                    self._record(name, args, started, error=str(exc), kind=exc.kind)
                 raise
             except Exception as exc:
-                self._record(name, args, started, error=f"{type(exc).__name__}: {exc}", kind="internal")
+                if not self._recorded:
+                    self._record(name, args, started, error=f"{type(exc).__name__}: {exc}", kind="internal")
                 raise
-            self._record(name, args, started, result=result)
+            if not self._recorded:
+                try:
+                    self._record(name, args, started, result=result)
+                except Exception as exc:
+                    raise StorageError(
+                        f"The call to {name} could not be recorded ({type(exc).__name__})."
+                    ) from exc
             return result
 
-    def _call(self, name: str, args: Any) -> Any:
+    def _call(self, name: str, args: Any, started: float) -> Any:
         tool = self.domain.tools.get(name)
         if tool is None:
             names = ", ".join(sorted(self.domain.tools))
@@ -164,18 +180,42 @@ class Episode:
             if self._pending_changes:
                 conn.executemany(_LOG_CHANGE, self._pending_changes)
             conn.executemany(_SET_META, [("ticks", ticks + 1), *self._pending_counters.items()])
+            self._record_before_commit(name, args, started, result)
         except BaseException:
             conn.execute("ROLLBACK")
             self._pending_changes.clear()
             self._pending_counters.clear()
             raise
-        conn.execute("COMMIT")
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:  # the record said "ok": say that it did not happen after all
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            self._pending_changes.clear()
+            self._pending_counters.clear()
+            if self.transcript is not None:
+                with contextlib.suppress(Exception):
+                    self.transcript.write({"type": "void", "index": self.calls - 1, "reason": str(exc)})
+            raise StorageError(
+                f"The call to {name} could not be saved ({exc}); nothing changed. Retry it."
+            ) from None
         self._tick_count = ticks + 1
         self._now = None
         self._counters.update(self._pending_counters)
         self._pending_changes.clear()
         self._pending_counters.clear()
         return result
+
+    def _record_before_commit(self, name: str, args: Any, started: float, result: Any) -> None:
+        """Write a write call's record inside its transaction; a failure rolls the call back."""
+        try:
+            self._record(name, args, started, result=result)
+        except Exception as exc:
+            self._recorded = True  # the record (or the sink) is broken: do not try again
+            raise StorageError(
+                f"The call to {name} could not be recorded ({type(exc).__name__}); nothing changed."
+            ) from exc
+        self._recorded = True
 
     def fail(self, name: str, arguments: dict[str, Any], message: str, injected: bool = True) -> InfraError:
         """Record an infrastructure failure of a call that was not run (the state is untouched)."""
@@ -199,8 +239,8 @@ class Episode:
         kind: str | None = None,
     ) -> None:
         index = self.calls
-        self.calls += 1
         if self.transcript is None:
+            self.calls += 1
             return
         record = {
             "type": "call",
@@ -214,6 +254,7 @@ class Episode:
             "duration_us": round((time.perf_counter() - started) * 1e6, 1),
         }
         self.transcript.write(record)
+        self.calls += 1
 
     # -- state --------------------------------------------------------------------------------
 
@@ -275,6 +316,7 @@ class Episode:
             self.transcript.write(
                 {
                     "type": "end",
+                    "calls": self.calls,
                     "digest": self.digest(),
                     "reason": reason,
                     "ended_at": datetime.now(UTC).isoformat(),

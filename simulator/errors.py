@@ -6,6 +6,7 @@
     ├── SpecError                a domain folder or spec file is wrong (lists every problem, with file and location)
     ├── ToolError                an agent's tool call failed; the message is for the agent to act on
     │   └── InfraError           the call failed for a reason that is not the agent's (injected or real fault)
+    │       └── StorageError     the call's record or commit could not be written; rolled back
     ├── TranscriptError          a transcript cannot be read (names the line or message)
     └── TaskError                a task is unknown or broken (e.g. a gold call fails unexpectedly)
 
@@ -72,3 +73,11 @@ class TranscriptError(ToolgymError):
 
 class TaskError(ToolgymError):
     """A task is unknown, or broken (a gold call failed unexpectedly)."""
+
+
+class StorageError(InfraError):
+    """A call could not be recorded or committed (disk full, closed sink); it was rolled back."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.kind = "storage"

@@ -2,8 +2,9 @@
 
 The first line is a `header` (domain@version, fingerprint, task, seed, start time); then one
 `call` record per tool call (arguments, result or error, error kind), `message` records for
-what the agent said (its final message carries the answer facts), and optionally an `end`
-record. `schemas/transcript.schema.json` is generated from these models.
+what the agent said (its final message carries the answer facts), a `void` record when a call
+recorded as done could not be committed (it did not happen), and an `end` record. The MCP server
+signs its header, its infrastructure-labelled calls and its end record (`simulator.labels`). `schemas/transcript.schema.json` is generated from these models.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import IO, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-ErrorKind = Literal["tool", "infra", "injected", "internal"]
+ErrorKind = Literal["tool", "infra", "injected", "internal", "timeout", "capacity", "storage"]
 
 
 class _Record(BaseModel):
@@ -53,8 +54,17 @@ class MessageRecord(_Record):
     content: str
 
 
+class VoidRecord(_Record):
+    """A call recorded as done whose commit then failed: it did not happen."""
+
+    type: Literal["void"] = "void"
+    index: int
+    reason: str | None = None
+
+
 class EndRecord(_Record):
     type: Literal["end"] = "end"
+    calls: int | None = Field(default=None, description="how many calls the session recorded")
     digest: str | None = None
     reason: str | None = None
     ended_at: str | None = None
@@ -63,7 +73,7 @@ class EndRecord(_Record):
 class Transcript(BaseModel):
     """The schema of one transcript line: any of the record kinds."""
 
-    record: HeaderRecord | CallRecord | MessageRecord | EndRecord
+    record: HeaderRecord | CallRecord | MessageRecord | VoidRecord | EndRecord
 
 
 class TranscriptSink(Protocol):
