@@ -2,7 +2,8 @@
 
 Checks, per task (the first failure names the status):
 
-1. `broken-gold`: a gold call fails (or a call marked expect_error succeeds).
+1. `broken-gold`: a gold call fails (or a call marked expect_error succeeds), or anything in the
+   task raises an error that is not a tool error (reported with its message, never a traceback).
 2. `flaky`: reruns in separate worker processes disagree on the final digest, or the gold calls
    only work under the task's own seed (they hard-code an id generated under it).
 3. `network`: a call attempted network access (validation runs with sockets blocked).
@@ -152,11 +153,27 @@ def _traced_gold(domain: Domain, task: Task, seed: int) -> tuple[Episode, list[G
     ep.reads = set()
     try:
         outcomes = replay_gold(ep, task, after=trace)
+    except TaskError:
+        ep.close()
+        raise
+    except Exception as exc:  # an engine error escaped a gold call: the task is broken, with the message
+        ep.close()
+        i = len(prints)
+        name = task.calls[i].name if i < len(task.calls) else "?"
+        raise TaskError(
+            f"task {task.id}: gold call {i} ({name}) hit an engine error: {error_text(exc)}"
+        ) from exc
     except BaseException:
         ep.close()
         raise
     ep.reads = None
     return ep, outcomes, prints
+
+
+def error_text(exc: BaseException, limit: int = 300) -> str:
+    """`Type: message`, cut to `limit` characters (an error may echo a huge value)."""
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _rerun_in_order(
@@ -180,8 +197,19 @@ def _rerun_in_order(
 
 
 def check_task(path: str, task_id: str, deep: bool = True) -> TaskValidation:
-    """Run the checks of one task (in this process). `deep=False`: only the gold replay and digest."""
+    """Run the checks of one task (in this process). `deep=False`: only the gold replay and digest.
+
+    Never raises for what a task does: whatever escapes its checks (an engine error in a gold call,
+    or in a call a check derives from it) makes the task `broken-gold`, with the message."""
     started = time.perf_counter()
+    try:
+        return _check_task(path, task_id, deep, started)
+    except Exception as exc:
+        message = f"checking task {task_id} raised {error_text(exc)}"
+        return _verdict(task_id, [Finding(check="broken-gold", message=message)], None, started)
+
+
+def _check_task(path: str, task_id: str, deep: bool, started: float) -> TaskValidation:
     domain = _domain(path)
     task = domain.task(task_id)
     findings: list[Finding] = []

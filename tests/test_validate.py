@@ -154,6 +154,61 @@ def validate_cli(domain: Path, manifest_dir: Path, *extra: str) -> Result:
     return CliRunner().invoke(app, [*args, "--manifest-dir", str(manifest_dir), *extra])
 
 
+#: tools whose operations hit engine errors on arguments an agent may choose
+ENGINE_ERRORS = """
+  - name: split_balance
+    description: Divide a customer's balance into equal parts.
+    kind: write
+    input_schema: {type: object, properties: {customer_id: {type: string}, parts: {type: integer}}, required: [customer_id, parts], additionalProperties: false}
+    operation: {update: customers, key: {customer_id: $args.customer_id}, set: {balance: {div: [$row.balance, $args.parts]}}}
+  - name: scale_stock
+    description: Multiply a product's stock.
+    kind: write
+    input_schema: {type: object, properties: {sku: {type: string}, factor: {type: integer}}, required: [sku, factor], additionalProperties: false}
+    operation: {update: products, key: {sku: $args.sku}, set: {stock: {mul: [$row.stock, $args.factor]}}}
+"""
+ENGINE_TASKS = [
+    {
+        "id": "divide-by-zero",
+        "instruction": "Split C-0001's balance into 0 parts.",
+        "calls": [{"name": "split_balance", "arguments": {"customer_id": "C-0001", "parts": 0}}],
+    },
+    {
+        "id": "overflow",
+        "instruction": "Multiply the stock of SKU-001 by 10^30.",
+        "calls": [
+            {"name": "get_customer", "arguments": {"customer_id": "C-0001"}},
+            {"name": "scale_stock", "arguments": {"sku": "SKU-001", "factor": 10**30}},
+        ],
+    },
+    TASKS["good"],
+]
+
+
+@pytest.fixture(scope="module")
+def engine_errors(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("e") / "shop"
+    shutil.copytree(FIXTURES / "shop", folder)
+    with (folder / "domain.yaml").open("a") as fh:
+        fh.write(ENGINE_ERRORS)
+    (folder / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in ENGINE_TASKS))
+    return folder
+
+
+def test_a_gold_call_hitting_an_engine_error_is_broken_gold(engine_errors, tmp_path):
+    zero = check_task(str(engine_errors), "divide-by-zero")
+    assert zero.status == "broken-gold"
+    assert "gold call 0 (split_balance)" in zero.findings[0].message
+    assert "division by zero" in zero.findings[0].message
+    over = check_task(str(engine_errors), "overflow")
+    assert over.status == "broken-gold" and "gold call 1 (scale_stock)" in over.findings[0].message
+    assert check_task(str(engine_errors), "no-such-task").status == "broken-gold"
+    result = validate_cli(engine_errors, tmp_path)
+    assert result.exit_code == 0 and "Traceback" not in result.output, result.output
+    statuses = {t["task"]: t["status"] for t in json.loads(result.stdout)["domains"][0]["tasks"]}
+    assert statuses == {"divide-by-zero": "broken-gold", "overflow": "broken-gold", "good": "valid"}
+
+
 def test_validate_cli_strict_and_manifest(broken, tmp_path):
     result = validate_cli(broken, tmp_path, "--strict")
     assert result.exit_code == 1
