@@ -18,12 +18,13 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from .domain import format_time
-from .errors import InfraError, StorageError, ToolError
+from .errors import InfraError, OperationError, StorageError, ToolError
 from .spec import Task
 from .tables import TableInfo, generated_key, install_functions
 
 if TYPE_CHECKING:
     from .domain import Domain
+    from .steps import CompiledTool
     from .transcript import TranscriptSink
 
 _GET_META = "SELECT value FROM _toolgym_meta WHERE key = ?"
@@ -171,12 +172,12 @@ class Episode:
                 raise ToolError(describe_schema_errors(name, errors))
         self.cache.clear()
         if not tool.writes:
-            return tool.execute(self, args)
+            return self._execute(tool, name, args)
         conn = self.conn
         ticks = self._ticks()
         conn.execute("BEGIN")
         try:
-            result = tool.execute(self, args)
+            result = self._execute(tool, name, args)
             if self._pending_changes:
                 conn.executemany(_LOG_CHANGE, self._pending_changes)
             conn.executemany(_SET_META, [("ticks", ticks + 1), *self._pending_counters.items()])
@@ -205,6 +206,22 @@ class Episode:
         self._pending_changes.clear()
         self._pending_counters.clear()
         return result
+
+    def _execute(self, tool: CompiledTool, name: str, args: dict[str, Any]) -> Any:
+        """Run the operation. The backstop of the rule "what the agent's arguments cause is its tool
+        error": an exception no precise check turned into a ToolError becomes an OperationError
+        (the caller rolls the call back). Only what the server itself does passes through: running
+        out of memory, and an interrupted statement (a budget the server imposed)."""
+        try:
+            return tool.execute(self, args)
+        except (ToolError, MemoryError):
+            raise
+        except sqlite3.OperationalError as exc:
+            if str(exc) == "interrupted":
+                raise
+            raise OperationError(name, exc) from exc
+        except Exception as exc:
+            raise OperationError(name, exc) from exc
 
     def _record_before_commit(self, name: str, args: Any, started: float, result: Any) -> None:
         """Write a write call's record inside its transaction; a failure rolls the call back."""

@@ -5,6 +5,7 @@
     ToolgymError                 root: anything toolgym raises on purpose
     ├── SpecError                a domain folder or spec file is wrong (lists every problem, with file and location)
     ├── ToolError                an agent's tool call failed; the message is for the agent to act on
+    │   ├── OperationError       the operation raised on the agent's arguments where no precise check caught it
     │   └── InfraError           the call failed for a reason that is not the agent's (injected or real fault)
     │       └── StorageError     the call's record or commit could not be written; rolled back
     ├── TranscriptError          a transcript cannot be read (names the line or message)
@@ -53,6 +54,41 @@ class ToolError(ToolgymError):
     """An agent's tool call failed; the message says what was wrong, in words an agent can act on."""
 
     kind = "tool"
+
+
+class OperationError(ToolError):
+    """The operation raised an unexpected exception on the agent's arguments (an unguarded engine error).
+
+    Still the agent's tool error (the call ran on arguments it chose; nothing changed), but no
+    precise check caught it: validation's fuzzing reports every tool that raises one.
+    """
+
+    unguarded = True
+
+    def __init__(self, tool: str, original: BaseException):
+        self.tool = tool
+        self.original_type = type(original).__name__
+        super().__init__(
+            f"{tool} could not run on these arguments: {_problem_kind(original)} ({self.original_type}). "
+            "Nothing changed."
+        )
+
+
+def _problem_kind(exc: BaseException) -> str:
+    """What kind of problem an exception is, in words that leak nothing of the engine."""
+    if isinstance(exc, OverflowError):
+        return "a number is out of range"
+    if isinstance(exc, ZeroDivisionError):
+        return "a division by zero"
+    if isinstance(exc, UnicodeError):
+        return "a text value holds characters that are not valid Unicode"
+    if isinstance(exc, RecursionError):
+        return "a value is nested too deeply"
+    if isinstance(exc, ValueError):
+        return "a value is not valid here"
+    if isinstance(exc, TypeError | LookupError | AttributeError):
+        return "a value has the wrong type or shape"
+    return "the operation failed on these values"
 
 
 class InfraError(ToolError):
