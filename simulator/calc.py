@@ -10,7 +10,9 @@ Grammar (Python's arithmetic, restricted to numbers, + - * / // ** and parenthes
 
 Python semantics (ints stay ints, IEEE floats, left to right). Anything else — a stray
 character, a syntax error, division by zero, an overflow, a huge power — gives None, so the
-operator is total and a domain decides what error to raise.
+operator is total and a domain decides what error to raise. An integer `**` or `*` whose result
+would pass `_MAX_BITS` bits is refused before it is computed (its size is bounded by the operands'
+bit lengths), so no expression of any nesting, such as `((9**999)**999)**999`, runs for long.
 """
 
 from __future__ import annotations
@@ -21,10 +23,18 @@ from typing import Any
 _TOKEN = re.compile(r"[ \t]*(?:([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)|(\*\*|//|[-+*/()]))", re.ASCII)
 _MAX_EXPONENT = 1000
 _MAX_LENGTH = 10_000
+_MAX_BITS = 16_384  # intermediate integers (results above 10**308, ~1024 bits, are refused anyway)
+_MAX_DIGITS = 4_000  # integer literals (Python refuses to parse more than 4,300 digits)
 
 
 class _Bad(Exception):
     pass
+
+
+def _check_bits(bits: int) -> None:
+    """Refuse an integer result of up to `bits` bits before computing it, when that is too large."""
+    if bits > _MAX_BITS:
+        raise _Bad
 
 
 def _tokens(text: str) -> list[str]:
@@ -68,6 +78,8 @@ class _Parser:
             op = self.take()
             rhs = self.unary()
             if op == "*":
+                if isinstance(value, int) and isinstance(rhs, int):
+                    _check_bits(value.bit_length() + rhs.bit_length())
                 value = value * rhs
             elif op == "/":
                 value = value / rhs
@@ -89,6 +101,8 @@ class _Parser:
             exponent = self.unary()
             if abs(exponent) > _MAX_EXPONENT:
                 raise _Bad
+            if isinstance(base, int) and isinstance(exponent, int) and exponent > 0:
+                _check_bits(exponent * base.bit_length())  # |base**e| < 2**(e * bits(base))
             return base**exponent
         return base
 
@@ -104,6 +118,8 @@ class _Parser:
                 return float(token)
             if len(token) > 1 and token[0] == "0" and token.strip("0"):
                 raise _Bad  # Python rejects leading zeros in integers
+            if len(token) > _MAX_DIGITS:
+                raise _Bad
             return int(token)
         raise _Bad
 

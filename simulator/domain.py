@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .budget import Budget
 from .errors import TaskError
 from .fastschema import compile_check
 from .spec import DomainSpec, Task, Tool
@@ -54,6 +55,8 @@ class Domain:
     _fingerprint: str | None = field(default=None, repr=False)
     _seed_index: dict[str, dict[Any, tuple[Any, ...]]] | None = field(default=None, repr=False)
     _seed_digest: str | None = field(default=None, repr=False)
+    #: what one call of an episode may do (episodes may be given their own)
+    budget: Budget = field(default_factory=Budget)
 
     def __post_init__(self) -> None:
         self.clock_start = parse_time(self.spec.clock.start)
@@ -114,12 +117,16 @@ class Domain:
             conn.close()
 
     def episode(
-        self, seed: int = 0, task: str | Task | None = None, transcript: TranscriptSink | None = None
+        self,
+        seed: int = 0,
+        task: str | Task | None = None,
+        transcript: TranscriptSink | None = None,
+        budget: Budget | None = None,
     ) -> Episode:
-        """A fresh, isolated episode on this domain's seed state."""
+        """A fresh, isolated episode on this domain's seed state (calls under `budget`, default the domain's)."""
         from .episode import Episode
 
-        return Episode(self, seed=seed, task=task, transcript=transcript)
+        return Episode(self, seed=seed, task=task, transcript=transcript, budget=budget)
 
     def seed_index(self) -> dict[str, dict[Any, tuple[Any, ...]]]:
         """{table: {key: row as stored}} of the seed state (built on first use)."""

@@ -17,8 +17,10 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from .budget import Budget, Meter
 from .domain import format_time
-from .errors import InfraError, OperationError, StorageError, ToolError
+from .errors import InfraError, OperationError, StorageError, ToolError, clip
+from .fastschema import brief
 from .spec import Task
 from .tables import TableInfo, generated_key, install_functions
 
@@ -32,11 +34,22 @@ _SET_META = "INSERT INTO _toolgym_meta (key, value) VALUES (?, ?) ON CONFLICT(ke
 _LOG_CHANGE = "INSERT OR IGNORE INTO _toolgym_changes (tbl, pk) VALUES (?, ?)"
 
 
+_SHOWN_ERRORS = 10  # schema errors a message lists
+_ERROR_CHARS = 600  # characters one listed error may take (values in it are quoted by `brief`)
+
+
 def describe_schema_errors(tool: str, errors: list[Any]) -> str:
+    """What is wrong with the arguments, quoting at most a bounded prefix of any value."""
     parts = []
-    for err in sorted(errors, key=lambda e: [str(p) for p in e.absolute_path]):
-        path = ".".join(str(p) for p in err.absolute_path)
-        parts.append(f"{path}: {err.message}" if path else err.message)
+    ordered = sorted(errors, key=lambda e: [str(p) for p in e.absolute_path])
+    for err in ordered[:_SHOWN_ERRORS]:
+        message = err.message
+        if len(message) > _ERROR_CHARS:
+            message = message.replace(repr(err.instance), brief(err.instance))
+        path = clip(".".join(str(p) for p in err.absolute_path), 200)
+        parts.append(clip(f"{path}: {message}" if path else message, _ERROR_CHARS))
+    if len(ordered) > _SHOWN_ERRORS:
+        parts.append(f"and {len(ordered) - _SHOWN_ERRORS} more problem(s)")
     return f"Invalid arguments for {tool}: " + "; ".join(parts)
 
 
@@ -49,8 +62,10 @@ class Episode:
         seed: int = 0,
         task: str | Task | None = None,
         transcript: TranscriptSink | None = None,
+        budget: Budget | None = None,
     ):
         self.domain = domain
+        self.meter = Meter(budget or domain.budget)  # what one call may do (simulator.budget)
         self.seed = seed
         self.task: Task | None = domain.task(task) if isinstance(task, str) else task
         self.conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
@@ -137,7 +152,8 @@ class Episode:
             args = {} if arguments is None else arguments
             self._recorded = False
             try:
-                result = self._call(name, args, started)
+                with self.meter.run(self.conn):
+                    result = self._call(name, args, started)
             except ToolError as exc:
                 if not self._recorded:
                     self._record(name, args, started, error=str(exc), kind=exc.kind)

@@ -6,10 +6,13 @@
     ├── SpecError                a domain folder or spec file is wrong (lists every problem, with file and location)
     ├── ToolError                an agent's tool call failed; the message is for the agent to act on
     │   ├── OperationError       the operation raised on the agent's arguments where no precise check caught it
+    │   ├── WorkLimitError       the call asked for more work than one call may do (the agent's arguments)
     │   └── InfraError           the call failed for a reason that is not the agent's (injected or real fault)
+    │       ├── CallTimeout      the call ran past the wall-clock limit the server imposes (kind "timeout")
     │       └── StorageError     the call's record or commit could not be written; rolled back
     ├── TranscriptError          a transcript cannot be read (names the line or message)
     └── TaskError                a task is unknown or broken (e.g. a gold call fails unexpectedly)
+        └── CallReferenceError   a gold call's `$calls.N.path` names no earlier call's result, or no field of it
 
 Anything else that escapes is a bug: the server logs it and masks it from the agent.
 """
@@ -103,12 +106,44 @@ class InfraError(ToolError):
             self.kind = "injected"
 
 
+class WorkLimitError(ToolError):
+    """A call needs more work than one call may do (see simulator.budget): its arguments ask too much."""
+
+    def __init__(self, what: str, limit: int):
+        super().__init__(
+            f"This call needs more work than one call may do (more than {what}); nothing changed. "
+            "Ask for less, e.g. a smaller limit or fewer ids."
+        )
+        self.limit = limit
+
+
+class CallTimeout(InfraError):
+    """A call ran past the wall-clock limit the server imposes on one call; it was rolled back."""
+
+    kind = "timeout"
+
+    def __init__(self, seconds: float):
+        super().__init__(
+            f"The call took longer than the server allows ({seconds:g} s) and was stopped; nothing changed."
+        )
+        self.seconds = seconds
+
+
+def clip(text: str, limit: int = 200) -> str:
+    """`text`, or its first `limit` characters and "…" when it is longer (what a message may quote)."""
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
 class TranscriptError(ToolgymError):
     """A transcript cannot be read; the message names the line or message index."""
 
 
 class TaskError(ToolgymError):
     """A task is unknown, or broken (a gold call failed unexpectedly)."""
+
+
+class CallReferenceError(TaskError):
+    """A gold call's `$calls.N.path` argument names no earlier call, or a field its result does not have."""
 
 
 class StorageError(InfraError):

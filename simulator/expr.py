@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from .budget import charge, count_of, member
 from .calc import calc
 from .errors import ToolgymError
 
@@ -215,8 +216,14 @@ def _at(values: Any, index: Any) -> Any:
 
 
 def _unique(values: Any) -> list[Any]:
+    items = _seq(values, "unique")
+    charge(len(items))
+    try:
+        return list(dict.fromkeys(items))  # first occurrences, in order (keys compare as `==` does)
+    except TypeError:  # unhashable values (objects, lists): compare pairwise
+        charge(len(items) * len(items) // 2)
     seen: list[Any] = []
-    for v in _seq(values, "unique"):
+    for v in items:
         if v not in seen:
             seen.append(v)
     return seen
@@ -227,7 +234,12 @@ def _contains(container: Any, value: Any) -> bool:
         return False
     if isinstance(container, str):
         return isinstance(value, str) and value in container
-    return value in _seq(container, "contains")
+    return member(_seq(container, "contains"), value)
+
+
+def _append(items: list[Any], value: Any) -> list[Any]:
+    charge(len(items))
+    return [*items, value]
 
 
 def _merge(*objs: Any) -> dict[str, Any]:
@@ -250,7 +262,9 @@ def _get(obj: Any, key: Any) -> Any:
 
 
 def _pluck(values: Any, field: Any) -> list[Any]:
-    return [v.get(field) if isinstance(v, dict) else None for v in _seq(values, "pluck")]
+    items = _seq(values, "pluck")
+    charge(len(items))
+    return [v.get(field) if isinstance(v, dict) else None for v in items]
 
 
 def _exists(value: Any) -> bool:
@@ -258,7 +272,9 @@ def _exists(value: Any) -> bool:
 
 
 def _concat(*vs: Any) -> str:
-    return "".join(_show(v) for v in vs if v is not None)
+    text = "".join(_show(v) for v in vs if v is not None)
+    charge(len(text))
+    return text
 
 
 def _dt(value: Any, op: str) -> datetime:
@@ -289,6 +305,7 @@ def _datetime_diff(a: Any, b: Any) -> float:
 def _sort(values: Any, field: Any = None) -> list[Any]:
     """Ascending (nulls first); `field` sorts objects by a field, `-field` descending. Stable."""
     items = list(_seq(values, "sort"))
+    charge(len(items))
     reverse = isinstance(field, str) and field.startswith("-")
     key = field[1:] if reverse else field
     try:
@@ -335,7 +352,9 @@ def _to_string(value: Any) -> str:
 
 
 def _join(values: Any, sep: Any = ", ") -> str:
-    return str(sep).join(_show(v) for v in _seq(values, "join"))
+    items = _seq(values, "join")
+    charge(len(items))
+    return str(sep).join(_show(v) for v in items)
 
 
 def _to_number(value: Any) -> Any:
@@ -372,17 +391,17 @@ _FUNCS: dict[str, tuple[Callable[..., Any], int | None]] = {
     "le": (_cmp("le"), 2),
     "gt": (_cmp("gt"), 2),
     "ge": (_cmp("ge"), 2),
-    "in": (lambda a, b: a in _seq(b, "in"), 2),
-    "not_in": (lambda a, b: a not in _seq(b, "not_in"), 2),
+    "in": (lambda a, b: member(_seq(b, "in"), a), 2),
+    "not_in": (lambda a, b: not member(_seq(b, "not_in"), a), 2),
     "not": (lambda a: not a, 1),
     "is_null": (lambda a: a is None, 1),
     "exists": (_exists, 1),
     "len": (lambda a: len(_seq(a, "len")) if not isinstance(a, str | dict) else len(a), 1),
     "sum": (_sum, 1),
-    "count": (lambda xs, v: _seq(xs, "count").count(v), 2),
+    "count": (lambda xs, v: count_of(_seq(xs, "count"), v), 2),
     "at": (_at, 2),
     "unique": (_unique, 1),
-    "append": (lambda xs, v: [*_seq(xs, "append"), v], 2),
+    "append": (lambda xs, v: _append(_seq(xs, "append"), v), 2),
     "contains": (_contains, 2),
     "pluck": (_pluck, 2),
     "merge": (_merge, None),
@@ -471,6 +490,7 @@ def _compile_map(name: str, raw: Any, scope: Scope) -> Compiled:
 
     def apply(env: Env) -> Any:
         items = _seq(over(env), name)
+        charge(len(items))
         saved = env.get(var, missing), env.get(index, missing) if index else missing
         out = []
         try:

@@ -2,18 +2,140 @@
 
 `compile_check(schema)` returns a function `value -> bool` for schemas built only from the keywords
 below (plus annotations), or None when the schema uses anything else (then callers use jsonschema).
-It must agree with jsonschema (draft 2020-12) exactly; a hypothesis test checks that. When it
-rejects, callers ask jsonschema for the wording of the error, so messages are jsonschema's.
+It must agree with the input validator (`InputValidator`: jsonschema's draft 2020-12 validator
+with patterns on RE2) exactly; a hypothesis test checks that. When it rejects, callers ask the
+validator for the wording of the error.
+
+Agent input never runs on a backtracking regex engine: a `pattern` runs on RE2, in time linear in
+the string (`search_pattern`). A pattern RE2 cannot run (a lookaround, a backreference) runs on
+Python's `re`, and only strings of at most `FALLBACK_PATTERN_LENGTH` characters can match it.
+`bound_arrays` gives every array of an input schema a `maxItems` when its author gave none.
 """
 
 from __future__ import annotations
 
+import copy
+import functools
 import operator
 import re
-from collections.abc import Callable
+import reprlib
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import jsonschema
+import re2
+
+from .errors import clip
+
 Check = Callable[[Any], bool]
+
+#: the `maxItems` an input-schema array gets when its author gave none (documented in domain-format)
+DEFAULT_MAX_ITEMS = 1000
+#: the longest string a pattern that RE2 cannot run may match (Python's `re` backtracks)
+FALLBACK_PATTERN_LENGTH = 1000
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False
+
+
+@functools.lru_cache(maxsize=1024)
+def search_pattern(pattern: str) -> Check:
+    """`text -> bool`: does the JSON Schema `pattern` match somewhere in text (unanchored)?
+
+    RE2 where it can (linear time); otherwise Python's `re`, only on strings up to
+    FALLBACK_PATTERN_LENGTH characters. Raises re.error for a pattern neither can compile.
+    """
+    try:
+        compiled = re2.compile(pattern, _RE2_OPTIONS)
+    except re2.error:
+        fallback = re.compile(pattern)
+        return lambda text: len(text) <= FALLBACK_PATTERN_LENGTH and fallback.search(text) is not None
+
+    def search(text: str) -> bool:
+        try:
+            return compiled.search(text) is not None
+        except UnicodeEncodeError:  # lone surrogates: RE2 reads UTF-8; match them as U+FFFD
+            clean = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+            return compiled.search(clean) is not None
+
+    return search
+
+
+_BRIEF = reprlib.Repr()
+_BRIEF.maxlevel, _BRIEF.maxlist, _BRIEF.maxdict = 3, 8, 8
+_BRIEF.maxstring = _BRIEF.maxlong = _BRIEF.maxother = 120
+
+
+def brief(value: Any, limit: int = 200) -> str:
+    """A repr of `value` that quotes at most about `limit` characters, whatever its size."""
+    return clip(_BRIEF.repr(value), limit)
+
+
+def _pattern_keyword(
+    validator: Any, pattern: str, instance: Any, schema: dict[str, Any]
+) -> Iterator[jsonschema.ValidationError]:
+    if validator.is_type(instance, "string") and not search_pattern(pattern)(instance):
+        yield jsonschema.ValidationError(f"{brief(instance)} does not match {pattern!r}")
+
+
+_ITEMS = jsonschema.Draft202012Validator.VALIDATORS["items"]
+
+
+def _items_keyword(
+    validator: Any, items: Any, instance: Any, schema: dict[str, Any]
+) -> Iterator[jsonschema.ValidationError]:
+    # an array over its maxItems is reported as too long, without reading every item
+    if validator.is_type(instance, "array") and len(instance) > schema.get("maxItems", len(instance)):
+        return
+    yield from _ITEMS(validator, items, instance, schema)
+
+
+def _max_items_keyword(
+    validator: Any, limit: int, instance: Any, schema: dict[str, Any]
+) -> Iterator[jsonschema.ValidationError]:
+    if validator.is_type(instance, "array") and len(instance) > limit:
+        yield jsonschema.ValidationError(
+            f"{brief(instance)} is too long: {len(instance):,} items, at most {limit:,} allowed"
+        )
+
+
+#: the validator of tool arguments: jsonschema's draft 2020-12, with `pattern` on RE2, and arrays
+#: over their `maxItems` rejected without reading every item
+InputValidator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    {"pattern": _pattern_keyword, "items": _items_keyword, "maxItems": _max_items_keyword},
+)
+
+
+def input_validator(schema: dict[str, Any]) -> Any:
+    """The validator of a tool's arguments (formats checked, as `FormatChecker` does)."""
+    return InputValidator(schema, format_checker=jsonschema.FormatChecker())
+
+
+def bound_arrays(schema: Any, max_items: int = DEFAULT_MAX_ITEMS) -> Any:
+    """A copy of `schema` in which every array schema without `maxItems` has `maxItems: max_items`."""
+    schema = copy.deepcopy(schema)
+    _bound(schema, max_items)
+    return schema
+
+
+def _bound(schema: Any, max_items: int) -> None:
+    if not isinstance(schema, dict):
+        return
+    kind = schema.get("type")
+    is_array = kind == "array" or (isinstance(kind, list) and "array" in kind)
+    if (is_array or "items" in schema or "prefixItems" in schema) and "maxItems" not in schema:
+        schema["maxItems"] = max_items
+    for key in _SUBSCHEMA_MAPS:
+        if isinstance(schema.get(key), dict):
+            for sub in schema[key].values():
+                _bound(sub, max_items)
+    for key in _SUBSCHEMA_LISTS:
+        if isinstance(schema.get(key), list):
+            for sub in schema[key]:
+                _bound(sub, max_items)
+    for key in _SUBSCHEMAS:
+        _bound(schema.get(key), max_items)
+
 
 _ANNOTATIONS = {
     "description",
@@ -197,17 +319,21 @@ def _strings(schema: dict[str, Any], checks: list[Check]) -> None:
         checks.append(_max_length(str, schema["maxLength"]))
     if "pattern" in schema:
         try:
-            pattern = re.compile(schema["pattern"])
-        except re.error as exc:
+            search = search_pattern(schema["pattern"])
+        except (re.error, TypeError) as exc:
             raise _Unsupported from exc
 
         def matches(v: Any) -> bool:
-            return not isinstance(v, str) or pattern.search(v) is not None
+            return not isinstance(v, str) or search(v)
 
         checks.append(matches)
 
 
 def _arrays(schema: dict[str, Any], checks: list[Check]) -> None:
+    if "minItems" in schema:
+        checks.append(_min_length(list, schema["minItems"]))
+    if "maxItems" in schema:  # before `items`: a long array is rejected without reading it
+        checks.append(_max_length(list, schema["maxItems"]))
     if "items" in schema:
         item = _compile(schema["items"])
 
@@ -215,10 +341,6 @@ def _arrays(schema: dict[str, Any], checks: list[Check]) -> None:
             return not isinstance(v, list) or all(item(x) for x in v)
 
         checks.append(items_match)
-    if "minItems" in schema:
-        checks.append(_min_length(list, schema["minItems"]))
-    if "maxItems" in schema:
-        checks.append(_max_length(list, schema["maxItems"]))
     if schema.get("uniqueItems") is True:
         checks.append(_unique_items)
 

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 from .compiler import CompileError, compile_tool
 from .domain import Domain
 from .errors import Problem, SpecError
-from .fastschema import unknown_keywords
+from .fastschema import bound_arrays, input_validator, unknown_keywords
 from .spec import Clock, Column, DomainSpec, Table, Task, Tool
 from .steps import CompiledTool
 from .tables import TableInfo, ValueProblem, add_indexes, build_tables
@@ -414,6 +414,9 @@ def load_domain(ref: str | Path) -> Domain:
     spec = loader.read_spec()
     if spec is None:
         raise SpecError(loader.problems)
+    # every input array gets a size bound (what agents see, too): `maxItems` where none was given
+    tools_bounded = [t.model_copy(update={"input_schema": bound_arrays(t.input_schema)}) for t in spec.tools]
+    spec = spec.model_copy(update={"tools": tools_bounded})
     loader.tables = dict(spec.tables)
     before = len(loader.problems)
     loader.check_tables(spec)
@@ -427,10 +430,7 @@ def load_domain(ref: str | Path) -> Domain:
             jsonschema.Draft202012Validator.check_schema(tool.input_schema)
         except jsonschema.SchemaError:
             continue
-        validators.setdefault(
-            tool.name,
-            jsonschema.Draft202012Validator(tool.input_schema, format_checker=jsonschema.FormatChecker()),
-        )
+        validators.setdefault(tool.name, input_validator(tool.input_schema))
     seed = loader.read_seed(spec, infos)
     tasks = loader.read_tasks({t.name for t in spec.tools}, validators)
     if loader.problems:

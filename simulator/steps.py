@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .budget import charge
 from .errors import ToolError
 from .expr import Compiled, Env, EvalError
 from .query import MISSING, Query, Runtime
@@ -253,6 +254,7 @@ class ForEachRun(Run):
             items = []
         if not isinstance(items, list):
             raise EvalError(f"for_each: expected a list, got {items!r}")
+        charge(len(items))
         collected = []
         for i, item in enumerate(items):
             env[self.name] = item

@@ -1,0 +1,169 @@
+"""Per-call budgets: no single tool call may do unbounded work or hold the server for long.
+
+A call runs under a `Budget` of three limits, checked from cheap hooks while it runs:
+
+- **SQLite steps**: virtual-machine instructions, counted by a progress handler on the episode's
+  connection (SQLite calls it every `PROGRESS_EVERY` instructions of a statement);
+- **evaluation steps**: Python-side work of the operation language — list elements that `map`,
+  `filter`, `for_each` and the list operators touch, characters that string operators build —
+  counted by `charge`, which the runtime calls as it works;
+- **wall clock**: seconds since the call started, checked from the same two hooks.
+
+The first two are deterministic (the same call on the same state counts the same steps in any
+process), and exceeding them is caused by the agent's arguments: `WorkLimitError`, a tool error
+the agent can act on. The wall clock is a limit the server imposes: `CallTimeout`, an
+infrastructure failure labelled `timeout`. Either way the call fails and its state is rolled back.
+
+The running call's `Meter` is found through a context variable, so expression code needs no extra
+parameter; outside a call `charge` does nothing. The meter also keeps, for the running call only,
+hash indexes of the lists that `count`, `in` and `contains` search repeatedly (`counts`), so a
+filter that asks "how often does x occur in this list" for every element is linear, not quadratic.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import CallTimeout, ToolgymError, WorkLimitError
+
+#: SQLite calls the progress handler every this many VM instructions of one statement.
+PROGRESS_EVERY = 1000
+#: lists shorter than this are scanned rather than indexed (an index costs more than it saves).
+INDEX_FROM = 32
+_CLOCK_EVERY = 4096  # evaluation steps between wall-clock checks
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The most one call may do. The defaults leave every bundled domain's gold calls far inside."""
+
+    sqlite_steps: int = 50_000_000
+    eval_steps: int = 2_000_000
+    wall_seconds: float = 10.0
+
+    def __post_init__(self) -> None:
+        if self.sqlite_steps < 1 or self.eval_steps < 1 or not self.wall_seconds > 0:
+            raise ToolgymError(f"a budget's limits must be positive, got {self}")
+
+
+class Meter:
+    """Counts one episode's current call against its budget (one call at a time)."""
+
+    def __init__(self, budget: Budget):
+        self.budget = budget
+        self.sqlite_steps = 0
+        self.eval_steps = 0
+        self.tripped: WorkLimitError | CallTimeout | None = None
+        self._deadline = 0.0
+        self._next_clock = _CLOCK_EVERY
+        self._indexes: dict[int, tuple[list[Any], int, Counter[Any] | None]] = {}
+
+    @contextmanager
+    def run(self, conn: sqlite3.Connection) -> Iterator[Meter]:
+        """Meter one call on `conn`: over budget, the call raises WorkLimitError or CallTimeout."""
+        self.sqlite_steps = self.eval_steps = 0
+        self.tripped = None
+        self._next_clock = _CLOCK_EVERY
+        self._deadline = time.monotonic() + self.budget.wall_seconds
+        conn.set_progress_handler(self._progress, PROGRESS_EVERY)
+        token = _CURRENT.set(self)
+        try:
+            yield self
+        except BaseException as exc:
+            # an interrupted statement surfaces as sqlite3.OperationalError (or as whatever a
+            # backstop turned it into): the budget's verdict is the call's error
+            if self.tripped is not None and exc is not self.tripped:
+                raise self.tripped from None
+            raise
+        finally:
+            _CURRENT.reset(token)
+            conn.set_progress_handler(None, 0)
+            self._indexes.clear()
+
+    def _trip(self, error: WorkLimitError | CallTimeout) -> WorkLimitError | CallTimeout:
+        if self.tripped is None:
+            self.tripped = error
+        return self.tripped
+
+    def _over(self) -> WorkLimitError | CallTimeout | None:
+        if self.sqlite_steps > self.budget.sqlite_steps:
+            return WorkLimitError(f"{self.budget.sqlite_steps:,} database steps", self.budget.sqlite_steps)
+        if self.eval_steps > self.budget.eval_steps:
+            return WorkLimitError(f"{self.budget.eval_steps:,} evaluation steps", self.budget.eval_steps)
+        if time.monotonic() > self._deadline:
+            return CallTimeout(self.budget.wall_seconds)
+        return None
+
+    def _progress(self) -> int:
+        if self.tripped is not None:
+            return 0  # already failing: let the rollback run
+        self.sqlite_steps += PROGRESS_EVERY
+        error = self._over()
+        if error is None:
+            return 0
+        self._trip(error)
+        return 1  # interrupts the statement (sqlite3.OperationalError), converted in `run`
+
+    def charge(self, steps: int) -> None:
+        """Count `steps` of evaluation work; raises when the call is over its budget."""
+        self.eval_steps += steps
+        if self.eval_steps > self.budget.eval_steps:
+            raise self._trip(
+                WorkLimitError(f"{self.budget.eval_steps:,} evaluation steps", self.budget.eval_steps)
+            )
+        if self.eval_steps >= self._next_clock:
+            self._next_clock = self.eval_steps + _CLOCK_EVERY
+            if time.monotonic() > self._deadline:
+                raise self._trip(CallTimeout(self.budget.wall_seconds))
+
+    def counts(self, values: list[Any]) -> Counter[Any] | None:
+        """A multiset of `values` built once per call (None when they are not all hashable)."""
+        entry = self._indexes.get(id(values))
+        if entry is not None and entry[0] is values and entry[1] == len(values):
+            self.charge(1)
+            return entry[2]
+        self.charge(len(values))
+        try:
+            counter: Counter[Any] | None = Counter(values)
+        except TypeError:
+            counter = None
+        self._indexes[id(values)] = (values, len(values), counter)  # holding it keeps its id unique
+        return counter
+
+
+_CURRENT: ContextVar[Meter | None] = ContextVar("toolgym_meter", default=None)
+
+
+def charge(steps: int) -> None:
+    """Count evaluation work against the running call's budget (nothing outside a call)."""
+    meter = _CURRENT.get()
+    if meter is not None:
+        meter.charge(steps)
+
+
+def count_of(values: list[Any], value: Any) -> int:
+    """`values.count(value)`, linear over a whole call however often it is asked of one list."""
+    meter = _CURRENT.get()
+    if meter is None:
+        return values.count(value)
+    if len(values) >= INDEX_FROM:
+        counter = meter.counts(values)
+        if counter is not None:
+            try:
+                return counter[value]
+            except TypeError:  # an unhashable value: scan
+                pass
+    meter.charge(len(values) + 1)
+    return values.count(value)
+
+
+def member(values: list[Any], value: Any) -> bool:
+    """`value in values`, with the same per-call index as `count_of`."""
+    return count_of(values, value) > 0
