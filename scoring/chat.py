@@ -1,29 +1,51 @@
 """Chat-message transcripts: OpenAI `tool_calls` and Anthropic `tool_use` / `tool_result` blocks.
 
-Both keep the agent's last assistant text as the rollout's final message. A tool result is
-matched to its call by id. Anthropic results say `is_error`; OpenAI tool messages do not, so a
-result whose text starts with "error" or whose JSON object has a truthy `error` counts as a
-failed call (the outcome only feeds the replay-mismatch warnings: the replay decides the state).
-A failed result that is toolgym's server's fault text (`simulator.server.INJECTED_FAULT`,
-`INTERNAL_ERROR`) or a JSON payload carrying toolgym's `error_kind` of `infra` / `injected` /
-`internal` marks an infrastructure fault, in either format.
+Every assistant text is kept in `messages`; the final message is the last assistant message that
+made no tool call. A tool result is matched to its call by id. Anthropic results say `is_error`;
+OpenAI tool messages do not, so a result whose text starts with "error" or whose JSON object has a
+truthy `error` counts as a failed call (the outcome only feeds the divergence report: the replay
+decides the state). A failed call is the agent's unless its text ends with a server label
+(`simulator.labels`) that verifies with the runs key (`Labels`): no text, payload or error kind a
+client log can write makes a call an infrastructure fault. A call whose arguments cannot be read
+is the agent's malformed call (`rollout.read_arguments`), never an unreadable transcript.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 from typing import Any
 
-from .rollout import (
-    OUTCOME_OF_KIND,
-    Outcome,
-    Record,
-    Rollout,
-    RolloutCall,
-    object_arguments,
-    transcript_error,
-)
+from simulator import labels
+
+from .rollout import Outcome, Record, Rollout, RolloutCall, new_call, transcript_error
+
+#: The answer channel the MCP server adds (`submit_answer(answer)`): a message, not a tool call.
+SUBMIT_ANSWER = "submit_answer"
+
+
+class Labels:
+    """Verifies the server labels of one transcript with the runs key (None: nothing verifies)."""
+
+    def __init__(self, key: labels.Key | None):
+        self.key = key
+        self.session: str | None = None
+        self.unverified = 0
+
+    def fault(self, text: Any, call: RolloutCall) -> str | None:
+        """The kind of the verified label at the end of an error text, else None (counted if forged)."""
+        label = labels.read_label(text) if isinstance(text, str) else None
+        if label is None:
+            return None
+        # every label of one rollout names the same session (a capacity refusal names none)
+        same_session = label.session == "" or self.session in (None, label.session)
+        if same_session and not call.malformed and label.verify(self.key, call.name, call.arguments):
+            self.session = label.session or self.session
+            return label.kind
+        self.unverified += 1
+        return None
+
+    def signed(self, fields: list[Any], signature: Any) -> bool:
+        return self.key is not None and self.key.verify(fields, signature)
 
 
 def text_of(content: Any) -> str:
@@ -42,42 +64,7 @@ def text_of(content: Any) -> str:
             elif isinstance(block, dict) and block.get("type") == "tool_result":
                 parts.append(text_of(block.get("content")))
         return "\n".join(parts)
-    return json.dumps(content)
-
-
-def kind_from_payload(payload: Any) -> Outcome | None:
-    """`infra` / `injected` when a payload (a dict, or JSON text of one) carries toolgym's error kind."""
-    if isinstance(payload, str):
-        try:
-            payload = json.loads(payload)
-        except json.JSONDecodeError:
-            return None
-    if not isinstance(payload, dict):
-        return None
-    nested: dict[str, Any] = payload["toolgym"] if isinstance(payload.get("toolgym"), dict) else {}
-    kind = payload.get("error_kind") or payload.get("toolgym/error_kind") or nested.get("error_kind")
-    outcome = OUTCOME_OF_KIND.get(kind) if isinstance(kind, str) else None
-    return outcome if outcome in ("infra", "injected") else None
-
-
-@functools.cache
-def _server_fault_texts() -> tuple[str, str]:
-    # imported on first need: the server module loads fastmcp, which takes about a second
-    from simulator.errors import INJECTED_FAULT, INTERNAL_ERROR
-
-    return INJECTED_FAULT, INTERNAL_ERROR
-
-
-def fault_kind(text: str, tool: str) -> Outcome | None:
-    """`infra` / `injected` when a result is a toolgym fault: its error kind, or the server's fault text."""
-    kind = kind_from_payload(text)
-    if kind is not None:
-        return kind
-    injected, internal = _server_fault_texts()
-    stripped = text.strip()
-    if stripped == injected:
-        return "injected"
-    return "infra" if stripped == internal.format(tool=tool) else None
+    return json.dumps(content, default=str)
 
 
 def _looks_failed(text: str) -> bool:
@@ -86,29 +73,51 @@ def _looks_failed(text: str) -> bool:
         return True
     try:
         payload = json.loads(stripped)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return False
     return isinstance(payload, dict) and bool(payload.get("error") or payload.get("isError"))
 
 
-def _outcome(text: str, is_error: bool | None, tool: str) -> tuple[Outcome, str | None]:
-    if is_error is not False:
-        kind = fault_kind(text, tool)
-        if kind is not None:
-            return kind, text
-    failed = _looks_failed(text) if is_error is None else is_error
-    return ("tool-error", text) if failed else ("ok", None)
+def settle(call: RolloutCall, text: str, failed: bool, checker: Labels) -> None:
+    """Record a call's result text: ok, the agent's tool error, or a verified fault."""
+    call.result, call.has_result = text, True
+    kind = checker.fault(text, call)
+    outcome: Outcome
+    if call.malformed:
+        outcome = "tool-error"
+    elif kind is not None:
+        outcome = "fault"
+    else:
+        outcome = "tool-error" if failed else "ok"
+    call.outcome, call.fault = outcome, kind
+    call.error = call.malformed or (labels.strip_label(text) if outcome != "ok" else None)
 
 
-def _call(source: str | None, where: str, name: Any, arguments: Any) -> RolloutCall:
+def add_call(rollout: Rollout, source: str | None, where: str, name: Any, arguments: Any) -> bool:
+    """Append a tool call (False for `submit_answer`, whose answer becomes a message)."""
     if not isinstance(name, str) or not name:
         raise transcript_error(source, where, "a tool call without a name")
-    return RolloutCall(
-        name=name,
-        arguments=object_arguments(arguments, source, f"{where} arguments"),
-        outcome="unknown",
-        where=where,
-    )
+    if name == SUBMIT_ANSWER:
+        answer = arguments
+        if isinstance(answer, str):
+            try:
+                answer = json.loads(answer)
+            except (json.JSONDecodeError, RecursionError):
+                answer = None
+        text = answer.get("answer") if isinstance(answer, dict) else None
+        if isinstance(text, str):
+            say(rollout, text, final=True)
+            return False
+    rollout.calls.append(new_call(name, arguments, where))
+    return True
+
+
+def say(rollout: Rollout, text: str, final: bool) -> None:
+    """An assistant text: always a message; the final message when it made no tool call."""
+    if text.strip():
+        rollout.messages.append(text)
+        if final:
+            rollout.final_message = text
 
 
 def _answer(
@@ -117,57 +126,68 @@ def _answer(
     call_id: Any,
     text: str,
     is_error: bool | None,
-    source: str | None,
+    checker: Labels,
     where: str,
 ) -> None:
     index = ids.pop(str(call_id), None)
     if index is None:
         raise transcript_error(
-            source, where, f"a tool result for call id {call_id!r}, which no tool call has"
+            rollout.source,
+            where,
+            f"a tool result for call id {labels_preview(call_id)}, which no tool call has",
         )
-    call = rollout.calls[index]
-    call.outcome, call.error = _outcome(text, is_error, call.name)
+    if index < 0:  # the answer to a submit_answer call
+        return
+    failed = _looks_failed(text) if is_error is None else is_error
+    settle(rollout.calls[index], text, failed, checker)
 
 
-def read_openai(records: list[Record], source: str | None) -> Rollout:
+def labels_preview(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:80] + "..."
+
+
+def read_openai(records: list[Record], source: str | None, checker: Labels) -> Rollout:
     """OpenAI chat messages: assistant `tool_calls` (or legacy `function_call`) and `tool` messages."""
-    rollout = Rollout(format="openai")
+    rollout = Rollout(format="openai", source=source)
     ids: dict[str, int] = {}
     for record in records:
         msg, where = record.value, record.where
         role = msg.get("role")
         if role == "assistant":
             calls = msg.get("tool_calls") or []
+            if not isinstance(calls, list):
+                raise transcript_error(source, where, "tool_calls must be a list")
             if msg.get("function_call"):
                 calls = [*calls, {"id": f"legacy:{len(rollout.calls)}", "function": msg["function_call"]}]
             for j, tc in enumerate(calls):
                 fn = tc.get("function") if isinstance(tc, dict) else None
                 fn = fn if isinstance(fn, dict) else {}
-                ids[str(tc.get("id") if isinstance(tc, dict) else None)] = len(rollout.calls)
-                rollout.calls.append(
-                    _call(source, f"{where} tool_calls[{j}]", fn.get("name"), fn.get("arguments"))
+                call_id = str(tc.get("id") if isinstance(tc, dict) else None)
+                made = add_call(
+                    rollout, source, f"{where} tool_calls[{j}]", fn.get("name"), fn.get("arguments")
                 )
-            text = text_of(msg.get("content"))
-            if text.strip():
-                rollout.final_message = text
+                ids[call_id] = len(rollout.calls) - 1 if made else -1
+            say(rollout, text_of(msg.get("content")), final=not calls)
         elif role == "tool":
-            _answer(rollout, ids, msg.get("tool_call_id"), text_of(msg.get("content")), None, source, where)
+            text = text_of(msg.get("content"))
+            _answer(rollout, ids, msg.get("tool_call_id"), text, None, checker, where)
         elif role == "function":  # the legacy answer to the latest function_call
             legacy = [k for k in ids if k.startswith("legacy:")]
-            call_id = legacy[-1] if legacy else msg.get("name")
-            _answer(rollout, ids, call_id, text_of(msg.get("content")), None, source, where)
+            legacy_id: Any = legacy[-1] if legacy else msg.get("name")
+            _answer(rollout, ids, legacy_id, text_of(msg.get("content")), None, checker, where)
     return rollout
 
 
-def read_anthropic(records: list[Record], source: str | None) -> Rollout:
+def read_anthropic(records: list[Record], source: str | None, checker: Labels) -> Rollout:
     """Anthropic messages: `tool_use` blocks in assistant turns, `tool_result` blocks in user turns."""
-    rollout = Rollout(format="anthropic")
+    rollout = Rollout(format="anthropic", source=source)
     ids: dict[str, int] = {}
     for record in records:
         msg, where = record.value, record.where
         content = msg.get("content")
         blocks = content if isinstance(content, list) else [{"type": "text", "text": text_of(content)}]
-        texts = []
+        texts, used_tools = [], False
         for j, block in enumerate(blocks):
             if not isinstance(block, dict):
                 continue
@@ -175,17 +195,16 @@ def read_anthropic(records: list[Record], source: str | None) -> Rollout:
             if kind == "text" and msg.get("role") == "assistant":
                 texts.append(str(block.get("text") or ""))
             elif kind == "tool_use":
-                ids[str(block.get("id"))] = len(rollout.calls)
-                rollout.calls.append(
-                    _call(source, f"{where} content[{j}]", block.get("name"), block.get("input"))
+                used_tools = True
+                made = add_call(
+                    rollout, source, f"{where} content[{j}]", block.get("name"), block.get("input")
                 )
+                ids[str(block.get("id"))] = len(rollout.calls) - 1 if made else -1
             elif kind == "tool_result":
                 is_error = bool(block.get("is_error", False))
                 text = text_of(block.get("content"))
                 _answer(
-                    rollout, ids, block.get("tool_use_id"), text, is_error, source, f"{where} content[{j}]"
+                    rollout, ids, block.get("tool_use_id"), text, is_error, checker, f"{where} content[{j}]"
                 )
-        text = "\n".join(texts)
-        if text.strip():
-            rollout.final_message = text
+        say(rollout, "\n".join(texts), final=not used_tools)
     return rollout

@@ -10,7 +10,7 @@ task broken: `TaskError`, never a silent skip.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,26 +21,40 @@ from simulator.spec import Task
 
 @dataclass(frozen=True)
 class Replayed:
-    """What one replayed call did."""
+    """What one replayed call did (`skipped`: it was not run, and why)."""
 
     name: str
     ok: bool
     error: str | None = None
+    result: Any = None
+    kind: str | None = None
+    skipped: bool = False
 
 
 def replay(
-    domain: Domain, calls: Iterable[tuple[str, dict[str, Any]]], seed: int = 0
+    domain: Domain,
+    calls: Iterable[tuple[str, dict[str, Any]]],
+    seed: int = 0,
+    skip: Mapping[int, str] | None = None,
 ) -> tuple[Episode, list[Replayed]]:
-    """Run (name, arguments) calls in order on a fresh episode; tool errors are recorded, not raised."""
+    """Run (name, arguments) calls in order on a fresh episode; tool errors are recorded, not raised.
+
+    Calls whose index is in `skip` are not run (a malformed call, a call a fault stopped): they
+    count as failed with the given reason and change nothing.
+    """
     episode = domain.episode(seed=seed)
+    skipping = skip or {}
     done = []
-    for name, arguments in calls:
+    for i, (name, arguments) in enumerate(calls):
+        if i in skipping:
+            done.append(Replayed(name, False, skipping[i], skipped=True))
+            continue
         try:
-            episode.call(name, arguments)
+            result = episode.call(name, arguments)
         except ToolError as exc:
-            done.append(Replayed(name, False, str(exc)))
+            done.append(Replayed(name, False, str(exc), kind=exc.kind))
         else:
-            done.append(Replayed(name, True))
+            done.append(Replayed(name, True, result=result))
     return episode, done
 
 

@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 
 Change = Literal["create", "update", "delete"]
 RowStatus = Literal["wrong", "missing", "unexpected"]
-Status = Literal["scored", "failed-infra"]
+Status = Literal["scored", "failed-infra", "incomplete"]
 
 
 class ColumnDiff(BaseModel):
@@ -91,10 +91,25 @@ class FactResult(BaseModel):
     found: bool
 
 
+class Divergence(BaseModel):
+    """A call whose replayed outcome or result differs from what the transcript recorded."""
+
+    call: int = Field(description="the call's index in the rollout")
+    tool: str
+    where: str = ""
+    path: str | None = Field(default=None, description="where inside the result the values differ")
+    recorded: Any = None
+    replayed: Any = None
+    detail: str = Field(description="the difference, in words")
+
+
 class ScoreReport(BaseModel):
     """The score of one rollout on one task."""
 
-    status: Status = Field(description="`failed-infra`: an infrastructure fault; kept out of rewards")
+    status: Status = Field(
+        description="`failed-infra`: an infrastructure fault decided it; `incomplete`: a server-written "
+        "transcript without its end record; both kept out of rewards"
+    )
     reward: float | None = Field(
         description="1.0 on an exact match of state and facts, else 0.0; null if not scored"
     )
@@ -113,6 +128,17 @@ class ScoreReport(BaseModel):
     failed_calls: int = 0
     diff: StateDiff | None = None
     facts: list[FactResult] = Field(default_factory=list)
+    truncated: bool = Field(default=False, description="the harness cut the rollout off: reward 0.0")
+    answers: str = Field(
+        default="final", description="where answer facts were looked for: final or any message"
+    )
+    counterfactual: float | None = Field(
+        default=None,
+        description="the reward with every injected / timed-out call carried out as if it had succeeded (when computed)",
+    )
+    divergences: list[Divergence] = Field(
+        default_factory=list, description="calls whose replayed result differs from the recorded one"
+    )
     warnings: list[str] = Field(default_factory=list)
     explanation: list[str] = Field(
         default_factory=list, description="why the reward is what it is, in sentences"
@@ -129,7 +155,11 @@ def render(report: ScoreReport) -> list[Any]:
     """Rich renderables for people: a summary line, the diff table, the facts, the explanation."""
     from rich.table import Table
 
-    colour = {"scored": "green" if report.reward == 1.0 else "red", "failed-infra": "yellow"}[report.status]
+    colour = {
+        "scored": "green" if report.reward == 1.0 else "red",
+        "failed-infra": "yellow",
+        "incomplete": "yellow",
+    }[report.status]
     reward = "null" if report.reward is None else f"{report.reward:.1f}"
     partial = "null" if report.partial is None else f"{report.partial:.2f}"
     head = (

@@ -1,13 +1,16 @@
 """The Rollout: every transcript format normalised to one model.
 
-A rollout is what an agent did on a domain: its tool calls (name, arguments, outcome) in order
-and its final message. The outcome is what the transcript recorded:
+A rollout is what an agent did on a domain: its tool calls (name, arguments, outcome) in order,
+what it said (`messages`, `final_message`) and what the harness or server said about how it ended
+(`truncated`, `complete`). A call's outcome is what the transcript recorded, believed only as far
+as an agent or a client log cannot forge it:
 
 - `ok`: the call succeeded;
-- `tool-error`: the call failed for a reason that is the agent's (bad arguments, a failed
-  precondition, an unknown tool);
-- `infra` / `injected`: a real or injected infrastructure fault — the rollout is not the agent's
-  to answer for, so it is marked `failed-infra` and kept out of rewards;
+- `tool-error`: the call failed, and that is the agent's (bad or malformed arguments, a failed
+  precondition, an unknown tool, and every infrastructure label that does not verify);
+- `fault`: the server labelled the failure as its own and the label verifies with the runs key
+  (`simulator.labels`); `fault` holds the kind (injected, timeout, capacity, storage, infra,
+  internal);
 - `unknown`: the transcript holds no result for the call (the replay decides what happened).
 
 `where` names the call's place in its file ("line 7", "message 3") so that errors can point at it.
@@ -24,19 +27,18 @@ from pydantic import BaseModel, Field
 
 from simulator.errors import TranscriptError
 
-Outcome = Literal["ok", "tool-error", "infra", "injected", "unknown"]
+Outcome = Literal["ok", "tool-error", "fault", "unknown"]
 Format = Literal["toolgym", "openai", "anthropic", "mcp"]
 
-#: Outcomes that mean the call did not run because of a fault that is not the agent's.
-INFRA_OUTCOMES = frozenset({"infra", "injected"})
+#: Fault kinds whose effect the scorer can undo (the call did not run; the agent could retry):
+#: the counterfactual rule decides whether they excluded the rollout. Every other verified kind
+#: (capacity, storage, infra, internal) excludes it always.
+TRANSIENT_FAULTS = frozenset({"injected", "timeout"})
 
-#: toolgym's `error_kind` (simulator.transcript.ErrorKind) -> outcome.
-OUTCOME_OF_KIND: dict[str, Outcome] = {
-    "tool": "tool-error",
-    "infra": "infra",
-    "internal": "infra",
-    "injected": "injected",
-}
+#: Arguments nested deeper than this make a call malformed (the agent's failed call).
+MAX_ARGUMENT_DEPTH = 64
+#: How much of a value an error message quotes.
+PREVIEW_CHARS = 80
 
 
 @dataclass(frozen=True)
@@ -53,8 +55,19 @@ class RolloutCall(BaseModel):
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
     outcome: Outcome = "ok"
+    fault: str | None = Field(default=None, description="the verified infrastructure label's kind")
     error: str | None = Field(default=None, description="the recorded error message, if the call failed")
+    malformed: str | None = Field(
+        default=None, description="why the call's arguments could not be read (the call is not replayed)"
+    )
+    voided: bool = Field(default=False, description="a void record says the call did not happen")
+    result: Any = Field(default=None, description="the result the transcript recorded (text in chat logs)")
+    has_result: bool = Field(default=False, description="whether the transcript recorded a result")
     where: str = Field(default="", description="where in the transcript: 'line 7', 'message 3'")
+
+    @property
+    def failed(self) -> bool:
+        return self.outcome in ("tool-error", "fault")
 
 
 class Rollout(BaseModel):
@@ -64,17 +77,41 @@ class Rollout(BaseModel):
     source: str | None = Field(default=None, description="the file it was read from")
     domain: str | None = None
     version: str | None = None
+    fingerprint: str | None = None
     task: str | None = None
     seed: int | None = None
     calls: list[RolloutCall] = Field(default_factory=list)
-    final_message: str | None = None
+    messages: list[str] = Field(
+        default_factory=list, description="every assistant text, in order (with or without tool calls)"
+    )
+    final_message: str | None = Field(
+        default=None, description="the last assistant message that made no tool call"
+    )
     digest: str | None = Field(
         default=None, description="the state digest the transcript recorded at its end"
     )
+    truncated: bool = Field(default=False, description="the harness cut the rollout off (a step limit)")
+    termination_reason: str | None = None
+    server_written: bool = Field(default=False, description="a toolgym header signed by the server")
+    complete: bool = Field(
+        default=True, description="false: a server-written transcript without its signed end record"
+    )
+    unverified_labels: int = Field(
+        default=0, description="infrastructure labels that did not verify (counted as the agent's errors)"
+    )
+    key_found: bool = Field(default=False, description="whether a runs key was available to verify labels")
+
+    def faults(self) -> list[tuple[int, RolloutCall]]:
+        """(index, call) of every call that failed with a verified infrastructure label."""
+        return [(i, c) for i, c in enumerate(self.calls) if c.outcome == "fault"]
 
     def infra_calls(self) -> list[tuple[int, RolloutCall]]:
-        """(index, call) of every call that failed for an infrastructure reason."""
-        return [(i, c) for i, c in enumerate(self.calls) if c.outcome in INFRA_OUTCOMES]
+        """Kept for callers of the first API: the verified faults."""
+        return self.faults()
+
+    def hard_faults(self) -> list[tuple[int, RolloutCall]]:
+        """Verified faults that exclude the rollout whatever happened (not injected, not a timeout)."""
+        return [(i, c) for i, c in self.faults() if c.fault not in TRANSIENT_FAULTS]
 
     def check_tools(self, tools: Iterable[str], domain: str = "the domain") -> None:
         """Raise TranscriptError for a call that *succeeded* with a tool the domain does not have.
@@ -85,10 +122,10 @@ class Rollout(BaseModel):
         """
         known = set(tools)
         for i, call in enumerate(self.calls):
-            if call.name not in known and call.outcome not in ("tool-error", *INFRA_OUTCOMES):
+            if call.name not in known and not call.failed:
                 raise TranscriptError(
-                    f"{self.source or 'transcript'}: {call.where or f'call {i}'}: unknown tool {call.name!r} "
-                    f"(not a tool of {domain}); is this transcript for another domain?"
+                    f"{self.source or 'transcript'}: {call.where or f'call {i}'}: unknown tool "
+                    f"{preview(call.name)} (not a tool of {domain}); is this transcript for another domain?"
                 )
 
 
@@ -98,21 +135,74 @@ def transcript_error(source: str | None, where: str, message: str) -> Transcript
     return TranscriptError(f"{prefix}{where}: {message}")
 
 
-def object_arguments(value: Any, source: str | None, where: str) -> dict[str, Any]:
-    """Arguments as a dict: a JSON object, or a string holding one; anything else is an error."""
+def preview(value: Any, limit: int = PREVIEW_CHARS) -> str:
+    """A bounded quote of a value for an error message (never the whole of a huge value)."""
+    if isinstance(value, str):
+        text = repr(value[: limit + 1])
+    else:
+        try:
+            text = json.dumps(value, ensure_ascii=True, default=str)
+        except (RecursionError, ValueError):
+            text = f"<a {type(value).__name__} nested too deeply to show>"
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text):,} chars)"
+
+
+def depth_over(value: Any, limit: int) -> bool:
+    """Whether a JSON value nests deeper than `limit` (checked without recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Iterable[Any] = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def not_unicode(value: Any) -> bool:
+    """Whether a JSON value holds a string (or key) that is not valid Unicode (a lone surrogate)."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def read_arguments(value: Any) -> tuple[dict[str, Any], str | None]:
+    """A call's arguments as a dict and, when they cannot be read, why (the agent's malformed call).
+
+    Accepts a JSON object or a string holding one; anything else — invalid JSON, another JSON type,
+    nesting deeper than MAX_ARGUMENT_DEPTH, text that is not valid Unicode — is a malformed call:
+    its arguments are {} and the reason says what was wrong, quoting at most a bounded prefix.
+    """
     if value is None:
-        return {}
+        return {}, None
     if isinstance(value, str):
         if not value.strip():
-            return {}
+            return {}, None
         try:
             value = json.loads(value)
         except json.JSONDecodeError as exc:
-            raise transcript_error(
-                source,
-                where,
-                f"arguments are not valid JSON ({exc.msg} at position {exc.pos}): {value[:80]!r}",
-            ) from None
+            return {}, f"arguments are not valid JSON ({exc.msg} at position {exc.pos}): {preview(value)}"
+        except RecursionError:
+            return {}, f"arguments nest too deeply to read (over {MAX_ARGUMENT_DEPTH} levels)"
     if not isinstance(value, dict):
-        raise transcript_error(source, where, f"arguments must be a JSON object, got {type(value).__name__}")
-    return value
+        return {}, f"arguments must be a JSON object, got {type(value).__name__}: {preview(value)}"
+    if depth_over(value, MAX_ARGUMENT_DEPTH):
+        return {}, f"arguments nest too deeply (over {MAX_ARGUMENT_DEPTH} levels)"
+    if not_unicode(value):
+        return {}, "arguments hold text that is not valid Unicode (a lone surrogate)"
+    return value, None
+
+
+def new_call(name: str, arguments: Any, where: str) -> RolloutCall:
+    """A call whose outcome is not known yet; a call with malformed arguments fails as the agent's."""
+    args, problem = read_arguments(arguments)
+    if problem is None:
+        return RolloutCall(name=name, arguments=args, outcome="unknown", where=where)
+    return RolloutCall(name=name, outcome="tool-error", error=problem, malformed=problem, where=where)

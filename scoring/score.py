@@ -1,28 +1,38 @@
 """Scoring a rollout: replay it, replay the gold calls, diff the states, check the answer facts.
 
-- reward: 1.0 only when the state matches exactly and every answer fact is in the final
-  message; else 0.0. null for a rollout with an infrastructure fault (status `failed-infra`):
-  such a rollout is never scored 0.
+- reward: 1.0 only when the state matches exactly and every answer fact is where the task takes
+  answers from (the final message, or any assistant message); else 0.0. A truncated rollout (the
+  harness cut it off) scores 0.0 whatever its state.
 - partial: (expected row changes made, partial rows by share, + answer facts found - collateral
   row changes) / (expected row changes + answer facts), clipped to [0, 1]. With nothing expected,
   1.0 when nothing collateral happened, else 0.0.
+- status: `incomplete` (reward null) for a server-written transcript without its signed end
+  record; `failed-infra` (reward null) when a verified capacity, storage, infra or internal fault
+  hit a call, or when injected faults / timeouts decided the outcome: the rollout fails as it
+  happened but passes with every faulted call carried out as if it had succeeded (the
+  counterfactual rule). Everything else is `scored`.
 """
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from simulator import Domain, Episode, TaskError, load_domain
+from simulator import labels as server_labels
 from simulator.errors import TranscriptError
 from simulator.spec import Task
 
 from .diff import diff_states
-from .explain import explain
+from .explain import MISSING, Scored, call_sentence, explain, json_differences
 from .facts import find_facts
-from .replay import expected_episode, replay
-from .report import FactResult, ScoreReport
-from .rollout import Format, Rollout
+from .replay import Replayed, expected_episode, replay
+from .report import Divergence, FactResult, ScoreReport, StateDiff, show
+from .rollout import Format, Rollout, RolloutCall
 from .transcripts import load_transcript
 
 
@@ -42,15 +52,198 @@ def resolve_seed(rollout: Rollout, task: Task, seed: int | None = None) -> int:
     return rollout.seed if rollout.seed is not None else task.seed
 
 
+def names_domain(named: str, domain: Domain, fingerprint: str | None = None) -> bool:
+    """Whether a transcript's domain reference names this domain.
+
+    The same fingerprint, the same name (`name` or `name@version`), or a folder path: the domain's
+    own folder, a folder whose `domain.yaml` names it, or a folder of its name elsewhere.
+    """
+    if fingerprint is not None and fingerprint == domain.fingerprint():
+        return True
+    if named.rpartition("@")[0] == domain.name or named == domain.name:
+        return True
+    path = Path(named)
+    try:
+        if domain.path is not None and path.resolve() == Path(domain.path).resolve():
+            return True
+        spec = path / "domain.yaml"
+        if spec.is_file() and spec.stat().st_size < 2**24:
+            loaded = yaml.safe_load(spec.read_text(encoding="utf-8"))
+            return isinstance(loaded, dict) and loaded.get("name") == domain.name
+    except (OSError, ValueError, yaml.YAMLError):
+        return False
+    return ("/" in named or "\\" in named) and path.name == domain.name
+
+
 def _warnings(domain: Domain, rollout: Rollout) -> list[str]:
-    if rollout.domain is not None and rollout.domain != domain.name:
+    if rollout.domain is not None and not names_domain(rollout.domain, domain, rollout.fingerprint):
         raise TranscriptError(
-            f"{rollout.source or 'the transcript'} is for domain {rollout.domain!r}, not {domain.name!r}"
+            f"{rollout.source or 'the transcript'} is for domain {rollout.domain[:80]!r}, not {domain.name!r}"
         )
     rollout.check_tools(domain.tools, domain.ref)
+    warnings = []
     if rollout.version is not None and rollout.version != domain.version:
-        return [f"the transcript was recorded on {rollout.domain}@{rollout.version}; scoring on {domain.ref}"]
-    return []
+        warnings.append(
+            f"the transcript was recorded on {rollout.domain}@{rollout.version}; scoring on {domain.ref}"
+        )
+    if rollout.unverified_labels:
+        why = (
+            "they do not verify with the runs key" if rollout.key_found else "no runs key was found or given"
+        )
+        warnings.append(
+            f"{rollout.unverified_labels} infrastructure label(s) were ignored ({why}): "
+            "those calls count as the agent's failed calls"
+        )
+    return warnings
+
+
+def answers_mode(domain: Domain, task: Task) -> str:
+    """Where the task's answer facts may appear: the task's `answers`, else the domain's."""
+    return task.answers or domain.spec.answers
+
+
+@dataclass
+class _Run:
+    """One replay of the rollout, diffed and checked."""
+
+    reward: float
+    partial: float
+    diff: StateDiff
+    facts: list[FactResult]
+    earlier: set[int]
+    done: list[Replayed]
+
+
+def _facts(rollout: Rollout, gold: Task, answers: str) -> tuple[list[bool], set[int]]:
+    """Which facts were found, and which missing ones an earlier assistant message stated."""
+    found = find_facts(rollout.final_message, gold.answer_facts)
+    stated = [False] * len(gold.answer_facts)
+    for message in rollout.messages:
+        stated = [a or b for a, b in zip(stated, find_facts(message, gold.answer_facts), strict=True)]
+    if answers == "any":
+        return [a or b for a, b in zip(found, stated, strict=True)], set()
+    return found, {i for i, (f, s) in enumerate(zip(found, stated, strict=True)) if s and not f}
+
+
+def _run(
+    domain: Domain,
+    rollout: Rollout,
+    gold: Task,
+    seed: int,
+    expected: Episode,
+    carry_faults: bool,
+    answers: str,
+) -> tuple[_Run, Episode]:
+    skip: dict[int, str] = {}
+    for i, call in enumerate(rollout.calls):
+        if call.malformed or call.voided:
+            skip[i] = call.error or "not run"
+        elif call.outcome == "fault" and not carry_faults:
+            skip[i] = f"{call.fault} fault: {call.error or 'not run'}"
+    actual, done = replay(domain, ((c.name, c.arguments) for c in rollout.calls), seed, skip)
+    try:
+        diff = diff_states(expected, actual, gold.ignore_columns)
+    except BaseException:
+        actual.close()
+        raise
+    found, earlier = _facts(rollout, gold, answers)
+    facts = [FactResult(fact=f, found=ok) for f, ok in zip(gold.answer_facts, found, strict=True)]
+    reward = 1.0 if diff.empty and all(found) and not rollout.truncated else 0.0
+    units = diff.expected_changes + len(facts)
+    made = diff.credit + sum(found) - len(diff.unexpected)
+    partial = min(1.0, max(0.0, made / units)) if units else float(not diff.unexpected)
+    return _Run(reward, round(partial, 6), diff, facts, earlier, done), actual
+
+
+def _normal(value: Any) -> Any:
+    """A value as JSON would carry it (tuples as lists, other types as strings)."""
+    try:
+        return json.loads(json.dumps(value, default=str))
+    except (ValueError, RecursionError):
+        return str(value)
+
+
+def _recorded(call: RolloutCall) -> tuple[bool, Any]:
+    """(comparable, value) of a call's recorded result: chat text is parsed as JSON where possible."""
+    if not isinstance(call.result, str) or call.result == "":
+        return True, _normal(call.result)
+    try:
+        return True, json.loads(call.result)
+    except (ValueError, RecursionError):
+        return True, call.result.strip()
+
+
+def divergences(rollout: Rollout, done: list[Replayed]) -> list[Divergence]:
+    """Every call whose replayed outcome or result differs from the one the transcript recorded."""
+    out = []
+    for i, (call, result) in enumerate(zip(rollout.calls, done, strict=True)):
+        if result.skipped or call.outcome == "unknown":
+            continue
+        base: dict[str, Any] = {"call": i, "tool": call.name, "where": call.where}
+        if call.outcome == "ok" and not result.ok:
+            out.append(
+                Divergence(
+                    **base,
+                    recorded="ok",
+                    replayed=result.error,
+                    detail="succeeded in the transcript but failed on replay",
+                )
+            )
+        elif call.failed and result.ok:
+            out.append(
+                Divergence(
+                    **base,
+                    recorded=call.error,
+                    replayed="ok",
+                    detail="failed in the transcript but succeeded on replay",
+                )
+            )
+        elif call.outcome == "ok" and call.has_result:
+            comparable, recorded = _recorded(call)
+            replayed = _normal(result.result)
+            if isinstance(recorded, str) and not isinstance(replayed, str):
+                comparable = False  # free text of a client log: nothing to compare it with
+            if not comparable:
+                continue
+            first = next(json_differences(replayed, recorded, ""), None)
+            if first is not None:
+                path, exp, act = first
+                out.append(
+                    Divergence(
+                        **base,
+                        path=path or "(the whole result)",
+                        recorded=None if act is MISSING else act,
+                        replayed=None if exp is MISSING else exp,
+                        detail=f"the recorded result differs at {path or 'the top'}: "
+                        f"{'nothing' if act is MISSING else show(act)} recorded, "
+                        f"{'nothing' if exp is MISSING else show(exp)} on replay",
+                    )
+                )
+    return out
+
+
+def _failed_sentences(rollout: Rollout, done: list[Replayed]) -> list[str]:
+    """One sentence per failed call of the agent (faults are named apart)."""
+    out = []
+    for i, (call, result) in enumerate(zip(rollout.calls, done, strict=True)):
+        if call.malformed:
+            out.append(call_sentence(i, call.name, call.malformed, "was malformed and not run"))
+        elif call.voided:
+            out.append(call_sentence(i, call.name, call.error, "did not happen"))
+        elif call.outcome != "fault" and not result.ok:
+            out.append(call_sentence(i, call.name, result.error))
+    return out
+
+
+def _fault_clauses(rollout: Rollout) -> list[str]:
+    return [
+        f"call {i} ({c.name}) hit {'an' if c.fault == 'injected' else 'a'} {c.fault} fault"
+        for i, c in rollout.faults()
+    ]
+
+
+def _not_scored(status: str, said: list[str], base: dict[str, Any]) -> ScoreReport:
+    return ScoreReport(status=status, reward=None, partial=None, explanation=said, **base)  # type: ignore[arg-type]
 
 
 def score_rollout(
@@ -69,6 +262,7 @@ def score_rollout(
     gold = resolve_task(domain, rollout, task)
     warnings = _warnings(domain, rollout)
     seed = resolve_seed(rollout, gold, seed)
+    answers = answers_mode(domain, gold)
     base: dict[str, Any] = {
         "domain": domain.ref,
         "fingerprint": domain.fingerprint(),
@@ -78,53 +272,90 @@ def score_rollout(
         "format": rollout.format,
         "calls": len(rollout.calls),
         "warnings": warnings,
+        "truncated": rollout.truncated,
+        "answers": answers,
     }
-    infra = rollout.infra_calls()
-    if infra:
+    if not rollout.complete:
+        return _not_scored(
+            "incomplete",
+            [
+                "Not scored: the server wrote this transcript (its header is signed) but no signed end record "
+                "closes it, so the rollout may be cut short (the server was stopped or killed).",
+                "An incomplete rollout is kept out of rewards (status incomplete), never scored 0.",
+            ],
+            base,
+        )
+    hard = rollout.hard_faults()
+    if hard:
         said = [
-            f"Not scored: call {i} ({c.name}) failed with {'an injected' if c.outcome == 'injected' else 'an infrastructure'} "
-            f"fault{': ' + c.error if c.error else ''}."
-            for i, c in infra
+            f"Not scored: {call_sentence(i, c.name, c.error, f'failed with a {c.fault} fault')}."
+            for i, c in hard
         ]
         said.append(
             "A rollout with an infrastructure fault is kept out of rewards (status failed-infra), never scored 0."
         )
-        return ScoreReport(status="failed-infra", reward=None, partial=None, explanation=said, **base)
+        return _not_scored("failed-infra", said, base)
 
     gold_episode = expected if expected is not None else expected_episode(domain, gold, seed)
-    actual, done = replay(domain, ((c.name, c.arguments) for c in rollout.calls), seed)
     try:
-        diff = diff_states(gold_episode, actual, gold.ignore_columns)
-        if rollout.digest is not None and rollout.digest != actual.digest():
-            warnings.append(
-                "the replayed final state differs from the one the transcript recorded (its digest)"
-            )
+        run, actual = _run(domain, rollout, gold, seed, gold_episode, False, answers)
+        try:
+            if rollout.digest is not None and rollout.digest != actual.digest():
+                warnings.append(
+                    "the replayed final state differs from the one the transcript recorded (its digest)"
+                )
+        finally:
+            actual.close()
+        counterfactual = None
+        faults = rollout.faults()
+        if faults and run.reward != 1.0 and not rollout.truncated:
+            other, episode = _run(domain, rollout, gold, seed, gold_episode, True, answers)
+            episode.close()
+            counterfactual = other.reward
     finally:
-        actual.close()
         if expected is None:
             gold_episode.close()
-    for i, (call, result) in enumerate(zip(rollout.calls, done, strict=True)):
-        if call.outcome == "ok" and not result.ok:
+    clauses = _fault_clauses(rollout)
+    if counterfactual == 1.0:
+        return _not_scored(
+            "failed-infra",
+            [
+                f"Not scored: {'; '.join(clauses)}; the rollout does not pass as it happened, but passes with "
+                "the faulted call(s) carried out as if they had succeeded, so the fault decided the outcome.",
+                "Such a rollout is kept out of rewards (status failed-infra), never scored 0.",
+            ],
+            {**base, "counterfactual": counterfactual},
+        )
+    found_divergences = divergences(rollout, run.done)
+    for d in found_divergences:
+        if d.path is None:
             warnings.append(
-                f"call {i} ({call.name}) succeeded in the transcript but failed on replay: {result.error}"
+                f"call {d.call} ({d.tool}) {d.detail}" + (f": {d.replayed}" if d.recorded == "ok" else "")
             )
-        elif call.outcome == "tool-error" and result.ok:
-            warnings.append(f"call {i} ({call.name}) failed in the transcript but succeeded on replay")
-    found = find_facts(rollout.final_message, gold.answer_facts)
-    facts = [FactResult(fact=f, found=ok) for f, ok in zip(gold.answer_facts, found, strict=True)]
-    reward = 1.0 if diff.empty and all(found) else 0.0
-    units = diff.expected_changes + len(facts)
-    made = diff.credit + sum(found) - len(diff.unexpected)
-    partial = min(1.0, max(0.0, made / units)) if units else float(not diff.unexpected)
-    failed = sum(not r.ok for r in done)
+    scored = Scored(
+        reward=run.reward,
+        partial=run.partial,
+        diff=run.diff,
+        facts=run.facts,
+        has_message=rollout.final_message is not None or (answers == "any" and bool(rollout.messages)),
+        answers=answers,
+        earlier=run.earlier,
+        failed=_failed_sentences(rollout, run.done),
+        truncated=rollout.truncated,
+        divergences=found_divergences,
+        faults=clauses,
+        counterfactual=counterfactual,
+    )
     return ScoreReport(
         status="scored",
-        reward=reward,
-        partial=round(partial, 6),
-        diff=diff,
-        facts=facts,
-        failed_calls=failed,
-        explanation=explain(reward, partial, diff, facts, rollout.final_message is not None, failed),
+        reward=run.reward,
+        partial=run.partial,
+        diff=run.diff,
+        facts=run.facts,
+        failed_calls=sum(not r.ok for r in run.done),
+        counterfactual=counterfactual,
+        divergences=found_divergences,
+        explanation=explain(scored),
         **base,
     )
 
@@ -135,9 +366,13 @@ def score_transcript(
     task: Task | str | None = None,
     seed: int | None = None,
     format: Format | None = None,
+    key: server_labels.Key | None = None,
 ) -> ScoreReport:
-    """Load a transcript (any format) and score it; the domain defaults to the one it names."""
-    rollout = load_transcript(path, format=format)
+    """Load a transcript (any format) and score it; the domain defaults to the one it names.
+
+    `key` verifies the server's labels (default: the key beside the transcript).
+    """
+    rollout = load_transcript(path, format=format, key=key)
     if domain is None:
         if rollout.domain is None:
             raise TranscriptError(f"{path} names no domain: pass one (--domain)")

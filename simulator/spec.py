@@ -312,6 +312,10 @@ class Fragment(_Model):
     steps: list[Step]
 
 
+#: Where answer facts may appear: the final assistant message, or any assistant message.
+Answers = Literal["final", "any"]
+
+
 class DomainSpec(_Model):
     """The contents of `domain.yaml`."""
 
@@ -323,6 +327,10 @@ class DomainSpec(_Model):
     tables: dict[str, Table]
     fragments: dict[str, Fragment] = Field(default_factory=dict, description="reusable steps for `use:`")
     tools: list[Tool]
+    answers: Answers = Field(
+        default="final",
+        description="where tasks' answer facts may appear: the final assistant message or any assistant message",
+    )
 
     @field_validator("version")
     @classmethod
@@ -358,6 +366,10 @@ class Task(_Model):
     instruction: str
     calls: list[Call] = Field(default_factory=list)
     answer_facts: list[Any] = Field(default_factory=list)
+    answers: Answers | None = Field(
+        default=None,
+        description="where answer facts may appear: `final` (the last assistant message without tool calls) or `any` assistant message; null: the domain's `answers`",
+    )
     ignore_columns: list[str] = Field(default_factory=list, description="`table.column` entries")
     difficulty: str | None = None
     tags: list[str] = Field(default_factory=list)

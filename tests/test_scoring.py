@@ -1,5 +1,4 @@
-"""Scoring by example: answer facts, transcript import and its errors, infrastructure faults,
-broken tasks, partial credit and explanations, the report's schema, and the `toolgym score` CLI."""
+"""Scoring by example: answer facts, transcript import and its errors, broken tasks, partial credit and explanations, the report's schema, and the `toolgym score` CLI."""
 
 from __future__ import annotations
 
@@ -24,10 +23,10 @@ from scoring import (
     score_rollout,
 )
 from scoring.report import ScoreReport, render
-from simulator import TaskError, TranscriptError, load_domain
-from simulator.errors import INJECTED_FAULT
+from simulator import TaskError, TranscriptError, labels, load_domain
 from simulator.spec import Call, Task
 from tests.conftest import FIXTURES
+from tests.test_labels import SESSION, server_records
 from tests.test_scoring_properties import FORMATS, make_task, record, score
 from toolgym import schemas
 from toolgym.cli import app
@@ -119,21 +118,7 @@ def test_every_format_is_detected_and_normalised(shop, tasks):
         ),
         ('[{"role": "user", "content": "hi"},\n {"role": "assistant", "content": "he', "line 2 column"),
         (
-            json.dumps(
-                [
-                    {"role": "user", "content": "hi"},
-                    {
-                        "role": "assistant",
-                        "tool_calls": [
-                            {"id": "a", "function": {"name": "get_customer", "arguments": "{bad"}}
-                        ],
-                    },
-                ]
-            ),
-            "message 1 tool_calls[0] arguments",
-        ),
-        (
-            '{"role": "assistant", "content": [{"type": "tool_use", "id": "x", "name": "get_customer", "input": [1]}]}\n',
+            '{"role": "assistant", "content": [{"type": "tool_use", "id": "x", "input": {}}]}\n',
             "line 1 content[0]",
         ),
         ('{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {}}\n', "line 1"),
@@ -176,22 +161,6 @@ def test_load_transcript_reads_a_file(tmp_path, shop, tasks):
     assert load_transcript(path).source == str(path)
     with pytest.raises(TranscriptError, match="cannot be read"):
         load_transcript(tmp_path / "missing.jsonl")
-
-
-# -- infrastructure faults --------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("fmt", sorted(FORMATS))
-def test_an_injected_fault_marks_failed_infra_never_zero(shop, tasks, fmt):
-    from simulator.transcript import MemorySink
-
-    sink = MemorySink()
-    episode = shop.episode(seed=1, task=tasks["order"], transcript=sink)
-    episode.fail("place_order", tasks["order"].calls[0].arguments, INJECTED_FAULT, injected=True)
-    episode.say("Sorry, the service failed.")
-    report = score(shop, tasks["order"], sink.records, fmt)
-    assert report.status == "failed-infra" and report.reward is None and report.partial is None
-    assert "injected" in report.explanation[0] and "kept out of rewards" in report.explanation[1]
 
 
 # -- gold replay ----------------------------------------------------------------------------------
@@ -376,9 +345,11 @@ def test_cli_batch_mode_writes_results_and_a_summary(tmp_path, shop_dir):
     _write(runs / "gold.jsonl", shop_dir, "order", None)
     _write(runs / "x" / "noop.json", shop_dir, "order", [], "done", fmt="openai")
     _write(runs / "x" / "cancel.jsonl", shop_dir, "cancel", None, fmt="mcp")
-    records = [json.loads(line) for line in (runs / "gold.jsonl").read_text().splitlines()]
-    records[1].update(ok=False, result=None, error=INJECTED_FAULT, error_kind="injected")
-    (runs / "infra.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    key = labels.runs_key(runs, create=True)
+    domain = load_domain(shop_dir)
+    order = domain.task("order")
+    records = server_records(domain, order, [(order.calls[0], "injected")], key)
+    (runs / f"{SESSION}.jsonl").write_text(FORMATS["toolgym"](records))  # the fault decided it
     out = tmp_path / "results.jsonl"
     result = runner.invoke(
         app, ["score", "--runs", str(runs), "--domain", str(shop_dir), "--out", str(out), "--json"]
