@@ -14,7 +14,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from .expr import Compiled, Env, ExprError, Scope, compile_expr, compile_template
+from .expr import Compiled, Env, ExprError, Scope, argument_name, compile_expr, compile_template
 from .query import CompiledFilter, Query, key_encoder
 from .spec import (
     CountStep,
@@ -129,7 +129,12 @@ class _Compiler:
             self.indexed.add((info.name, col))
             out.append(
                 CompiledFilter(
-                    col, "eq", self.expr(value, scope, f"{at}.key.{col}"), False, key_encoder(info, col)
+                    col,
+                    "eq",
+                    self.expr(value, scope, f"{at}.key.{col}"),
+                    False,
+                    key_encoder(info, col),
+                    _label(value, info, col),
                 )
             )
         for i, f in enumerate(where_ or []):
@@ -143,6 +148,7 @@ class _Compiler:
                     self.expr(f.value, scope, f"{at}.where[{i}].value"),
                     f.skip_if_null,
                     key_encoder(info, f.column),
+                    _label(f.value, info, f.column),
                 )
             )
         return out
@@ -197,7 +203,16 @@ class _Compiler:
             q = Query(info, self.filters(info, None, step.where, scope, at), step.order_by, paged=True)
             limit = self.expr(step.limit, scope, f"{at}.limit") if step.limit is not None else None
             offset = self.expr(step.offset, scope, f"{at}.offset") if step.offset is not None else None
-            run = ListRun(info, q, limit, step.max_limit, offset, step.bind)
+            run = ListRun(
+                info,
+                q,
+                limit,
+                step.max_limit,
+                offset,
+                step.bind,
+                argument_name(step.limit) or "limit",
+                argument_name(step.offset) or "offset",
+            )
         elif isinstance(step, CountStep):
             info = self.table(step.table, at)
             run = CountRun(
@@ -229,7 +244,8 @@ class _Compiler:
                 spec = info.spec.columns[col]
                 if col not in values and spec.default == "$now":
                     self.uses_now = True
-            run = CreateRun(info, values, step.bind)
+            labels = {col: _label(value, info, col) for col, value in step.values.items()}
+            run = CreateRun(info, values, step.bind, labels)
         elif isinstance(step, UpdateStep):
             info = self.table(step.table, at)
             self.writes = True
@@ -257,6 +273,7 @@ class _Compiler:
                 bind=step.bind,
                 sets=sets,
                 statement=statement,
+                labels={col: _label(value, info, col) for col, value in step.set.items()},
             )
         elif isinstance(step, DeleteStep):
             info = self.table(step.table, at)
@@ -329,6 +346,11 @@ def _use_fragment(c: _Compiler, step: UseStep, scope: Scope, at: str) -> Run:
     finally:
         c.using.pop()
     return UseRun(params, body, step.bind)
+
+
+def _label(expr: Any, info: TableInfo, column: str) -> str:
+    """A value in the agent's words for errors: the argument it comes from, else the column it meets."""
+    return argument_name(expr) or f"the value for {info.name}.{column}"
 
 
 def _ref_text(value: Any) -> str | None:

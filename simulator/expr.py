@@ -9,6 +9,7 @@ runtime surprise. Evaluation never builds SQL: values reach the database only as
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
@@ -16,7 +17,8 @@ from typing import Any
 
 from .budget import charge, count_of, member
 from .calc import calc
-from .errors import ToolgymError
+from .errors import ToolError, ToolgymError
+from .tables import json_type
 
 Env = dict[str, Any]
 Compiled = Callable[[Env], Any]
@@ -26,8 +28,12 @@ class ExprError(ToolgymError):
     """An expression is malformed or refers to a name that is not in scope (load time)."""
 
 
-class EvalError(ToolgymError):
-    """An expression could not be evaluated (a domain bug, not the agent's fault)."""
+class EvalError(ToolError):
+    """An expression could not be evaluated on these values: a tool error, worded for the agent.
+
+    The values come from the agent's arguments and the rows they reach, so the failure is the
+    agent's to act on (validation replays every gold call, so a domain whose own calls fail is caught).
+    """
 
 
 class Scope:
@@ -47,12 +53,16 @@ class Scope:
             self.names.add(name)
 
 
+_INDEX = re.compile(r"-?[0-9]+", re.ASCII)
+_LIMIT = 10**308  # numbers beyond a double's range are out of range, integers included
+
+
 def _walk(value: Any, parts: list[str]) -> Any:
     for part in parts:
         if value is None:
             return None
         if isinstance(value, list):
-            if part.lstrip("-").isdigit():
+            if _INDEX.fullmatch(part):
                 i = int(part)
                 value = value[i] if -len(value) <= i < len(value) else None
             else:
@@ -62,6 +72,27 @@ def _walk(value: Any, parts: list[str]) -> Any:
         else:
             return None
     return value
+
+
+def argument_name(expr: Any) -> str | None:
+    """The one argument an expression reads (`$args.NAME` anywhere inside it), if exactly one.
+
+    Errors about a value name it in the agent's words: "min_amount is out of range".
+    """
+    names: set[str] = set()
+
+    def visit(value: Any) -> None:
+        if isinstance(value, str) and value.startswith("$args.") and len(names) < 2:
+            names.add(value[len("$args.") :].split(".", 1)[0])
+        elif isinstance(value, list):
+            for v in value:
+                visit(v)
+        elif isinstance(value, dict) and "literal" not in value:
+            for v in value.values():
+                visit(v)
+
+    visit(expr)
+    return next(iter(names)) if len(names) == 1 else None
 
 
 def compile_ref(ref: str, scope: Scope) -> Compiled:
@@ -139,9 +170,32 @@ def compile_template(template: str, scope: Scope) -> Callable[[Env], str]:
     return lambda env: "".join(p if isinstance(p, str) else _show(p(env)) for p in pieces)
 
 
+def brief(value: Any, limit: int = 60) -> str:
+    """A value as JSON text for an error message, cut to `limit` characters."""
+    try:
+        text = json.dumps(value, default=str, allow_nan=True)
+    except ValueError:  # an integer too long to print
+        text = f"<{json_type(value)}>"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _num(value: Any, op: str) -> float | int:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise EvalError(f"{op}: expected a number, got {value!r}")
+        raise EvalError(f"{op}: expected a number, got {brief(value)}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise EvalError(f"{op}: expected a finite number, got {value}")
+    return value
+
+
+def _ranged(value: float | int, op: str) -> float | int:
+    """An arithmetic result, checked: an overflow is the agent's tool error, never inf or a giant integer."""
+    if (
+        isinstance(value, float)
+        and not math.isfinite(value)
+        or isinstance(value, int)
+        and abs(value) > _LIMIT
+    ):
+        raise EvalError(f"{op}: the result is out of range (overflow)")
     return value
 
 
@@ -149,7 +203,7 @@ def _seq(value: Any, op: str) -> list[Any]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise EvalError(f"{op}: expected a list, got {value!r}")
+        raise EvalError(f"{op}: expected a list, got {brief(value)}")
     return value
 
 
@@ -157,27 +211,31 @@ def _sum(values: Any) -> Any:
     total: float | int = 0
     for v in _seq(values, "sum"):
         total += _num(v, "sum")
-    return total
+    return _ranged(total, "sum")
 
 
 def _add(*vs: Any) -> Any:
     total: float | int = 0
     for v in vs:
         total += _num(v, "add")
-    return total
+    return _ranged(total, "add")
+
+
+def _sub(a: Any, b: Any) -> Any:
+    return _ranged(_num(a, "sub") - _num(b, "sub"), "sub")
 
 
 def _mul(*vs: Any) -> Any:
     total: float | int = 1
     for v in vs:
-        total *= _num(v, "mul")
+        total = _ranged(total * _num(v, "mul"), "mul")
     return total
 
 
 def _div(a: Any, b: Any) -> Any:
     if _num(b, "div") == 0:
-        raise EvalError("div: division by zero")
-    return _num(a, "div") / b
+        raise EvalError("div: cannot divide by zero")
+    return _ranged(_num(a, "div") / b, "div")
 
 
 def _cmp(op: str) -> Callable[[Any, Any], bool]:
@@ -190,8 +248,8 @@ def _cmp(op: str) -> Callable[[Any, Any], bool]:
             return False
         try:
             return bool(fn(a, b))
-        except TypeError as exc:
-            raise EvalError(f"{op}: cannot compare {a!r} and {b!r}") from exc
+        except TypeError:
+            raise EvalError(f"{op}: cannot compare {json_type(a)} with {json_type(b)}") from None
 
     return compare
 
@@ -205,13 +263,23 @@ def _minmax(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
     return apply
 
 
+def _whole(value: Any, op: str) -> int:
+    """A whole number (an integer, or a float without a fraction) as an int."""
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise EvalError(f"{op}: expected a whole number, got {brief(value)}")
+    return value
+
+
 def _round(value: Any, digits: Any = 0) -> Any:
-    return round(_num(value, "round"), int(digits))
+    n = _whole(digits, "round")
+    return round(_num(value, "round"), max(-400, min(n, 400)))  # beyond that, rounding changes nothing
 
 
 def _at(values: Any, index: Any) -> Any:
     seq = _seq(values, "at")
-    i = int(index)
+    i = _whole(index, "at")
     return seq[i] if -len(seq) <= i < len(seq) else None
 
 
@@ -248,7 +316,7 @@ def _merge(*objs: Any) -> dict[str, Any]:
         if obj is None:
             continue
         if not isinstance(obj, dict):
-            raise EvalError(f"merge: expected an object, got {obj!r}")
+            raise EvalError(f"merge: expected an object, got {brief(obj)}")
         out.update(obj)
     return out
 
@@ -279,11 +347,11 @@ def _concat(*vs: Any) -> str:
 
 def _dt(value: Any, op: str) -> datetime:
     if not isinstance(value, str):
-        raise EvalError(f"{op}: expected an ISO-8601 date-time string, got {value!r}")
+        raise EvalError(f"{op}: expected an ISO-8601 date-time string, got {brief(value)}")
     try:
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise EvalError(f"{op}: {value!r} is not an ISO-8601 date-time") from exc
+    except ValueError:
+        raise EvalError(f"{op}: {brief(value)} is not an ISO-8601 date-time") from None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
@@ -294,11 +362,18 @@ def _dt_text(value: datetime, like: str) -> str:
 
 
 def _datetime_add(value: Any, seconds: Any) -> str:
-    return _dt_text(_dt(value, "datetime_add") + timedelta(seconds=_num(seconds, "datetime_add")), value)
+    try:
+        moved = _dt(value, "datetime_add") + timedelta(seconds=_num(seconds, "datetime_add"))
+    except OverflowError:
+        raise EvalError("datetime_add: the resulting date-time is out of range (years 1 to 9999)") from None
+    return _dt_text(moved, value)
 
 
 def _datetime_diff(a: Any, b: Any) -> float:
-    seconds = (_dt(a, "datetime_diff") - _dt(b, "datetime_diff")).total_seconds()
+    try:
+        seconds = (_dt(a, "datetime_diff") - _dt(b, "datetime_diff")).total_seconds()
+    except OverflowError:  # e.g. year 1 in one time zone minus year 9999 in another
+        raise EvalError("datetime_diff: the date-times are too far apart") from None
     return int(seconds) if seconds.is_integer() else seconds
 
 
@@ -316,8 +391,8 @@ def _sort(values: Any, field: Any = None) -> list[Any]:
             key=lambda v: (v.get(key) is not None, v.get(key)) if isinstance(v, dict) else (False, None),
             reverse=reverse,
         )
-    except TypeError as exc:
-        raise EvalError(f"sort: values are not comparable: {exc}") from exc
+    except TypeError:
+        raise EvalError("sort: values of different types cannot be ordered") from None
 
 
 def _object_from(keys: Any, values: Any) -> dict[str, Any]:
@@ -327,14 +402,14 @@ def _object_from(keys: Any, values: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for k, v in zip(ks, vs, strict=True):
         if not isinstance(k, str):
-            raise EvalError(f"object_from: keys must be strings, got {k!r}")
+            raise EvalError(f"object_from: keys must be strings, got {brief(k)}")
         out[k] = v
     return out
 
 
 def _pick(obj: Any, keys: Any, keep: bool) -> dict[str, Any]:
     if not isinstance(obj, dict):
-        raise EvalError(f"{'pick' if keep else 'omit'}: expected an object, got {obj!r}")
+        raise EvalError(f"{'pick' if keep else 'omit'}: expected an object, got {brief(obj)}")
     names = _seq(keys, "pick")
     if keep:
         return {k: obj[k] for k in names if k in obj}
@@ -364,9 +439,10 @@ def _to_number(value: Any) -> Any:
         return value
     if isinstance(value, str):
         try:
-            return int(value) if re.fullmatch(r"[+-]?\d+", value.strip()) else float(value)
-        except ValueError:
+            number = int(value) if re.fullmatch(r"[+-]?\d+", value.strip()) else float(value)
+        except ValueError:  # not a number, or an integer too long to read
             return None
+        return number if isinstance(number, int) or math.isfinite(number) else None
     return None
 
 
@@ -377,7 +453,7 @@ def _str_test(fn: Callable[[str, str], bool]) -> Callable[[Any, Any], bool]:
 # operator name -> (function, arity): arity None = any number of arguments, evaluated eagerly
 _FUNCS: dict[str, tuple[Callable[..., Any], int | None]] = {
     "add": (_add, None),
-    "sub": (lambda a, b: _num(a, "sub") - _num(b, "sub"), 2),
+    "sub": (_sub, 2),
     "mul": (_mul, None),
     "div": (_div, 2),
     "neg": (lambda a: -_num(a, "neg"), 1),
@@ -554,8 +630,46 @@ def _compile_operator(name: str, raw: Any, scope: Scope) -> Compiled:
     operands = _operands(name, raw, scope)
     if len(operands) == 1:
         (a,) = operands
-        return lambda env: fn(a(env))
+
+        def one(env: Env) -> Any:
+            x = a(env)
+            try:
+                return fn(x)
+            except _UNGUARDED as exc:
+                raise _operator_error(name, exc, (x,)) from None
+
+        return one
     if len(operands) == 2:
         a, b = operands
-        return lambda env: fn(a(env), b(env))
-    return lambda env: fn(*(op(env) for op in operands))
+
+        def two(env: Env) -> Any:
+            x, y = a(env), b(env)
+            try:
+                return fn(x, y)
+            except _UNGUARDED as exc:
+                raise _operator_error(name, exc, (x, y)) from None
+
+        return two
+
+    def many(env: Env) -> Any:
+        values = [op(env) for op in operands]
+        try:
+            return fn(*values)
+        except _UNGUARDED as exc:
+            raise _operator_error(name, exc, values) from None
+
+    return many
+
+
+#: what Python raises when an operator meets values it cannot work on (the values' fault)
+_UNGUARDED = (ArithmeticError, ValueError, TypeError, LookupError)
+
+
+def _operator_error(name: str, exc: Exception, values: Iterable[Any]) -> EvalError:
+    """An operator's failure on these values, worded for the agent (no Python internals)."""
+    if isinstance(exc, ZeroDivisionError):
+        return EvalError(f"{name}: cannot divide by zero")
+    if isinstance(exc, OverflowError):
+        return EvalError(f"{name}: a number is out of range (overflow)")
+    kinds = ", ".join(json_type(v) for v in values)
+    return EvalError(f"{name}: cannot work on these values ({kinds})")

@@ -21,8 +21,9 @@ from pydantic import BaseModel, ValidationError
 
 from .compiler import CompileError, compile_tool
 from .domain import Domain
-from .errors import Problem, SpecError
+from .errors import CallReferenceError, Problem, SpecError, TaskError
 from .fastschema import bound_arrays, input_validator, unknown_keywords
+from .gold import call_references, reference_target, replay_gold
 from .spec import Clock, Column, DomainSpec, Table, Task, Tool
 from .steps import CompiledTool
 from .tables import TableInfo, ValueProblem, add_indexes, build_tables
@@ -118,6 +119,7 @@ class _Loader:
         self.problems: list[Problem] = []
         self.tables: dict[str, Table] = {}
         self.tool_positions: list[int] = []  # index in domain.yaml of each valid tool
+        self.lines: dict[str, int] = {}  # task id -> its line in tasks.jsonl
 
     def problem(self, file: str, where: str, message: str) -> None:
         self.problems.append(Problem(file, where, message))
@@ -375,11 +377,15 @@ class _Loader:
                 self.problem(file, where, f"duplicate task id {task.id!r} (first on line {ids[task.id]})")
                 continue
             ids[task.id] = lineno
+            self.lines[task.id] = lineno
             for i, call in enumerate(task.calls):
                 if call.name not in tools:
                     self.problem(file, f"{where} (task {task.id}).calls[{i}]", f"unknown tool {call.name!r}")
                     continue
-                if call.expect_error or call.name not in validators or _has_call_refs(call.arguments):
+                refs = call_references(call.arguments)
+                for ref in refs:
+                    self._check_reference(task, i, ref, f"{where} (task {task.id}).calls[{i}].arguments")
+                if call.expect_error or call.name not in validators or refs:
                     continue
                 for err in validators[call.name].iter_errors(call.arguments):
                     self.problem(
@@ -396,15 +402,31 @@ class _Loader:
             tasks.append(task)
         return tasks
 
+    def _check_reference(self, task: Task, index: int, ref: str, where: str) -> None:
+        target = reference_target(ref, index)
+        if isinstance(target, str):
+            self.problem("tasks.jsonl", where, target)
+        elif task.calls[target].expect_error:
+            self.problem(
+                "tasks.jsonl",
+                where,
+                f"{ref} refers to call {target}, which is expected to fail and has no result",
+            )
 
-def _has_call_refs(value: Any) -> bool:
-    if isinstance(value, str):
-        return value.startswith("$calls.")
-    if isinstance(value, list):
-        return any(_has_call_refs(v) for v in value)
-    if isinstance(value, dict):
-        return any(_has_call_refs(v) for v in value.values())
-    return False
+    def check_reference_paths(self, domain: Domain) -> None:
+        """Replay the gold calls of each task that refers to earlier results, to find references to
+        fields those results do not have (only such tasks are replayed: the check costs their calls).
+        A gold call that fails is validation's finding (broken-gold), not a load problem."""
+        for task in domain.tasks:
+            if not any(call_references(call.arguments) for call in task.calls):
+                continue
+            with domain.episode(seed=task.seed) as ep:
+                try:
+                    replay_gold(ep, task)
+                except CallReferenceError as exc:
+                    self.problem("tasks.jsonl", f"line {self.lines[task.id]} (task {task.id})", str(exc))
+                except TaskError:
+                    pass
 
 
 def load_domain(ref: str | Path) -> Domain:
@@ -437,7 +459,7 @@ def load_domain(ref: str | Path) -> Domain:
         raise SpecError(loader.problems)
     policy_file = folder / "policy.md"
     policy = policy_file.read_text(encoding="utf-8") if policy_file.is_file() else (spec.policy or "")
-    return Domain(
+    domain = Domain(
         spec=spec,
         path=folder,
         policy=policy,
@@ -447,3 +469,7 @@ def load_domain(ref: str | Path) -> Domain:
         seed_rows=seed,
         tasks=tasks,
     )
+    loader.check_reference_paths(domain)
+    if loader.problems:
+        raise SpecError(loader.problems)
+    return domain

@@ -16,8 +16,9 @@ from typing import Any, Protocol
 
 import sqlalchemy as sa
 
+from .errors import ToolError
 from .expr import Compiled, Env
-from .tables import TableInfo, sql
+from .tables import BIND_ERRORS, TableInfo, bind_error, bind_problem, execute, sql
 
 
 class Runtime(Protocol):
@@ -45,6 +46,7 @@ class CompiledFilter:
     value: Compiled
     skip_if_null: bool
     encode: Callable[[Any], Any]
+    label: str = "a filter value"  # the value in the agent's words (an argument's name), for errors
 
 
 def _clause(table: sa.Table, f: CompiledFilter, name: str) -> Any:
@@ -129,7 +131,12 @@ class Query:
             active.append(i)
             if f.op in ("in", "not_in"):
                 values = value if isinstance(value, list) else [value]
-                params[f"f{i}"] = json.dumps([f.encode(v) for v in values])
+                try:
+                    params[f"f{i}"] = json.dumps([f.encode(v) for v in values], allow_nan=False)
+                except ValueError:
+                    raise ToolError(
+                        f"{f.label} holds a number that is not finite (NaN or Infinity)"
+                    ) from None
             else:
                 params[f"f{i}"] = f.encode(value)
         return tuple(active), params
@@ -140,9 +147,12 @@ class Query:
             key = self.by_pk.encode(self.by_pk.value(env))
             if key is None:
                 return []
+            if type(key) is not str and bind_problem(key) is not None:  # (also: unhashable)
+                raise bind_error({"pk": key}, {"pk": self.by_pk.label}, ValueError())
             cached = rt.cache.get((self.info.name, key), MISSING)
             if cached is MISSING:
-                cached = rt.conn.execute(self.info.select_by_pk, {"pk": key}).fetchone()
+                cached = execute(rt.conn, self.info.select_by_pk, {"pk": key}, {"pk": self.by_pk.label})
+                cached = cached.fetchone()
                 rt.cache[(self.info.name, key)] = cached
             return [] if cached is None else [cached]
         return self.run(rt.conn, env, limit, offset)
@@ -152,7 +162,11 @@ class Query:
         if self.paged:
             params["limit"] = limit
             params["offset"] = offset
-        return conn.execute(self._statement(active), params).fetchall()
+        try:
+            return conn.execute(self._statement(active), params).fetchall()
+        except BIND_ERRORS as exc:
+            labels = {f"f{i}": f.label for i, f in enumerate(self.filters)}
+            raise bind_error(params, labels, exc) from None
 
 
 def key_encoder(info: TableInfo, column: str) -> Callable[[Any], Any]:

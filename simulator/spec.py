@@ -29,6 +29,9 @@ FilterOp = Literal[
 #: An expression: a literal, a `$reference`, a list of expressions, or a one-key operator mapping.
 Expr = Any
 
+#: The tool the MCP server adds as the agent's answer channel; a domain may not define a tool of that name.
+ANSWER_TOOL = "submit_answer"
+
 SEMVER = re.compile(r"^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?$")
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
@@ -302,6 +305,10 @@ class Tool(_Model):
     def _name_shape(cls, value: str) -> str:
         if not NAME.match(value):
             raise ValueError("a tool name is letters, digits, '_' and '-', starting with a letter or '_'")
+        if value == ANSWER_TOOL:
+            raise ValueError(
+                f"the tool name {ANSWER_TOOL!r} is reserved: the server adds it as the answer channel"
+            )
         return value
 
 

@@ -7,6 +7,7 @@ tool call's whole operation.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,10 +15,10 @@ from typing import Any
 
 from .budget import charge
 from .errors import ToolError
-from .expr import Compiled, Env, EvalError
+from .expr import Compiled, Env, EvalError, brief
 from .query import MISSING, Query, Runtime
 from .spec import Tool
-from .tables import TableInfo, ValueProblem
+from .tables import INT64_MAX, TableInfo, ValueProblem, execute
 
 
 class Run:
@@ -65,20 +66,38 @@ class ListRun(Run):
     max_limit: int | None
     offset: Compiled | None
     bind: str | None
+    limit_label: str = "limit"
+    offset_label: str = "offset"
 
     def run(self, rt: Runtime, env: Env) -> Any:
         cap = -1 if self.max_limit is None else self.max_limit  # SQLite: LIMIT -1 is no limit
         limit = cap
         if self.limit is not None:
-            asked = self.limit(env)
+            asked = _count(self.limit(env), self.limit_label)
             if asked is not None:
-                limit = max(0, int(asked) if cap < 0 else min(int(asked), cap))
+                limit = max(0, asked if cap < 0 else min(asked, cap))
         offset = 0
         if self.offset is not None:
-            offset = max(0, int(self.offset(env) or 0))
+            offset = max(0, _count(self.offset(env), self.offset_label) or 0)
         if rt.reads is not None:
             rt.reads.add((self.info.name, "*"))
         return [self.info.decode(r) for r in self.query.run(rt.conn, env, limit, offset)]
+
+
+_WHOLE = re.compile(r"\s*[+-]?[0-9]{1,30}\s*", re.ASCII)
+
+
+def _count(value: Any, label: str) -> int | None:
+    """A row count or position (a limit, an offset) as an int; past SQLite's range it means "all"."""
+    if value is None:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    elif isinstance(value, str) and _WHOLE.fullmatch(value):
+        value = int(value)  # (a numeric string was always accepted)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ToolError(f"{label} must be a whole number, got {brief(value)}")
+    return min(value, INT64_MAX)
 
 
 @dataclass
@@ -113,6 +132,7 @@ class CreateRun(Run):
     info: TableInfo
     values: dict[str, Compiled]
     bind: str | None
+    labels: dict[str, str] = field(default_factory=dict)
 
     def run(self, rt: Runtime, env: Env) -> Any:
         info = self.info
@@ -133,7 +153,7 @@ class CreateRun(Run):
         except ValueProblem as exc:
             raise ToolError(f"invalid value: {exc}") from None
         try:
-            rt.conn.execute(info.insert, params)
+            execute(rt.conn, info.insert, params, self.labels)
         except sqlite3.IntegrityError as exc:
             raise ToolError(_integrity_message(info, exc, "create")) from None
         rt.changed(info.name, params[info.pk])
@@ -166,6 +186,7 @@ class TargetedRun(Run):
 class UpdateRun(TargetedRun):
     sets: dict[str, Compiled]
     statement: str
+    labels: dict[str, str] = field(default_factory=dict)
 
     def run(self, rt: Runtime, env: Env) -> Any:
         info = self.info
@@ -183,7 +204,7 @@ class UpdateRun(TargetedRun):
                     raise ToolError(f"invalid value: {exc}") from None
                 params["pk"] = raw[info.pk_index]
                 try:
-                    rt.conn.execute(self.statement, params)
+                    execute(rt.conn, self.statement, params, self.labels)
                 except sqlite3.IntegrityError as exc:
                     raise ToolError(_integrity_message(info, exc, "update")) from None
                 rt.changed(info.name, raw[info.pk_index])
@@ -253,7 +274,7 @@ class ForEachRun(Run):
         if items is None:
             items = []
         if not isinstance(items, list):
-            raise EvalError(f"for_each: expected a list, got {items!r}")
+            raise EvalError(f"for_each: expected a list, got {brief(items)}")
         charge(len(items))
         collected = []
         for i, item in enumerate(items):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -20,6 +21,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.schema import CreateIndex, CreateTable
 
+from .errors import ToolError
 from .spec import Table
 
 DIALECT = sqlite_dialect.dialect(paramstyle="named")
@@ -59,40 +61,110 @@ def sql(statement: Any) -> str:
 
 
 _INFINITE = (float("inf"), float("-inf"))
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+OUT_OF_RANGE = "is out of range: integers must be between -2^63 and 2^63-1"
+
+#: what sqlite3 raises when a bound parameter's value cannot be stored (the value's fault)
+BIND_ERRORS = (OverflowError, UnicodeEncodeError, sqlite3.ProgrammingError)
 
 
 class ValueProblem(ValueError):
     """A value does not fit a column."""
 
 
+def json_type(value: Any) -> str:
+    """The JSON type of a value, for messages: "a string", "an object", ..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def _brief(value: Any, limit: int = 80) -> str:
+    """A value as JSON text for a message, cut to `limit` characters."""
+    try:
+        text = json.dumps(value, default=str)
+    except ValueError:  # an integer too long to print
+        text = f"<{json_type(value)}>"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def bind_problem(value: Any) -> str | None:
+    """Why SQLite cannot take `value` as a bound parameter, worded for the agent; None when it can."""
+    if value is None or isinstance(value, bool | float | bytes):
+        return None
+    if isinstance(value, int):
+        return None if INT64_MIN <= value <= INT64_MAX else OUT_OF_RANGE
+    if isinstance(value, str):
+        if value.isascii():
+            return None
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return "holds characters that are not valid Unicode text (unpaired surrogates)"
+        return None
+    return f"must be a single value (a string, number, boolean or null), not {json_type(value)}"
+
+
+def bind_error(params: dict[str, Any], labels: dict[str, str], exc: Exception) -> Exception:
+    """The agent's ToolError for the parameter that made a statement fail to bind (`labels` names
+    each parameter in the agent's words); `exc` itself when no value is at fault."""
+    for name, value in params.items():
+        problem = bind_problem(value)
+        if problem is not None:
+            return ToolError(f"{labels.get(name, name)} {problem}")
+    return exc
+
+
+def execute(conn: sqlite3.Connection, statement: str, params: dict[str, Any], labels: dict[str, str]) -> Any:
+    """`conn.execute`, with a value that SQLite cannot bind reported as the agent's ToolError."""
+    try:
+        return conn.execute(statement, params)
+    except BIND_ERRORS as exc:
+        raise bind_error(params, labels, exc) from None
+
+
 def _check_type(kind: str, value: Any) -> Any:
     if kind == "string":
         if not isinstance(value, str):
-            raise ValueProblem(f"expected a string, got {json.dumps(value, default=str)}")
+            raise ValueProblem(f"expected a string, got {_brief(value)}")
         return value
     if kind == "integer":
         if isinstance(value, float) and value.is_integer():
-            return int(value)
+            value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueProblem(f"expected an integer, got {json.dumps(value, default=str)}")
+            raise ValueProblem(f"expected an integer, got {_brief(value)}")
+        if not INT64_MIN <= value <= INT64_MAX:
+            raise ValueProblem(f"the value {OUT_OF_RANGE}")
         return value
     if kind == "number":
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ValueProblem(f"expected a number, got {json.dumps(value, default=str)}")
-        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueProblem(f"expected a number, got {_brief(value)}")
+        if value != value or value in _INFINITE:
             raise ValueProblem(f"expected a finite number, got {value}")
+        if isinstance(value, int) and not INT64_MIN <= value <= INT64_MAX:
+            raise ValueProblem(f"the value {OUT_OF_RANGE}")
         return float(value)
     if kind == "boolean":
         if not isinstance(value, bool):
-            raise ValueProblem(f"expected true or false, got {json.dumps(value, default=str)}")
+            raise ValueProblem(f"expected true or false, got {_brief(value)}")
         return int(value)
     if kind == "datetime":
         if not isinstance(value, str):
-            raise ValueProblem(f"expected an ISO-8601 date-time string, got {json.dumps(value, default=str)}")
+            raise ValueProblem(f"expected an ISO-8601 date-time string, got {_brief(value)}")
         try:
             datetime.fromisoformat(value.replace("Z", "+00:00"))
         except ValueError as exc:
-            raise ValueProblem(f"{value!r} is not an ISO-8601 date-time") from exc
+            raise ValueProblem(f"{_brief(value)} is not an ISO-8601 date-time") from exc
         return value
     # json
     try:
@@ -173,7 +245,7 @@ class TableInfo:
             kind = col.type
             if kind == "string" and type(value) is str:
                 return value
-            if kind == "integer" and type(value) is int:
+            if kind == "integer" and type(value) is int and INT64_MIN <= value <= INT64_MAX:
                 return value
             if kind == "number" and type(value) is float and value == value and value not in _INFINITE:
                 return value
@@ -183,9 +255,7 @@ class TableInfo:
             return None
         if col.enum is not None and value not in col.enum:
             allowed = ", ".join(json.dumps(v) for v in col.enum)
-            raise ValueProblem(
-                f"{self.name}.{name} must be one of {allowed}; got {json.dumps(value, default=str)}"
-            )
+            raise ValueProblem(f"{self.name}.{name} must be one of {allowed}; got {_brief(value)}")
         try:
             return _check_type(col.type, value)
         except ValueProblem as exc:

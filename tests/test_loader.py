@@ -159,3 +159,97 @@ def test_unknown_json_schema_keywords_are_problems(tmp_path):
     assert any(
         "'properties/customer_id/like C-1' is not a JSON Schema keyword" in p for p in problems(folder)
     )
+
+
+def _tasks(folder: Path, tasks: list[dict]) -> None:
+    (folder / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks))
+
+
+def _add(name: str, ref: str = "x@y") -> dict:
+    return {"name": "add_customer", "arguments": {"name": name, "email": ref}}
+
+
+def test_gold_call_references_must_name_earlier_calls_and_fields_their_results_have(tmp_path):
+    folder = copy_shop(tmp_path)
+    note = {"name": "set_note", "arguments": {"customer_id": "$calls.0.customer_id", "notes": "hi"}}
+    failing = {"name": "get_customer", "arguments": {"customer_id": "C-404"}, "expect_error": True}
+    _tasks(
+        folder,
+        [
+            {"id": "ok", "instruction": "x", "calls": [_add("A"), note]},
+            {
+                "id": "self",
+                "instruction": "x",
+                "calls": [
+                    {**note, "arguments": {**note["arguments"], "customer_id": "$calls.0.customer_id"}}
+                ],
+            },
+            {
+                "id": "later",
+                "instruction": "x",
+                "calls": [_add("B"), {**note, "arguments": {"customer_id": "$calls.5.x"}}],
+            },
+            {
+                "id": "name",
+                "instruction": "x",
+                "calls": [_add("C"), {**note, "arguments": {"customer_id": "$calls.first.x"}}],
+            },
+            {
+                "id": "failed",
+                "instruction": "x",
+                "calls": [failing, {**note, "arguments": {"customer_id": "$calls.0.customer_id"}}],
+            },
+            {
+                "id": "field",
+                "instruction": "x",
+                "calls": [_add("D"), {**note, "arguments": {"customer_id": "$calls.0.nope", "notes": "hi"}}],
+            },
+            {
+                "id": "deep",
+                "instruction": "x",
+                "calls": [
+                    _add("E"),
+                    {**note, "arguments": {"customer_id": "$calls.0.name.first", "notes": "hi"}},
+                ],
+            },
+        ],
+    )
+    found = problems(folder)
+    assert found == [
+        "tasks.jsonl:line 2 (task self).calls[0].arguments: $calls.0.customer_id refers to itself; a call can use only earlier calls' results (none: this is the first call)",
+        "tasks.jsonl:line 3 (task later).calls[1].arguments: $calls.5.x refers to call 5, which runs later; a call can use only earlier calls' results (calls 0 to 0)",
+        "tasks.jsonl:line 4 (task name).calls[1].arguments: $calls.first.x does not name a call (write $calls.N.path, N an earlier call's index)",
+        "tasks.jsonl:line 5 (task failed).calls[1].arguments: $calls.0.customer_id refers to call 0, which is expected to fail and has no result",
+    ]
+    _tasks(
+        folder,
+        [
+            {"id": "ok", "instruction": "x", "calls": [_add("A"), note]},
+            {
+                "id": "field",
+                "instruction": "x",
+                "calls": [_add("D"), {**note, "arguments": {"customer_id": "$calls.0.nope", "notes": "hi"}}],
+            },
+            {
+                "id": "deep",
+                "instruction": "x",
+                "calls": [
+                    _add("E"),
+                    {**note, "arguments": {"customer_id": "$calls.0.name.first", "notes": "hi"}},
+                ],
+            },
+        ],
+    )
+    found = problems(folder)
+    assert found == [
+        "tasks.jsonl:line 2 (task field): task field: gold call 1: $calls.0.nope: call 0's result has no field 'nope' (fields: balance, customer_id, email, name, notes, vip)",
+        "tasks.jsonl:line 3 (task deep): task deep: gold call 1: $calls.0.name.first: call 0's result.name is a string, which has no field 'first'",
+    ]
+
+
+def test_submit_answer_is_a_reserved_tool_name(tmp_path):
+    folder = copy_shop(tmp_path)
+    edit_yaml(folder, lambda raw: raw["tools"][0].update(name="submit_answer"))
+    assert problems(folder) == [
+        "domain.yaml:tools[0] (submit_answer).name: Value error, the tool name 'submit_answer' is reserved: the server adds it as the answer channel"
+    ]

@@ -199,7 +199,7 @@ def test_a_gold_call_hitting_an_engine_error_is_broken_gold(engine_errors, tmp_p
     zero = check_task(str(engine_errors), "divide-by-zero")
     assert zero.status == "broken-gold"
     assert "gold call 0 (split_balance)" in zero.findings[0].message
-    assert "division by zero" in zero.findings[0].message
+    assert "divide by zero" in zero.findings[0].message
     over = check_task(str(engine_errors), "overflow")
     assert over.status == "broken-gold" and "gold call 1 (scale_stock)" in over.findings[0].message
     assert check_task(str(engine_errors), "no-such-task").status == "broken-gold"
