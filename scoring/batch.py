@@ -1,10 +1,12 @@
 """Batch scoring: every transcript under a runs directory, one result line each, and a summary.
 
 Domains are loaded once and gold episodes replayed once per (domain, task, seed). A transcript
-that cannot be scored (unreadable, unknown task, broken task) becomes a result line with status
-`error` and its message, so one bad file never hides the others. The summary gives, overall,
-per domain and per task: mean reward and pass rate over the scored rollouts, and the
-infrastructure-failure rate over all of them.
+that cannot be scored (unreadable, too large, nested too deeply, not valid Unicode, unknown task,
+broken task) becomes a result line with status `error` and its message (bounded, quoting at most
+a prefix of any value), so one bad file never hides the others; every line can be written as
+UTF-8. The summary gives, overall, per domain and per task: mean reward and pass rate over the
+scored rollouts, and the counts and rates of infrastructure failures, incomplete transcripts and
+errors over all of them.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from simulator import Domain, Episode, TaskError, ToolgymError, TranscriptError, load_domain
+from simulator.labels import Key
 from simulator.manifest import Manifest
 
 from .replay import expected_episode
@@ -23,6 +26,33 @@ from .score import resolve_seed, resolve_task, score_rollout
 from .transcripts import load_transcript
 
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json")
+#: The longest error message a result line carries.
+ERROR_CHARS = 2000
+
+
+def bounded(text: str, limit: int = ERROR_CHARS) -> str:
+    """A message cut to `limit` characters (saying how long it was)."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} chars in all)"
+
+
+def encodable(value: Any) -> Any:
+    """A JSON value whose strings all encode as UTF-8 (lone surrogates shown as \\udXXX escapes)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return value
+    if isinstance(value, dict):
+        return {encodable(k): encodable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [encodable(v) for v in value]
+    return value
+
+
+def error_line(path: str | Path, message: str) -> dict[str, Any]:
+    """The result line of a transcript that could not be scored."""
+    return encodable({"transcript": str(path), "status": "error", "error": bounded(message), "reward": None})
 
 
 def find_transcripts(runs: str | Path, exclude: Iterable[Path] = ()) -> list[Path]:
@@ -56,9 +86,12 @@ class BatchScorer:
         seed: int | None = None,
         cache: int = 256,
         manifests: list[Manifest] | None = None,
+        key: Key | None = None,
+        max_bytes: int | None = None,
     ):
         self.domain, self.task, self.seed = domain, task, seed
         self.manifests = manifests
+        self.key, self.max_bytes = key, max_bytes
         self._domains: dict[str, Domain] = {}
         self._gold: OrderedDict[tuple[str, str, int], Episode] = OrderedDict()
         self._cache = cache
@@ -81,7 +114,7 @@ class BatchScorer:
 
     def report(self, path: str | Path) -> ScoreReport:
         """Score one transcript; raises ToolgymError (TranscriptError, TaskError, SpecError)."""
-        rollout = load_transcript(path)
+        rollout = load_transcript(path, key=self.key, max_bytes=self.max_bytes)
         ref = self.domain or rollout.domain
         if ref is None:
             raise TranscriptError(f"{path} names no domain: pass one (--domain)")
@@ -90,15 +123,24 @@ class BatchScorer:
         if self.manifests is not None:
             require_validated(self.manifests, domain, task.id)
         seed = resolve_seed(rollout, task, self.seed)
-        expected = None if rollout.infra_calls() else self._expected(domain, task.id, seed)
+        excluded = not rollout.complete or rollout.hard_faults()
+        expected = None if excluded else self._expected(domain, task.id, seed)
         return score_rollout(domain, rollout, task, seed, expected=expected)
 
     def score(self, path: str | Path) -> dict[str, Any]:
-        """One result line: the ScoreReport as JSON, or {transcript, status: error, error}."""
+        """One result line: the ScoreReport as JSON, or {transcript, status: error, error}.
+
+        Never raises for a bad file: beyond toolgym's own errors, a value nested too deeply for the
+        interpreter or text that is not valid Unicode is that file's error line.
+        """
         try:
-            return self.report(path).model_dump(mode="json")
+            return encodable(self.report(path).model_dump(mode="json"))
         except ToolgymError as exc:
-            return {"transcript": str(path), "status": "error", "error": str(exc), "reward": None}
+            return error_line(path, str(exc))
+        except RecursionError:
+            return error_line(path, f"{path}: a value is nested too deeply to score")
+        except UnicodeError as exc:
+            return error_line(path, f"{path}: text that is not valid Unicode ({type(exc).__name__})")
 
     def close(self) -> None:
         for episode in self._gold.values():
@@ -113,6 +155,7 @@ def _stats(lines: list[dict[str, Any]]) -> dict[str, Any]:
         "transcripts": len(lines),
         "scored": len(scored),
         "failed_infra": sum(r["status"] == "failed-infra" for r in lines),
+        "incomplete": sum(r["status"] == "incomplete" for r in lines),
         "errors": sum(r["status"] == "error" for r in lines),
         "mean_reward": round(sum(rewards) / len(rewards), 4) if rewards else None,
         "pass_rate": round(sum(x == 1.0 for x in rewards) / len(rewards), 4) if rewards else None,

@@ -72,6 +72,8 @@ def read_results(path: str | Path) -> list[dict[str, Any]]:
             row = json.loads(text)
         except json.JSONDecodeError as exc:
             raise TranscriptError(f"{path}: line {lineno}: not valid JSON ({exc.msg})") from None
+        if isinstance(row, dict) and row.get("status") in ("error", "incomplete"):
+            continue  # not a rollout's score: a transcript that could not be scored, or was cut short
         if not isinstance(row, dict) or not row.get("domain") or row.get("task") is None:
             raise TranscriptError(f"{path}: line {lineno}: a result needs `domain` and `task`")
         if row.get("status") != "failed-infra" and not isinstance(row.get("reward"), int | float):

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from simulator.labels import INFRA_KINDS
 from simulator.metrics import collect
 
 from .curate import read_results, task_stats
@@ -51,6 +52,7 @@ class HealthReport(BaseModel):
     threshold: float
     domains: list[DomainHealth]
     quarantine: list[str]
+    errors: list[str] = Field(default_factory=list, description="transcripts that could not be read, and why")
 
 
 def _histogram(values: list[float]) -> list[int]:
@@ -69,7 +71,7 @@ def health(runs: str | Path, results: str | Path | None = None, threshold: float
         d.sessions, d.calls = row["sessions"], row["calls"]
         d.tool_errors = errors.get("tool", 0)
         d.injected = errors.get("injected", 0)
-        d.infra_errors = d.injected + errors.get("infra", 0) + errors.get("internal", 0)
+        d.infra_errors = sum(errors.get(kind, 0) for kind in INFRA_KINDS)
         d.latency_p50_us, d.latency_p99_us = row["latency"]["p50_us"], row["latency"]["p99_us"]
         d.timeouts = row["timeouts"]
     if results is not None:
@@ -98,6 +100,7 @@ def health(runs: str | Path, results: str | Path | None = None, threshold: float
         threshold=threshold,
         domains=domains,
         quarantine=[d.domain for d in domains if d.quarantined],
+        errors=[e["error"] for e in metrics["errors"]],
     )
 
 
@@ -141,6 +144,13 @@ def render_html(report: HealthReport) -> str:
         for d in report.domains
     )
     quarantine = ", ".join(html.escape(q) for q in report.quarantine) or "none"
+    errors = (
+        "<h2>Transcripts that could not be read</h2><ul>"
+        + "".join(f"<li>{html.escape(e)}</li>" for e in report.errors)
+        + "</ul>"
+        if report.errors
+        else ""
+    )
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>toolgym environment health</title>
 <style>body{{font-family:system-ui,sans-serif;margin:2em;color:#222}}table{{border-collapse:collapse}}
@@ -152,6 +162,6 @@ Quarantined: <b>{quarantine}</b>.</p>
 <table><tr><th>domain</th><th>sessions</th><th>calls</th><th>error rate</th><th>timeout rate</th><th>injected faults</th>
 <th>infra error rate</th><th>infra-failed rollouts</th><th>mean reward</th><th>p50 latency (µs)</th><th>status</th></tr>
 {"".join(rows)}</table>
-<h2>Rewards and pass rates</h2>{charts}
+<h2>Rewards and pass rates</h2>{charts}{errors}
 </body></html>
 """

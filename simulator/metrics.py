@@ -7,22 +7,34 @@ Per session: calls, successful calls, errors by kind (`tool`: the agent's call w
 `injected`: a fault injected by the server; `infra`: a real infrastructure fault; `internal`: a
 bug, masked from the agent), and percentiles of the tool-execution latency (`duration_us`).
 Per domain (`name@version`): the same, summed over its sessions, plus the infrastructure error
-rate (injected + infra + internal over calls). Transcripts are read leniently: a last line cut off
-by a killed server is counted as `truncated`, not an error.
+rate (injected, timeout, capacity, storage, infra, internal over calls). Transcripts are read
+leniently: a last line cut off by a killed server is counted as `truncated`, not an error. A file
+that cannot be read as a toolgym transcript (malformed, no header, over the size limit, nested
+too deeply) is listed under `errors` with its message, and the others are still counted.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from .errors import TranscriptError
+from .labels import INFRA_KINDS
 
-ERROR_KINDS = ("tool", "injected", "infra", "internal")
-INFRA_KINDS = ("injected", "infra", "internal")
+ERROR_KINDS = ("tool", *INFRA_KINDS)
 PERCENTILES = (50, 90, 99)
+#: The largest transcript read (bytes): `TOOLGYM_MAX_TRANSCRIPT_BYTES`, default 64 MiB.
+MAX_BYTES = 64 * 1024 * 1024
+#: The longest error message listed.
+ERROR_CHARS = 2000
+
+
+def max_bytes() -> int:
+    value = os.environ.get("TOOLGYM_MAX_TRANSCRIPT_BYTES", "").strip()
+    return int(value) if value.isdigit() else MAX_BYTES
 
 
 def percentile(sorted_values: list[float], p: float) -> float | None:
@@ -45,7 +57,18 @@ def read_records(path: str | Path) -> tuple[list[dict[str, Any]], bool]:
 
     Raises TranscriptError for a malformed line that is not the last one.
     """
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    p = Path(path)
+    limit = max_bytes()
+    try:
+        size = p.stat().st_size
+        if size > limit:
+            raise TranscriptError(
+                f"{path}: is {size / 2**20:,.1f} MiB, over the {limit / 2**20:,.1f} MiB limit "
+                "(raise it with TOOLGYM_MAX_TRANSCRIPT_BYTES)"
+            )
+        lines = p.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TranscriptError(f"{path}: cannot be read: {exc}") from None
     records: list[dict[str, Any]] = []
     truncated = False
     for number, line in enumerate(lines, start=1):
@@ -53,6 +76,8 @@ def read_records(path: str | Path) -> tuple[list[dict[str, Any]], bool]:
             continue
         try:
             record = json.loads(line)
+        except RecursionError:
+            raise TranscriptError(f"{path}:{number}: JSON nested too deeply to read") from None
         except json.JSONDecodeError as exc:
             if number == len(lines):
                 truncated = True
@@ -66,7 +91,8 @@ def read_records(path: str | Path) -> tuple[list[dict[str, Any]], bool]:
 
 def is_timeout(call: dict[str, Any]) -> bool:
     """A failed call whose error says it timed out."""
-    text = (call.get("error") or "").lower()
+    error = call.get("error")
+    text = error.lower() if isinstance(error, str) else ""
     return not call.get("ok", False) and (
         call.get("error_kind") == "timeout" or "timed out" in text or "timeout" in text
     )
@@ -75,13 +101,16 @@ def is_timeout(call: dict[str, Any]) -> bool:
 def session_stats(path: str | Path) -> dict[str, Any]:
     """The metrics of one transcript file."""
     records, truncated = read_records(path)
-    header = next((r for r in records if r.get("type") == "header"), {})
+    header = next((r for r in records if r.get("type") == "header"), None)
+    if header is None:
+        raise TranscriptError(f"{path}: not a toolgym transcript (no header record)")
     end = next((r for r in reversed(records) if r.get("type") == "end"), None)
     calls = [r for r in records if r.get("type") == "call"]
     errors = dict.fromkeys(ERROR_KINDS, 0)
     for call in calls:
         if not call.get("ok", False):
-            kind = call.get("error_kind") or "tool"
+            kind = call.get("error_kind")
+            kind = kind if isinstance(kind, str) and kind else "tool"
             errors[kind] = errors.get(kind, 0) + 1
     durations = [float(c["duration_us"]) for c in calls if isinstance(c.get("duration_us"), int | float)]
     return {
@@ -141,8 +170,16 @@ def collect(runs: str | Path) -> dict[str, Any]:
     folder = Path(runs)
     if not folder.is_dir():
         raise TranscriptError(f"{folder}: no such folder of transcripts")
-    sessions = [session_stats(p) for p in sorted(folder.glob("*.jsonl"))]
+    sessions, errors = [], []
+    for path in sorted(folder.glob("*.jsonl")):
+        try:
+            sessions.append(session_stats(path))
+        except TranscriptError as exc:
+            text = str(exc)
+            if len(text) > ERROR_CHARS:
+                text = f"{text[:ERROR_CHARS]}... ({len(text):,} chars in all)"
+            errors.append({"file": str(path), "status": "error", "error": text})
     domains = _domain_rows(sessions)
     for s in sessions:
         del s["_durations"]
-    return {"runs": str(folder), "sessions": sessions, "domains": domains}
+    return {"runs": str(folder), "sessions": sessions, "domains": domains, "errors": errors}
