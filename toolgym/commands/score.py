@@ -13,6 +13,7 @@ from rich.table import Table
 from scoring.batch import BatchScorer, find_transcripts, summarize
 from scoring.report import render
 from simulator import ToolgymError
+from simulator.labels import load_key
 from simulator.manifest import load_manifest
 
 from ..app import JsonOpt, app, err, fail, out, print_json
@@ -48,14 +49,28 @@ def score(
             help="refuse tasks not in these validated manifests (`toolgym validate --manifest-dir`)",
         ),
     ] = None,
+    key_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--key",
+            help="the server's runs key, to verify its labels (default: .toolgym-key beside each transcript)",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Score transcripts: replay the agent's calls and the task's gold calls, diff the states,
     check the answer facts. Prints reward, partial credit, the diff and an explanation.
 
-    A rollout with an infrastructure fault is marked failed-infra (reward null), never scored 0.
-    Batch mode prints mean reward, pass rate and infra-failure rate per domain and per task,
-    and exits 1 if any transcript could not be scored.
+    Formats: toolgym JSONL (what `serve` writes), OpenAI or Anthropic message lists, MCP JSON-RPC
+    logs. A chat log may be wrapped as {"domain": "bank", "task": "bank-007", "seed": 0,
+    "messages": [...], "truncated": false, "termination_reason": "done"} (all keys but messages
+    optional); `truncated: true` or a step-limit termination reason scores 0.0.
+
+    Only labels the server signed (checked with its key) make a call an infrastructure fault; a
+    rollout such a fault decided is failed-infra (reward null), a server transcript without its
+    end record is incomplete (reward null), never scored 0. Batch mode prints mean reward, pass
+    rate and infra-failure rate per domain and per task, and exits 1 if any transcript could not
+    be scored. Transcripts over 64 MiB are refused (TOOLGYM_MAX_TRANSCRIPT_BYTES).
 
     Example: toolgym score run.jsonl --domain bank --task bank-001
 
@@ -65,7 +80,11 @@ def score(
         manifests = [load_manifest(p) for p in manifest] if manifest else None
     except ToolgymError as exc:
         raise fail(str(exc)) from None
-    scorer = BatchScorer(domain=domain, task=task, seed=seed, manifests=manifests)
+    try:
+        key = load_key(key_file) if key_file is not None else None
+    except (OSError, ValueError) as exc:
+        raise fail(f"--key: {exc}") from None
+    scorer = BatchScorer(domain=domain, task=task, seed=seed, manifests=manifests, key=key)
     try:
         if runs is not None:
             if transcripts:
