@@ -13,6 +13,9 @@ Checks, per task (the first failure names the status):
 7. `unreachable-fact`: a gold call uses an identifier that neither the instruction nor an earlier
    result reveals.
 
+Per domain, every tool is fuzzed (`scoring.fuzz`): schema-valid arguments, `fuzz` calls a tool
+(seeded); a tool that raises anything but a precise tool error is a domain-level tool finding.
+
 The reruns run in fresh worker processes (spawned, so they share no interpreter state); the
 checks of one task run in one worker. `--executor ray` runs the same units on a Ray cluster.
 """
@@ -33,6 +36,7 @@ from simulator.manifest import Manifest
 from simulator.spec import Task
 
 from .facts import fact_text
+from .fuzz import DEFAULT_CALLS, ToolFinding, ToolFuzz, fuzz_tool, pools
 from .mutate import key_values, mutations
 from .orders import Footprint, alternative_orders
 from .reach import identifiers, strings, unreachable
@@ -90,10 +94,19 @@ class DomainValidation(BaseModel):
     tasks: list[TaskValidation]
     summary: dict[str, int] = Field(default_factory=dict, description="status -> number of tasks")
     weak_verifier_rate: float = 0.0
+    fuzz_calls: int = Field(default=0, description="calls per tool the fuzz check made at most (0: skipped)")
+    tools: list[ToolFuzz] = Field(
+        default_factory=list, description="per tool: calls made with schema-valid arguments, and findings"
+    )
 
     @property
     def valid_ids(self) -> list[str]:
         return [t.task for t in self.tasks if t.valid]
+
+    @property
+    def tool_findings(self) -> list[ToolFinding]:
+        """Tools that raised anything but a precise tool error while fuzzed."""
+        return [f for t in self.tools for f in t.findings]
 
 
 class ValidationReport(BaseModel):
@@ -104,6 +117,14 @@ class ValidationReport(BaseModel):
     workers: int
     executor: str
     seconds: float = 0.0
+    fuzz: int = Field(default=0, description="calls per tool of the fuzz check (0: skipped)")
+
+    @property
+    def failures(self) -> int:
+        """Invalid tasks plus tool findings (what `validate --strict` fails on)."""
+        return sum(1 for d in self.domains for t in d.tasks if not t.valid) + sum(
+            len(d.tool_findings) for d in self.domains
+        )
 
 
 # -- the checks of one task (run inside a worker) -----------------------------------------------
@@ -118,6 +139,23 @@ def _domain(path: str) -> Domain:
 def _ids(path: str) -> tuple[frozenset[str], dict[Any, list[Any]]]:
     domain = _domain(path)
     return frozenset(identifiers(domain)), key_values(domain)
+
+
+def fuzz_unit(path: str, tool: str, calls: int) -> ToolFuzz:
+    """Fuzz one tool of a domain (in this process, network blocked)."""
+    domain = _domain(path)
+    with no_network():
+        return fuzz_tool(domain, tool, calls, _pools(path))
+
+
+@lru_cache(maxsize=8)
+def _pools(path: str) -> dict[str, list[Any]]:
+    return pools(_domain(path))
+
+
+def _unit(kind: str, path: str, name: str, arg: Any) -> TaskValidation | ToolFuzz:
+    """One unit of work for the executor: a task's checks, or the fuzzing of a tool."""
+    return check_task(path, name, arg) if kind == "task" else fuzz_unit(path, name, arg)
 
 
 def gold_message(task: Task) -> str:
@@ -382,22 +420,37 @@ def validate_domains(
     workers: int = 1,
     executor: Executor = "local",
     on_result: Any = None,
+    fuzz: int = DEFAULT_CALLS,
 ) -> ValidationReport:
-    """Validate every task of every domain. `on_result(domain, TaskValidation | None)` reports progress."""
+    """Validate every task of every domain, and fuzz every tool with `fuzz` calls (0: skip).
+    `on_result(domain, TaskValidation | None)` reports progress (None: a rerun or a fuzzed tool)."""
     from .executor import run_units
 
     started = time.perf_counter()
     domains = [load_domain(r) for r in refs]
     paths = [str(d.path) for d in domains]
-    units = [(path, t.id, True) for d, path in zip(domains, paths, strict=True) for t in d.tasks]
+    units: list[tuple[str, str, str, Any]] = [
+        ("task", path, t.id, True) for d, path in zip(domains, paths, strict=True) for t in d.tasks
+    ]
+    if fuzz > 0:
+        units += [
+            ("fuzz", path, name, fuzz) for d, path in zip(domains, paths, strict=True) for name in d.tools
+        ]
     first: dict[tuple[str, str], TaskValidation] = {}
-    for (path, task_id, _), result in run_units(check_task, units, workers, executor):
-        first[(path, task_id)] = result
+    fuzzed: dict[tuple[str, str], ToolFuzz] = {}
+    for (_kind, path, name, _), result in run_units(_unit, units, workers, executor):
+        if isinstance(result, ToolFuzz):
+            fuzzed[(path, name)] = result
+            if on_result:
+                on_result(path, None)
+            continue
+        assert isinstance(result, TaskValidation)
+        first[(path, name)] = result
         if on_result:
             on_result(path, result)
     again: dict[tuple[str, str], list[TaskValidation]] = {k: [] for k in first}
     for _ in range(max(0, reruns - 1)):  # each round: fresh worker processes
-        shallow = [(path, task_id, False) for path, task_id, _ in units]
+        shallow = [(path, task_id, False) for kind, path, task_id, _ in units if kind == "task"]
         for (path, task_id, _), result in run_units(check_task, shallow, workers, executor):
             again[(path, task_id)].append(result)
             if on_result:
@@ -420,6 +473,8 @@ def validate_domains(
                 tasks=verdicts,
                 summary=summary,
                 weak_verifier_rate=round(weak / writes, 4) if writes else 0.0,
+                fuzz_calls=max(0, fuzz),
+                tools=[fuzzed[(path, name)] for name in sorted(domain.tools) if (path, name) in fuzzed],
             )
         )
     return ValidationReport(
@@ -428,6 +483,7 @@ def validate_domains(
         workers=workers,
         executor=executor,
         seconds=round(time.perf_counter() - started, 3),
+        fuzz=max(0, fuzz),
     )
 
 

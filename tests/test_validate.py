@@ -141,7 +141,7 @@ def test_findings_say_what_was_missed(broken):
 
 
 def test_validate_domains_with_reruns_in_separate_processes(broken):
-    report = validate_domains([broken], reruns=2, workers=2)
+    report = validate_domains([broken], reruns=2, workers=2, fuzz=5)
     (domain,) = report.domains
     assert {t.task: t.status for t in domain.tasks} == EXPECTED
     assert all(len(t.rerun_digests) == 1 and t.rerun_digests[0] == t.digest for t in domain.tasks if t.digest)
@@ -150,7 +150,7 @@ def test_validate_domains_with_reruns_in_separate_processes(broken):
 
 def validate_cli(domain: Path, manifest_dir: Path, *extra: str) -> Result:
     """`toolgym validate DOMAIN --reruns 1 --workers 1 --json --manifest-dir DIR [extra]`."""
-    args = ["validate", str(domain), "--reruns", "1", "--workers", "1", "--json"]
+    args = ["validate", str(domain), "--reruns", "1", "--workers", "1", "--json", "--fuzz", "5"]
     return CliRunner().invoke(app, [*args, "--manifest-dir", str(manifest_dir), *extra])
 
 
@@ -218,7 +218,7 @@ def test_validate_cli_strict_and_manifest(broken, tmp_path):
 
 def test_validate_on_ray(broken):
     pytest.importorskip("ray")
-    report = validate_domains([broken], reruns=1, workers=2, executor="ray")
+    report = validate_domains([broken], reruns=1, workers=2, executor="ray", fuzz=5)
     assert {t.task: t.status for t in report.domains[0].tasks} == EXPECTED
 
 

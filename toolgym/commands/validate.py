@@ -11,10 +11,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from scoring.executor import EXECUTORS
+from scoring.fuzz import DEFAULT_CALLS
 from scoring.validate import ValidationReport, manifest, validate_domains
 from simulator import ToolgymError, load_domain
 
-from ..app import JsonOpt, app, err, fail, out, print_json
+from ..app import JsonOpt, app, err, fail, out, output_dir, print_json
 
 
 @app.command()
@@ -31,16 +32,30 @@ def validate(
     manifest_dir: Annotated[
         Path | None,
         typer.Option(
-            "--manifest-dir", help="write NAME@VERSION.manifest.json (fingerprint + valid task ids) here"
+            "--manifest-dir",
+            callback=output_dir,
+            help="write NAME@VERSION.manifest.json (fingerprint + valid task ids) here",
         ),
     ] = None,
-    strict: Annotated[bool, typer.Option(help="exit 1 if any task is invalid")] = False,
+    fuzz: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="calls per tool with schema-valid arguments (seeded); findings are tool errors; 0 skips",
+        ),
+    ] = DEFAULT_CALLS,
+    strict: Annotated[
+        bool, typer.Option(help="exit 1 if any task is invalid or any tool has a fuzz finding")
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Validate every task before training uses it (gold, reruns, no-op, verifier, orders, network, reachability).
+    """Validate every task before training uses it (gold, reruns, no-op, verifier, orders, network, reachability),
+    and fuzz every tool.
 
     Gold passes and reruns in separate processes agree; doing nothing fails; the verifier catches
     corrupted solutions; independent calls can be reordered; no network; every identifier is reachable.
+    Each tool gets --fuzz calls with schema-valid arguments (seeded: the same verdicts every run); a
+    tool that raises anything but a precise tool error is listed with the arguments and the error.
 
     Statuses: valid, broken-gold, flaky, network, no-op-passes, weak-verifier, order-sensitive,
     unreachable-fact. The report names each domain's fingerprint (version + hash of schema, tools,
@@ -52,7 +67,8 @@ def validate(
     if chosen is None:
         raise fail(f"--executor must be local or ray, not {executor!r}")
     try:
-        total = sum(len(load_domain(d).tasks) for d in domains) * reruns
+        loaded = [load_domain(d) for d in domains]
+        total = sum(len(d.tasks) * reruns + (len(d.tools) if fuzz else 0) for d in loaded)
     except ToolgymError as exc:
         raise fail(str(exc)) from None
     progress = Progress(
@@ -71,9 +87,9 @@ def validate(
             workers=workers,
             executor=chosen,
             on_result=lambda *_: progress.advance(bar),
+            fuzz=fuzz,
         )
     if manifest_dir is not None:
-        manifest_dir.mkdir(parents=True, exist_ok=True)
         for result in report.domains:
             path = manifest_dir / f"{result.domain}.manifest.json"
             path.write_text(manifest(result).model_dump_json(indent=2) + "\n", encoding="utf-8")
@@ -82,8 +98,7 @@ def validate(
         print_json(json.loads(report.model_dump_json()))
     else:
         show(report)
-    invalid = sum(1 for d in report.domains for t in d.tasks if not t.valid)
-    if strict and invalid:
+    if strict and report.failures:
         raise typer.Exit(1)
 
 
@@ -91,7 +106,15 @@ def show(report: ValidationReport) -> None:
     summary = Table(
         title=f"validation ({report.reruns} runs a task, {report.workers} {report.executor} workers, {report.seconds:.1f} s)"
     )
-    for col in ("domain", "fingerprint", "tasks", "valid", "invalid by status", "weak verifier"):
+    for col in (
+        "domain",
+        "fingerprint",
+        "tasks",
+        "valid",
+        "invalid by status",
+        "weak verifier",
+        "tool findings",
+    ):
         summary.add_column(col)
     for d in report.domains:
         bad = ", ".join(f"{k}: {v}" for k, v in sorted(d.summary.items()) if k != "valid") or "-"
@@ -102,6 +125,7 @@ def show(report: ValidationReport) -> None:
             str(d.summary.get("valid", 0)),
             bad,
             f"{d.weak_verifier_rate:.0%}",
+            f"{len(d.tool_findings)} ({sum(t.calls for t in d.tools)} calls)" if report.fuzz else "skipped",
         )
     out.print(summary)
     for d in report.domains:
@@ -112,3 +136,10 @@ def show(report: ValidationReport) -> None:
                     highlight=False,
                     soft_wrap=True,
                 )
+        for f in d.tool_findings:
+            out.print(
+                f"[red]tool finding[/] {d.domain} {f.tool}: {f.error} (arguments: {f.arguments})",
+                highlight=False,
+                soft_wrap=True,
+                markup=True,
+            )
