@@ -139,8 +139,19 @@ class _Compiler:
             )
         for i, f in enumerate(where_ or []):
             self.column(info, f.column, f"{at}.where[{i}]")
+            if "value" not in f.model_fields_set:
+                raise CompileError(
+                    f"{at}.where[{i}]", "a filter needs a `value` (write `value: null` to match null)"
+                )
             if f.op in ("eq", "in"):
                 self.indexed.add((info.name, f.column))
+            literal_null = f.value is None
+            if literal_null and f.op not in ("eq", "ieq", "ne"):
+                raise CompileError(
+                    f"{at}.where[{i}].value",
+                    f"`{f.op}` with a literal null matches nothing; "
+                    "use `op: eq` (IS NULL) or `op: ne` (IS NOT NULL) to test for null",
+                )
             out.append(
                 CompiledFilter(
                     f.column,
@@ -149,6 +160,7 @@ class _Compiler:
                     f.skip_if_null,
                     key_encoder(info, f.column),
                     _label(f.value, info, f.column),
+                    literal_null,
                 )
             )
         return out

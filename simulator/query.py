@@ -47,12 +47,15 @@ class CompiledFilter:
     skip_if_null: bool
     encode: Callable[[Any], Any]
     label: str = "a filter value"  # the value in the agent's words (an argument's name), for errors
+    is_null: bool = False  # the value is a literal null: `eq`/`ieq` test IS NULL, `ne` IS NOT NULL
 
 
 def _clause(table: sa.Table, f: CompiledFilter, name: str) -> Any:
     col = table.c[f.column]
-    p: sa.BindParameter[Any] = sa.bindparam(name)
     op = f.op
+    if f.is_null:
+        return col.is_not(None) if op == "ne" else col.is_(None)
+    p: sa.BindParameter[Any] = sa.bindparam(name)
     if op == "eq":
         return col == p
     if op == "ieq":
@@ -125,6 +128,9 @@ class Query:
         active: list[int] = []
         params: dict[str, Any] = {}
         for i, f in enumerate(self.filters):
+            if f.is_null:
+                active.append(i)
+                continue
             value = f.value(env)
             if value is None and f.skip_if_null:
                 continue

@@ -69,7 +69,10 @@ class Clock(_Model):
 
 
 class Filter(_Model):
-    """`column OP value`; skipped when the value evaluates to null unless `skip_if_null` is false."""
+    """`column OP value`; skipped when the value evaluates to null unless `skip_if_null` is false.
+
+    A literal `value: null` tests for null: `eq`/`ieq` is IS NULL, `ne` IS NOT NULL (never skipped).
+    """
 
     column: str
     op: FilterOp = "eq"

@@ -361,3 +361,76 @@ def test_fragments_are_inlined_with_their_own_scope(tmp_path):
     text = str(info.value)
     assert "-> fragments.person_view[0].key.id: unknown name $args" in text
     assert "fragment 'person_view' takes ['pid']; missing [], unknown ['x']" in text
+
+
+def test_a_literal_null_filter_tests_for_null_and_a_runtime_null_keeps_its_meaning(tmp_path):
+    folder = tmp_path / "loans"
+    (folder / "seed").mkdir(parents=True)
+    loans = {
+        "primary_key": "id",
+        "columns": {
+            "id": {"type": "integer"},
+            "who": {"type": "string"},
+            "closed_at": {"type": "datetime", "nullable": True},
+        },
+    }
+    open_loans = [{"column": "who", "value": "$args.who"}, {"column": "closed_at", "op": "eq", "value": None}]
+    tools = [
+        tool(
+            "borrow",
+            [
+                {"count": "loans", "where": open_loans, "as": "open"},
+                {"require": {"lt": ["$open", 2]}, "error": "{args.who} has two open loans already."},
+                {"create": "loans", "values": {"who": "$args.who"}},
+            ],
+            kind="write",
+            props={"who": {"type": "string"}},
+        ),
+        tool("closed", {"count": "loans", "where": [{"column": "closed_at", "op": "ne", "value": None}]}),
+        tool(
+            "closed_on",
+            {
+                "count": "loans",
+                "where": [{"column": "closed_at", "value": "$args.at", "skip_if_null": False}],
+            },
+            props={"at": {}},
+        ),
+        tool(
+            "closed_since",
+            {"count": "loans", "where": [{"column": "closed_at", "value": "$args.at"}]},
+            props={"at": {}},
+        ),
+    ]
+    (folder / "domain.yaml").write_text(
+        yaml.safe_dump({"name": "loans", "version": "1.0.0", "tables": {"loans": loans}, "tools": tools})
+    )
+    rows = [
+        {"id": 1, "who": "ann", "closed_at": None},
+        {"id": 2, "who": "ann", "closed_at": "2025-01-01T00:00:00Z"},
+    ]
+    (folder / "seed" / "loans.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    d = load_domain(folder)
+    with d.episode() as ep:
+        assert ep.call("closed", {}) == 1
+        ep.call("borrow", {"who": "ann"})  # ann's second open loan
+        with pytest.raises(ToolError, match="two open loans"):
+            ep.call("borrow", {"who": "ann"})
+        ep.call("borrow", {"who": "bo"})
+        # a value that is null only at run time keeps its meaning: matches nothing, or is skipped
+        assert ep.call("closed_on", {}) == 0
+        assert ep.call("closed_since", {}) == 4
+        assert ep.call("closed_on", {"at": "2025-01-01T00:00:00Z"}) == 1
+
+
+def test_a_literal_null_with_an_operator_that_cannot_match_it_is_a_load_problem(tmp_path):
+    from simulator import SpecError
+
+    with pytest.raises(SpecError) as info:
+        make(
+            tmp_path,
+            [tool("x", {"count": "people", "where": [{"column": "salary", "op": "lt", "value": None}]})],
+        )
+    assert "`lt` with a literal null matches nothing" in str(info.value)
+    with pytest.raises(SpecError) as info:
+        make(tmp_path / "b", [tool("x", {"count": "people", "where": [{"column": "salary", "op": "eq"}]})])
+    assert "a filter needs a `value`" in str(info.value)
