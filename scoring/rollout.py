@@ -206,3 +206,34 @@ def new_call(name: str, arguments: Any, where: str) -> RolloutCall:
     if problem is None:
         return RolloutCall(name=name, arguments=args, outcome="unknown", where=where)
     return RolloutCall(name=name, outcome="tool-error", error=problem, malformed=problem, where=where)
+
+
+class ChatTranscript(BaseModel):
+    """The wrapper of a chat log: its messages and what scoring needs to know about them.
+
+    Every key but `messages` is optional; the same keys may sit in a `metadata` object, or, in a
+    JSONL file, on a leading line of their own.
+    """
+
+    domain: str | None = Field(
+        default=None, description="the domain: a bundled name, name@version, or a folder path"
+    )
+    version: str | None = None
+    fingerprint: str | None = Field(default=None, description="the domain's fingerprint (matches by content)")
+    task: str | None = None
+    seed: int | None = None
+    messages: list[dict[str, Any]] = Field(
+        description="OpenAI or Anthropic chat messages, or MCP JSON-RPC messages, in order"
+    )
+    truncated: bool = Field(
+        default=False, description="the harness cut the rollout off (a step limit): reward 0.0"
+    )
+    termination_reason: str | None = Field(
+        default=None,
+        description="why the rollout ended; truncated, max_steps, max_turns, step_limit, turn_limit, "
+        "max_tokens and length mean it was cut off",
+    )
+    final_message: str | None = Field(
+        default=None, description="the agent's final answer, when the messages do not carry it"
+    )
+    metadata: dict[str, Any] | None = None

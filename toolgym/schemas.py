@@ -27,10 +27,12 @@ def models() -> dict[str, type[BaseModel]]:
     }
     try:
         from scoring.report import ScoreReport
+        from scoring.rollout import ChatTranscript
     except ImportError:
         pass
     else:
         found["score-report.schema.json"] = ScoreReport
+        found["chat-transcript.schema.json"] = ChatTranscript
     try:
         from scoring.validate import ValidationReport
     except ImportError:
