@@ -9,7 +9,8 @@ resource; the server instructions carry the policy and the same task), pulls the
 e-mail and card digits out of it, and makes the calls a good agent would make for bank-007
 ("freeze my Visa ending 8852"): verify the customer, find the card, freeze it. Every call and
 its result is printed, and at the end the path of the session's transcript, which holds every
-call (append-only, flushed per call) and, once the session ends, the final state digest.
+call (append-only, flushed per call), the answer the agent handed in through `submit_answer` (the
+server's answer channel, which ends the session) and the final state digest.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -73,7 +73,9 @@ async def agent(client: Any) -> None:
         "freeze_card",
         {"customer_id": customer["customer_id"], "card_id": card["card_id"], "reason": "customer_request"},
     )
-    print(f"\nassistant: Your card ending {card['last4']} is now frozen.")
+    answer = f"Your card ending {card['last4']} is now frozen."
+    await call(client, "submit_answer", {"answer": answer})  # the answer channel; ends the session
+    print(f"\nassistant: {answer}")
 
 
 def free_port() -> int:
@@ -83,14 +85,18 @@ def free_port() -> int:
 
 
 async def over_http(url: str, runs: Path | None) -> None:
-    session = f"agent-{uuid.uuid4().hex[:8]}"  # names this session and its transcript
     parts = urlsplit(url)
-    query = urlencode({"task": TASK, **dict(parse_qsl(parts.query)), "session": session})
+    query = urlencode({"task": TASK, **dict(parse_qsl(parts.query))})
+    before = set(runs.glob("*.jsonl")) if runs is not None else set()
+    # a plain client: the server steers it into the handshake era, one episode for the connection
     async with mcp.Client(urlunsplit(parts._replace(query=query))) as client:
         print(f"connected over HTTP (protocol {client.protocol_version})")
         await agent(client)
-    where = runs if runs is not None else Path("<the server's --runs folder>")
-    print(f"transcript: {where / (session + '.jsonl')}")
+    if runs is None:
+        print("transcript: in the server's --runs folder")
+        return
+    (transcript,) = set(runs.glob("*.jsonl")) - before
+    print(f"transcript: {transcript}")
 
 
 async def over_stdio(runs: Path) -> None:

@@ -41,6 +41,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import hmac
 import json
 import logging
 import uuid
@@ -48,6 +50,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import anyio.to_thread
 import fastmcp
 from fastmcp import FastMCP
 from fastmcp.exceptions import PromptError, ResourceError
@@ -61,9 +64,11 @@ from mcp_types import Tool as WireTool
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from .domain import Domain
-from .errors import INJECTED_FAULT, INTERNAL_ERROR, ToolError
+from .errors import INJECTED_FAULT, INTERNAL_ERROR, InfraError, OperationError, ToolError
+from .httpguard import MAX_BODY_BYTES, body_limit
+from .labels import Key, label_token, runs_key
 from .manifest import Manifest
-from .sessions import Session, SessionRegistry, check_session_id, resolve_task
+from .sessions import CapacityError, Session, SessionRegistry, check_session_id, new_handle, resolve_task
 from .spec import DeleteStep, ForEachStep, Task, Tool, UpdateStep
 
 logger = logging.getLogger("toolgym.server")
@@ -76,6 +81,28 @@ NO_SESSION = (
     "clients do so by default), or add ?session=<id> to the server URL."
 )
 NO_TASK = "No task is assigned to this session: help the user under the policy."
+
+#: The answer channel the server adds to every domain: the agent's final answer, then the end.
+SUBMIT_ANSWER = "submit_answer"
+SUBMIT_ANSWER_DESCRIPTION = (
+    "Submit your final answer to the user and end this session. Call it once, when you are done: "
+    "put in `answer` everything the user asked you to tell them (the values, names, amounts or "
+    "ids they asked for), in plain words. After it no tool can be called in this session."
+)
+SUBMIT_ANSWER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "answer": {
+            "type": "string",
+            "description": "Your final answer to the user, with every value they asked for.",
+            "maxLength": 20000,
+        }
+    },
+    "required": ["answer"],
+    "additionalProperties": False,
+}
+#: The `_meta` key of the first result of a stateless session: the handle to pass back.
+HANDLE_META = "toolgym/handle"
 
 _CONNECTION_KEY = "toolgym.connection"
 _HANDSHAKE = frozenset(HANDSHAKE_PROTOCOL_VERSIONS)
@@ -160,6 +187,15 @@ def _http_query() -> Any | None:
         return None
 
 
+def _client() -> str:
+    """Who is calling, for per-client limits: the HTTP peer's address, else the local process."""
+    try:
+        peer = get_http_request().client
+    except RuntimeError:
+        return "local"
+    return peer.host if peer is not None else "unknown"
+
+
 def _explicit_session(query: Any) -> str | None:
     for name in SESSION_PARAMS:
         value = query.get(name)
@@ -185,6 +221,11 @@ class DomainServer:
         max_sessions: int = 1024,
         durable: bool = False,
         manifest: Manifest | None = None,
+        key: Key | None = None,
+        max_sessions_per_client: int | None = None,
+        allow_origins: list[str] | None = None,
+        allow_hosts: list[str] | None = None,
+        max_body_bytes: int = MAX_BODY_BYTES,
     ):
         self.domain = domain
         self.default_task = domain.task(task) if isinstance(task, str) else task
@@ -194,6 +235,12 @@ class DomainServer:
         self.default_seed = seed
         self.latency_s = max(0.0, latency_ms) / 1000.0
         self.idle_timeout = idle_timeout
+        if key is None:
+            key = runs_key(runs, create=True) if runs is not None else None
+        self.key: Key = key if key is not None else Key.generate()
+        self.allow_origins = list(allow_origins or [])
+        self.allow_hosts = list(allow_hosts or [])
+        self.max_body_bytes = max_body_bytes
         self.sessions = SessionRegistry(
             domain,
             runs=runs,
@@ -202,8 +249,11 @@ class DomainServer:
             fault_rate=fault_rate,
             fault_seed=fault_seed,
             durable=durable,
+            key=self.key,
+            max_sessions_per_client=max_sessions_per_client,
         )
         self.internal_errors = 0
+        self.unguarded_errors = 0
         self.mcp = FastMCP(
             domain.name,
             instructions=self.instructions(self.default_task),
@@ -224,6 +274,17 @@ class DomainServer:
                     call=self.call,
                 )
             )
+        self.mcp.add_tool(
+            DomainTool(
+                name=SUBMIT_ANSWER,
+                description=SUBMIT_ANSWER_DESCRIPTION,
+                parameters=SUBMIT_ANSWER_SCHEMA,
+                annotations=ToolAnnotations(
+                    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+                ),
+                call=self.submit,
+            )
+        )
         self._add_task_surface()
 
     # -- what the agent reads ---------------------------------------------------------------
@@ -241,17 +302,22 @@ class DomainServer:
         request asks for (`?task=` over HTTP), else the server's default. Raises ToolError for an
         unknown task."""
         try:
-            key = self._session_key()[0]
+            key, _, _, query, conn = self._session_key()
         except ToolError:
-            key = None
+            key, query, conn = None, _http_query(), None
         session = self.sessions.live.get(key) if key is not None else None
         if session is not None:
+            self._check_owner(session, query, conn)
             return session.task
-        query = _http_query()
         if query is None:
             return self.default_task
         task, _ = resolve_task(
-            self.domain, query.get("task"), None, self.default_task, self.default_seed, self.manifest
+            self.domain,
+            query.get("task"),
+            query.get("seed"),
+            self.default_task,
+            self.default_seed,
+            self.manifest,
         )
         return task
 
@@ -314,6 +380,7 @@ class DomainServer:
         key, name, reapable, query, conn = self._session_key()
         session = self.sessions.get(key)
         if session is not None:
+            self._check_owner(session, query, conn)
             return session
         task, seed = resolve_task(
             self.domain,
@@ -326,7 +393,17 @@ class DomainServer:
         transport = "streamable-http" if query is not None else (get_context().transport or "memory")
         if not name:
             name = f"{transport}-{uuid.uuid4().hex[:12]}"
-        session = self.sessions.open(key, name, task, seed, transport=transport, reapable=reapable)
+        owner, handle = None, None
+        if key.startswith("q:"):  # an explicit id: bound to the connection, or to a handle we issue
+            if conn is not None and conn.session_id:
+                owner = "s:" + conn.session_id
+            else:
+                handle = new_handle()
+                owner = "h:" + handle
+        session = self.sessions.open(
+            key, name, task, seed, transport=transport, reapable=reapable, client=_client(), owner=owner
+        )
+        session.handle = handle
         logger.info("session %s opened (task %s, seed %s)", session.name, task.id if task else None, seed)
         # End with the MCP session that created it (never per request: modern-era connections
         # last one request each and have no session id).
@@ -334,33 +411,97 @@ class DomainServer:
             conn.exit_stack.push_async_callback(self._end, key)
         return session
 
-    async def _end(self, key: str) -> None:
+    def _check_owner(self, session: Session, query: Any, conn: Any) -> None:
+        """Refuse a request that names a live session it does not own, or another task for it."""
+        owner = session.owner
+        if owner is not None:
+            if owner.startswith("s:"):
+                ok = conn is not None and conn.session_id == owner[2:]
+            else:
+                given = query.get("handle") if query is not None else None
+                ok = isinstance(given, str) and hmac.compare_digest(given.encode(), owner[2:].encode())
+            if not ok:
+                how = (
+                    "it is bound to the MCP session that opened it"
+                    if owner.startswith("s:")
+                    else f"pass the handle its first result returned in _meta[{HANDLE_META!r}] as ?handle="
+                )
+                raise ToolError(
+                    f"Session {session.name!r} belongs to another connection: {how}. "
+                    "To start your own episode, use a new session id."
+                )
+        wanted = query.get("task") if query is not None else None
+        current = session.task.id if session.task is not None else None
+        if wanted and wanted != current:
+            raise ToolError(
+                f"Session {session.name!r} is working on task {current!r}, not {wanted!r}; "
+                "a session's task cannot change. Use a new session id for another task."
+            )
+
+    async def _end(self, key: str, reason: str = "session ended") -> None:
         try:
-            session = self.sessions.release(key, "session ended")
+            session = self.sessions.release(key, reason)
             if session is not None:
                 logger.info("session %s ended after %d calls", session.name, session.episode.calls)
         except Exception:  # never let a transcript problem break the SDK's teardown
             logger.exception("error while ending session %s", key)
 
-    async def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
-        """Run one tool call in the current session; errors become `isError` results."""
+    def _labelled(self, message: str, session: str, index: int, tool: str, arguments: Any, kind: str) -> str:
+        """An infrastructure error's text with the server's label token (verifiable by scoring)."""
+        return f"{message} {label_token(self.key, session, index, tool, arguments, kind)}"
+
+    def _open_or_refuse(self, name: str, arguments: dict[str, Any]) -> Session | ToolResult:
         try:
-            session = self.current_session()
+            return self.current_session()
+        except CapacityError as exc:
+            return error_result(self._labelled(str(exc), "", -1, name, arguments, exc.kind))
         except ToolError as exc:
             return error_result(str(exc))
         except Exception:
             self.internal_errors += 1
             logger.exception("internal error while opening a session for %s", name)
             return error_result(INTERNAL_ERROR.format(tool=name))
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        """Run one tool call in the current session; errors become `isError` results.
+
+        The call runs in a worker thread, so one slow call never holds the event loop (and the
+        episode's own budget bounds it). A `ToolError` is the agent's; an `InfraError` (a timeout the
+        server imposed, a storage failure) carries the server's signed label; anything else is a
+        bug, logged, counted and masked, but never labelled: it stays the agent's call.
+        """
+        session = self._open_or_refuse(name, arguments)
+        if not isinstance(session, Session):
+            return session
+        result = await self._run(session, name, arguments)
+        if session.handle is not None:  # a stateless session's first answer carries its handle, once
+            result.meta = {**(result.meta or {}), HANDLE_META: session.handle}
+            session.handle = None
+        return result
+
+    async def _run(self, session: Session, name: str, arguments: dict[str, Any]) -> ToolResult:
         if self.latency_s:
             await asyncio.sleep(self.latency_s)
-            if session.ended is not None:
-                return error_result(f"This session has ended ({session.ended}). Start a new session.")
+        if session.ended is not None:
+            return error_result(f"This session has ended ({session.ended}). Start a new session.")
         episode = session.episode
         if self.sessions.inject_fault(session):
-            return error_result(str(episode.fail(name, arguments, INJECTED_FAULT, injected=True)))
+            episode.fail(name, arguments, INJECTED_FAULT, injected=True)
+            return error_result(
+                self._labelled(INJECTED_FAULT, session.name, episode.calls - 1, name, arguments, "injected")
+            )
         try:
-            value = episode.call(name, arguments)
+            value = await anyio.to_thread.run_sync(functools.partial(episode.call, name, arguments))
+        except InfraError as exc:
+            text = self._labelled(str(exc), session.name, episode.calls - 1, name, arguments, exc.kind)
+            if exc.kind == "storage":  # the transcript cannot be trusted to go on
+                logger.error("storage failure in session %s: %s", session.name, exc)
+                await self._end(session.key, "storage failure")
+            return error_result(text)
+        except OperationError as exc:  # the agent's error, but one no precise check caught: log it
+            self.unguarded_errors += 1
+            logger.warning("unguarded error in %s (session %s)", name, session.name, exc_info=exc.__cause__)
+            return error_result(str(exc))
         except ToolError as exc:
             return error_result(str(exc))
         except Exception:
@@ -368,6 +509,27 @@ class DomainServer:
             logger.exception("internal error in %s (session %s)", name, session.name)
             return error_result(INTERNAL_ERROR.format(tool=name))
         return ok_result(value)
+
+    async def submit(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        """The answer channel: record the agent's final answer as its message and end the session."""
+        session = self._open_or_refuse(name, arguments)
+        if not isinstance(session, Session):
+            return session
+        if session.ended is not None:
+            return error_result(f"This session has ended ({session.ended}). Start a new session.")
+        answer = arguments.get("answer") if isinstance(arguments, dict) else None
+        extra = set(arguments) - {"answer"} if isinstance(arguments, dict) else set()
+        if not isinstance(answer, str) or extra or len(answer) > 20000:
+            return error_result(
+                f"Invalid arguments for {SUBMIT_ANSWER}: give exactly one argument, `answer`, a string "
+                "of at most 20000 characters."
+            )
+        with session.episode.lock:
+            session.episode.say(answer)
+        await self._end(session.key, "answer submitted")
+        return ok_result(
+            {"status": "submitted", "message": "Your answer was recorded; this session has ended."}
+        )
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -392,13 +554,21 @@ class DomainServer:
 
     def http_app(self, path: str = "/mcp") -> Any:
         """The streamable-HTTP ASGI app: stateful sessions that end after `idle_timeout` (None: never)."""
+        guards: dict[str, Any] = {
+            "host_origin_protection": True,  # Host and Origin checked (DNS rebinding): localhost by default
+            "allowed_hosts": self.allow_hosts,
+            "allowed_origins": self.allow_origins,
+            "middleware": [body_limit(self.max_body_bytes)],
+        }
         if self.idle_timeout:
-            return self.mcp.http_app(path=path, stateless_http=False, session_idle_timeout=self.idle_timeout)
+            return self.mcp.http_app(
+                path=path, stateless_http=False, session_idle_timeout=self.idle_timeout, **guards
+            )
         # http_app reads "never" (None) from the settings, not from its argument
         saved = fastmcp.settings.http_session_idle_timeout
         fastmcp.settings.http_session_idle_timeout = None
         try:
-            return self.mcp.http_app(path=path, stateless_http=False)
+            return self.mcp.http_app(path=path, stateless_http=False, **guards)
         finally:
             fastmcp.settings.http_session_idle_timeout = saved
 
@@ -463,6 +633,6 @@ class _SessionMiddleware(Middleware):
 
     async def on_call_tool(self, context: Any, call_next: Any) -> Any:
         name = context.message.name
-        if name not in self.server.domain.tools:  # recorded in the transcript, with the tool list
+        if name not in self.server.domain.tools and name != SUBMIT_ANSWER:  # recorded, with the tool list
             return await self.server.call(name, dict(context.message.arguments or {}))
         return await call_next(context)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import random
 import re
+import secrets
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -23,12 +24,22 @@ from typing import Any
 from .domain import Domain
 from .episode import Episode
 from .errors import InfraError, TaskError, ToolError
+from .labels import INFRA_KINDS, Key, call_fields, end_fields, header_fields
 from .manifest import Manifest
 from .spec import Task
 from .transcript import FileSink
 
-#: A session id given by a client (`?session=`): safe as a file name.
-SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+def new_handle() -> str:
+    """An unguessable episode handle (binds a stateless client's explicit session id)."""
+    return secrets.token_urlsafe(18)
+
+
+#: A session id given by a client (`?session=`): safe as a file name (matched whole).
+SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+#: Call records of these kinds carry the server's signature (what only the server can say).
+SIGNED_KINDS = frozenset(INFRA_KINDS) - {"internal"}
 
 #: How many ended session keys are remembered (a call on one of them is refused, not restarted).
 _ENDED_MEMORY = 100_000
@@ -36,7 +47,7 @@ _ENDED_MEMORY = 100_000
 
 def check_session_id(value: str) -> str:
     """A client-chosen session id, or ToolError saying what shape it must have."""
-    if not SESSION_ID.match(value):
+    if not isinstance(value, str) or not SESSION_ID.fullmatch(value):
         raise ToolError(
             f"Invalid session id {value[:40]!r}: use 1-128 letters, digits, '.', '_' or '-', "
             "starting with a letter or digit."
@@ -78,16 +89,39 @@ def resolve_task(
     return task, value
 
 
-class _SessionSink:
-    """A transcript file whose header also names the session and its transport."""
+class CapacityError(InfraError):
+    """The server refused a new session: it is at its limit (in all, or for this client)."""
 
-    def __init__(self, path: Path, extra: dict[str, Any], durable: bool):
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.kind = "capacity"
+
+
+class _SessionSink:
+    """A transcript file whose header also names the session and its transport, signed by the server.
+
+    The header, every infrastructure-labelled call record and the end record carry a
+    `signature` (`simulator.labels`), so scoring can tell the server's word from a forgery.
+    """
+
+    def __init__(self, path: Path, extra: dict[str, Any], durable: bool, key: Key):
         self.file = FileSink(path, durable=durable)
         self.extra = extra
+        self.session = path.stem
+        self.key = key
 
     def write(self, record: dict[str, Any]) -> None:
-        if record.get("type") == "header":
+        kind = record.get("type")
+        if kind == "header":
             record = {**record, **self.extra}
+            record["signature"] = self.key.sign(header_fields(record))
+        elif kind == "call" and record.get("error_kind") in SIGNED_KINDS:
+            fields = call_fields(
+                self.session, record["index"], record["tool"], record["arguments"], record["error_kind"]
+            )
+            record = {**record, "signature": self.key.sign(fields)}
+        elif kind == "end":
+            record = {**record, "signature": self.key.sign(end_fields(self.session, record))}
         self.file.write(record)
 
     def close(self) -> None:
@@ -107,6 +141,9 @@ class Session:
     sink: _SessionSink | None
     faults: random.Random | None
     reapable: bool = True
+    client: str = "local"
+    owner: str | None = None  # the mcp-session-id or episode handle an explicit id is bound to
+    handle: str | None = None  # a new stateless session's handle, until its first result carries it
     created: float = field(default_factory=time.monotonic)
     last_used: float = field(default_factory=time.monotonic)
     ended: str | None = None
@@ -116,12 +153,13 @@ class Session:
         if self.ended is not None:
             return
         self.ended = reason
-        try:
-            self.episode.end(reason)
-        finally:
-            if self.sink is not None:
-                self.sink.close()
-            self.episode.close()
+        with self.episode.lock:  # wait for a call still running in a worker thread
+            try:
+                self.episode.end(reason)
+            finally:
+                if self.sink is not None:
+                    self.sink.close()
+                self.episode.close()
 
 
 class SessionRegistry:
@@ -137,9 +175,13 @@ class SessionRegistry:
         fault_rate: float = 0.0,
         fault_seed: int = 0,
         durable: bool = False,
+        key: Key | None = None,
+        max_sessions_per_client: int | None = None,
     ):
         if max_sessions < 1:
             raise ValueError("max_sessions must be at least 1")
+        if max_sessions_per_client is not None and max_sessions_per_client < 1:
+            raise ValueError("max_sessions_per_client must be at least 1")
         if not 0.0 <= fault_rate <= 1.0:
             raise ValueError("fault_rate must be between 0 and 1")
         self.domain = domain
@@ -151,6 +193,9 @@ class SessionRegistry:
         self.fault_rate = fault_rate
         self.fault_seed = fault_seed
         self.durable = durable
+        self.key = key if key is not None else Key.generate()
+        self.max_per_client = max_sessions_per_client or max_sessions
+        self.per_client: dict[str, int] = {}
         self.live: dict[str, Session] = {}
         self.ended: OrderedDict[str, str] = OrderedDict()
         self.opened = 0
@@ -184,33 +229,44 @@ class SessionRegistry:
         seed: int,
         transport: str | None = None,
         reapable: bool = True,
+        client: str = "local",
+        owner: str | None = None,
     ) -> Session:
-        """Create the session `key` (a fresh episode and transcript). Refuses past `max_sessions`.
+        """Create the session `key` (a fresh episode and transcript).
 
+        Refuses (CapacityError) past `max_sessions` live sessions, or past
+        `max_sessions_per_client` for this client; refuses (ToolError) a name that already has a
+        transcript in RUNS (an id used before a restart never silently starts afresh).
         `reapable` sessions are released after `idle_timeout` seconds without a call.
         """
         if key in self.live:
             raise ValueError(f"session {key!r} is already open")
-        if len(self.live) >= self.max_sessions:
+        if len(self.live) >= self.max_sessions or self.per_client.get(client, 0) >= self.max_per_client:
             self.reap()
-            if len(self.live) >= self.max_sessions:
-                self.refused += 1
-                raise InfraError(
-                    f"The server is at its limit of {self.max_sessions} live sessions; no session was "
-                    "created. End a session or try again later."
-                )
+        if len(self.live) >= self.max_sessions:
+            self.refused += 1
+            raise CapacityError(
+                f"The server is at its limit of {self.max_sessions} live sessions; no session was "
+                "created. This is the server's limit, not your mistake: try again later."
+            )
+        if self.per_client.get(client, 0) >= self.max_per_client:
+            self.refused += 1
+            raise CapacityError(
+                f"This client already holds {self.max_per_client} live sessions, the most one client "
+                "may hold; no session was created. End one of them or try again later."
+            )
         path = self._transcript_path(name) if self.runs is not None else None
         sink = None
         if path is not None:
             extra = {"session": path.stem, "transport": transport}
-            sink = _SessionSink(path, extra, self.durable)
+            sink = _SessionSink(path, extra, self.durable, self.key)
         try:
             episode = self.domain.episode(seed=seed, task=task, transcript=sink)
         except BaseException:
             if sink is not None:
                 sink.close()
             raise
-        faults = random.Random(f"{self.fault_seed}:{name}") if self.fault_rate > 0 else None
+        faults = self.key.fault_stream(self.fault_seed, name) if self.fault_rate > 0 else None
         session = Session(
             key=key,
             name=path.stem if path is not None else name,
@@ -221,22 +277,26 @@ class SessionRegistry:
             sink=sink,
             faults=faults,
             reapable=reapable,
+            client=client,
+            owner=owner,
         )
         self.live[key] = session
+        self.per_client[client] = self.per_client.get(client, 0) + 1
         self.opened += 1
         return session
 
     def _transcript_path(self, name: str) -> Path:
-        """`RUNS/<name>.jsonl`, or `<name>.2.jsonl`, ... when taken (created exclusively)."""
+        """`RUNS/<name>.jsonl`, created exclusively; ToolError when it exists (an id used before)."""
         assert self.runs is not None
-        n = 1
-        while True:
-            path = self.runs / (f"{name}.jsonl" if n == 1 else f"{name}.{n}.jsonl")
-            try:
-                path.open("x", encoding="utf-8").close()
-                return path
-            except FileExistsError:
-                n += 1
+        path = self.runs / f"{name}.jsonl"
+        try:
+            path.open("x", encoding="utf-8").close()
+        except FileExistsError:
+            raise ToolError(
+                f"Session id {name!r} was used before (its transcript {path.name} exists in the runs "
+                "folder); a session never restarts on a fresh state. Choose a new session id."
+            ) from None
+        return path
 
     def inject_fault(self, session: Session) -> bool:
         """Whether this call of the session fails with an injected fault (seeded per session)."""
@@ -247,6 +307,11 @@ class SessionRegistry:
         session = self.live.pop(key, None)
         if session is None:
             return None
+        left = self.per_client.get(session.client, 1) - 1
+        if left > 0:
+            self.per_client[session.client] = left
+        else:
+            self.per_client.pop(session.client, None)
         self._remember(key, reason)
         session.close(reason)
         return session

@@ -28,6 +28,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from simulator import load_domain
+from simulator.labels import read_label, runs_key
 from simulator.server import INJECTED_FAULT, NO_SESSION
 from tests.conftest import FIXTURES
 from tests.helpers import calls_of, records, replay, text
@@ -135,7 +136,7 @@ def test_stdio_with_the_official_client(tmp_path: Path) -> None:
             assert init.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS
             assert init.instructions is not None and task.instruction in init.instructions
             tools = await session.list_tools()
-            assert [t.name for t in tools.tools] == [t.name for t in bank.tool_specs()]
+            assert [t.name for t in tools.tools] == [t.name for t in bank.tool_specs()] + ["submit_answer"]
             resource = await session.read_resource("task://instruction")
             assert getattr(resource.contents[0], "text", None) == task.instruction
             prompt = await session.get_prompt("task")
@@ -172,7 +173,7 @@ def test_http_with_the_official_clients(tmp_path: Path) -> None:
             assert init.instructions.startswith(bank.policy.strip()[:40])
             tools = await session.list_tools()
             wire = {t.name: t for t in tools.tools}
-            assert set(wire) == set(bank.tools)
+            assert set(wire) == {*bank.tools, "submit_answer"}
             write_hints, read_hints = wire["freeze_card"].annotations, wire["get_customer"].annotations
             assert write_hints is not None and write_hints.destructive_hint is True
             assert write_hints.read_only_hint is False
@@ -187,12 +188,27 @@ def test_http_with_the_official_clients(tmp_path: Path) -> None:
             assert client.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS
             await solve_bank_007(client, task.instruction)
 
-        # 3. the stateless 2026-07-28 era with an explicit session id in the URL
-        async with mcp.Client(f"{url}?session=modern-1&task={task.id}&seed=3") as client:
+        # 3. the stateless 2026-07-28 era with an explicit session id in the URL: the first result
+        #    carries the episode handle the client passes back; without it, no one else gets in
+        modern = f"{url}?session=modern-1&task={task.id}&seed=3"
+        async with mcp.Client(modern) as client:
             assert client.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS
+            first = await client.call_tool("get_customer", {"customer_id": "CUS-21f9ccba"})
+            handle = (first.meta or {})["toolgym/handle"]
+            assert len(handle) >= 20
+            hijack = await client.call_tool("get_customer", {"customer_id": "CUS-21f9ccba"})
+            assert hijack.is_error and "belongs to another connection" in text(hijack)
+            with pytest.raises(BaseException) as denied:
+                await client.read_resource("task://instruction")  # not even its instruction
+            assert "belongs to another connection" in repr(denied.value)
+        async with mcp.Client(f"{modern}&handle={handle}") as client:
             await solve_bank_007(client, task.instruction)
             instruction = await client.read_resource("task://instruction")
             assert getattr(instruction.contents[0], "text", None) == task.instruction
+        with pytest.raises(BaseException) as refused_task:  # a session's task is fixed
+            async with mcp.Client(f"{url}?session=modern-1&task=bank-001&handle={handle}") as client:
+                await client.call_tool("get_customer", {"customer_id": "CUS-21f9ccba"})
+        assert "is working on task" in repr(refused_task.value)
 
         # 4. isolation: a freeze in one live session is not seen by another
         async with (
@@ -274,8 +290,14 @@ def test_32_concurrent_sessions_replay_to_their_own_digest(tmp_path: Path) -> No
             async with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
                 await session.initialize()
                 await go(session)
-        else:  # even: stateless era, keyed by ?session=, own seed
+        else:  # even: stateless era, keyed by ?session= and the handle of its first result, own seed
             async with mcp.Client(f"{url}?session=s{i}&seed={i}") as client:
+                tool, args = plan[0]
+                result = await client.call_tool(tool, args)
+                seen.append((tool, args, result.is_error, text(result)))
+                handle = (result.meta or {})["toolgym/handle"]
+            plan = plan[1:]
+            async with mcp.Client(f"{url}?session=s{i}&seed={i}&handle={handle}") as client:
                 await go(client)
         return seen
 
@@ -298,7 +320,12 @@ def test_32_concurrent_sessions_replay_to_their_own_digest(tmp_path: Path) -> No
             if call["ok"]:
                 assert json.loads(shown) == call["result"]
             else:
-                assert shown == (INJECTED_FAULT if call["error_kind"] == "injected" else call["error"])
+                if call["error_kind"] == "injected":  # the fault text and the server's label, verifiable
+                    assert shown.startswith(INJECTED_FAULT + " [toolgym-label kind=injected")
+                    label = read_label(shown)
+                    assert label is not None and label.verify(runs_key(runs), call["tool"], call["arguments"])
+                else:
+                    assert shown == call["error"]
             injected += call["error_kind"] == "injected"
         assert replay(shop, path) == records(path)[-1]["digest"]
     assert not by_plan
