@@ -15,7 +15,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from scoring.fuzz import pools, strategy
 from simulator import ToolError, list_domain_dirs, load_domain
 from simulator.errors import OperationError, TaskError
 from simulator.gold import replay_gold
@@ -321,3 +324,38 @@ def test_hostile_schema_valid_arguments_give_only_precise_tool_errors(folder):
                     assert not getattr(exc, "unguarded", False), (name, args, str(exc))
                     assert ep.digest() == before, (name, args)
     assert tried > 50 * len(domain.tools) // 10
+
+
+_HOSTILE_VALUES = st.sampled_from([v for values in HOSTILE.values() for v in values])
+
+
+@pytest.mark.parametrize("name", ["bank", "office", "logistics", "tau2-retail"])
+def test_drawn_arguments_with_a_hostile_value_give_only_precise_tool_errors(name):
+    """Hypothesis draws schema-valid arguments (validation's fuzz strategy, ids from the seed and
+    the gold calls), swaps a drawn property for a hostile value when the schema still allows it,
+    and calls: the result is a value or a precise tool error, and a failed call changes nothing."""
+    domain = load_domain(name)
+    known = pools(domain)
+    strategies = {t: strategy(domain.tools[t].spec.input_schema, None, known) for t in sorted(domain.tools)}
+    ep = domain.episode()
+
+    @given(st.data())
+    def check(data):
+        tool_name = data.draw(st.sampled_from(sorted(strategies)))
+        args = data.draw(strategies[tool_name])
+        if args and data.draw(st.booleans()):
+            key = data.draw(st.sampled_from(sorted(args)))
+            hostile = {**args, key: data.draw(_HOSTILE_VALUES)}
+            if domain.validators[tool_name].is_valid(hostile):
+                args = hostile
+        before = ep.digest()
+        try:
+            ep.call(tool_name, args)
+        except ToolError as exc:
+            assert not getattr(exc, "unguarded", False), (tool_name, args, str(exc))
+            assert ep.digest() == before
+
+    try:
+        check()
+    finally:
+        ep.close()
