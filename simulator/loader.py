@@ -32,10 +32,23 @@ BUNDLED = Path(__file__).resolve().parent.parent / "domains"
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
+def local_roots() -> list[Path]:
+    """The entries of $TOOLGYM_DOMAINS (os.pathsep-separated): domain folders, or folders of them."""
+    return [Path(p) for p in os.environ.get("TOOLGYM_DOMAINS", "").split(os.pathsep) if p]
+
+
 def domain_search_path() -> list[Path]:
-    """Folders that hold domain folders: $TOOLGYM_DOMAINS (os.pathsep-separated), then the bundled ones."""
-    extra = [Path(p) for p in os.environ.get("TOOLGYM_DOMAINS", "").split(os.pathsep) if p]
-    return [*extra, BUNDLED]
+    """Where domains are looked up: the entries of $TOOLGYM_DOMAINS, then the bundled domains' folder."""
+    return [*local_roots(), BUNDLED]
+
+
+def domain_folders(root: Path) -> list[Path]:
+    """The domain folders a search-path entry gives: itself if it is one, else its children that are."""
+    if (root / "domain.yaml").is_file():
+        return [root]
+    if not root.is_dir():
+        return []
+    return [child for child in sorted(root.iterdir()) if (child / "domain.yaml").is_file()]
 
 
 def resolve(ref: str | Path) -> Path:
@@ -45,6 +58,8 @@ def resolve(ref: str | Path) -> Path:
         return path
     if isinstance(ref, str) and os.sep not in ref and "/" not in ref:
         for root in domain_search_path():
+            if root.name == ref and (root / "domain.yaml").is_file():
+                return root
             if (root / ref / "domain.yaml").is_file():
                 return root / ref
     known = ", ".join(sorted(p.name for p in list_domain_dirs())) or "none"
@@ -62,10 +77,8 @@ def resolve(ref: str | Path) -> Path:
 def list_domain_dirs() -> list[Path]:
     seen: dict[str, Path] = {}
     for root in domain_search_path():
-        if root.is_dir():
-            for child in sorted(root.iterdir()):
-                if (child / "domain.yaml").is_file() and child.name not in seen:
-                    seen[child.name] = child
+        for folder in domain_folders(root):
+            seen.setdefault(folder.name, folder)
     return list(seen.values())
 
 

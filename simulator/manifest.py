@@ -24,6 +24,12 @@ class Manifest(BaseModel):
 
     def check(self, domain: Domain, task_id: str | None) -> None:
         """Raise TaskError unless the domain is the validated one and the task is valid."""
+        validated = self.domain.partition("@")[0]
+        if validated != domain.name:
+            raise TaskError(
+                f"the manifest is another domain's: it validated {self.domain}, not {domain.name}; "
+                f"give {domain.name}'s manifest (`toolgym validate {domain.name} --manifest-dir DIR`)"
+            )
         if domain.fingerprint() != self.fingerprint:
             raise TaskError(
                 f"domain {domain.ref} has fingerprint {domain.fingerprint()}, but the manifest validated {self.domain} "

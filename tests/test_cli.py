@@ -44,3 +44,15 @@ def test_every_command_has_help_with_an_example():
     for name in ("domains", "check", "call", "serve", "stats", "score", "validate", "curate", "report"):
         result = runner.invoke(app, [name, "--help"])
         assert result.exit_code == 0 and "Example" in result.stdout
+
+
+def test_no_arguments_prints_the_help():
+    result = runner.invoke(app, [])
+    assert "Usage" in result.output and "Traceback" not in result.output
+    assert "error:" not in result.stderr
+
+
+def test_unknown_command_is_one_line():
+    result = runner.invoke(app, ["nosuch"])
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines() == ["error: No such command 'nosuch' (see `toolgym --help`)"]

@@ -1,23 +1,206 @@
-"""The Typer app and the helpers every command shares (error exit, JSON output)."""
+"""The Typer app and what every command shares: the error boundary, output paths, consoles, JSON.
+
+The error boundary is `ToolgymGroup.main`: whatever a command raises, the user sees one line on
+stderr, `error: …`, naming what went wrong and where, and never a traceback:
+
+- a usage error (a missing argument, a bad option value, a missing input file, an output that
+  cannot be written) exits 2 and names the option;
+- a library error (`ToolgymError`, `OSError`, `ValueError`) exits 1;
+- anything else is a bug: exit 1 and one line naming the exception and the line that raised it
+  (`TOOLGYM_TRACEBACK=1` shows the whole traceback).
+
+Output paths are checked, and their folders made, while the command line is parsed — before any
+work — by the `output_file` / `output_dir` callbacks.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
+from rich.text import Text
+from typer.core import TyperGroup
+
+from simulator import SpecError, ToolError, ToolgymError
+
+#: Errors the library raises on purpose or that the system reports (files, values): one line, exit 1.
+LIBRARY_ERRORS = (ToolgymError, OSError, ValueError)
+#: How much of an error message is shown (a message may quote a huge value).
+MAX_MESSAGE = 1000
+#: The width of a console that is not a terminal: piped tables keep every column.
+PIPE_WIDTH = 10_000
+
+
+class _Console(Console):
+    """A rich console that, when its output is not a terminal, never cuts or wraps to fit a width."""
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        size = super().size
+        if self._width is None and not self.is_terminal:
+            return ConsoleDimensions(PIPE_WIDTH, size.height)
+        return size
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        self._width, self._height = new_size
+
+
+out = _Console()
+err = _Console(stderr=True)
+
+
+def one_line(message: str) -> str:
+    """A message as one line (inner line breaks joined), cut to MAX_MESSAGE characters."""
+    text = "; ".join(part.strip() for part in str(message).splitlines() if part.strip())
+    if len(text) > MAX_MESSAGE:
+        text = f"{text[:MAX_MESSAGE]}… ({len(text) - MAX_MESSAGE} more characters)"
+    return text
+
+
+def describe(exc: BaseException) -> str:
+    """What the user is told about an exception that ended a command."""
+    if isinstance(exc, SpecError) and exc.problems:
+        first = exc.problems[0]
+        if len(exc.problems) == 1:
+            return str(first)
+        return f"{len(exc.problems)} problems, the first: {first}; `toolgym check` lists them all"
+    if isinstance(exc, ToolError):
+        return f"tool error: {exc}"
+    if isinstance(exc, OSError) and exc.filename is not None:
+        what = f"{exc.filename} -> {exc.filename2}" if exc.filename2 is not None else str(exc.filename)
+        return f"{what}: {(exc.strerror or type(exc).__name__).lower()}"
+    if isinstance(exc, LIBRARY_ERRORS):
+        return str(exc) or type(exc).__name__
+    frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+    where = f" at {Path(frame.filename).name}:{frame.lineno}" if frame else ""
+    return (
+        f"internal error{where}: {type(exc).__name__}: {exc} "
+        "(a bug in toolgym; TOOLGYM_TRACEBACK=1 shows the traceback)"
+    )
+
+
+def error_line(message: str) -> None:
+    err.print(Text.assemble(("error:", "bold red"), " ", one_line(message)), highlight=False, soft_wrap=True)
+
+
+def _given(param: Any, args: list[str]) -> str | None:
+    """The value an option was given on the command line (its last occurrence), if any."""
+    opts = [*getattr(param, "opts", []), *getattr(param, "secondary_opts", [])]
+    value = None
+    for i, arg in enumerate(args):
+        for opt in opts:
+            if arg == opt and i + 1 < len(args):
+                value = args[i + 1]
+            elif arg.startswith(f"{opt}="):
+                value = arg[len(opt) + 1 :]
+    return value
+
+
+def _usage_message(exc: typer.TyperException, args: list[str]) -> str:
+    """A usage error's message, with the value given when the message does not quote it."""
+    message = exc.format_message().rstrip(".")
+    param = getattr(exc, "param", None)
+    value = _given(param, args) if getattr(param, "param_type_name", "") == "option" else None
+    if value is not None and value not in message:
+        message = f"{message} (got {value!r})"
+    ctx = getattr(exc, "ctx", None)
+    return f"{message} (see `{ctx.command_path} --help`)" if ctx is not None else message
+
+
+class ToolgymGroup(TyperGroup):
+    """The `toolgym` command group: one place where every error becomes one line and an exit code."""
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
+        except typer.TyperException as exc:  # usage errors and bad parameter values
+            if type(exc).__name__ != "NoArgsIsHelpError":  # the help is already printed
+                error_line(_usage_message(exc, sys.argv[1:] if args is None else list(args)))
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            error_line("aborted")
+            sys.exit(1)
+        except Exception as exc:
+            if os.environ.get("TOOLGYM_TRACEBACK") and not isinstance(exc, LIBRARY_ERRORS):
+                raise
+            error_line(describe(exc))
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
 
 app = typer.Typer(
     name="toolgym",
+    cls=ToolgymGroup,
     help="Synthetic tool environments for agents: SQLite-backed domains, compiled tools, MCP serving, state-diff scoring.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console()
-err = Console(stderr=True)
+
+
+def _existing_ancestor(path: Path) -> Path:
+    for parent in (path, *path.parents):
+        if parent.exists():
+            return parent
+    return Path(".")
+
+
+def _make_folder(folder: Path, target: Path) -> None:
+    """Make `folder` (and its parents) for writing `target`, or say why it cannot be."""
+    if folder.is_dir():
+        return
+    base = _existing_ancestor(folder)
+    if not base.is_dir():
+        raise typer.BadParameter(f"{base} is a file, so {target} cannot be created under it")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise typer.BadParameter(
+            f"cannot create the folder {folder}: {(exc.strerror or str(exc)).lower()}"
+        ) from None
+
+
+def output_file(path: Path | None) -> Path | None:
+    """Typer callback of an option naming a file to write: its folder is made now, before any work."""
+    if path is None:
+        return None
+    if path.is_dir():
+        raise typer.BadParameter(f"{path} is a folder; give a file path to write")
+    _make_folder(path.parent, path)
+    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise typer.BadParameter(f"{path} cannot be written (permission denied)")
+    return path
+
+
+def output_dir(path: Path | None) -> Path | None:
+    """Typer callback of an option naming a folder to write into: made now, before any work."""
+    if path is None:
+        return None
+    if path.exists() and not path.is_dir():
+        raise typer.BadParameter(f"{path} is a file; give a folder")
+    _make_folder(path, path)
+    if not os.access(path, os.W_OK):
+        raise typer.BadParameter(f"the folder {path} cannot be written (permission denied)")
+    return path
+
 
 DomainArg = Annotated[
     str, typer.Argument(help="a bundled domain's name (see `toolgym domains`) or a domain folder's path")
@@ -26,7 +209,8 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="print JSON for machines i
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    """Print one error line; return the Exit for the caller to raise."""
+    error_line(message)
     return typer.Exit(code)
 
 

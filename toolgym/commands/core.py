@@ -8,7 +8,8 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from simulator import SpecError, ToolError, ToolgymError, list_domain_dirs, load_domain
+from simulator import SpecError, list_domain_dirs, load_domain
+from simulator.loader import domain_folders, local_roots
 
 from ..app import DomainArg, JsonOpt, app, err, fail, out, print_json
 
@@ -17,10 +18,21 @@ from ..app import DomainArg, JsonOpt, app, err, fail, out, print_json
 def domains(as_json: JsonOpt = False) -> None:
     """List the bundled and local domains with version, tools, seed rows and tasks.
 
-    Local domains are found in the folders named by $TOOLGYM_DOMAINS (os.pathsep-separated).
+    Local domains are found in the folders named by $TOOLGYM_DOMAINS (os.pathsep-separated): each
+    is a domain folder itself, or a folder of domain folders.
 
     Example: toolgym domains --json
     """
+    for root in local_roots():
+        if not root.is_dir():
+            err.print(f"warning: $TOOLGYM_DOMAINS names {root}, which is not a folder", highlight=False)
+        elif not domain_folders(root):
+            err.print(
+                f"warning: $TOOLGYM_DOMAINS names {root}, which is neither a domain folder (with domain.yaml) "
+                "nor a folder of them",
+                highlight=False,
+                soft_wrap=True,
+            )
     rows: list[dict[str, Any]] = []
     for folder in list_domain_dirs():
         try:
@@ -87,8 +99,10 @@ def check(path: DomainArg, as_json: JsonOpt = False) -> None:
     except SpecError as exc:
         if as_json:
             print_json({"ok": False, "problems": [p.__dict__ for p in exc.problems]})
+        elif len(exc.problems) == 1:
+            raise fail(str(exc.problems[0])) from None
         else:
-            err.print(f"[bold red]{len(exc.problems)} problem(s)[/] in {path}:", highlight=False)
+            err.print(f"[bold red]{len(exc.problems)} problems[/] in {path}:", highlight=False)
             for p in exc.problems:
                 err.print(f"  {p}", highlight=False, soft_wrap=True)
         raise typer.Exit(1) from None
@@ -119,18 +133,15 @@ def call(
 ) -> None:
     """Run one tool call on a fresh episode; print the result as JSON, or the error and exit 1.
 
-    Example: toolgym call bank get_customer '{"customer_id": "CUS-0001"}'
+    Example: toolgym call bank get_customer '{"customer_id": "CUS-090075c2"}'
     """
     try:
         args = json.loads(arguments)
     except json.JSONDecodeError as exc:
-        raise fail(f"the arguments are not valid JSON: {exc.msg} at position {exc.pos}") from None
-    try:
-        d = load_domain(domain)
-        with d.episode(seed=seed) as ep:
-            result = ep.call(tool, args)
-    except ToolError as exc:
-        raise fail(f"tool error: {exc}") from None
-    except ToolgymError as exc:
-        raise fail(str(exc)) from None
+        raise fail(
+            f"the arguments are not valid JSON ({exc.msg} at position {exc.pos}): {arguments}"
+        ) from None
+    d = load_domain(domain)
+    with d.episode(seed=seed) as ep:
+        result = ep.call(tool, args)
     print_json(result)

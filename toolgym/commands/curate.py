@@ -12,32 +12,39 @@ from rich.table import Table
 from scoring.curate import curate as build_mixture
 from scoring.curate import parse_mix, read_results
 from scoring.health import health, render_html
-from simulator import ToolgymError
 
-from ..app import JsonOpt, app, err, fail, out, print_json
+from ..app import JsonOpt, app, err, out, output_file, print_json
 
 
 @app.command()
 def curate(
     results: Annotated[
-        Path, typer.Argument(help="rollout results, one JSON object a line (domain, task, reward or status)")
+        Path,
+        typer.Argument(
+            exists=True,
+            dir_okay=False,
+            help="rollout results, one JSON object a line (domain, task, reward or status)",
+        ),
     ],
     min_pass: Annotated[
-        float, typer.Option(help="drop tasks solved less often than this (never solved)")
+        float, typer.Option(min=0.0, max=1.0, help="drop tasks solved less often than this (never solved)")
     ] = 0.1,
     max_pass: Annotated[
-        float, typer.Option(help="drop tasks solved more often than this (always solved)")
+        float, typer.Option(min=0.0, max=1.0, help="drop tasks solved more often than this (always solved)")
     ] = 0.9,
     mix: Annotated[
         str | None, typer.Option(help="target weights per domain, e.g. bank=2,office=1 (default: equal)")
     ] = None,
     size: Annotated[
         int | None,
-        typer.Option(help="tasks in the mixture (default: the most every domain can fill without repeats)"),
+        typer.Option(
+            min=1, help="tasks in the mixture (default: the most every domain can fill without repeats)"
+        ),
     ] = None,
     seed: Annotated[int, typer.Option(help="sampling seed")] = 0,
     output: Annotated[
-        Path | None, typer.Option("--out", help="write the mixture manifest (JSON) here")
+        Path | None,
+        typer.Option("--out", callback=output_file, help="write the mixture manifest (JSON) here"),
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -47,12 +54,9 @@ def curate(
     rest by difficulty (hard < 1/3 <= medium < 2/3 <= easy) and samples across domains by weight.
     Infrastructure failures count toward the domain's error rate, never toward a pass rate.
 
-    Example: toolgym curate runs/results.jsonl --mix bank=2,office=1 --seed 7 --out mixture.json
+    Example: toolgym curate results.jsonl --mix bank=2,office=1 --seed 7 --out mixture.json
     """
-    try:
-        manifest = build_mixture(read_results(results), min_pass, max_pass, parse_mix(mix), seed, size)
-    except (ToolgymError, ValueError, OSError) as exc:
-        raise fail(str(exc)) from None
+    manifest = build_mixture(read_results(results), min_pass, max_pass, parse_mix(mix), seed, size)
     if output is not None:
         output.write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
         err.print(f"mixture manifest: {output}", highlight=False)
@@ -84,16 +88,28 @@ def curate(
 @app.command()
 def report(
     runs: Annotated[
-        Path, typer.Argument(help="a folder of transcripts (RUNS/*.jsonl, as `serve --runs` writes)")
+        Path,
+        typer.Argument(
+            exists=True,
+            file_okay=False,
+            help="a folder of transcripts (RUNS/*.jsonl, as `serve --runs` writes)",
+        ),
     ],
     results: Annotated[
-        Path | None, typer.Option(help="score results of those rollouts (`toolgym score --runs ... --out`)")
+        Path | None,
+        typer.Option(
+            exists=True,
+            dir_okay=False,
+            help="score results of those rollouts (`toolgym score --runs ... --out`)",
+        ),
     ] = None,
     html_out: Annotated[
-        Path | None, typer.Option("--html", help="write a self-contained HTML page here")
+        Path | None,
+        typer.Option("--html", callback=output_file, help="write a self-contained HTML page here"),
     ] = None,
     threshold: Annotated[
-        float, typer.Option(help="quarantine domains whose infrastructure error rate passes this")
+        float,
+        typer.Option(min=0.0, max=1.0, help="quarantine domains whose infrastructure error rate passes this"),
     ] = 0.05,
     as_json: JsonOpt = False,
 ) -> None:
@@ -104,10 +120,7 @@ def report(
 
     Example: toolgym report runs --results runs-results.jsonl --html health.html
     """
-    try:
-        result = health(runs, results, threshold)
-    except (ToolgymError, OSError) as exc:
-        raise fail(str(exc)) from None
+    result = health(runs, results, threshold)
     if html_out is not None:
         html_out.write_text(render_html(result), encoding="utf-8")
         err.print(f"report: {html_out}", highlight=False)

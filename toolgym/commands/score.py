@@ -12,11 +12,10 @@ from rich.table import Table
 
 from scoring.batch import BatchScorer, find_transcripts, summarize
 from scoring.report import render
-from simulator import ToolgymError
 from simulator.labels import load_key
 from simulator.manifest import load_manifest
 
-from ..app import JsonOpt, app, err, fail, out, print_json
+from ..app import JsonOpt, app, err, fail, out, output_file, print_json
 
 
 @app.command()
@@ -24,7 +23,9 @@ def score(
     transcripts: Annotated[
         list[Path] | None,
         typer.Argument(
-            help="transcript files: toolgym JSONL, OpenAI or Anthropic messages, MCP JSON-RPC logs"
+            exists=True,
+            dir_okay=False,
+            help="transcript files: toolgym JSONL, OpenAI or Anthropic messages, MCP JSON-RPC logs",
         ),
     ] = None,
     domain: Annotated[
@@ -37,15 +38,23 @@ def score(
     ] = None,
     runs: Annotated[
         Path | None,
-        typer.Option("--runs", help="batch mode: score every *.jsonl / *.json under this directory"),
+        typer.Option(
+            "--runs",
+            exists=True,
+            file_okay=False,
+            help="batch mode: score every *.jsonl / *.json under this directory",
+        ),
     ] = None,
     out_file: Annotated[
-        Path | None, typer.Option("--out", help="batch mode: write one JSON result line per transcript here")
+        Path | None,
+        typer.Option("--out", callback=output_file, help="write one JSON result line per transcript here"),
     ] = None,
     manifest: Annotated[
         list[Path] | None,
         typer.Option(
             "--manifest",
+            exists=True,
+            dir_okay=False,
             help="refuse tasks not in these validated manifests (`toolgym validate --manifest-dir`)",
         ),
     ] = None,
@@ -76,10 +85,7 @@ def score(
 
     Example: toolgym score --runs runs/ --out results.jsonl
     """
-    try:
-        manifests = [load_manifest(p) for p in manifest] if manifest else None
-    except ToolgymError as exc:
-        raise fail(str(exc)) from None
+    manifests = [load_manifest(p) for p in manifest] if manifest else None
     try:
         key = load_key(key_file) if key_file is not None else None
     except (OSError, ValueError) as exc:
@@ -93,18 +99,17 @@ def score(
         elif not transcripts:
             raise fail("give one or more transcripts, or --runs DIR (see --help)")
         else:
-            _single(scorer, transcripts, as_json)
+            _single(scorer, transcripts, out_file, as_json)
     finally:
         scorer.close()
 
 
-def _single(scorer: BatchScorer, paths: list[Path], as_json: bool) -> None:
-    reports = []
-    for path in paths:
-        try:
-            reports.append(scorer.report(path))
-        except ToolgymError as exc:
-            raise fail(str(exc)) from None
+def _single(scorer: BatchScorer, paths: list[Path], out_file: Path | None, as_json: bool) -> None:
+    reports = [scorer.report(path) for path in paths]
+    if out_file is not None:
+        lines = (json.dumps(r.model_dump(mode="json"), ensure_ascii=False) + "\n" for r in reports)
+        out_file.write_text("".join(lines), encoding="utf-8")
+        err.print(f"results: {out_file}", highlight=False)
     if as_json:
         dumped = [r.model_dump(mode="json") for r in reports]
         print_json(dumped[0] if len(dumped) == 1 else dumped)

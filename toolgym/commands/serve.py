@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
+import socket
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -12,11 +14,11 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from simulator import ToolgymError, load_domain
+from simulator import load_domain
 from simulator.manifest import load_manifest
 from simulator.metrics import ERROR_KINDS, collect
 
-from ..app import DomainArg, JsonOpt, app, err, fail, out, print_json
+from ..app import DomainArg, JsonOpt, app, err, fail, out, output_dir, print_json
 
 
 class Transport(StrEnum):
@@ -35,9 +37,10 @@ def serve(
     ] = None,
     transport: Annotated[Transport, typer.Option(help="stdio, or streamable HTTP")] = Transport.stdio,
     host: Annotated[str, typer.Option(help="HTTP address to bind")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="HTTP port")] = 8000,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="HTTP port (0: any free port)")] = 8000,
     runs: Annotated[
-        Path, typer.Option(help="folder of the transcripts, one RUNS/<session>.jsonl each")
+        Path,
+        typer.Option(callback=output_dir, help="folder of the transcripts, one RUNS/<session>.jsonl each"),
     ] = Path("runs"),
     fault_rate: Annotated[
         float,
@@ -56,7 +59,9 @@ def serve(
     manifest: Annotated[
         Path | None,
         typer.Option(
-            help="serve only the tasks this validated manifest lists (`toolgym validate --manifest-dir`)"
+            exists=True,
+            dir_okay=False,
+            help="serve only the tasks this validated manifest lists (`toolgym validate --manifest-dir`)",
         ),
     ] = None,
 ) -> None:
@@ -81,23 +86,22 @@ def serve(
 
     from simulator.server import DomainServer
 
-    try:
-        d = load_domain(domain)
-        server = DomainServer(
-            d,
-            manifest=load_manifest(manifest) if manifest is not None else None,
-            task=task,
-            seed=seed,
-            runs=runs,
-            fault_rate=fault_rate,
-            fault_seed=fault_seed,
-            latency_ms=latency_ms,
-            idle_timeout=idle_timeout or None,
-            max_sessions=max_sessions,
-            durable=fsync,
-        )
-    except ToolgymError as exc:
-        raise fail(str(exc)) from None
+    d = load_domain(domain)
+    server = DomainServer(
+        d,
+        manifest=load_manifest(manifest) if manifest is not None else None,
+        task=task,
+        seed=seed,
+        runs=runs,
+        fault_rate=fault_rate,
+        fault_seed=fault_seed,
+        latency_ms=latency_ms,
+        idle_timeout=idle_timeout or None,
+        max_sessions=max_sessions,
+        durable=fsync,
+    )
+    if transport is Transport.http:
+        port = _bindable(host, port)
     where = f"http://{host}:{port}/mcp" if transport is Transport.http else "stdio"
     err.print(
         f"serving {d.ref} ({d.fingerprint()}) on {where}; transcripts in {runs}/",
@@ -108,6 +112,27 @@ def serve(
         server.run(transport.value, host=host, port=port)
     except KeyboardInterrupt:  # pragma: no cover - interactive stop
         pass
+    except SystemExit as exc:  # uvicorn exits after logging a failure to start (e.g. a port taken since)
+        if exc.code:
+            raise fail(f"the server on {where} stopped: see the error logged above") from None
+
+
+def _bindable(host: str, port: int) -> int:
+    """Check that host:port can be listened on before announcing it; port 0 picks a free port."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except OSError as exc:
+        raise fail(f"cannot listen on {host}:{port}: unknown host ({exc.strerror or exc})") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            reason = (exc.strerror or str(exc)).lower()
+            hint = ": another process holds it; pick another --port" if exc.errno == errno.EADDRINUSE else ""
+            raise fail(f"cannot listen on {host}:{port}: {reason}{hint}") from None
+        return int(probe.getsockname()[1]) if port == 0 else port
 
 
 def _us(value: float | None) -> str:
@@ -116,7 +141,9 @@ def _us(value: float | None) -> str:
 
 @app.command()
 def stats(
-    runs: Annotated[Path, typer.Argument(help="a folder of transcripts (RUNS/*.jsonl)")],
+    runs: Annotated[
+        Path, typer.Argument(exists=True, file_okay=False, help="a folder of transcripts (RUNS/*.jsonl)")
+    ],
     as_json: JsonOpt = False,
 ) -> None:
     """Print serving metrics computed from the transcripts in RUNS: per domain and per session.
@@ -126,10 +153,7 @@ def stats(
 
     Example: toolgym stats runs --json
     """
-    try:
-        report = collect(runs)
-    except ToolgymError as exc:
-        raise fail(str(exc)) from None
+    report = collect(runs)
     if as_json:
         print_json(report)
         return
