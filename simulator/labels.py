@@ -142,6 +142,7 @@ def runs_key(runs: str | Path, create: bool = False) -> Key | None:
     if not create:
         return None
     key = Key.generate()
+    path.parent.mkdir(parents=True, exist_ok=True)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:  # another server made it first
