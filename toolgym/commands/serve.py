@@ -52,6 +52,23 @@ def serve(
         float, typer.Option(min=0.0, help="end HTTP sessions idle this many seconds (0: never)")
     ] = 1800.0,
     max_sessions: Annotated[int, typer.Option(min=1, help="limit on live sessions")] = 1024,
+    max_sessions_per_client: Annotated[
+        int | None,
+        typer.Option(
+            min=1, help="limit on one client's live sessions (a client: its address); default: --max-sessions"
+        ),
+    ] = None,
+    allow_origin: Annotated[
+        list[str] | None,
+        typer.Option(help="a browser Origin to accept besides localhost ones (repeatable; '*' for any)"),
+    ] = None,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(help="a Host header to accept besides localhost and the bound address (repeatable)"),
+    ] = None,
+    max_body_bytes: Annotated[
+        int, typer.Option(min=1024, help="limit on one HTTP request body, in bytes")
+    ] = 4 * 1024 * 1024,
     fsync: Annotated[
         bool, typer.Option(help="fsync the transcript after every call (survives power loss)")
     ] = False,
@@ -69,8 +86,12 @@ def serve(
 
     Over HTTP the endpoint is http://HOST:PORT/mcp; a client may add ?task=ID&seed=N, and
     ?session=ID to name its session (needed only by clients of the stateless 2026-07-28
-    protocol that pin it; other clients get a session of their own automatically).
-    Transcripts go to RUNS/<session>.jsonl, flushed after every call.
+    protocol that pin it: the first result's _meta["toolgym/handle"] must then be passed back
+    as &handle=; other clients get a session of their own automatically). Besides the domain's
+    tools, agents get submit_answer, which records their final answer and ends the session.
+    Transcripts go to RUNS/<session>.jsonl, flushed after every call; the server signs what only
+    it can say (infrastructure faults, the header, the end) with the key RUNS/.toolgym-key.
+    Host and Origin headers must be localhost's unless allowed (--allow-host, --allow-origin).
 
     Example: toolgym serve bank --transport http --port 8000 --task bank-001 --runs runs
     """
@@ -99,6 +120,10 @@ def serve(
         idle_timeout=idle_timeout or None,
         max_sessions=max_sessions,
         durable=fsync,
+        max_sessions_per_client=max_sessions_per_client,
+        allow_origins=allow_origin,
+        allow_hosts=allow_host,
+        max_body_bytes=max_body_bytes,
     )
     if transport is Transport.http:
         port = _bindable(host, port)
