@@ -463,3 +463,38 @@ def test_every_command_refuses_bad_input_in_one_line(ws, tmp_path, busy_port):
                     raise AssertionError(f"{command} {p.name} ({what}): {args}: {exc}") from None
                 tried += 1
     assert tried >= 50
+
+
+def test_a_transcript_of_a_domain_served_by_path_scores_with_domain_path(tmp_path, monkeypatch):
+    """`serve ./mybank` writes a transcript that `score FILE --domain ./mybank` scores (reward 1.0)."""
+    import asyncio
+    import shutil
+
+    from fastmcp import Client
+
+    from simulator.server import DomainServer
+
+    folder = tmp_path / "mybank"
+    shutil.copytree(ROOT / "domains" / "bank", folder)
+    spec = folder / "domain.yaml"
+    spec.write_text(
+        spec.read_text(encoding="utf-8").replace("name: bank", "name: mybank", 1), encoding="utf-8"
+    )
+    domain = load_domain(folder)
+    task = domain.task("bank-001")
+    server = DomainServer(domain, task=task.id, runs=tmp_path / "runs")
+
+    async def agent() -> None:
+        async with Client(server.mcp) as client:
+            for call in task.calls:
+                await client.call_tool(call.name, call.arguments)
+            await client.call_tool("submit_answer", {"answer": f"Your balance is {task.answer_facts[0]}."})
+
+    asyncio.run(agent())
+    (transcript,) = (tmp_path / "runs").glob("*.jsonl")
+    monkeypatch.chdir(tmp_path / "runs")  # not where the domain folder is
+    scored = runner.invoke(app, ["score", str(transcript), "--domain", str(folder), "--json"])
+    assert scored.exit_code == 0, scored.output
+    assert json.loads(scored.stdout)["reward"] == 1.0
+    unnamed = runner.invoke(app, ["score", str(transcript)])
+    one_error_line(unnamed, "mybank")
