@@ -109,7 +109,14 @@ class CountRun(Run):
     def run(self, rt: Runtime, env: Env) -> Any:
         if rt.reads is not None:
             rt.reads.add((self.query.info.name, "*"))
-        return self.query.run(rt.conn, env)[0][0]
+        try:
+            return self.query.run(rt.conn, env)[0][0]
+        except sqlite3.OperationalError as exc:
+            if str(exc) != "integer overflow":  # SQLite's sum() past 2^63-1
+                raise
+            raise ToolError(
+                f"the sum of {self.query.info.name}.{self.query.total} over these rows is out of range"
+            ) from None
 
 
 def _integrity_message(info: TableInfo, exc: sqlite3.IntegrityError, action: str) -> str:

@@ -31,10 +31,21 @@ CREATE TABLE _toolgym_meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
 CREATE TABLE _toolgym_changes (tbl TEXT NOT NULL, pk NOT NULL, PRIMARY KEY (tbl, pk)) WITHOUT ROWID;
 """
 
+
+class JsonNumber(sa.types.UserDefinedType[Any]):
+    """A `number` column: declared without a type, so SQLite keeps each value's storage class
+    (no affinity) and an integer stays an integer, a float a float, as JSON wrote them."""
+
+    cache_ok = True
+
+    def get_col_spec(self, **kw: Any) -> str:
+        return ""
+
+
 _SA_TYPES: dict[str, Callable[[], Any]] = {
     "string": sa.Text,
     "integer": sa.Integer,
-    "number": sa.Float,
+    "number": JsonNumber,
     "boolean": lambda: sa.Boolean(create_constraint=True),
     "datetime": sa.Text,
     "json": sa.Text,
@@ -153,7 +164,7 @@ def _check_type(kind: str, value: Any) -> Any:
             raise ValueProblem(f"expected a finite number, got {value}")
         if isinstance(value, int) and not INT64_MIN <= value <= INT64_MAX:
             raise ValueProblem(f"the value {OUT_OF_RANGE}")
-        return float(value)
+        return value  # the JSON type is kept: an integer stays an integer
     if kind == "boolean":
         if not isinstance(value, bool):
             raise ValueProblem(f"expected true or false, got {_brief(value)}")
@@ -247,7 +258,13 @@ class TableInfo:
                 return value
             if kind == "integer" and type(value) is int and INT64_MIN <= value <= INT64_MAX:
                 return value
-            if kind == "number" and type(value) is float and value == value and value not in _INFINITE:
+            if kind == "number" and (
+                type(value) is float
+                and value == value
+                and value not in _INFINITE
+                or type(value) is int
+                and INT64_MIN <= value <= INT64_MAX
+            ):
                 return value
         if value is None:
             if not col.nullable:

@@ -359,3 +359,23 @@ def test_drawn_arguments_with_a_hostile_value_give_only_precise_tool_errors(name
         check()
     finally:
         ep.close()
+
+
+def test_a_sum_past_the_64_bit_range_is_the_agents_error(tmp_path):
+    d = make(
+        tmp_path,
+        [
+            tool(
+                "tag",
+                {"create": "notes", "values": {"n": "$args.n", "person": "P-1", "text": "hi"}},
+                kind="write",
+                props={"n": {}},
+            ),
+            tool("total", {"sum": "notes", "column": "n"}),
+        ],
+    )
+    with d.episode() as ep:
+        ep.call("tag", {"n": 2**62})
+        assert ep.call("total", {}) == 2**62
+        ep.call("tag", {"n": 2**62 + 1})
+        assert str(failure(ep, "total", {})) == "the sum of notes.n over these rows is out of range"

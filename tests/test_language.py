@@ -434,3 +434,44 @@ def test_a_literal_null_with_an_operator_that_cannot_match_it_is_a_load_problem(
     with pytest.raises(SpecError) as info:
         make(tmp_path / "b", [tool("x", {"count": "people", "where": [{"column": "salary", "op": "eq"}]})])
     assert "a filter needs a `value`" in str(info.value)
+
+
+def test_a_number_column_keeps_the_json_type_that_was_stored(tmp_path):
+    d = make(
+        tmp_path,
+        [
+            tool(
+                "hire",
+                {
+                    "create": "people",
+                    "values": {"name": "Di", "team": "Ops", "salary": "$args.pay", "joined": "$now"},
+                },
+                kind="write",
+                props={"pay": {"type": "number"}},
+            ),
+            tool(
+                "raise_pay",
+                {
+                    "update": "people",
+                    "key": {"id": "$args.id"},
+                    "set": {"salary": {"add": ["$row.salary", "$args.by"]}},
+                },
+                kind="write",
+                props={"id": {}, "by": {"type": "number"}},
+            ),
+            tool(
+                "total", {"sum": "people", "column": "salary", "where": [{"column": "team", "value": "Ops"}]}
+            ),
+        ],
+    )
+    with d.episode() as ep:
+        hired = ep.call("hire", {"pay": 250})
+        assert hired["salary"] == 250 and isinstance(hired["salary"], int)
+        assert type(ep.row("people", hired["id"])["salary"]) is int
+        assert type(ep.call("hire", {"pay": 99.5})["salary"]) is float
+        assert type(ep.call("hire", {"pay": 250.0})["salary"]) is float  # a float stays a float
+        assert json.dumps(ep.call("raise_pay", {"id": hired["id"], "by": 1})["salary"]) == "251"
+        assert ep.row("people", "P-3")["salary"] == 70.0 and type(ep.row("people", "P-3")["salary"]) is float
+        assert ep.call("total", {}) == 70.0 + 251 + 99.5 + 250.0
+        exported = {r["id"]: r["salary"] for r in ep.export()["people"]}
+        assert json.dumps(exported[hired["id"]]) == "251"
