@@ -7,14 +7,26 @@ A digit run glued to letters (`a4`, `4b`) is a word, so is one with a leading ze
 as written). Words compare case-insensitively. A fact matches when its tokens occur as a
 contiguous run of the message's tokens: `327` does not match inside `$1327`, `4` does not match
 inside `14` or `4.5`, and `Ada Byrne` matches `ada byrne,` but not `Ada Lovelace Byrne`.
+
+A "shotgun" answer, listing every candidate value, must not win. For each answer fact, the
+columns whose values in the expected final state equal it (as tokens) are its columns; their
+other values — not an answer fact, not stated in the task's instruction — are the values the task
+rules out (`ruled_out`). An answer that states more ruled-out values than the task has answer
+facts fails the answer check (`shotgun`), whatever facts it also states.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
+from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from simulator import Episode
+    from simulator.spec import Task
 
 _TOKEN = re.compile(r"(?P<num>\d+(?:,\d{3})*(?:\.\d+)?)(?![^\W_])|(?P<word>[^\W_]+)")
 #: A '-' right before a number is its sign when it starts the text or follows one of these.
@@ -79,3 +91,132 @@ def find_facts(message: str | None, facts: list[Any]) -> list[bool]:
         else:
             found.append(contains(have, want))
     return found
+
+
+# -- values a task rules out (against shotgun answers) ------------------------------------------
+
+#: Column types whose values an answer can state (json columns are left out).
+_SCALAR = {
+    "string": (str,),
+    "datetime": (str,),
+    "integer": (int, float),
+    "number": (int, float),
+    "boolean": (bool,),
+}
+#: How many stated ruled-out values a report names.
+NAMED = 5
+
+
+@dataclass(frozen=True)
+class RuledOut:
+    """The columns holding a task's answer facts, and their other values (the ruled-out ones)."""
+
+    columns: tuple[str, ...]
+    values: tuple[Any, ...]
+    shapes: tuple[tuple[Token, ...], ...]
+
+
+_RULED: dict[tuple[str, str, str], RuledOut] = {}
+
+
+def _sql_value(fact: Any, kind: str) -> Any | None:
+    """The fact as the column stores it, for a first exact lookup (None: this column cannot hold it)."""
+    if kind == "boolean":
+        return int(fact) if isinstance(fact, bool) else None
+    if kind in ("integer", "number"):
+        if isinstance(fact, bool):
+            return None
+        if isinstance(fact, int | float):
+            return fact
+        try:
+            return float(Decimal(str(fact).replace(",", "").lstrip("$")))
+        except (InvalidOperation, ValueError):
+            return None
+    return fact_text(fact) if not isinstance(fact, dict | list) else None
+
+
+def ruled_out(expected: Episode, task: Task) -> RuledOut:
+    """What `task` rules out, on the expected final state (cached per domain, task and state)."""
+    key = (expected.domain.fingerprint(), task.id, expected.digest())
+    if key in _RULED:
+        return _RULED[key]
+    facts = [tuple(tokens(fact_text(f))) for f in task.answer_facts]
+    said = _Runs([tokens(task.instruction)])
+    columns: list[str] = []
+    values: dict[tuple[Token, ...], Any] = {}
+    for name, info in sorted(expected.domain.tables.items()):
+        for column, spec in info.spec.columns.items():
+            if spec.type not in _SCALAR:
+                continue
+            sql = f'SELECT DISTINCT "{column}" FROM "{name}"'
+            probes = [
+                p
+                for f, shape in zip(task.answer_facts, facts, strict=True)
+                if shape and (p := _sql_value(f, spec.type)) is not None
+            ]
+            if not probes:
+                continue
+            nocase = " COLLATE NOCASE" if spec.type in ("string", "datetime") else ""
+            marks = ", ".join("?" * len(probes))
+            probe = f'SELECT 1 FROM "{name}" WHERE "{column}"{nocase} IN ({marks}) LIMIT 1'
+            if not expected.conn.execute(probe, probes).fetchone():
+                continue
+            columns.append(f"{name}.{column}")
+            for (raw,) in expected.conn.execute(sql):
+                value = bool(raw) if spec.type == "boolean" and raw is not None else raw
+                if value is None:
+                    continue
+                shape = tuple(tokens(fact_text(value)))
+                if shape and shape not in facts and shape not in said:
+                    values.setdefault(shape, value)
+    shapes = sorted(values, key=lambda s: json.dumps(values[s], default=str))
+    found = RuledOut(tuple(columns), tuple(values[s] for s in shapes), tuple(shapes))
+    _RULED[key] = found
+    if len(_RULED) > 4096:
+        _RULED.pop(next(iter(_RULED)))
+    return found
+
+
+class _Runs:
+    """The contiguous token runs of some texts, for `shape in runs` lookups (built lazily per length)."""
+
+    def __init__(self, texts: list[list[Token]]):
+        self.texts = texts
+        self.by_length: dict[int, set[tuple[Token, ...]]] = {}
+
+    def __contains__(self, shape: object) -> bool:
+        assert isinstance(shape, tuple)
+        n = len(shape)
+        if n not in self.by_length:
+            self.by_length[n] = {tuple(t[i : i + n]) for t in self.texts for i in range(len(t) - n + 1)}
+        return shape in self.by_length[n]
+
+
+def stated(texts: Iterable[str | None], ruled: RuledOut) -> list[Any]:
+    """The ruled-out values the texts state (as contiguous token runs), in `ruled` order."""
+    said = _Runs([tokens(t) for t in texts if t])
+    if not said.texts or not ruled.values:
+        return []
+    return [value for value, shape in zip(ruled.values, ruled.shapes, strict=True) if shape in said]
+
+
+def shotgun(expected: Episode, task: Task, texts: Iterable[str | None]) -> list[Any]:
+    """The ruled-out values an answer states when they outnumber the task's answer facts (the answer
+    check fails), else []."""
+    if not task.answer_facts:
+        return []
+    texts = list(texts)
+    if not any(texts):
+        return []
+    found = stated(texts, ruled_out(expected, task))
+    return found if len(found) > len(task.answer_facts) else []
+
+
+def shotgun_sentence(values: list[Any], facts: int) -> str:
+    """The explanation of a failed shotgun check, naming at most `NAMED` of the values."""
+    named = ", ".join(fact_text(v) for v in values[:NAMED])
+    more = f" and {len(values) - NAMED} more" if len(values) > NAMED else ""
+    return (
+        f"The answer check fails: the answer also states {len(values)} value(s) the task rules out "
+        f"({named}{more}), more than its {facts} answer fact(s); listing candidates is not answering."
+    )

@@ -139,6 +139,11 @@ class ScoreReport(BaseModel):
     divergences: list[Divergence] = Field(
         default_factory=list, description="calls whose replayed result differs from the recorded one"
     )
+    ruled_out_stated: list[Any] = Field(
+        default_factory=list,
+        description="values the task rules out that the answer states (the first few), when they outnumber "
+        "its answer facts: the answer check fails (a shotgun answer)",
+    )
     warnings: list[str] = Field(default_factory=list)
     explanation: list[str] = Field(
         default_factory=list, description="why the reward is what it is, in sentences"

@@ -29,7 +29,7 @@ from simulator.spec import Task
 
 from .diff import diff_states
 from .explain import MISSING, Scored, call_sentence, explain, json_differences
-from .facts import find_facts
+from .facts import NAMED, find_facts, shotgun, shotgun_sentence
 from .replay import Replayed, expected_episode, replay
 from .report import Divergence, FactResult, ScoreReport, StateDiff, show
 from .rollout import Format, Rollout, RolloutCall
@@ -112,6 +112,7 @@ class _Run:
     facts: list[FactResult]
     earlier: set[int]
     done: list[Replayed]
+    shotgun: list[Any]
 
 
 def _facts(rollout: Rollout, gold: Task, answers: str) -> tuple[list[bool], set[int]]:
@@ -148,11 +149,13 @@ def _run(
         raise
     found, earlier = _facts(rollout, gold, answers)
     facts = [FactResult(fact=f, found=ok) for f, ok in zip(gold.answer_facts, found, strict=True)]
-    reward = 1.0 if diff.empty and all(found) and not rollout.truncated else 0.0
+    graded = [rollout.final_message, *(rollout.messages if answers == "any" else [])]
+    stated_out = shotgun(expected, gold, graded) if all(found) else []  # a shotgun answer fails the check
+    reward = 1.0 if diff.empty and all(found) and not stated_out and not rollout.truncated else 0.0
     units = diff.expected_changes + len(facts)
-    made = diff.credit + sum(found) - len(diff.unexpected)
+    made = diff.credit + (0 if stated_out else sum(found)) - len(diff.unexpected)
     partial = min(1.0, max(0.0, made / units)) if units else float(not diff.unexpected)
-    return _Run(reward, round(partial, 6), diff, facts, earlier, done), actual
+    return _Run(reward, round(partial, 6), diff, facts, earlier, done, stated_out), actual
 
 
 def _normal(value: Any) -> Any:
@@ -355,7 +358,9 @@ def score_rollout(
         failed_calls=sum(not r.ok for r in run.done),
         counterfactual=counterfactual,
         divergences=found_divergences,
-        explanation=explain(scored),
+        ruled_out_stated=run.shotgun[:NAMED],
+        explanation=explain(scored)
+        + ([shotgun_sentence(run.shotgun, len(gold.answer_facts))] if run.shotgun else []),
         **base,
     )
 

@@ -9,8 +9,10 @@ Checks, per task (the first failure names the status):
 3. `network`: a call attempted network access (validation runs with sockets blocked).
 4. `no-op-passes`: the empty transcript scores 1.0 (a refusal task needs answer facts).
 5. `weak-verifier`: dropping a gold write, or a one-argument mutation of it, still scores 1.0.
-6. `order-sensitive`: swapping independent gold calls (disjoint rows) scores below 1.0.
-7. `unreachable-fact`: a gold call uses an identifier that neither the instruction nor an earlier
+6. `weak-answer`: an answer that states the answer facts and every other value of their columns
+   (a "shotgun" answer, `scoring.facts.ruled_out`) still scores 1.0.
+7. `order-sensitive`: swapping independent gold calls (disjoint rows) scores below 1.0.
+8. `unreachable-fact`: a gold call uses an identifier that neither the instruction nor an earlier
    result reveals.
 
 Per domain, every tool is fuzzed (`scoring.fuzz`): schema-valid arguments, `fuzz` calls a tool
@@ -23,7 +25,7 @@ checks of one task run in one worker. `--executor ray` runs the same units on a 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args
@@ -35,7 +37,7 @@ from simulator.gold import GoldOutcome, replay_gold, resolve_arguments
 from simulator.manifest import Manifest
 from simulator.spec import Task
 
-from .facts import fact_text
+from .facts import fact_text, ruled_out
 from .fuzz import DEFAULT_CALLS, ToolFinding, ToolFuzz, fuzz_tool, pools
 from .mutate import key_values, mutations
 from .orders import Footprint, alternative_orders
@@ -55,6 +57,7 @@ Status = Literal[
     "network",
     "no-op-passes",
     "weak-verifier",
+    "weak-answer",
     "order-sensitive",
     "unreachable-fact",
 ]
@@ -317,6 +320,7 @@ def _deep_checks(
                 message="doing nothing scores 1.0: the state cannot tell, and no answer fact is required",
             )
         )
+    findings += _shotgun_plant(task, expected, lambda text: reward(gold_calls, text), message)
     ids, keys = _ids(path)
     for i, (call, outcome) in enumerate(zip(task.calls, outcomes, strict=True)):
         if not domain.tools[call.name].writes or call.expect_error:
@@ -353,6 +357,25 @@ def _deep_checks(
         Finding(check="unreachable-fact", message=m) for m in unreachable(domain, task, outcomes, set(ids))
     ]
     return findings
+
+
+def _shotgun_plant(task: Task, expected: Episode, reward: Any, message: str) -> list[Finding]:
+    """Plant a shotgun answer (the facts plus every value their columns hold): it must fail."""
+    if not task.answer_facts:
+        return []
+    ruled = ruled_out(expected, task)
+    if not ruled.values:  # no column holds a fact: there are no candidates to list
+        return []
+    plant = message + " ; " + " ; ".join(fact_text(v) for v in ruled.values)
+    if reward(plant) != 1.0:
+        return []
+    return [
+        Finding(
+            check="weak-answer",
+            message=f"an answer listing, besides the facts, every other value of {', '.join(ruled.columns)} "
+            f"({len(ruled.values)} value(s)) still scores 1.0: too few candidates to rule out a guess",
+        )
+    ]
 
 
 def status_of(findings: list[Finding]) -> Status:
