@@ -13,7 +13,7 @@ from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 #: The default limit on one HTTP request body (bytes).
-MAX_BODY_BYTES = 4 * 1024 * 1024
+MAX_BODY_BYTES = 1024 * 1024
 
 
 class _TooLarge(Exception):

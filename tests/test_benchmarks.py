@@ -67,3 +67,21 @@ def test_score_peer_and_validate_suites_run(tmp_path: Path) -> None:
     assert {"episode", "score_task"} <= {r["name"] for r in peer["results"]}
     validate = _suite(tmp_path, "validate", "--domains", "office", "--reruns", "1")
     assert all(r["rows"] == 36 for r in validate["results"])
+
+
+def test_attack_suite_runs_and_every_attack_call_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "attack.json"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "attack.py"), "--quick", "--json", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert proc.returncode == 0, proc.stderr  # the suite asserts no attack call succeeded
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["suite"] == "attack"
+    assert {r["scenario"] for r in report["results"]} == {"tau2-retail", "pattern"}
+    for row in report["results"]:
+        assert row["attack_calls"] > 0 and row["p99_ratio"] > 0
+        assert "ok" not in row["attack_outcomes"]

@@ -68,7 +68,7 @@ def serve(
     ] = None,
     max_body_bytes: Annotated[
         int, typer.Option(min=1024, help="limit on one HTTP request body, in bytes")
-    ] = 4 * 1024 * 1024,
+    ] = 1024 * 1024,
     fsync: Annotated[
         bool, typer.Option(help="fsync the transcript after every call (survives power loss)")
     ] = False,
