@@ -7,18 +7,27 @@ domain tells anyone without being asked for anything (the results of read tools 
 arguments, e.g. a product catalogue), or in what one-argument read tools return for identifiers the
 agent already knows, two lookups deep (a user id -> the user's orders -> an order's items). Otherwise
 an agent could only guess it: `unreachable-fact`.
+
+An answer fact must appear somewhere an agent can find it: in the instruction, a gold call's result,
+or the seed or final database (as a token run of some value), the policy or a tool's description, or
+be a value an agent computes (a number, a date, a weekday). Otherwise: `unreachable-answer`.
 """
 
 from __future__ import annotations
 
+import calendar
 import json
 import re
 from collections.abc import Iterator
+from datetime import datetime
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from simulator import Domain, Episode, ToolgymError
 from simulator.gold import GoldOutcome
 from simulator.spec import Task
+
+from .facts import contains, fact_text, find_facts, tokens
 
 
 def identifiers(domain: Domain) -> set[str]:
@@ -179,4 +188,77 @@ def unreachable(domain: Domain, task: Task, outcomes: list[GoldOutcome], ids: se
         if outcome.ok:
             seen_results += "\n" + json.dumps(outcome.result, ensure_ascii=False, default=str)
             created.update(strings(outcome.result))
+    return problems
+
+
+# -- answer facts that can never appear ---------------------------------------------------------
+
+
+def _stored(episode: Episode, fact: Any) -> bool:
+    """Whether some column value of the episode's state contains the fact (as a token run): a
+    substring probe in SQL on the fact's longest token, then the token check on what it finds."""
+    want = tokens(fact_text(fact))
+    if not want:
+        return False
+    kind, longest = max(want, key=lambda t: len(str(t[1])))
+    needle = str(abs(longest)).split(".")[0] if kind == "n" else str(longest)
+    needle = needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    for name, info in sorted(episode.domain.tables.items()):
+        for column in info.columns:
+            query = f'SELECT "{column}" FROM "{name}" WHERE CAST("{column}" AS TEXT) LIKE ? ESCAPE \'\\\' LIMIT 200'
+            for (raw,) in episode.conn.execute(query, (f"%{needle}%",)):
+                text = raw if isinstance(raw, str) else fact_text(raw)
+                if contains(tokens(text), want):
+                    return True
+    return False
+
+
+_CALENDAR = {n.casefold() for n in [*calendar.day_name, *calendar.month_name] if n}
+
+
+def computable(fact: Any) -> bool:
+    """A number, a date or date-time, or a weekday or month name: what an agent may compute (a total,
+    a difference, a deadline, the weekday of a date) rather than find written anywhere."""
+    text = fact_text(fact).strip()
+    if not isinstance(fact, str) or text.casefold() in _CALENDAR:
+        return True
+    try:
+        Decimal(text.replace(",", "").lstrip("$"))
+        return True
+    except InvalidOperation:
+        pass
+    try:
+        datetime.fromisoformat(text.replace("Z", "+00:00"))
+        return True
+    except ValueError:
+        return False
+
+
+def unreachable_answers(
+    domain: Domain, task: Task, outcomes: list[GoldOutcome], expected: Episode
+) -> list[str]:
+    """Answer facts that appear nowhere: not in the instruction, not in any gold call's result, not
+    in the seed or the expected final state, nor a value an agent may compute (`computable`). No
+    agent could state them but by chance."""
+    if not task.answer_facts:
+        return []
+    seen = [
+        task.instruction,
+        domain.spec.policy or "",
+        *(t.spec.description or "" for t in domain.tools.values()),
+    ]
+    seen += [
+        json.dumps(o.result, ensure_ascii=False, default=str) if o.ok else o.error or "" for o in outcomes
+    ]
+    problems = []
+    for fact, found in zip(task.answer_facts, find_facts("\n".join(seen), task.answer_facts), strict=True):
+        if found or computable(fact) or _stored(expected, fact):
+            continue
+        with domain.episode(seed=task.seed) as seed_state:
+            if _stored(seed_state, fact):
+                continue
+        problems.append(
+            f"answer fact {fact_text(fact)!r} appears nowhere: not in the instruction, nor in any gold call's "
+            "result, nor in the seed or the final database"
+        )
     return problems

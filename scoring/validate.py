@@ -8,11 +8,13 @@ Checks, per task (the first failure names the status):
    only work under the task's own seed (they hard-code an id generated under it).
 3. `network`: a call attempted network access (validation runs with sockets blocked).
 4. `no-op-passes`: the empty transcript scores 1.0 (a refusal task needs answer facts).
-5. `weak-verifier`: dropping a gold write, or a one-argument mutation of it, still scores 1.0.
-6. `weak-answer`: an answer that states the answer facts and every other value of their columns
+5. `unreachable-answer`: an answer fact appears nowhere an agent could find it (not in the
+   instruction, a gold call's result, the seed or the final database): no agent can state it.
+6. `weak-verifier`: dropping a gold write, or a one-argument mutation of it, still scores 1.0.
+7. `weak-answer`: an answer that states the answer facts and every other value of their columns
    (a "shotgun" answer, `scoring.facts.ruled_out`) still scores 1.0.
-7. `order-sensitive`: swapping independent gold calls (disjoint rows) scores below 1.0.
-8. `unreachable-fact`: a gold call uses an identifier that neither the instruction nor an earlier
+8. `order-sensitive`: swapping independent gold calls (disjoint rows) scores below 1.0.
+9. `unreachable-fact`: a gold call uses an identifier that neither the instruction nor an earlier
    result reveals.
 
 Per domain, every tool is fuzzed (`scoring.fuzz`): schema-valid arguments, `fuzz` calls a tool
@@ -41,7 +43,7 @@ from .facts import fact_text, ruled_out
 from .fuzz import DEFAULT_CALLS, ToolFinding, ToolFuzz, fuzz_tool, pools
 from .mutate import key_values, mutations
 from .orders import Footprint, alternative_orders
-from .reach import identifiers, strings, unreachable
+from .reach import identifiers, strings, unreachable, unreachable_answers
 from .rollout import Rollout, RolloutCall
 from .sandbox import NetworkBlocked, no_network
 from .score import score_rollout
@@ -56,6 +58,7 @@ Status = Literal[
     "flaky",
     "network",
     "no-op-passes",
+    "unreachable-answer",
     "weak-verifier",
     "weak-answer",
     "order-sensitive",
@@ -320,6 +323,10 @@ def _deep_checks(
                 message="doing nothing scores 1.0: the state cannot tell, and no answer fact is required",
             )
         )
+    findings += [
+        Finding(check="unreachable-answer", message=m)
+        for m in unreachable_answers(domain, task, outcomes, expected)
+    ]
     findings += _shotgun_plant(task, expected, lambda text: reward(gold_calls, text), message)
     ids, keys = _ids(path)
     for i, (call, outcome) in enumerate(zip(task.calls, outcomes, strict=True)):
@@ -359,7 +366,9 @@ def _deep_checks(
     return findings
 
 
-def _shotgun_plant(task: Task, expected: Episode, reward: Any, message: str) -> list[Finding]:
+def _shotgun_plant(
+    task: Task, expected: Episode, reward: Callable[[str], float | None], message: str
+) -> list[Finding]:
     """Plant a shotgun answer (the facts plus every value their columns hold): it must fail."""
     if not task.answer_facts:
         return []

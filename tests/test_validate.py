@@ -83,6 +83,18 @@ TASKS = {
         "instruction": "Customer C-0006 wants their pending order cancelled.",
         "calls": [{"name": "cancel_order", "arguments": {"order_id": "O-0006"}}],
     },
+    "nowhere-answer": {
+        "id": "nowhere-answer",
+        "instruction": "Customer C-0001 asks which animal their account is named after.",
+        "calls": [{"name": "get_customer", "arguments": {"customer_id": "C-0001"}}],
+        "answer_facts": ["platypus"],
+    },
+    "computed-answer": {  # a total no table holds: the agent computes it
+        "id": "computed-answer",
+        "instruction": "Customer C-0001 asks for their balance plus 23.45.",
+        "calls": [{"name": "get_customer", "arguments": {"customer_id": "C-0001"}}],
+        "answer_facts": [123.45],
+    },
     "two-independent": {
         "id": "two-independent",
         "instruction": "C-0002 and C-0006: set notes 'a' on C-0002 and 'b' on C-0006.",
@@ -103,6 +115,8 @@ EXPECTED = {
     "secret-id": "unreachable-fact",
     "looked-up-id": "valid",  # list_orders(C-0006) reveals it
     "two-independent": "valid",
+    "nowhere-answer": "unreachable-answer",
+    "computed-answer": "valid",
 }
 
 
@@ -138,6 +152,10 @@ def test_findings_say_what_was_missed(broken):
     assert "uses 'O-0006'" in check_task(str(broken), "secret-id").findings[0].message
     assert "only work under seed 0" in check_task(str(broken), "seed-bound").findings[0].message
     assert check_task(str(broken), "two-independent").orders_tried == 1
+    assert (
+        "answer fact 'platypus' appears nowhere"
+        in check_task(str(broken), "nowhere-answer").findings[0].message
+    )
 
 
 def test_validate_domains_with_reruns_in_separate_processes(broken):

@@ -57,8 +57,8 @@ def validate(
     Each tool gets --fuzz calls with schema-valid arguments (seeded: the same verdicts every run); a
     tool that raises anything but a precise tool error is listed with the arguments and the error.
 
-    Statuses: valid, broken-gold, flaky, network, no-op-passes, weak-verifier, weak-answer, order-sensitive,
-    unreachable-fact. The report names each domain's fingerprint (version + hash of schema, tools,
+    Statuses: valid, broken-gold, flaky, network, no-op-passes, unreachable-answer, weak-verifier,
+    weak-answer, order-sensitive, unreachable-fact. The report names each domain's fingerprint (version + hash of schema, tools,
     seed and tasks); the manifest lists the valid tasks, for `serve --manifest` and `score --manifest`.
 
     Example: toolgym validate bank office --reruns 3 --workers 2 --manifest-dir runs/manifests
