@@ -258,7 +258,9 @@ class SessionRegistry:
         path = self._transcript_path(name) if self.runs is not None else None
         sink = None
         if path is not None:
-            extra = {"session": path.stem, "transport": transport}
+            extra: dict[str, Any] = {"session": path.stem, "transport": transport}
+            if self.domain.path is not None:  # a domain served by path can be scored again from it
+                extra["domain_path"] = str(self.domain.path.resolve())
             sink = _SessionSink(path, extra, self.durable, self.key)
         try:
             episode = self.domain.episode(seed=seed, task=task, transcript=sink)

@@ -31,6 +31,9 @@ class HeaderRecord(_Record):
     task: str | None = None
     seed: int = 0
     session: str | None = None
+    domain_path: str | None = Field(
+        default=None, description="the folder the server loaded the domain from (to score it again)"
+    )
     started_at: str | None = Field(
         default=None, description="wall-clock time the episode began (not part of the state)"
     )
