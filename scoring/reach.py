@@ -5,8 +5,10 @@ created by an earlier gold call. It is reachable when it appears in the task's i
 result of an earlier gold call (or the call refers to that result with `$calls.N`), or in what the
 domain tells anyone without being asked for anything (the results of read tools that need no
 arguments, e.g. a product catalogue), or in what one-argument read tools return for identifiers the
-agent already knows, two lookups deep (a user id -> the user's orders -> an order's items). Otherwise
-an agent could only guess it: `unreachable-fact`.
+agent already knows, two lookups deep (a user id -> the user's orders -> an order's items), starting
+also from what searches return: read tools whose required arguments can all be filled with facts the
+agent knows (a name and a zip code from the instruction -> a user id), at most `MAX_SEARCHES` calls
+for one state of knowledge, in a fixed order. Otherwise an agent could only guess it: `unreachable-fact`.
 
 An answer fact must appear somewhere an agent can find it: in the instruction, a gold call's result,
 or the seed or final database (as a token run of some value), the policy or a tool's description, or
@@ -16,6 +18,7 @@ be a value an agent computes (a number, a date, a weekday). Otherwise: `unreacha
 from __future__ import annotations
 
 import calendar
+import itertools
 import json
 import re
 from collections.abc import Iterator
@@ -154,13 +157,90 @@ def _ambient_closure(domain: Domain, ids: set[str], hops: int) -> tuple[str, fro
     return _CLOSURES[key]
 
 
+#: Search calls (read tools with arguments filled from known facts) tried per known text.
+MAX_SEARCHES = 64
+_COLUMNS: dict[str, dict[str, dict[str, Any]]] = {}
+_SEARCHED: dict[tuple[str, str, int], str] = {}
+
+
+def _column_values(domain: Domain) -> dict[str, dict[str, Any]]:
+    """Column name -> {casefolded text of a seed value: the value} (cached per domain)."""
+    key = domain.fingerprint()
+    if key not in _COLUMNS:
+        out: dict[str, dict[str, Any]] = {}
+        for rows in domain.seed_rows.values():
+            for row in rows:
+                for column, value in row.items():
+                    if isinstance(value, str | int | float) and not isinstance(value, bool):
+                        out.setdefault(column, {}).setdefault(str(value).casefold(), value)
+        _COLUMNS[key] = out
+    return _COLUMNS[key]
+
+
+def _search_tools(domain: Domain) -> list[tuple[str, list[str]]]:
+    """(tool, required arguments) of every read tool with required arguments that the one-argument
+    identifier lookups do not already cover."""
+    lookups = {name for name, _ in _lookup_tools(domain)}
+    out = []
+    for name, tool in sorted(domain.tools.items()):
+        required = list(tool.spec.input_schema.get("required") or [])
+        if not tool.writes and required and name not in lookups:
+            out.append((name, required))
+    return out
+
+
+def _fillers(domain: Domain, tool: str, argument: str, known: set[str]) -> list[Any]:
+    """Known facts that fit an argument: enum values, or values of a column of the argument's name
+    (or its singular) — as the seed spells them — that the known text states."""
+    prop = (domain.tools[tool].spec.input_schema.get("properties") or {}).get(argument) or {}
+    folded = {k.casefold() for k in known}
+    if isinstance(prop.get("enum"), list):
+        return [v for v in prop["enum"] if str(v).casefold() in folded]
+    columns = _column_values(domain)
+    values = columns.get(argument) or columns.get(argument.removesuffix("s")) or {}
+    return sorted((values[k] for k in folded if k in values), key=str)
+
+
+def searches(domain: Domain, known_text: str, limit: int = MAX_SEARCHES) -> str:
+    """What read tools return when every required argument is filled with facts the known text
+    states (see `_fillers`): each combination, in a fixed order, at most `limit` calls (as JSON)."""
+    key = (domain.fingerprint(), known_text, limit)
+    if key in _SEARCHED:
+        return _SEARCHED[key]
+    known = _tokens(known_text)
+    if domain.fingerprint() not in _READERS:
+        _READERS[domain.fingerprint()] = (domain.episode(), _lookup_tools(domain))
+    ep, _ = _READERS[domain.fingerprint()]
+    parts: list[str] = []
+    calls = 0
+    for tool, required in _search_tools(domain):
+        options = [_fillers(domain, tool, arg, known) for arg in required]
+        for combo in itertools.product(*options):
+            if calls >= limit:
+                break
+            calls += 1
+            try:
+                result = ep.call(tool, dict(zip(required, combo, strict=True)))
+            except ToolgymError:
+                continue
+            parts.append(json.dumps(result, ensure_ascii=False, default=str))
+    if len(_SEARCHED) > 1024:
+        _SEARCHED.clear()
+    _SEARCHED[key] = "\n".join(parts)
+    return _SEARCHED[key]
+
+
 def discoverable(domain: Domain, known_text: str, ids: set[str], value: str, hops: int = 2) -> bool:
     """Whether `value` turns up when the agent looks up, with one-argument read tools, the identifiers
-    it already knows (those in `known_text` and in what argument-less tools say), `hops` deep."""
+    it already knows (those in `known_text`, in what argument-less tools say and in what read tools
+    return for arguments filled with known facts, `searches`), `hops` deep."""
     _, ambient_tokens = _ambient_closure(domain, ids, hops)
     if value in ambient_tokens:
         return True
-    _, tokens = _expand(domain, _tokens(known_text) & ids, ids, hops)
+    found = _tokens(searches(domain, known_text))
+    if value in found:
+        return True
+    _, tokens = _expand(domain, (_tokens(known_text) | found) & ids, ids, hops)
     return value in tokens
 
 

@@ -12,6 +12,7 @@ from typer.testing import CliRunner, Result
 
 from scoring.curate import curate, parse_mix
 from scoring.orders import Footprint, alternative_orders
+from scoring.reach import searches
 from scoring.sandbox import NetworkBlocked, no_network
 from scoring.validate import check_task, validate_domains
 from simulator import load_domain
@@ -225,6 +226,43 @@ def test_a_gold_call_hitting_an_engine_error_is_broken_gold(engine_errors, tmp_p
     assert result.exit_code == 0 and "Traceback" not in result.output, result.output
     statuses = {t["task"]: t["status"] for t in json.loads(result.stdout)["domains"][0]["tasks"]}
     assert statuses == {"divide-by-zero": "broken-gold", "overflow": "broken-gold", "good": "valid"}
+
+
+#: a two-argument search: a customer's orders in one status
+FIND_ORDERS = """
+  - name: find_orders_by_status
+    description: A customer's orders in one status.
+    kind: read
+    input_schema: {type: object, properties: {customer_id: {type: string}, status: {type: string, enum: [pending, shipped, cancelled]}}, required: [customer_id, status], additionalProperties: false}
+    operation: {list: orders, where: [{column: customer_id, value: $args.customer_id}, {column: status, value: $args.status}]}
+"""
+SEARCH_TASKS = [
+    {
+        "id": "searched",
+        "instruction": "Customer C-0006 wants their pending order cancelled.",
+        "calls": [{"name": "cancel_order", "arguments": {"order_id": "O-0006"}}],
+    },
+    {
+        "id": "not-searchable",
+        "instruction": "Customer C-0006 wants an order cancelled.",
+        "calls": [{"name": "cancel_order", "arguments": {"order_id": "O-0006"}}],
+    },
+]
+
+
+def test_reachability_follows_searches_filled_with_known_facts(tmp_path):
+    """find_orders_by_status(C-0006, pending) reveals O-0006 when the instruction states both."""
+    folder = tmp_path / "shop"
+    shutil.copytree(FIXTURES / "shop", folder)
+    with (folder / "domain.yaml").open("a") as fh:
+        fh.write(FIND_ORDERS)
+    (folder / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in SEARCH_TASKS))
+    assert check_task(str(folder), "searched").status == "valid"
+    assert check_task(str(folder), "not-searchable").status == "unreachable-fact"
+    domain = load_domain(folder)
+    found = searches(domain, "C-0006 pending; C-0001 shipped")
+    assert len(found.splitlines()) == 4 and found.count("order_id") == 2 and "O-0006" in found  # 2 x 2 calls
+    assert len(searches(domain, "C-0006 pending; C-0001 shipped", limit=1).splitlines()) == 1  # bounded
 
 
 def test_validate_cli_strict_and_manifest(broken, tmp_path):
