@@ -22,6 +22,7 @@ from simulator.manifest import Manifest
 
 from .replay import expected_episode
 from .report import ScoreReport
+from .rollout import Rollout
 from .score import resolve_seed, resolve_task, score_rollout
 from .transcripts import load_transcript
 
@@ -76,6 +77,12 @@ def require_validated(manifests: list[Manifest], domain: Domain, task_id: str) -
     mine[0].check(domain, task_id)
 
 
+def _served_path(rollout: Rollout) -> str | None:
+    """The folder of a domain the server served by path, if it is still there."""
+    path = rollout.domain_path
+    return path if path is not None and (Path(path) / "domain.yaml").is_file() else None
+
+
 class BatchScorer:
     """Scores transcripts, caching loaded domains and gold episodes."""
 
@@ -115,7 +122,7 @@ class BatchScorer:
     def report(self, path: str | Path) -> ScoreReport:
         """Score one transcript; raises ToolgymError (TranscriptError, TaskError, SpecError)."""
         rollout = load_transcript(path, key=self.key, max_bytes=self.max_bytes)
-        ref = self.domain or rollout.domain
+        ref = self.domain or _served_path(rollout) or rollout.domain
         if ref is None:
             raise TranscriptError(f"{path} names no domain: pass one (--domain)")
         domain = self.load(ref)

@@ -78,6 +78,9 @@ class Rollout(BaseModel):
     domain: str | None = None
     version: str | None = None
     fingerprint: str | None = None
+    domain_path: str | None = Field(
+        default=None, description="the folder of a domain the server served by path (from the header)"
+    )
     task: str | None = None
     seed: int | None = None
     calls: list[RolloutCall] = Field(default_factory=list)

@@ -381,6 +381,7 @@ def score_transcript(
     if domain is None:
         if rollout.domain is None:
             raise TranscriptError(f"{path} names no domain: pass one (--domain)")
-        domain = rollout.domain
+        served = rollout.domain_path
+        domain = served if served is not None and (Path(served) / "domain.yaml").is_file() else rollout.domain
     loaded = domain if isinstance(domain, Domain) else load_domain(domain)
     return score_rollout(loaded, rollout, task=task, seed=seed)

@@ -259,6 +259,8 @@ class _ToolgymReader:
         r = self.rollout
         r.domain, r.version, r.fingerprint = header.domain, header.version, header.fingerprint
         r.task, r.seed = header.task, header.seed
+        path = record.value.get("domain_path")
+        r.domain_path = path if isinstance(path, str) else None
         # the server names a session after its transcript file
         self.session = header.session or (Path(self.source).stem if self.source else None)
         fields = labels.header_fields(record.value)

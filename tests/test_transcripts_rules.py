@@ -245,3 +245,14 @@ def test_the_wrapper_is_in_the_chat_transcript_schema():
     )
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"domain": "shop"}, schema)
+
+
+def test_a_transcript_of_a_domain_served_by_path_scores_without_domain(tmp_path, shop_dir):
+    domain = load_domain(shop_dir)
+    records = record(domain, domain.task("cancel"), None, 0)
+    records[0]["domain_path"] = str(shop_dir)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "s.jsonl").write_text(FORMATS["toolgym"](records))
+    result = runner.invoke(app, ["score", str(runs / "s.jsonl"), "--json"])
+    assert result.exit_code == 0 and json.loads(result.stdout)["reward"] == 1.0, result.output
