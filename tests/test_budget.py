@@ -35,6 +35,13 @@ def retail():
     return load_domain("tau2-retail")
 
 
+@pytest.fixture(scope="module")
+def bundled(retail):
+    from simulator import list_domain_dirs
+
+    return [retail if folder.name == "tau2-retail" else load_domain(folder) for folder in list_domain_dirs()]
+
+
 def _exchange_args(task):
     return next(c.arguments for c in task.calls if c.name == EXCHANGE)
 
@@ -106,13 +113,11 @@ def test_budgets_are_configurable_per_domain_and_episode(retail):
         Budget(sqlite_steps=0)
 
 
-def test_every_bundled_gold_call_runs_far_inside_the_default_budget():
-    from simulator import list_domain_dirs
+def test_every_bundled_gold_call_runs_far_inside_the_default_budget(bundled):
     from simulator.gold import replay_gold
 
     budget = Budget()
-    for folder in list_domain_dirs():
-        domain = load_domain(folder)
+    for domain in bundled:
         for task in domain.tasks:
             with domain.episode() as ep:
 
@@ -222,13 +227,11 @@ def _walk_arrays(schema):
             yield from _walk_arrays(value)
 
 
-def test_every_input_array_of_every_bundled_tool_is_bounded():
-    from simulator import list_domain_dirs
-
+def test_every_input_array_of_every_bundled_tool_is_bounded(bundled):
     arrays = [
         a
-        for folder in list_domain_dirs()
-        for tool in load_domain(folder).tool_specs()
+        for domain in bundled
+        for tool in domain.tool_specs()
         for a in _walk_arrays(tool.input_schema.get("properties", {}))
     ]
     assert arrays and all(isinstance(a.get("maxItems"), int) for a in arrays)
