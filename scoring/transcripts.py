@@ -301,13 +301,14 @@ class _ToolgymReader:
             raise transcript_error(
                 self.source, record.where, f"a void record for call {preview(index)}, which no call has"
             )
+        fields = labels.call_fields(self.session or "", index, call.name, call.arguments, "storage")
+        if self.session is None or not self.checker.signed(fields, record.value.get("signature")):
+            self.checker.unverified += 1  # only the server can say a recorded call did not happen
+            return
         reason = record.value.get("reason")
         call.voided = True
-        call.outcome = "tool-error"
         call.error = f"the call was voided: {reason}" if isinstance(reason, str) else "the call was voided"
-        fields = labels.call_fields(self.session or "", index, call.name, call.arguments, "storage")
-        if self.session is not None and self.checker.signed(fields, record.value.get("signature")):
-            call.outcome, call.fault = "fault", "storage"
+        call.outcome, call.fault = "fault", "storage"
 
     def end(self, record: Record) -> None:
         end: EndRecord = _validated(EndRecord, record, self.source)

@@ -212,7 +212,8 @@ class Episode:
             self._pending_counters.clear()
             if self.transcript is not None:
                 with contextlib.suppress(Exception):
-                    self.transcript.write({"type": "void", "index": self.calls - 1, "reason": str(exc)})
+                    void = {"type": "void", "index": self.calls - 1, "tool": name, "arguments": args}
+                    self.transcript.write({**void, "reason": str(exc)})
             raise StorageError(
                 f"The call to {name} could not be saved ({exc}); nothing changed. Retry it."
             ) from None

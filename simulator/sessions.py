@@ -120,6 +120,9 @@ class _SessionSink:
                 self.session, record["index"], record["tool"], record["arguments"], record["error_kind"]
             )
             record = {**record, "signature": self.key.sign(fields)}
+        elif kind == "void":  # a call recorded as done whose commit failed (signed as storage)
+            fields = call_fields(self.session, record["index"], record["tool"], record["arguments"], "storage")
+            record = {**record, "signature": self.key.sign(fields)}
         elif kind == "end":
             record = {**record, "signature": self.key.sign(end_fields(self.session, record))}
         self.file.write(record)

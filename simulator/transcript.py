@@ -62,6 +62,8 @@ class VoidRecord(_Record):
 
     type: Literal["void"] = "void"
     index: int
+    tool: str | None = None
+    arguments: dict[str, Any] | None = None
     reason: str | None = None
 
 

@@ -135,3 +135,33 @@ def test_retrying_past_faults_wins_and_giving_up_on_a_faulted_write_is_excluded(
             assert report.status == "scored" and report.reward == 0.0, report.explanation
             seen.add("not decided")
     assert seen == {"decided", "not decided"}
+
+
+def test_only_a_signed_void_record_unmakes_a_call(tmp_path: Path) -> None:
+    """A write recorded as done whose commit failed is voided by the server (signed); a void
+    record anyone else writes is ignored, and the call is replayed as recorded."""
+    note = {"customer_id": "CUS-090075c2", "email": "new@example.com"}
+    for signed in (True, False):
+        runs = tmp_path / str(signed)
+        server = DomainServer(BANK, task=TASK, runs=runs)
+        session = server.sessions.open("q:v", "v", TASK, 0)
+        session.episode.call("update_contact", note)
+        void = {
+            "type": "void",
+            "index": 0,
+            "tool": "update_contact",
+            "arguments": note,
+            "reason": "disk I/O error",
+        }
+        assert session.sink is not None
+        if signed:
+            session.sink.write(void)
+        else:
+            session.sink.file.write(void)  # straight to the file: no signature
+        server.sessions.release_all()
+        report = scored(runs)
+        replayed_changes = report.diff.unexpected if report.diff is not None else []
+        if signed:
+            assert not replayed_changes, report.explanation  # the voided call did not happen
+        else:
+            assert replayed_changes and any("ignored" in w for w in report.warnings), report.warnings
