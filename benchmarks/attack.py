@@ -13,8 +13,10 @@ while the victim runs (bounded: at most `--attack-calls` calls and the victim's 
 | tau2-retail | bundled tau2-retail | `calculate` of `((9**999)**999)**999`; `exchange_delivered_order_items` with 1,000 item ids (the schema's bound) and with 100,000 ids in a ~2.8 MB body |
 | pattern | the test shop with `^(a+)+$` as a `pattern` on `set_note.notes` | `set_note` with 23 `a`s and a `!` (catastrophic backtracking for a backtracking engine) |
 
-The victim's p50 and p99 call latency are measured unloaded, then under attack, in one run; the
-result is the ratio loaded / unloaded (goal: p99 within 2x). Every attack call must end with a
+The victim's p50 and p99 call latency are measured unloaded, under a benign load (the same
+number of sessions of the same client making the victim's own cheap call in a loop) and under
+attack, in one run; the results are the ratios attacked / unloaded (goal: p99 within 2x) and
+attacked / benign (what the worst calls cost beyond ordinary traffic). Every attack call must end with a
 tool error or a refusal (asserted), never stall: the attacker's own latencies are reported too.
 All traffic goes to 127.0.0.1 only; loops are bounded in count and time and stop by themselves.
 """
@@ -190,10 +192,12 @@ def pct(values: list[float], q: float) -> float:
 def run_scenario(name: str, n: int, attackers: int, attack_calls: int, tmp: Path) -> dict[str, Any]:
     scenario = SCENARIOS[name]
     domain = scenario["domain"] or str(pattern_shop(tmp))
+    benign = {**scenario, "attacks": [scenario["victim"]]}
     with server(domain, tmp / f"runs-{name}") as url:
         unloaded = asyncio.run(victim(url, scenario["victim"], n))
+        busy, _ = asyncio.run(under_attack(url, benign, n, attackers, attack_calls))
         loaded, seen = asyncio.run(under_attack(url, scenario, n, attackers, attack_calls))
-    bad = [s for s in seen if s[2] == "ok"]
+    bad = [s for s in seen if s[2] == "ok"]  # every attack call ends in a tool error or a refusal
     assert not bad, f"an attack call succeeded: {bad[:1]}"
     by_call: dict[str, list[float]] = {}
     for call, ms, _ in seen:
@@ -205,9 +209,12 @@ def run_scenario(name: str, n: int, attackers: int, attack_calls: int, tmp: Path
         "attack_outcomes": sorted({s[2] for s in seen}),
         "unloaded_p50_ms": round(statistics.median(unloaded), 3),
         "unloaded_p99_ms": round(pct(unloaded, 0.99), 3),
+        "benign_p50_ms": round(statistics.median(busy), 3),
+        "benign_p99_ms": round(pct(busy, 0.99), 3),
         "loaded_p50_ms": round(statistics.median(loaded), 3),
         "loaded_p99_ms": round(pct(loaded, 0.99), 3),
         "p99_ratio": round(pct(loaded, 0.99) / pct(unloaded, 0.99), 3),
+        "p99_ratio_vs_benign": round(pct(loaded, 0.99) / pct(busy, 0.99), 3),
         "attack_call_median_ms": {k: round(statistics.median(v), 2) for k, v in sorted(by_call.items())},
     }
 

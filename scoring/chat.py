@@ -16,11 +16,12 @@ import json
 from typing import Any
 
 from simulator import labels
+from simulator.spec import ANSWER_TOOL
 
 from .rollout import Outcome, Record, Rollout, RolloutCall, new_call, transcript_error
 
 #: The answer channel the MCP server adds (`submit_answer(answer)`): a message, not a tool call.
-SUBMIT_ANSWER = "submit_answer"
+SUBMIT_ANSWER = ANSWER_TOOL
 
 
 class Labels:

@@ -69,7 +69,7 @@ from .httpguard import MAX_BODY_BYTES, body_limit
 from .labels import Key, label_token, runs_key
 from .manifest import Manifest
 from .sessions import CapacityError, Session, SessionRegistry, check_session_id, new_handle, resolve_task
-from .spec import DeleteStep, ForEachStep, Task, Tool, UpdateStep
+from .spec import ANSWER_TOOL, DeleteStep, ForEachStep, Task, Tool, UpdateStep
 
 logger = logging.getLogger("toolgym.server")
 
@@ -83,7 +83,7 @@ NO_SESSION = (
 NO_TASK = "No task is assigned to this session: help the user under the policy."
 
 #: The answer channel the server adds to every domain: the agent's final answer, then the end.
-SUBMIT_ANSWER = "submit_answer"
+SUBMIT_ANSWER = ANSWER_TOOL
 SUBMIT_ANSWER_DESCRIPTION = (
     "Submit your final answer to the user and end this session. Call it once, when you are done: "
     "put in `answer` everything the user asked you to tell them (the values, names, amounts or "
