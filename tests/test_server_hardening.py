@@ -154,6 +154,13 @@ def test_http_sessions_cannot_be_taken_over_and_headers_are_checked(tmp_path: Pa
             mine = await owner.call_tool("get_customer", {"customer_id": "C-0001"})
             assert json.loads(text(mine))["notes"] == "x"
 
+        # a bad seed is refused when connecting, not turned into a session whose calls all fail
+        with pytest.raises(BaseException) as bad_seed:
+            async with streamable_http_client(f"{url}?seed=abc") as (r3, w3), ClientSession(r3, w3) as s3:
+                await s3.initialize()
+                await s3.call_tool("get_customer", {"customer_id": "C-0001"})
+        assert "the seed must be an integer" in repr(bad_seed.value)
+
         assert post(url, INIT) == 200
         assert post(url, INIT, origin="http://evil.example") == 403  # a page elsewhere
         assert post(url, INIT, host="evil.example") == 421  # DNS rebinding
