@@ -466,7 +466,8 @@ def test_every_command_refuses_bad_input_in_one_line(ws, tmp_path, busy_port):
 
 
 def test_a_transcript_of_a_domain_served_by_path_scores_with_domain_path(tmp_path, monkeypatch):
-    """`serve ./mybank` writes a transcript that `score FILE --domain ./mybank` scores (reward 1.0)."""
+    """`serve ./mybank` writes a transcript that scores (reward 1.0) with `--domain ./mybank`, and
+    without it from anywhere (the header names the folder); a folder gone since is named."""
     import asyncio
     import shutil
 
@@ -496,5 +497,7 @@ def test_a_transcript_of_a_domain_served_by_path_scores_with_domain_path(tmp_pat
     scored = runner.invoke(app, ["score", str(transcript), "--domain", str(folder), "--json"])
     assert scored.exit_code == 0, scored.output
     assert json.loads(scored.stdout)["reward"] == 1.0
-    unnamed = runner.invoke(app, ["score", str(transcript)])
-    one_error_line(unnamed, "mybank")
+    unnamed = runner.invoke(app, ["score", str(transcript), "--json"])
+    assert unnamed.exit_code == 0 and json.loads(unnamed.stdout)["reward"] == 1.0, unnamed.output
+    shutil.move(folder, tmp_path / "moved")
+    one_error_line(runner.invoke(app, ["score", str(transcript)]), "mybank")
