@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 import typer
-from typer.models import ArgumentInfo, OptionInfo
+from typer.models import ArgumentInfo, CommandInfo, OptionInfo
 from typer.testing import CliRunner
 
 from scoring.batch import BatchScorer
@@ -272,10 +272,16 @@ EXAMPLE_SKIPS = {
 }
 
 
+def command_name(info: CommandInfo) -> str:
+    """A registered command's name, as typer derives it."""
+    assert info.callback is not None
+    return info.name or info.callback.__name__.replace("_", "-")
+
+
 def examples() -> list[tuple[str, str]]:
     found = []
     for info in app.registered_commands:
-        name = info.name or info.callback.__name__.replace("_", "-")
+        name = command_name(info)
         for line in (info.callback.__doc__ or "").splitlines():
             if line.strip().startswith("Example: toolgym "):
                 found.append((name, line.strip().removeprefix("Example: toolgym ")))
@@ -284,7 +290,7 @@ def examples() -> list[tuple[str, str]]:
 
 def test_every_command_has_an_example():
     names = {name for name, _ in examples()}
-    commands = {i.name or i.callback.__name__.replace("_", "-") for i in app.registered_commands}
+    commands = {command_name(i) for i in app.registered_commands}
     assert names == commands
 
 
@@ -442,7 +448,7 @@ def bad_values(ws: Path, command: str, p: Param) -> list[tuple[str, Any, str]]:
 
 
 def test_every_command_has_a_baseline(ws, tmp_path):
-    commands = {i.name or i.callback.__name__.replace("_", "-") for i in app.registered_commands}
+    commands = {command_name(i) for i in app.registered_commands}
     assert commands == set(baselines(ws, 1, tmp_path)), "add the new command's baseline invocation"
 
 
@@ -451,7 +457,7 @@ def test_every_command_refuses_bad_input_in_one_line(ws, tmp_path, busy_port):
     base = baselines(ws, busy_port, tmp_path)
     tried = 0
     for info in app.registered_commands:
-        command = info.name or info.callback.__name__.replace("_", "-")
+        command = command_name(info)
         ps = params(info.callback)
         for p in ps:
             for what, value, named in bad_values(ws, command, p):
