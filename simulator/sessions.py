@@ -121,7 +121,9 @@ class _SessionSink:
             )
             record = {**record, "signature": self.key.sign(fields)}
         elif kind == "void":  # a call recorded as done whose commit failed (signed as storage)
-            fields = call_fields(self.session, record["index"], record["tool"], record["arguments"], "storage")
+            fields = call_fields(
+                self.session, record["index"], record["tool"], record["arguments"], "storage"
+            )
             record = {**record, "signature": self.key.sign(fields)}
         elif kind == "end":
             record = {**record, "signature": self.key.sign(end_fields(self.session, record))}
