@@ -18,6 +18,8 @@ number of sessions of the same client making the victim's own cheap call in a lo
 attack, in one run; the results are the ratios attacked / unloaded (goal: p99 within 2x) and
 attacked / benign (what the worst calls cost beyond ordinary traffic). Every attack call must end with a
 tool error or a refusal (asserted), never stall: the attacker's own latencies are reported too.
+The attacking client runs in a process of its own pinned to core 0, as it would run on another
+machine; the server and the victim's client share core 1, for every measurement alike.
 All traffic goes to 127.0.0.1 only; loops are bounded in count and time and stop by themselves.
 """
 
@@ -27,6 +29,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import multiprocessing
 import os
 import shutil
 import signal
@@ -55,6 +58,10 @@ ENV = {
     "FASTMCP_LOG_LEVEL": "ERROR",
 }
 SERVE = [sys.executable, "-c", "from toolgym.cli import main; main()", "serve"]
+#: The attacking client runs on a core of its own, as it would on another machine: what is
+#: measured is what the attack costs the server, not what the attacker's own client burns.
+ATTACKER_CPUS = {0}
+SERVER_CPUS = {1}
 
 ORDER = {"order_id": "#W4817420", "payment_method_id": "gift_card_8168843"}
 
@@ -105,7 +112,14 @@ def free_port() -> int:
 def server(domain: str, runs: Path) -> Iterator[str]:
     port = free_port()
     args = [*SERVE, domain, "--transport", "http", "--port", str(port), "--runs", str(runs)]
-    proc = subprocess.Popen(args, cwd=ROOT, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        args,
+        cwd=ROOT,
+        env=ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=lambda: pin(SERVER_CPUS),
+    )
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -143,19 +157,18 @@ async def victim(url: str, call: tuple[str, dict[str, Any]], n: int) -> list[flo
 
 
 async def attacker(
-    url: str, attacks: list[tuple[str, dict[str, Any]]], stop: asyncio.Event, budget: list[int]
+    url: str, attacks: list[tuple[str, dict[str, Any]]], stop: Any, budget: int
 ) -> list[tuple[str, float, str]]:
-    """One attacker: the worst calls in a loop until `stop` or the shared budget runs out.
+    """One attacker: the worst calls in a loop until `stop` is set or `budget` calls were made.
 
     A refused request (413: body too large) ends the client's connection; it reconnects at once.
     """
     seen: list[tuple[str, float, str]] = []
     i = 0
-    while not stop.is_set() and budget[0] > 0:
+    while not stop.is_set() and i < budget:
         async with streamable_http_client(url) as (r, w), ClientSession(r, w) as session:
             await session.initialize()
-            while not stop.is_set() and budget[0] > 0:
-                budget[0] -= 1
+            while not stop.is_set() and i < budget:
                 name, args = attacks[i % len(attacks)]
                 i += 1
                 t0 = time.perf_counter()
@@ -169,19 +182,41 @@ async def attacker(
     return seen
 
 
-async def under_attack(
+def _attack_process(url: str, attacks: list[Any], stop: Any, budget: int, out: Any) -> None:
+    """The attacking client, in a process of its own on a core of its own."""
+    pin(ATTACKER_CPUS)
+    out.put(asyncio.run(attacker(url, attacks, stop, budget)))
+
+
+def under_attack(
     url: str, scenario: dict[str, Any], n: int, attackers: int, attack_calls: int
 ) -> tuple[list[float], list[tuple[str, float, str]]]:
-    stop = asyncio.Event()
-    budget = [attack_calls]
-    tasks = [asyncio.create_task(attacker(url, scenario["attacks"], stop, budget)) for _ in range(attackers)]
-    await asyncio.sleep(0.5)  # the attack is under way before the victim starts
+    ctx = multiprocessing.get_context("spawn")
+    stop, out = ctx.Event(), ctx.Queue()
+    budget = max(1, attack_calls // attackers)
+    procs = [
+        ctx.Process(target=_attack_process, args=(url, scenario["attacks"], stop, budget, out))
+        for _ in range(attackers)
+    ]
+    for proc in procs:
+        proc.start()
+    time.sleep(2.0)  # the attack is under way before the victim starts
     try:
-        lat = await victim(url, scenario["victim"], n)
+        lat = asyncio.run(victim(url, scenario["victim"], n))
     finally:
         stop.set()
-    seen = [row for rows in await asyncio.gather(*tasks) for row in rows]
+    seen = [row for _ in procs for row in out.get(timeout=120)]
+    for proc in procs:
+        proc.join(timeout=30)
     return lat, seen
+
+
+def pin(cpus: set[int]) -> None:
+    """Run this process on `cpus` (where the machine has them)."""
+    available = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set()
+    wanted = cpus & available
+    if wanted and len(available) > 1:
+        os.sched_setaffinity(0, wanted)
 
 
 def pct(values: list[float], q: float) -> float:
@@ -195,8 +230,8 @@ def run_scenario(name: str, n: int, attackers: int, attack_calls: int, tmp: Path
     benign = {**scenario, "attacks": [scenario["victim"]]}
     with server(domain, tmp / f"runs-{name}") as url:
         unloaded = asyncio.run(victim(url, scenario["victim"], n))
-        busy, _ = asyncio.run(under_attack(url, benign, n, attackers, attack_calls))
-        loaded, seen = asyncio.run(under_attack(url, scenario, n, attackers, attack_calls))
+        busy, _ = under_attack(url, benign, n, attackers, attack_calls)
+        loaded, seen = under_attack(url, scenario, n, attackers, attack_calls)
     bad = [s for s in seen if s[2] == "ok"]  # every attack call ends in a tool error or a refusal
     assert not bad, f"an attack call succeeded: {bad[:1]}"
     by_call: dict[str, list[float]] = {}
@@ -220,6 +255,7 @@ def run_scenario(name: str, n: int, attackers: int, attack_calls: int, tmp: Path
 
 
 def main(argv: list[str] | None = None) -> int:
+    pin(SERVER_CPUS)  # the victim's client shares the server's core
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer calls (smoke test)")
     parser.add_argument("--json", type=Path, help="write the report here")
@@ -232,14 +268,14 @@ def main(argv: list[str] | None = None) -> int:
         results = [run_scenario(name, n, opts.attackers, opts.attack_calls, Path(tmp)) for name in SCENARIOS]
     load = os.getloadavg()
     report = {"suite": "attack", "meta": {"loadavg": load, "quick": opts.quick}, "results": results}
-    print(
-        f"{'scenario':<12} {'unloaded p50/p99 ms':>20} {'attacked p50/p99 ms':>20} {'p99 x':>7}  attack calls"
-    )
+    head = f"{'scenario':<12} {'unloaded p50/p99':>18} {'benign load':>18} {'attacked':>18}"
+    print(f"{head} {'p99 x':>6} {'vs benign':>9}  attack calls (median ms)")
     for r in results:
         print(
-            f"{r['scenario']:<12} {r['unloaded_p50_ms']:>9.2f}/{r['unloaded_p99_ms']:<9.2f} "
-            f"{r['loaded_p50_ms']:>9.2f}/{r['loaded_p99_ms']:<9.2f} {r['p99_ratio']:>7.2f}  "
-            f"{r['attack_calls']} {json.dumps(r['attack_call_median_ms'])}"
+            f"{r['scenario']:<12} {r['unloaded_p50_ms']:>8.2f}/{r['unloaded_p99_ms']:<9.2f} "
+            f"{r['benign_p50_ms']:>8.2f}/{r['benign_p99_ms']:<9.2f} "
+            f"{r['loaded_p50_ms']:>8.2f}/{r['loaded_p99_ms']:<9.2f} {r['p99_ratio']:>6.2f} "
+            f"{r['p99_ratio_vs_benign']:>9.2f}  {r['attack_calls']} {json.dumps(r['attack_call_median_ms'])}"
         )
     print(f"load average: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     if opts.json:

@@ -7,6 +7,7 @@ multi-megabyte argument list in memory, let alone run a call on it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from starlette.responses import PlainTextResponse
@@ -23,11 +24,17 @@ class _TooLarge(Exception):
 class BodyLimit:
     """Refuse HTTP request bodies larger than `max_bytes` with 413 Payload Too Large."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int = MAX_BODY_BYTES):
+    def __init__(
+        self, app: ASGIApp, max_bytes: int = MAX_BODY_BYTES, on_refused: Callable[[str], None] | None = None
+    ):
         self.app = app
         self.max_bytes = max_bytes
+        self.on_refused = on_refused
 
-    def _refusal(self) -> PlainTextResponse:
+    def _refusal(self, scope: Scope) -> PlainTextResponse:
+        client = scope.get("client")
+        if self.on_refused is not None:
+            self.on_refused(client[0] if client else "unknown")
         return PlainTextResponse(
             f"Request body too large: the limit is {self.max_bytes:,} bytes.", status_code=413
         )
@@ -43,7 +50,7 @@ class BodyLimit:
                 except ValueError:
                     too_large = False
                 if too_large:
-                    await self._refusal()(scope, receive, send)
+                    await self._refusal(scope)(scope, receive, send)
                     return
         seen = 0
         started = False
@@ -67,11 +74,11 @@ class BodyLimit:
             await self.app(scope, limited_receive, tracking_send)
         except _TooLarge:
             if not started:
-                await self._refusal()(scope, receive, send)
+                await self._refusal(scope)(scope, receive, send)
 
 
-def body_limit(max_bytes: int) -> Any:
-    """The guard as a Starlette `Middleware` entry."""
+def body_limit(max_bytes: int, on_refused: Callable[[str], None] | None = None) -> Any:
+    """The guard as a Starlette `Middleware` entry; `on_refused(client_host)` hears of each refusal."""
     from starlette.middleware import Middleware
 
-    return Middleware(BodyLimit, max_bytes=max_bytes)
+    return Middleware(BodyLimit, max_bytes=max_bytes, on_refused=on_refused)

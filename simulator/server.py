@@ -101,6 +101,10 @@ SUBMIT_ANSWER_SCHEMA: dict[str, Any] = {
     "required": ["answer"],
     "additionalProperties": False,
 }
+#: Tool errors in a row after which a session's calls are slowed (see `DomainServer._back_off`).
+ERROR_STREAK = 4
+MAX_BACKOFF_S = 1.0
+
 #: The `_meta` key of the first result of a stateless session: the handle to pass back.
 HANDLE_META = "toolgym/handle"
 
@@ -170,6 +174,10 @@ def ok_result(value: Any) -> ToolResult:
     )
 
 
+def _text(result: ToolResult) -> str:
+    return "".join(getattr(block, "text", "") for block in result.content)
+
+
 def error_result(message: str) -> ToolResult:
     """A tool error the agent sees: `isError` with the message as text."""
     return ToolResult(content=[TextContent(type="text", text=message)], is_error=True)
@@ -226,6 +234,7 @@ class DomainServer:
         allow_origins: list[str] | None = None,
         allow_hosts: list[str] | None = None,
         max_body_bytes: int = MAX_BODY_BYTES,
+        error_backoff_ms: float = 10.0,
     ):
         self.domain = domain
         self.default_task = domain.task(task) if isinstance(task, str) else task
@@ -241,6 +250,9 @@ class DomainServer:
         self.allow_origins = list(allow_origins or [])
         self.allow_hosts = list(allow_hosts or [])
         self.max_body_bytes = max_body_bytes
+        self.error_backoff_s = max(0.0, error_backoff_ms) / 1000.0
+        # client -> tool errors (and refused bodies) in a row of its sessions that never succeeded
+        self._failing: dict[str, int] = {}
         self.sessions = SessionRegistry(
             domain,
             runs=runs,
@@ -404,6 +416,7 @@ class DomainServer:
             key, name, task, seed, transport=transport, reapable=reapable, client=_client(), owner=owner
         )
         session.handle = handle
+        session.errors_in_a_row = self._failing.get(session.client, 0)
         logger.info("session %s opened (task %s, seed %s)", session.name, task.id if task else None, seed)
         # End with the MCP session that created it (never per request: modern-era connections
         # last one request each and have no session id).
@@ -473,11 +486,51 @@ class DomainServer:
         session = self._open_or_refuse(name, arguments)
         if not isinstance(session, Session):
             return session
-        result = await self._run(session, name, arguments)
+        async with session.gate:  # one call of a session at a time: no session holds many workers
+            await self._back_off(session)
+            result = await self._run(session, name, arguments)
+            faulted = result.is_error and "[toolgym-label " in _text(result)
+            if not faulted:
+                self._note_outcome(session, failed=result.is_error)
         if session.handle is not None:  # a stateless session's first answer carries its handle, once
             result.meta = {**(result.meta or {}), HANDLE_META: session.handle}
             session.handle = None
         return result
+
+    def _note_outcome(self, session: Session, failed: bool) -> None:
+        """Keep the error streaks the back-off reads: the session's own, and its client's.
+
+        A client's streak counts the tool errors of its sessions that never succeeded (and the
+        request bodies refused as too large); a new session starts from it, so reconnecting does
+        not wipe the slate, and a new session's first success clears it.
+        """
+        if not failed:
+            session.errors_in_a_row = 0
+            if not session.succeeded:
+                session.succeeded = True
+                self._failing.pop(session.client, None)
+            return
+        session.errors_in_a_row += 1
+        if not session.succeeded:
+            self.note_refusal(session.client)
+
+    def note_refusal(self, client: str) -> None:
+        """One more failure of a client that has not succeeded lately (bounded memory)."""
+        if len(self._failing) > 100_000:
+            self._failing.clear()
+        self._failing[client] = self._failing.get(client, 0) + 1
+
+    async def _back_off(self, session: Session) -> None:
+        """Slow a session that keeps failing: after `ERROR_STREAK` tool errors in a row, each further
+        call waits `error_backoff_s` x 2^k (at most `MAX_BACKOFF_S`) before it runs, k counting the
+        errors past the streak. Its own calls wait; nothing of the server does, so a client looping
+        hostile calls gets little of the server while others keep theirs. Results are unchanged."""
+        await self.back_off(session.errors_in_a_row)
+
+    async def back_off(self, streak: int) -> None:
+        over = streak - ERROR_STREAK
+        if self.error_backoff_s > 0 and over >= 0:
+            await asyncio.sleep(min(MAX_BACKOFF_S, self.error_backoff_s * 2 ** min(over, 16)))
 
     async def _run(self, session: Session, name: str, arguments: dict[str, Any]) -> ToolResult:
         if self.latency_s:
@@ -558,7 +611,7 @@ class DomainServer:
             "host_origin_protection": True,  # Host and Origin checked (DNS rebinding): localhost by default
             "allowed_hosts": self.allow_hosts,
             "allowed_origins": self.allow_origins,
-            "middleware": [body_limit(self.max_body_bytes)],
+            "middleware": [body_limit(self.max_body_bytes, on_refused=self.note_refusal)],
         }
         if self.idle_timeout:
             return self.mcp.http_app(
@@ -607,6 +660,7 @@ class _SessionMiddleware(Middleware):
             raise MCPError(INVALID_PARAMS, str(exc)) from None
 
     async def on_initialize(self, context: Any, call_next: Any) -> Any:
+        await self.server.back_off(self.server._failing.get(_client(), 0))  # a churning failer waits
         query = _http_query()
         task = self._task_or_error() if query is not None else None
         result = await call_next(context)

@@ -12,6 +12,7 @@ The registry is used from the server's event loop only; it holds no locks of its
 
 from __future__ import annotations
 
+import asyncio
 import random
 import re
 import secrets
@@ -149,6 +150,9 @@ class Session:
     client: str = "local"
     owner: str | None = None  # the mcp-session-id or episode handle an explicit id is bound to
     handle: str | None = None  # a new stateless session's handle, until its first result carries it
+    gate: asyncio.Lock = field(default_factory=asyncio.Lock)  # one call at a time
+    errors_in_a_row: int = 0  # tool errors in a row (the server's back-off reads it)
+    succeeded: bool = False  # whether any call of the session has succeeded
     created: float = field(default_factory=time.monotonic)
     last_used: float = field(default_factory=time.monotonic)
     ended: str | None = None

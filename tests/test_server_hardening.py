@@ -174,3 +174,45 @@ def test_http_sessions_cannot_be_taken_over_and_headers_are_checked(tmp_path: Pa
     assert [c["arguments"]["notes"] for c in victim if c["type"] == "call" and c["tool"] == "set_note"] == [
         "x"
     ]
+
+
+def test_a_session_that_keeps_failing_is_slowed_and_its_results_are_unchanged(
+    shop: Domain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After 4 tool errors in a row a session's calls wait, doubling per error (at most 1 s); a
+    success clears it; a client's new sessions start from the streak of its failing sessions."""
+    import simulator.server as server_module
+
+    waits: list[float] = []
+    real_sleep = asyncio.sleep
+
+    async def recorded(delay: float) -> None:
+        if 0 < delay <= 1.0:  # the back-off's waits (the idle reaper sleeps 30 s at a time)
+            waits.append(delay)
+            delay = 0
+        await real_sleep(delay)
+
+    monkeypatch.setattr(server_module.asyncio, "sleep", recorded)
+    server = DomainServer(shop, error_backoff_ms=10)
+    bad = {"customer_id": "C-nobody"}
+
+    async def main() -> None:
+        async with Client(server.mcp, mode="legacy") as client:
+            results = [await client.call_tool("get_customer", bad, raise_on_error=False) for _ in range(7)]
+            assert all(r.is_error and "C-nobody" in text(r) for r in results)  # the same answers
+            assert waits == [0.01, 0.02, 0.04]  # calls 5, 6, 7
+            async with Client(server.mcp, mode="legacy") as fresh:  # reconnecting: the streak stays
+                waits.clear()
+                assert not (await fresh.call_tool("get_customer", {"customer_id": "C-0001"})).is_error
+                assert waits == [0.08]  # its first call waited; its success clears the client's streak
+            waits.clear()
+            assert not (await client.call_tool("get_customer", {"customer_id": "C-0001"})).is_error
+            assert waits == [0.08]  # the session's own streak still counted
+            await client.call_tool("get_customer", bad, raise_on_error=False)
+            assert waits == [0.08]  # the success cleared it
+        async with Client(server.mcp, mode="legacy") as later:
+            waits.clear()
+            await later.call_tool("get_customer", {"customer_id": "C-0001"})
+            assert waits == []
+
+    asyncio.run(main())

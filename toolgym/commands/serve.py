@@ -69,6 +69,14 @@ def serve(
     max_body_bytes: Annotated[
         int, typer.Option(min=1024, help="limit on one HTTP request body, in bytes")
     ] = 1024 * 1024,
+    error_backoff_ms: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            help="after 4 tool errors in a row, a session's calls wait this long, doubling per error "
+            "(at most 1 s; 0: never)",
+        ),
+    ] = 10.0,
     fsync: Annotated[
         bool, typer.Option(help="fsync the transcript after every call (survives power loss)")
     ] = False,
@@ -124,6 +132,7 @@ def serve(
         allow_origins=allow_origin,
         allow_hosts=allow_host,
         max_body_bytes=max_body_bytes,
+        error_backoff_ms=error_backoff_ms,
     )
     if transport is Transport.http:
         port = _bindable(host, port)
