@@ -59,15 +59,15 @@ no `communicate_info`. In toolgym doing nothing passes them, and `toolgym valida
 - 10, 12 and 50 were no-op tasks too (a transfer was the whole outcome); with `handoffs` they are not
   any more: the transfer is the expected change. (26 has a transfer and a return.)
 
-Other findings of `toolgym validate` that come from tau2's tasks as shipped (validate reports 79 valid,
-29 `unreachable-fact`, 4 `no-op-passes`, 2 `weak-verifier`):
-- `unreachable-fact` on 29 tasks: the gold solution's first use of an order id is a write, and neither the
-  instruction, nor an earlier gold result, nor a lookup of an identifier they mention (one-argument read
-  tools, two lookups deep) reveals it. E.g. task 36 modifies `#W9348897` first thing; the instruction gives
-  the user's name and zip, and the gold skips `find_user_id_by_name_zip` and `get_user_details`. An agent
-  can still find the order that way, so these are gaps in the peer's gold solutions, not tasks an agent
-  cannot solve. (Validation counts as known whatever argument-less read tools say, e.g.
-  `list_all_product_types`, and what looking up known ids reveals; with the instruction and earlier results alone, 27 more tasks would be flagged.)
+Other findings of `toolgym validate` that come from tau2's tasks as shipped (validate reports 107 valid,
+4 `no-op-passes`, 2 `weak-verifier`, 1 `weak-answer`):
+- `unreachable-fact`: none. The 29 tasks whose gold solution writes to an order it never looked up
+  (e.g. task 36 modifies `#W9348897` first thing; the gold skips `find_user_id_by_name_zip` and
+  `get_user_details`) are reachable: validation follows every read tool whose required arguments the
+  known facts fill (the user's name and zip from the instruction find the user id, whose details
+  list the order). With one-argument lookups only, as before, those 29 would be flagged.
+- `weak-answer` on task 95: a "shotgun" answer that also states the other value of the fact's
+  column still passes (the column has only two values), so the answer check cannot rule it out.
 - `weak-verifier` on tasks 22 and 110: a `modify_user_address` gold call that the final state cannot tell
   from none (110 sets the address the user already has; in 22 a later call restores it).
 - Transfer summaries are marked `free` (the agent words them), so they are not flagged.
