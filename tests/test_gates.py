@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LINTED = ["simulator", "scoring", "toolgym", "tests", "benchmarks", "scripts", "examples"]
-TYPED = ["simulator", "scoring", "toolgym"]
+LINTED = ["simulator", "scoring", "toolgen", "toolgym", "tests", "benchmarks", "scripts", "examples"]
+TYPED = ["simulator", "scoring", "toolgen", "toolgym"]
 
 
 @pytest.mark.parametrize(
