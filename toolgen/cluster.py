@@ -1,0 +1,283 @@
+"""Operations → a `Plan`: domains of 5–40 tools whose entity graphs are connected.
+
+    cluster(ops, min_tools=5, max_tools=40, seed=0) -> Plan
+
+The steps (every one in a fixed order, so the same operations and seed give a byte-identical plan
+whatever order they come in):
+
+1. **Per api.** The operations of one api (sorted by id) that fit in a domain and whose entity
+   graph is connected are one piece. Otherwise the api's operation graph (`toolgen.graph`: edges
+   weighted by shared entities, shared id parameters and path prefixes) is cut into communities
+   by Louvain (`networkx.community.louvain_communities`, seeded), and each community into the
+   parts whose entity graphs are connected.
+2. **Size bound.** A part larger than `max_tools` is split along its entity subgraph: Louvain again
+   on its own operation graph at a rising resolution, then into connected parts again; a part
+   Louvain cannot cut (one entity with 200 operations) is grown into connected chunks of even size
+   by a breadth-first walk over its entities.
+3. **Merge.** Pieces smaller than `min_tools`, smallest first, merge into their nearest neighbour:
+   among the pieces sharing an entity with them (so the merged entity graph stays connected) and
+   with room for them, the one with the highest affinity (shared entities, the same api, shared
+   path prefixes); the same api comes first by its weight, then other apis (small apis across
+   sources). A piece that stays too small is skipped, each operation with the reason.
+4. **Names**: the dominant api and the two most common entities, slugged, de-duplicated with
+   `-2`, `-3`… in a fixed order. Domains are sorted by name, operation ids within a domain sorted.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import re
+from collections import Counter, deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from networkx.algorithms.community import louvain_communities
+
+from .graph import Weights, components, entity_graph, entity_nodes, operation_graph
+from .model import Operation, Plan, PlannedDomain, SkippedOperation
+
+#: Louvain resolutions tried, in turn, on a connected part still larger than max_tools.
+RESOLUTIONS = (1.0, 2.0, 4.0, 8.0)
+#: Live candidates a small piece looks at per shared entity (the first ones, in a fixed order).
+CANDIDATES_PER_ENTITY = 64
+#: Affinity of two pieces drawn from the same api (on top of their shared entities).
+SAME_API = 2.0
+
+
+@dataclass
+class _Piece:
+    index: int
+    ops: list[Operation]
+    entities: set[str] = field(default_factory=set)
+    apis: Counter[str] = field(default_factory=Counter)
+    prefixes: set[str] = field(default_factory=set)
+    alive: bool = True
+
+    @classmethod
+    def of(cls, index: int, ops: list[Operation]) -> _Piece:
+        piece = cls(index, [])
+        piece.add(ops)
+        return piece
+
+    def add(self, ops: list[Operation]) -> None:
+        self.ops.extend(ops)
+        for op in ops:
+            self.entities.update(entity_nodes(op))
+            self.apis[op.api] += 1
+            if op.path_prefix:
+                self.prefixes.add(op.path_prefix)
+
+
+def cluster(
+    ops: Sequence[Operation],
+    *,
+    min_tools: int = 5,
+    max_tools: int = 40,
+    seed: int = 0,
+    weights: Weights | None = None,
+) -> Plan:
+    """Cluster `ops` into domains (see the module docstring). Raises ValueError on bad bounds or ids."""
+    if min_tools < 1 or max_tools < min_tools:
+        raise ValueError(
+            f"need 1 <= min_tools <= max_tools, got min_tools {min_tools}, max_tools {max_tools}"
+        )
+    weights = weights or Weights()
+    ordered = sorted(ops, key=lambda op: op.id)
+    for a, b in zip(ordered, ordered[1:], strict=False):
+        if a.id == b.id:
+            raise ValueError(f"operation id {a.id!r} appears twice ({a.source} and {b.source})")
+    by_api: dict[str, list[Operation]] = {}
+    for op in ordered:
+        by_api.setdefault(op.api, []).append(op)
+    parts: list[list[Operation]] = []
+    for api in sorted(by_api):
+        parts.extend(_split_api(by_api[api], max_tools, seed, weights))
+    pieces = [_Piece.of(i, part) for i, part in enumerate(parts)]
+    _merge_small(pieces, min_tools, max_tools, weights)
+    domains: list[list[Operation]] = []
+    skipped: list[SkippedOperation] = []
+    for piece in pieces:
+        if not piece.alive:
+            continue
+        if len(piece.ops) >= min_tools:
+            domains.append(sorted(piece.ops, key=lambda op: op.id))
+            continue
+        entities = ", ".join(sorted(piece.entities))
+        reason = (
+            f"too small and unrelated: its group of {len(piece.ops)} operation(s) on {entities} "
+            f"shares no entity with a domain that has room, and min_tools is {min_tools}"
+        )
+        skipped.extend(SkippedOperation(id=op.id, reason=reason) for op in piece.ops)
+    return Plan(
+        domains=_named(domains),
+        skipped=sorted(skipped, key=lambda s: s.id),
+        seed=seed,
+        min_tools=min_tools,
+        max_tools=max_tools,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# 1–2: one api into connected parts of at most max_tools
+
+
+def _split_api(ops: list[Operation], max_tools: int, seed: int, weights: Weights) -> list[list[Operation]]:
+    parts = components(ops)
+    if len(parts) == 1 and len(ops) <= max_tools:
+        return parts
+    if len(ops) > max_tools:
+        parts = [part for community in _louvain(ops, seed, weights, 1.0) for part in components(community)]
+    return [bounded for part in parts for bounded in _bound(part, max_tools, seed, weights)]
+
+
+def _louvain(ops: list[Operation], seed: int, weights: Weights, resolution: float) -> list[list[Operation]]:
+    """Louvain communities of the operation graph of `ops`, each in id order, ordered by first id."""
+    graph = operation_graph(ops, weights)
+    by_id = {op.id: op for op in ops}
+    found = louvain_communities(graph, weight="weight", resolution=resolution, seed=seed)
+    communities = [sorted((by_id[i] for i in c), key=lambda op: op.id) for c in found]
+    return sorted(communities, key=lambda c: c[0].id)
+
+
+def _bound(part: list[Operation], max_tools: int, seed: int, weights: Weights) -> list[list[Operation]]:
+    """A connected part split into connected parts of at most max_tools operations."""
+    if len(part) <= max_tools:
+        return [part]
+    for resolution in RESOLUTIONS:
+        communities = _louvain(part, seed, weights, resolution)
+        if len(communities) > 1:
+            pieces = [piece for c in communities for piece in components(c)]
+            return [bounded for piece in pieces for bounded in _bound(piece, max_tools, seed, weights)]
+    return _grow(part, max_tools)
+
+
+def _grow(part: list[Operation], max_tools: int) -> list[list[Operation]]:
+    """Connected chunks of even size (≤ max_tools) grown breadth-first over the entities."""
+    target = math.ceil(len(part) / math.ceil(len(part) / max_tools))
+    by_entity: dict[str, list[Operation]] = {}
+    for op in part:
+        for entity in entity_nodes(op):
+            by_entity.setdefault(entity, []).append(op)
+    taken: set[str] = set()
+    chunks: list[list[Operation]] = []
+    for start in part:
+        if start.id in taken:
+            continue
+        chunk: list[Operation] = []
+        queue = deque([start])
+        seen_entities: set[str] = set()
+        while queue and len(chunk) < target:
+            op = queue.popleft()
+            if op.id in taken:
+                continue
+            taken.add(op.id)
+            chunk.append(op)
+            for entity in entity_nodes(op):
+                if entity not in seen_entities:
+                    seen_entities.add(entity)
+                    queue.extend(o for o in by_entity[entity] if o.id not in taken)
+        chunks.append(chunk)
+    return [c for chunk in chunks for c in components(chunk)]
+
+
+# ---------------------------------------------------------------------------------------------
+# 3: small pieces into their nearest neighbours
+
+
+def _affinity(a: _Piece, b: _Piece, weights: Weights) -> float:
+    shared_api = SAME_API if a.apis.keys() & b.apis.keys() else 0.0
+    return (
+        weights.entity * len(a.entities & b.entities)
+        + shared_api
+        + weights.path_prefix * len(a.prefixes & b.prefixes)
+    )
+
+
+def _merge_small(pieces: list[_Piece], min_tools: int, max_tools: int, weights: Weights) -> None:
+    """Merge each piece smaller than min_tools into its nearest neighbour with room, smallest first."""
+    by_entity: dict[str, list[int]] = {}
+    for piece in pieces:
+        for entity in sorted(piece.entities):
+            by_entity.setdefault(entity, []).append(piece.index)
+    heap = [(len(p.ops), p.index) for p in pieces if len(p.ops) < min_tools]
+    heapq.heapify(heap)
+    while heap:
+        size, index = heapq.heappop(heap)
+        piece = pieces[index]
+        if not piece.alive or len(piece.ops) != size:
+            continue
+        best = _nearest(piece, pieces, by_entity, max_tools, weights)
+        if best is None:
+            continue
+        best.add(piece.ops)
+        piece.alive = False
+        for entity in sorted(piece.entities - best.entities):
+            by_entity[entity].append(best.index)
+        best.entities |= piece.entities
+        if len(best.ops) < min_tools:
+            heapq.heappush(heap, (len(best.ops), best.index))
+
+
+def _nearest(
+    piece: _Piece, pieces: list[_Piece], by_entity: dict[str, list[int]], max_tools: int, weights: Weights
+) -> _Piece | None:
+    room = max_tools - len(piece.ops)
+    best: tuple[float, int, int] | None = None
+    for entity in sorted(piece.entities):
+        members = by_entity[entity]
+        live = [i for i in members if pieces[i].alive and len(pieces[i].ops) < max_tools]
+        by_entity[entity] = live  # drop the dead and the full for good: pieces only grow
+        looked = 0
+        for i in live:
+            if i == piece.index or len(pieces[i].ops) > room:
+                continue
+            key = (_affinity(piece, pieces[i], weights), -len(pieces[i].ops), -i)
+            if best is None or key > best:
+                best = key
+            looked += 1
+            if looked >= CANDIDATES_PER_ENTITY:
+                break
+    return None if best is None else pieces[-best[2]]
+
+
+# ---------------------------------------------------------------------------------------------
+# 4: names
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40].strip("-") or "api"
+
+
+def _named(domains: list[list[Operation]]) -> list[PlannedDomain]:
+    """PlannedDomains named `api-entity-entity`, de-duplicated with -2, -3…, sorted by name."""
+    drafts = []
+    for ops in domains:
+        apis = Counter(op.api for op in ops)
+        api = min(apis, key=lambda a: (-apis[a], a))
+        entities = Counter(op.entity for op in ops)
+        top = sorted(entities, key=lambda e: (-entities[e], e))[:2]
+        base = "-".join([_slug(api), *(_slug(e) for e in top)])
+        drafts.append((base, ops[0].id, ops))
+    drafts.sort(key=lambda d: (d[0], d[1]))
+    taken = {base for base, _, _ in drafts}
+    used: set[str] = set()
+    suffix: Counter[str] = Counter()
+    named = []
+    for base, _, ops in drafts:
+        name = base
+        if name in used:
+            suffix[base] = max(suffix[base], 1)
+            while name in used or name in taken:
+                suffix[base] += 1
+                name = f"{base}-{suffix[base]}"
+        used.add(name)
+        named.append(
+            PlannedDomain(
+                name=name,
+                operations=[op.id for op in ops],
+                apis=sorted({op.api for op in ops}),
+                entities=sorted(entity_graph(ops).nodes),
+            )
+        )
+    return sorted(named, key=lambda d: d.name)
