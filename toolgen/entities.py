@@ -1,0 +1,417 @@
+"""What an operation acts on and how: its entity (a snake_case singular noun) and its kind.
+
+Rules, in order (the first that yields a noun wins):
+
+1. **Path**: the last static segment that is a noun (`/users/{id}/orders` → `order`). Version and
+   plumbing segments (`v1`, `api`, `2010-04-01`, `rest`, `me`, …) are skipped; extensions
+   (`Messages.json`) are cut; a trailing verb segment (`/orders/{id}/cancel`, `…/search`) names
+   the kind and the noun before it the entity. An RPC-style last segment — `chat.postMessage`,
+   `{name}:cancel`, `#Action=CreateUser` — is read like a function name.
+2. **Tags** (`Pets` → `pet`), then the **response / request schema's component name** with generic
+   words dropped (`ListPetsResponse` → `pet`).
+3. **The function name / operationId** without its leading verb and after any preposition
+   (`get_weather_forecast` → `weather_forecast`, `getUserById` → `user`, `search_flights` →
+   `flight`); a namespace (`Spotify.play`) is the noun when the name has none.
+
+Kinds: an HTTP method decides, except POST (create on a collection, update on one record, the
+verb's kind on a verb segment) and RPC-style segments (the verb decides). For function names the
+leading (or, `order_create`, trailing) verb decides; a name that is only a noun phrase names what
+it returns (`math.factorial`, `stock_price`) and is a read. Verbs that end a record's life:
+`delete`/`remove`/`destroy`/`erase`/`purge`/`drop`/`clear` are **delete**; `cancel`, `revoke`,
+`void`, `refund`, `archive` change a record's state and are **actions** (the record stays).
+
+Every rule reports whether it found its answer (`Guess.fallback` is False) or fell back (no noun
+anywhere: the api's name; no verb and no method: `action`), so the corpus-wide rate can be measured.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from toolgen.model import Kind
+from toolgen.naming import singular_phrase, words
+
+_VERB_KINDS: dict[str, Kind] = {}
+for _kind, _verbs in (
+    (
+        "read",
+        "get list search find fetch lookup look check query retrieve read show view count describe "
+        "browse explore download export lookup scan poll watch head peek preview inspect resolve "
+        "autocomplete suggest match compare is has can exists locate select recommend",
+    ),
+    (
+        "create",
+        "create add new book place register insert post make upload reserve schedule import "
+        "enroll open allocate provision issue generate",
+    ),
+    (
+        "update",
+        "update modify set change edit rename patch put replace upsert save assign toggle configure "
+        "adjust mark increment decrement append tag label move reorder rate update_",
+    ),
+    ("delete", "delete remove destroy erase purge drop clear unset del rm"),
+    (
+        "action",
+        "send cancel approve reject capture refund void charge pay transfer start stop restart pause "
+        "resume run execute trigger invoke call play skip seek enable disable activate deactivate "
+        "archive unarchive restore verify validate confirm complete close lock unlock login logout "
+        "signin signout sign authorize authenticate reset sync share invite accept decline follow "
+        "unfollow like unlike subscribe unsubscribe publish unpublish deploy install uninstall "
+        "convert calculate compute translate analyze analyse predict classify detect recognize "
+        "summarize render compress encrypt decrypt encode decode hash sort filter merge split copy "
+        "clone attach detach link unlink connect disconnect mute unmute pin unpin notify ping test "
+        "submit process resend retry rollback revert apply estimate simulate evaluate solve plot "
+        "draw shuffle flip roll transcribe extract parse format optimize train evaluate reboot "
+        "shutdown suspend release revoke renew refresh redeem claim dispatch ship fulfill deliver "
+        "print scrape crawl order buy sell purchase checkout withdraw deposit exchange swap mint "
+        "stake vote report flag ban block unblock kick mention reply forward dismiss acknowledge "
+        "ack snooze escalate assign_ resolve_ import_ generate_ login_ upgrade downgrade migrate "
+        "backup install_ cast broadcast speak say tell ask chat respond answer",
+    ),
+):
+    for _v in _verbs.split():
+        _VERB_KINDS.setdefault(_v.rstrip("_"), _kind)  # type: ignore[arg-type]
+
+# Words that qualify a verb rather than name a thing ("batch_get_items", "bulk_delete").
+_VERB_MODIFIERS = frozenset("batch bulk async multi mass try do perform auto re".split())
+# Words after which a function name stops naming its entity ("get_user_by_id").
+_PREPOSITIONS = frozenset(
+    "by for from with in on at to of via using per into within between near under over after "
+    "before and or as than".split()
+)
+# Words that add nothing to an entity: dropped at the end ("user_info" → user) or the start.
+_GENERIC_TAIL = frozenset(
+    "info information details detail data list lists collection page paged paginated response "
+    "request result results dto model input output wrapper body payload object resource schema "
+    "entity item_list json xml api apis v1 v2 v3 by id ids all".split()
+)
+_GENERIC_HEAD = frozenset("all my the a an current specific single multiple one any each every".split())
+# Path segments that are plumbing, not nouns.
+_STOP_SEGMENTS = frozenset(
+    "api apis rest restapi service services public private internal external admin beta alpha "
+    "preview latest current me self my json xml rpc ws web www v version versions openapi swagger "
+    "graphql odata data default global common core base root index _ management manage operations "
+    "endpoint endpoints".split()
+)
+_TAG_STOP = frozenset("api apis management service services endpoint endpoints rest public".split())
+_VERSION = re.compile(r"^(v\d+[a-z0-9.]*|\d[\d._-]*|\d+(\.\d+)*[a-z]*\d*)$", re.IGNORECASE)
+_EXTENSION = re.compile(
+    r"\.(json|xml|csv|ya?ml|txt|html?|php|aspx?|jsp|cgi|do|pdf|png|jpe?g)$", re.IGNORECASE
+)
+_PARAM = re.compile(r"\{[^}]*\}|<[^>]*>|^:[A-Za-z_]\w*$")
+_QUERYISH = re.compile(r"[#?]")
+_QUERY_SPLIT = re.compile(r"[#?&]")
+_ID_SUFFIX = frozenset("id ids uuid guid sid".split())
+
+
+@dataclass(frozen=True, slots=True)
+class Guess:
+    """An entity and a kind, and whether each came from a rule or a fallback."""
+
+    entity: str
+    kind: Kind
+    entity_fallback: bool
+    kind_fallback: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Name:
+    """A function-like name split into its verb's kind and its noun."""
+
+    kind: Kind | None
+    noun: str
+    namespace_noun: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Segment:
+    text: str  # the static text (extension cut), "" for a parameter
+    param: str | None  # the parameter's name, for `{id}` segments
+    rpc: str | None  # an RPC method name carried by the segment (`chat.postMessage`, `:cancel`)
+
+
+@dataclass(frozen=True, slots=True)
+class PathInfo:
+    """What a path template says about its operation."""
+
+    noun: str  # the entity noun, "" when the path has none
+    verb_kind: Kind | None  # the kind named by a trailing verb segment or an RPC method
+    ends_with_param: bool
+    prefix: str | None  # leading static segments
+    collection_of: dict[str, str]  # path parameter → the noun of the segment before it
+    params: tuple[str, ...]  # the template's parameter names, in order
+    name_words: tuple[str, ...]  # the static, non-plumbing words, for a tool name
+    verb: str  # the trailing verb segment's or RPC method's verb word, "" when none
+
+
+def noun_of(parts: tuple[str, ...] | list[str], limit: int = 3) -> str:
+    """The singular snake_case noun phrase of `parts`, generic words dropped, at most `limit` words."""
+    kept = [w for w in parts if w not in _GENERIC_HEAD]
+    while kept and (kept[-1] in _GENERIC_TAIL or _VERSION.match(kept[-1])):
+        kept.pop()
+    while kept and (kept[0] in _GENERIC_TAIL or _VERSION.match(kept[0])):
+        kept.pop(0)
+    kept = [w for w in kept if not w.isdigit()]
+    return singular_phrase(kept[-limit:])[:64].strip("_") if kept else ""
+
+
+def _verb_at(ws: tuple[str, ...], index: int) -> Kind | None:
+    return _VERB_KINDS.get(ws[index]) if -len(ws) <= index < len(ws) else None
+
+
+@lru_cache(maxsize=65536)
+def analyse_name(name: str) -> _Name:
+    """Kind and noun of a function-like name: `getUserById`, `search_flights`, `Spotify.play`."""
+    namespace, _, method = name.rpartition(".") if "." in name else ("", "", name)
+    ws = words(method)
+    start = 0
+    while start < len(ws) - 1 and ws[start] in _VERB_MODIFIERS:
+        start += 1
+    kind = _verb_at(ws, start)
+    body: tuple[str, ...]
+    if kind is not None:
+        body = ws[start + 1 :]
+        # "get_and_update_x", "list_or_search": skip further verbs joined to the first
+        while body and (body[0] in _VERB_KINDS or body[0] in ("and", "or")) and len(body) > 1:
+            body = body[1:]
+    elif len(ws) > 1 and _verb_at(ws, -1) is not None:  # "order_create"
+        kind, body = _verb_at(ws, -1), ws[:-1]
+    else:
+        body = ws[start:]
+    for i, w in enumerate(body):
+        if w in _PREPOSITIONS and i > 0:
+            body = body[:i]
+            break
+    ns_words = words(namespace)
+    return _Name(kind=kind, noun=noun_of(body), namespace_noun=noun_of(ns_words[-2:]) if ns_words else "")
+
+
+def _split_segment(raw: str) -> _Segment:
+    if raw.startswith(("#", "?")) or "=" in raw:
+        # AWS query APIs: "#Action=CreateUser&Version=..." / "#X-Amz-Target=DynamoDB.CreateTable"
+        pairs = [p.partition("=") for p in _QUERY_SPLIT.split(raw) if "=" in p]
+        for key, _, value in pairs:
+            if key.lower() in ("action", "x-amz-target", "operation", "method", "op"):
+                return _Segment("", None, value)
+        return _Segment("", None, pairs[0][2] if pairs and pairs[0][2] else None)
+    raw = _QUERYISH.split(raw, maxsplit=1)[0]
+    if raw.startswith("{") and raw.endswith("}") and raw.count("{") == 1:
+        return _Segment("", raw[1:-1], None)
+    if raw.startswith(":") and len(raw) > 1 and "{" not in raw:  # express-style ":id"
+        return _Segment("", raw[1:], None)
+    if "{" in raw or "<" in raw:
+        rest = _PARAM.sub("", raw)
+        name = raw[raw.find("{") + 1 : raw.find("}")] if "{" in raw else ""
+        if rest.startswith(":") and len(rest) > 1:  # Google "{name}:cancel"
+            return _Segment("", name, rest[1:])
+        rest = _EXTENSION.sub("", rest).strip(".:-_()")
+        return _Segment(rest, None, None) if rest and not rest.startswith(".") else _Segment("", name, None)
+    raw = _EXTENSION.sub("", raw)
+    if ":" in raw:  # "instances:batchCreate"
+        head, _, verb = raw.partition(":")
+        return _Segment(head, None, verb or None)
+    if "." in raw.strip("."):  # Slack "chat.postMessage"
+        return _Segment("", None, raw.strip("."))
+    return _Segment(raw, None, None)
+
+
+def _is_stop(text: str) -> bool:
+    lowered = text.lower()
+    return lowered in _STOP_SEGMENTS or bool(_VERSION.match(lowered)) or not words(text)
+
+
+@lru_cache(maxsize=65536)
+def analyse_path(path: str) -> PathInfo:
+    """Entity noun, trailing verb, prefix and parameter owners of a path template."""
+    segments = [_split_segment(s) for s in path.split("/") if s]
+    prefix_parts: list[str] = []
+    for seg in segments:
+        if seg.param is not None or seg.rpc is not None or not seg.text:
+            break
+        prefix_parts.append(seg.text)
+    prefix = "/" + "/".join(prefix_parts[:3]) if prefix_parts else None
+
+    collection_of: dict[str, str] = {}
+    last_noun = ""
+    for seg in segments:
+        if seg.param is not None and last_noun:
+            collection_of[seg.param] = last_noun
+        if seg.text and not _is_stop(seg.text):
+            ws = words(seg.text)
+            if not (len(ws) == 1 and ws[0] in _VERB_KINDS):
+                last_noun = noun_of(ws)
+
+    verb_kind: Kind | None = None
+    noun = ""
+    ends_with_param = bool(segments) and segments[-1].param is not None and segments[-1].rpc is None
+    for index in range(len(segments) - 1, -1, -1):
+        seg = segments[index]
+        if seg.rpc is not None and index == len(segments) - 1:
+            named = analyse_name(seg.rpc)
+            verb_kind = named.kind
+            noun = named.noun or named.namespace_noun
+            if noun:
+                break
+            continue
+        if not seg.text or _is_stop(seg.text):
+            continue
+        ws = words(seg.text)
+        kind = _verb_at(ws, 0)
+        after_noun = any(s.param is not None or (s.text and not _is_stop(s.text)) for s in segments[:index])
+        if (
+            kind is not None
+            and index == len(segments) - 1
+            and verb_kind is None
+            and (len(ws) > 1 or after_noun)
+        ):
+            # a trailing verb segment: "/orders/{id}/cancel", "/pets/{id}/uploadImage"
+            verb_kind = kind
+            rest = noun_of(ws[1:])
+            if rest and index == 0:
+                noun = rest
+                break
+            continue
+        noun = noun_of(ws)
+        if noun:
+            break
+    params = tuple(seg.param for seg in segments if seg.param)
+    name_words: list[str] = []
+    for seg in segments:
+        if seg.rpc is not None:
+            name_words.extend(words(seg.rpc))
+        elif seg.text and not _is_stop(seg.text):
+            name_words.extend(words(seg.text))
+    verb = ""
+    if verb_kind is not None and name_words and name_words[-1] in _VERB_KINDS:
+        verb = name_words.pop()
+    elif verb_kind is not None:
+        last = segments[-1]
+        ws = words(last.rpc or last.text)
+        if ws and ws[0] in _VERB_KINDS:
+            verb = ws[0]
+            if tuple(name_words[-len(ws) :]) == ws:
+                del name_words[-len(ws) :]
+                name_words.extend(ws[1:])
+    return PathInfo(noun, verb_kind, ends_with_param, prefix, collection_of, params, tuple(name_words), verb)
+
+
+_KIND_VERB = {"create": "create", "update": "update", "delete": "delete", "action": "call"}
+
+
+def path_tool_name(method: str, info: PathInfo, kind: Kind) -> str:
+    """A tool name from a path: `list_pets`, `get_pets` (one), `cancel_users_orders`."""
+    if info.verb:
+        verb = info.verb
+    elif kind == "read":
+        verb = "get" if info.ends_with_param else "list"
+    else:
+        verb = _KIND_VERB.get(kind, method)
+    return "_".join((verb, *info.name_words))
+
+
+def _component_noun(name: str | None) -> str:
+    if not name:
+        return ""
+    named = analyse_name(name.rsplit(".", 1)[-1])
+    return named.noun
+
+
+def _tag_noun(tags: list[str]) -> str:
+    for tag in tags[:1]:
+        ws = [w for w in words(tag) if w not in _TAG_STOP]
+        noun = noun_of(ws)
+        if noun:
+            return noun
+    return ""
+
+
+def _method_kind(method: str, path: PathInfo) -> Kind | None:
+    if method in ("get", "head", "options"):
+        return "read"
+    if method in ("put", "patch"):
+        return "update"
+    if method == "delete":
+        return "delete"
+    if method == "post":
+        if path.verb_kind is not None:
+            return path.verb_kind
+        return "update" if path.ends_with_param else "create"
+    return None
+
+
+def guess(
+    *,
+    method: str | None,
+    path: str | None,
+    operation_id: str | None,
+    tags: list[str],
+    response_schema_name: str | None,
+    request_schema_name: str | None,
+    api: str,
+) -> tuple[Guess, PathInfo | None]:
+    """The entity and kind of one operation (see the module docstring for the rules)."""
+    info = analyse_path(path) if path else None
+    named = analyse_name(operation_id) if operation_id else None
+    rpc_path = info is not None and info.verb_kind is not None and info.ends_with_param is False
+
+    kind: Kind | None = None
+    if method and info is not None:
+        if rpc_path and method in ("get", "post") and info.verb_kind is not None:
+            kind = info.verb_kind
+        else:
+            kind = _method_kind(method, info)
+    if kind is None and named is not None:
+        kind = named.kind
+        if kind is None and named.noun:
+            kind = "read"  # a bare noun phrase names what it returns
+    kind_fallback = kind is None
+
+    entity = ""
+    for candidate in (
+        info.noun if info else "",
+        _tag_noun(tags),
+        _component_noun(response_schema_name),
+        _component_noun(request_schema_name),
+        named.noun if named else "",
+        named.namespace_noun if named else "",
+    ):
+        if candidate:
+            entity = candidate
+            break
+    entity_fallback = not entity
+    if not entity:
+        entity = noun_of(words(api)) or "item"
+    return Guess(entity, kind or "action", entity_fallback, kind_fallback), info
+
+
+def id_entity(param: str) -> str:
+    """The entity whose id a parameter name carries (`order_id`, `orderId`, `AccountSid`), or ""."""
+    ws = words(param)
+    if len(ws) >= 2 and ws[-1] in _ID_SUFFIX:
+        return noun_of(ws[:-1], limit=2)
+    return ""
+
+
+def id_properties(schema: Any, own: str) -> list[str]:
+    """Entities whose ids a response schema's top-level properties hold (`id` is `own`'s)."""
+    if not isinstance(schema, dict):
+        return []
+    if schema.get("type") == "array" and isinstance(schema.get("items"), dict):
+        schema = schema["items"]
+    props = schema.get("properties")
+    if not isinstance(props, dict):
+        return []
+    found: list[str] = []
+    for key in props:
+        if not isinstance(key, str):
+            continue
+        if key.lower() in _ID_SUFFIX:
+            found.append(own)
+        else:
+            ent = id_entity(key)
+            if ent:
+                found.append(ent)
+    return found

@@ -1,0 +1,347 @@
+"""RawOperation → Operation: ids, tool names, one input schema, entity, kind, record, id links.
+
+`normalize(raw)` is pure (no files, no clock) and deterministic: the same operations in any
+order give the same result, sorted by source then pointer.
+
+- **Id**: `api-slug:tool_name@hash`, the hash over source and pointer (8 hex digits, 16 in the
+  rare case two ids would still meet): stable while the file and the operation's place in it are.
+- **Tool name**: the operationId / function name in snake_case (`getWeatherForecast` →
+  `get_weather_forecast`, `Spotify.play` → `spotify_play`), else method + path
+  (`post_users_user_id_orders`); non-ASCII folded, clipped to 64 characters at a word (a hash
+  keeps clipped names apart), then `_2`, `_3`, … where two operations of one api meet.
+- **Input schema**: one object; path, query, header, cookie, form and body parameters and a
+  function's own input schema merged in that order. A name a tool-calling API rejects
+  (`filter[status]`, `$top`) is made valid, and a name already taken (`id` in path and body) gets
+  its location as a prefix (`body_id`); both are recorded in `renamed`. Transport headers
+  (Content-Type, Accept, …), credentials (Authorization, API keys, access tokens) and cookies are
+  left to the client and recorded in `dropped` with the reason. A request body that is not an
+  object is one `body` property. Every parameter ends up in the schema or in `dropped`.
+  Python-style types some function lists use (`dict`, `float`, `tuple`, `any`) become JSON Schema.
+- **Entity and kind**: `toolgen.entities` (the rules are in its docstring).
+- **Record schema**: the success response's schema (an array's items), else for a create the
+  request body's. **consumes**: entities of id parameters (`order_id`, `{orderId}`, `{id}` after
+  `/orders`); **produces**: the entity for creates and the entities of id properties of the
+  response (`id` → its own entity).
+- **Skipped**: only an operation listed twice (same source and pointer): the second is skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from toolgen.entities import Guess, PathInfo, guess, id_entity, id_properties, path_tool_name
+from toolgen.model import Operation, Parameter, RawOperation, SkippedOperation
+from toolgen.naming import property_name, short_hash, slug, tool_base_name, unique_name, words
+
+__all__ = ["normalize", "normalize_one"]
+
+MAX_DESCRIPTION = 1024
+_LOCATION_ORDER = {"path": 0, "query": 1, "header": 2, "cookie": 3, "formData": 4, "body": 5, "argument": 6}
+_TRANSPORT_HEADERS = frozenset(
+    "content-type content-length content-encoding content-language content-md5 accept accept-encoding "
+    "accept-language accept-charset user-agent host connection cache-control pragma origin referer "
+    "if-match if-none-match if-modified-since if-unmodified-since expect te upgrade "
+    "x-requested-with idempotency-key x-idempotency-key traceparent tracestate".split()
+)
+_TRACING_WORDS = frozenset("request correlation trace tracking".split())
+_CREDENTIAL_WORDS = frozenset(
+    "authorization auth apikey token secret signature credential credentials bearer".split()
+)
+_CREDENTIAL_QUERY = frozenset(
+    "api_key apikey access_token oauth_token auth_token auth authorization x_api_key api_token "
+    "apitoken client_secret signature".split()
+)
+_PY_TYPES = {
+    "dict": "object",
+    "list": "array",
+    "tuple": "array",
+    "float": "number",
+    "int": "integer",
+    "str": "string",
+    "bool": "boolean",
+    "string[]": "array",
+    "array[]": "array",
+}
+_JSON_TYPES = frozenset("object array string number integer boolean null".split())
+
+
+def normalize(raw: Iterable[RawOperation]) -> tuple[list[Operation], list[SkippedOperation]]:
+    """Normalize every operation; returns (operations, skipped), both sorted by source and pointer."""
+    ordered = sorted(raw, key=lambda r: (r.source, r.pointer, r.api))
+    names: dict[str, set[str]] = {}
+    ids: set[str] = set()
+    seen: dict[tuple[str, str], str] = {}
+    operations: list[Operation] = []
+    skipped: list[SkippedOperation] = []
+    for r in ordered:
+        g, info = _guess(r)
+        op_id, base = _make_id(r, ids, g, info)
+        key = (r.source, r.pointer)
+        if key in seen:
+            skipped.append(
+                SkippedOperation(id=op_id, reason=f"listed twice: same source and pointer as {seen[key]}")
+            )
+            continue
+        seen[key] = op_id
+        name = unique_name(base, names.setdefault(r.api, set()), r.source + "#" + r.pointer)
+        operations.append(_operation(r, op_id, name, g, info))
+    return operations, skipped
+
+
+def _guess(r: RawOperation) -> tuple[Guess, PathInfo | None]:
+    return guess(
+        method=r.method,
+        path=r.path,
+        operation_id=r.operation_id,
+        tags=r.tags,
+        response_schema_name=r.response_schema_name,
+        request_schema_name=r.request_schema_name,
+        api=r.api,
+    )
+
+
+def _make_id(r: RawOperation, ids: set[str], g: Guess, info: PathInfo | None) -> tuple[str, str]:
+    fallback = path_tool_name(r.method or "call", info, g.kind) if info else g.entity
+    base = tool_base_name(r.operation_id or "", fallback)
+    prefix = f"{slug(r.api)}:{base}@"
+    op_id = prefix + short_hash(r.source, r.pointer)
+    if op_id in ids:
+        op_id = prefix + short_hash(r.source, r.pointer, length=16)
+        counter = 2
+        while op_id in ids:  # only an exact duplicate (same source and pointer) gets here
+            op_id = f"{prefix}{short_hash(r.source, r.pointer, length=16)}-{counter}"
+            counter += 1
+    ids.add(op_id)
+    return op_id, base
+
+
+def normalize_one(r: RawOperation, *, op_id: str, name: str) -> Operation:
+    """One operation, given its id and its (already de-duplicated) tool name."""
+    g, info = _guess(r)
+    return _operation(r, op_id, name, g, info)
+
+
+def _operation(r: RawOperation, op_id: str, name: str, g: Guess, info: PathInfo | None) -> Operation:
+    schema, dropped, renamed, kept = _input_schema(r)
+    return Operation(
+        id=op_id,
+        source=r.source,
+        pointer=r.pointer,
+        format=r.format,
+        api=r.api,
+        name=name,
+        description=_description(r, name),
+        input_schema=schema,
+        entity=g.entity,
+        kind=g.kind,
+        record_schema=_record_schema(r, g),
+        consumes=_consumes(kept, g, info),
+        produces=_produces(r, g),
+        path_prefix=info.prefix if info else None,
+        dropped=dropped,
+        renamed=renamed,
+    )
+
+
+def _description(r: RawOperation, name: str) -> str:
+    parts = [p.strip() for p in (r.summary, r.description) if p and p.strip()]
+    if len(parts) == 2 and parts[1].startswith(parts[0]):
+        parts = parts[1:]
+    text = "\n\n".join(parts) or " ".join(words(name)).capitalize()
+    return text if len(text) <= MAX_DESCRIPTION else text[: MAX_DESCRIPTION - 1].rstrip() + "…"
+
+
+def _parameters(r: RawOperation) -> list[Parameter]:
+    """Every parameter: the declared ones, a function's input schema's, an unsplit request body."""
+    params = list(r.parameters)
+    schema = r.input_schema
+    if isinstance(schema, dict):
+        declared = {p.name for p in params if p.location == "argument"}
+        required = schema.get("required")
+        required_set = set(required) if isinstance(required, list) else set()
+        props = schema.get("properties")
+        if isinstance(props, dict):
+            for key, sub in props.items():
+                if str(key) not in declared:
+                    params.append(_param(str(key), "argument", key in required_set, sub))
+    if r.path and "{" in r.path:
+        declared_path = {p.name for p in params if p.location == "path"}
+        for name in _template_params(r.path):
+            if name not in declared_path:
+                params.append(_param(name, "path", True, {"type": "string"}))
+    body = r.request_schema
+    if isinstance(body, dict) and not any(p.location in ("body", "formData") for p in params):
+        props = body.get("properties")
+        if isinstance(props, dict) and props:
+            required = body.get("required")
+            required_set = set(required) if isinstance(required, list) else set()
+            params.extend(_param(str(k), "body", k in required_set, v) for k, v in props.items())
+        elif props is None and body:
+            params.append(_param("body", "body", True, body))
+    params.sort(key=lambda p: _LOCATION_ORDER.get(p.location, 9))
+    return params
+
+
+def _template_params(path: str) -> list[str]:
+    return [part.split("}", 1)[0] for part in path.split("{")[1:] if "}" in part]
+
+
+def _param(name: str, location: str, required: bool, schema: Any) -> Parameter:
+    sub = schema if isinstance(schema, dict) else {}
+    desc = sub.get("description")
+    return Parameter.model_construct(
+        name=name,
+        location=location,
+        required=required,
+        description=desc if isinstance(desc, str) else "",
+        schema_=sub,
+    )
+
+
+def _drop_reason(p: Parameter) -> str | None:
+    if p.location == "cookie":
+        return "cookie: session state the client keeps, not an argument"
+    lowered = p.name.lower()
+    ws = words(p.name)
+    if p.location == "header":
+        if lowered in _TRANSPORT_HEADERS or lowered.startswith(("accept-", "x-forwarded-", "sec-")):
+            return "transport header: set by the client"
+        if _CREDENTIAL_WORDS.intersection(ws) or ("api" in ws and "key" in ws) or lowered == "cookie":
+            return "credential header: the environment authenticates the agent"
+        if _TRACING_WORDS.intersection(ws) and ("id" in ws or "key" in ws):
+            return "tracing header: set by the client"
+    if p.location == "query":
+        joined = "_".join(ws)
+        if joined in _CREDENTIAL_QUERY:
+            return "credential: the environment authenticates the agent"
+        if joined in ("key", "token") and any(
+            w in p.description.lower() for w in ("api key", "auth", "access token", "credential")
+        ):
+            return "credential: the environment authenticates the agent"
+    return None
+
+
+def _input_schema(
+    r: RawOperation,
+) -> tuple[dict[str, Any], list[dict[str, str]], list[dict[str, str]], list[tuple[str, str, str]]]:
+    """(schema, dropped, renamed, kept) where kept lists (property, original name, location)."""
+    props: dict[str, Any] = {}
+    origin: dict[str, str] = {}
+    required: list[str] = []
+    dropped: list[dict[str, str]] = []
+    renamed: list[dict[str, str]] = []
+    kept: list[tuple[str, str, str]] = []
+    memo: dict[int, Any] = {}
+    for p in _parameters(r):
+        reason = _drop_reason(p)
+        if reason is not None:
+            dropped.append({"name": p.name, "location": p.location, "reason": reason})
+            continue
+        prop = property_name(p.name)
+        if prop != p.name:
+            renamed.append(
+                {"from": p.name, "to": prop, "reason": "not a valid property name for tool calling"}
+            )
+        if prop in props:
+            if origin[prop] == p.location and prop == p.name:
+                dropped.append(
+                    {"name": p.name, "location": p.location, "reason": f"declared twice in {p.location}"}
+                )
+                continue
+            clash = prop
+            prop = property_name(f"{p.location}_{prop}")
+            counter = 2
+            while prop in props:
+                prop = property_name(f"{p.location}_{clash}_{counter}")
+                counter += 1
+            renamed.append(
+                {
+                    "from": p.name,
+                    "to": prop,
+                    "reason": f"{p.location} parameter clashes with the {origin[clash]} parameter {clash!r}",
+                }
+            )
+        sub = _json_schema(p.schema_, memo, 0)
+        if p.description and "description" not in sub:
+            sub = {**sub, "description": p.description}
+        props[prop] = sub
+        origin[prop] = p.location
+        kept.append((prop, p.name, p.location))
+        if p.required or p.location == "path":
+            required.append(prop)
+    schema: dict[str, Any] = {"type": "object", "properties": props}
+    if required:
+        schema["required"] = required
+    return schema, dropped, renamed, kept
+
+
+def _json_schema(node: Any, memo: dict[int, Any], depth: int) -> Any:
+    """`node` with Python-style type names made JSON Schema ones; unchanged nodes are not copied."""
+    if isinstance(node, list):
+        if depth > 64:
+            return node
+        items = [_json_schema(x, memo, depth + 1) for x in node]
+        return node if all(a is b for a, b in zip(items, node, strict=True)) else items
+    if not isinstance(node, dict):
+        return node if depth else {}
+    key = id(node)
+    if key in memo:
+        return memo[key]
+    memo[key] = node  # a cycle returns the node as it is
+    if depth > 64:
+        return node
+    changed: dict[str, Any] = {}
+    t = node.get("type")
+    if isinstance(t, str) and t not in _JSON_TYPES:
+        fixed = _PY_TYPES.get(t.lower())
+        changed["type"] = fixed if fixed is not None else None
+    for k in ("properties", "items", "additionalProperties", "allOf", "anyOf", "oneOf", "not"):
+        v = node.get(k)
+        if k == "properties" and isinstance(v, dict):
+            new_props = {pk: _json_schema(pv, memo, depth + 1) for pk, pv in v.items()}
+            if any(new_props[pk] is not pv for pk, pv in v.items()):
+                changed[k] = new_props
+        elif isinstance(v, dict | list):
+            nv = _json_schema(v, memo, depth + 1)
+            if nv is not v:
+                changed[k] = nv
+    if not changed:
+        return node
+    result = {**node, **changed}
+    if result.get("type") is None:
+        result.pop("type", None)
+    memo[key] = result
+    return result
+
+
+def _record_schema(r: RawOperation, g: Guess) -> dict[str, Any] | None:
+    for schema in (r.response_schema, r.request_schema if g.kind == "create" else None):
+        if isinstance(schema, dict) and schema:
+            items = schema.get("items")
+            if schema.get("type") == "array" and isinstance(items, dict):
+                return items
+            return schema
+    return None
+
+
+def _consumes(kept: list[tuple[str, str, str]], g: Guess, info: PathInfo | None) -> list[str]:
+    found: set[str] = set()
+    owners = info.collection_of if info else {}
+    for _prop, original, location in kept:
+        if location == "path" and original in owners:
+            found.add(owners[original])
+            continue
+        ent = id_entity(original)
+        if ent:
+            found.add(ent)
+        elif original.lower() in ("id", "ids", "uuid"):
+            found.add(g.entity)
+    return sorted(found)
+
+
+def _produces(r: RawOperation, g: Guess) -> list[str]:
+    found = set(id_properties(r.response_schema, g.entity))
+    if g.kind == "create":
+        found.add(g.entity)
+    return sorted(found)
