@@ -24,6 +24,7 @@ from scoring import score_transcript
 from simulator import load_domain
 from simulator.errors import INJECTED_FAULT
 from simulator.gold import resolve_arguments
+from simulator.labels import Key
 from simulator.server import DomainServer
 from tests.helpers import calls_of, text
 from tests.test_served_tasks import answer_of
@@ -34,13 +35,17 @@ TASK = next(t for t in BANK.tasks if not t.answer_facts and any(BANK.tools[c.nam
 READ = ("get_customer", {"customer_id": "CUS-090075c2"})
 
 
+#: A fixed server key: the fault schedules below are the same in every run.
+KEY = Key(bytes(range(32)))
+
+
 def serve(tmp_path: Path, **kw: Any) -> DomainServer:
-    return DomainServer(BANK, task=TASK, runs=tmp_path, **kw)
+    return DomainServer(BANK, task=TASK, runs=tmp_path, key=KEY, **kw)
 
 
 def scored(tmp_path: Path) -> Any:
     (path,) = tmp_path.glob("*.jsonl")
-    return score_transcript(path, BANK)
+    return score_transcript(path, BANK, key=KEY)
 
 
 def test_agent_caused_engine_errors_are_tool_errors_and_scored(tmp_path: Path) -> None:
@@ -143,7 +148,7 @@ def test_only_a_signed_void_record_unmakes_a_call(tmp_path: Path) -> None:
     note = {"customer_id": "CUS-090075c2", "email": "new@example.com"}
     for signed in (True, False):
         runs = tmp_path / str(signed)
-        server = DomainServer(BANK, task=TASK, runs=runs)
+        server = DomainServer(BANK, task=TASK, runs=runs, key=KEY)
         session = server.sessions.open("q:v", "v", TASK, 0)
         session.episode.call("update_contact", note)
         void = {
