@@ -269,6 +269,7 @@ def test_library_errors_and_bugs_become_one_line(tmp_path):
 EXAMPLE_SKIPS = {
     "serve": "serves until stopped",
     "validate": "validates two domains three times (~17 s on 2 cores); tests/test_validate.py runs the command",
+    "generate": "reads a folder of API specs; tests/test_toolgen_cli.py runs the command on real ones",
 }
 
 
@@ -343,6 +344,7 @@ def baselines(ws: Path, busy: int, tmp: Path) -> dict[str, dict[str, Any]]:
         "score": {"transcripts": [str(ws / "runs" / "s1.jsonl")], "out_file": str(tmp / "r.jsonl")},
         "validate": {"domains": [SHOP], "reruns": 1, "workers": 1, "manifest_dir": str(tmp / "m")},
         "curate": {"results": str(ws / "results.jsonl"), "output": str(tmp / "mix.json")},
+        "generate": {"specs": [str(ws / "afile")], "plan": str(tmp / "plan.json"), "workers": 1},
         "report": {
             "runs": str(ws / "runs"),
             "results": str(ws / "results.jsonl"),

@@ -5,15 +5,15 @@
 The steps (every one in a fixed order, so the same operations and seed give a byte-identical plan
 whatever order they come in):
 
-1. **Per api.** The operations of one api (sorted by id) that fit in a domain and whose entity
-   graph is connected are one piece. Otherwise the api's operation graph (`toolgen.graph`: edges
-   weighted by shared entities, shared id parameters and path prefixes) is cut into communities
-   by Louvain (`networkx.community.louvain_communities`, seeded), and each community into the
-   parts whose entity graphs are connected.
-2. **Size bound.** A part larger than `max_tools` is split along its entity subgraph: Louvain again
-   on its own operation graph at a rising resolution, then into connected parts again; a part
-   Louvain cannot cut (one entity with 200 operations) is grown into connected chunks of even size
-   by a breadth-first walk over its entities.
+1. **Per api.** The operations of one api (sorted by id) are cut into the parts whose entity
+   graphs are connected (no domain can hold two of them together without a third piece joining
+   them). A part that fits in a domain stays whole.
+2. **Size bound.** A part larger than `max_tools` is cut into communities by Louvain
+   (`networkx.algorithms.community.louvain_communities`, seeded) on its operation graph
+   (`toolgen.graph`: edges weighted by shared entities, shared id parameters and path prefixes),
+   at a rising resolution until it cuts; each community is cut into connected parts again, and
+   so on. A part Louvain cannot cut (one entity with 200 operations) is grown into connected
+   chunks of even size by a breadth-first walk over its entities.
 3. **Merge.** Pieces smaller than `min_tools`, smallest first, merge into their nearest neighbour:
    among the pieces sharing an entity with them (so the merged entity graph stays connected) and
    with room for them, the one with the highest affinity (shared entities, the same api, shared
@@ -123,12 +123,8 @@ def cluster(
 
 
 def _split_api(ops: list[Operation], max_tools: int, seed: int, weights: Weights) -> list[list[Operation]]:
-    parts = components(ops)
-    if len(parts) == 1 and len(ops) <= max_tools:
-        return parts
-    if len(ops) > max_tools:
-        parts = [part for community in _louvain(ops, seed, weights, 1.0) for part in components(community)]
-    return [bounded for part in parts for bounded in _bound(part, max_tools, seed, weights)]
+    """An api's operations into connected parts of at most max_tools (Louvain where one is larger)."""
+    return [bounded for part in components(ops) for bounded in _bound(part, max_tools, seed, weights)]
 
 
 def _louvain(ops: list[Operation], seed: int, weights: Weights, resolution: float) -> list[list[Operation]]:

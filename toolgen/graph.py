@@ -83,19 +83,15 @@ def components(ops: Sequence[Operation]) -> list[list[Operation]]:
     return list(groups.values())
 
 
-def _link(graph: nx.Graph, members: list[str], weight: float) -> None:
+def _link(edges: dict[tuple[str, str], float], members: list[str], weight: float) -> None:
     for i, a in enumerate(members):
         for b in members[i + 1 : i + 1 + BUCKET_LINKS]:
-            if graph.has_edge(a, b):
-                graph[a][b]["weight"] += weight
-            else:
-                graph.add_edge(a, b, weight=weight)
+            key = (a, b) if a < b else (b, a)
+            edges[key] = edges.get(key, 0.0) + weight
 
 
 def operation_graph(ops: Sequence[Operation], weights: Weights) -> nx.Graph:
     """The weighted operation graph of `ops` (sorted by id by the caller, for determinism)."""
-    graph = nx.Graph()
-    graph.add_nodes_from(op.id for op in ops)
     by_entity: dict[str, list[str]] = defaultdict(list)
     by_ref: dict[str, list[str]] = defaultdict(list)
     by_prefix: dict[str, list[str]] = defaultdict(list)
@@ -106,16 +102,18 @@ def operation_graph(ops: Sequence[Operation], weights: Weights) -> nx.Graph:
                 by_ref[ref].append(op.id)
         if op.path_prefix:
             by_prefix[op.path_prefix].append(op.id)
+    edges: dict[tuple[str, str], float] = {}
     for entity, members in by_entity.items():
-        _link(graph, members, weights.entity)
-        refs = by_ref.get(entity, [])
-        if refs:  # operations holding this entity's id, linked to the ones acting on it
-            for a in members[:BUCKET_LINKS]:
-                for b in refs[:BUCKET_LINKS]:
-                    _link(graph, [a, b], weights.id_link)
+        _link(edges, members, weights.entity)
+        for a in members[:BUCKET_LINKS]:  # operations holding this entity's id, to ones acting on it
+            for b in by_ref.get(entity, [])[:BUCKET_LINKS]:
+                _link(edges, [a, b], weights.id_link)
     for members in by_ref.values():
-        _link(graph, members, weights.shared_id)
+        _link(edges, members, weights.shared_id)
     for members in by_prefix.values():
         if len(members) < len(ops):  # a prefix every operation shares says nothing
-            _link(graph, members, weights.path_prefix)
+            _link(edges, members, weights.path_prefix)
+    graph = nx.Graph()
+    graph.add_nodes_from(op.id for op in ops)
+    graph.add_weighted_edges_from((a, b, w) for (a, b), w in sorted(edges.items()))
     return graph

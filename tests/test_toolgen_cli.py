@@ -1,0 +1,81 @@
+"""`toolgym generate`: real specs → PLAN.json, a summary table or JSON, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from toolgym.cli import app
+
+runner = CliRunner()
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+DEV = (SHARED if SHARED.is_dir() else Path("/work/shared")) / "corpus" / "dev"
+SAMPLE = [  # an OpenAPI 3.0 JSON spec, a Swagger 2.0 YAML one, an OpenAPI 3.0 YAML one, BFCL
+    "openapi/vendor/paypal__paypal-rest-api-specifications/openapi/invoicing_v2.json",
+    "openapi/apis-guru/mercedes-benz.com/configurator/1.0/swagger.yaml",
+    "openapi/apis-guru/orbit.love/v1/openapi.yaml",
+    "function_calling/bfcl_multi_turn_func_doc/gorilla_file_system.json",
+]
+
+
+@pytest.fixture(scope="module")
+def specs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("specs")
+    for i, rel in enumerate(SAMPLE):
+        shutil.copy(DEV / rel, folder / f"{i}-{Path(rel).name}")
+    (folder / "broken.json").write_text('{"openapi": "3.0.0", "paths": {', encoding="utf-8")
+    return folder
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, ["generate", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_generate_writes_a_plan_holding_every_operation_once(specs, tmp_path):
+    plan_path = tmp_path / "plans" / "plan.json"
+    code, stdout, stderr = run(str(specs), "--plan", str(plan_path), "--workers", "1", "--json")
+    assert code == 0, stderr
+    summary = json.loads(stdout)
+    plan = json.loads(plan_path.read_text(encoding="utf-8"))
+    placed = [i for d in plan["domains"] for i in d["operations"]] + [s["id"] for s in plan["skipped"]]
+    assert len(placed) == len(set(placed)) == summary["operations"]["read"] > 50
+    assert all(5 <= len(d["operations"]) <= 40 for d in plan["domains"])
+    assert summary["domains"] == len(plan["domains"]) > 0
+    assert [f["path"] for f in plan["failed_files"]] == [str(specs / "broken.json")]
+    assert summary["specs"]["failed"] == 1
+    assert set(summary["tools_per_domain"]) == {"min", "median", "p90", "max"}
+    assert sum(summary["operations"]["by_kind"].values()) == summary["operations"]["normalized"]
+
+
+def test_same_specs_and_seed_give_a_byte_identical_plan(specs, tmp_path):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    assert run(str(specs), "--plan", str(a), "--seed", "7", "--json")[0] == 0
+    assert run(str(specs), "--plan", str(b), "--seed", "7", "--workers", "1", "--json")[0] == 0
+    assert a.read_bytes() == b.read_bytes()
+
+
+def test_generate_prints_a_summary_table(specs, tmp_path):
+    code, stdout, stderr = run(str(specs), "--plan", str(tmp_path / "p.json"), "--max-tools", "12")
+    assert code == 0, stderr
+    assert "tools per domain min / median / p90 / max" in stdout and "operations skipped" in stdout
+    assert "broken.json" in stderr  # the failed file, with its reason
+    plan = json.loads((tmp_path / "p.json").read_text(encoding="utf-8"))
+    assert all(len(d["operations"]) <= 12 for d in plan["domains"])
+
+
+def test_bounds_the_wrong_way_round_are_one_line(specs, tmp_path):
+    code, _, stderr = run(
+        str(specs), "--plan", str(tmp_path / "p.json"), "--min-tools", "9", "--max-tools", "5"
+    )
+    assert code == 2 and stderr.count("\n") == 1 and "--max-tools 5 is below --min-tools 9" in stderr
+    assert not (tmp_path / "p.json").exists()
+
+
+def test_a_missing_spec_is_one_line(tmp_path):
+    code, _, stderr = run(str(tmp_path / "nope.yaml"), "--plan", str(tmp_path / "p.json"))
+    assert code == 2 and stderr.startswith("error: ") and "nope.yaml" in stderr
