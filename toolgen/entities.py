@@ -32,7 +32,7 @@ from functools import lru_cache
 from typing import Any
 
 from toolgen.model import Kind
-from toolgen.naming import singular_phrase, words
+from toolgen.naming import singular, singular_phrase, words
 
 _VERB_KINDS: dict[str, Kind] = {}
 for _kind, _verbs in (
@@ -69,7 +69,10 @@ for _kind, _verbs in (
         "print scrape crawl order buy sell purchase checkout withdraw deposit exchange swap mint "
         "stake vote report flag ban block unblock kick mention reply forward dismiss acknowledge "
         "ack snooze escalate assign_ resolve_ import_ generate_ login_ upgrade downgrade migrate "
-        "backup install_ cast broadcast speak say tell ask chat respond answer",
+        "backup install_ cast broadcast speak say tell ask chat respond answer finalize fill click "
+        "navigate scroll hover press type screenshot wait drag tap upload_ execute_ sleep "
+        "authenticate_ login_ logon register_ recalculate reconcile split_ mark_ notify_ "
+        "review score grade approve_ reopen reassign unassign transition",
     ),
 ):
     for _v in _verbs.split():
@@ -80,13 +83,18 @@ _VERB_MODIFIERS = frozenset("batch bulk async multi mass try do perform auto re"
 # Words after which a function name stops naming its entity ("get_user_by_id").
 _PREPOSITIONS = frozenset(
     "by for from with in on at to of via using per into within between near under over after "
-    "before and or as than".split()
+    "before as than".split()
 )
 # Words that add nothing to an entity: dropped at the end ("user_info" → user) or the start.
 _GENERIC_TAIL = frozenset(
     "info information details detail data list lists collection page paged paginated response "
     "request result results dto model input output wrapper body payload object resource schema "
     "entity item_list json xml api apis v1 v2 v3 by id ids all".split()
+)
+_PATH_TAIL = frozenset("json xml api apis".split())
+_ID_NOISE = frozenset(
+    "first last next prev previous request trace correlation idempotency external unique object "
+    "resource entity client_request".split()
 )
 _GENERIC_HEAD = frozenset("all my the a an current specific single multiple one any each every".split())
 # Path segments that are plumbing, not nouns.
@@ -147,12 +155,14 @@ class PathInfo:
     verb: str  # the trailing verb segment's or RPC method's verb word, "" when none
 
 
-def noun_of(parts: tuple[str, ...] | list[str], limit: int = 3) -> str:
+def noun_of(
+    parts: tuple[str, ...] | list[str], limit: int = 3, generic: frozenset[str] = _GENERIC_TAIL
+) -> str:
     """The singular snake_case noun phrase of `parts`, generic words dropped, at most `limit` words."""
-    kept = [w for w in parts if w not in _GENERIC_HEAD]
-    while kept and (kept[-1] in _GENERIC_TAIL or _VERSION.match(kept[-1])):
+    kept = [w for w in parts if w not in _GENERIC_HEAD and w not in ("and", "or")]
+    while kept and (kept[-1] in generic or _VERSION.match(kept[-1])):
         kept.pop()
-    while kept and (kept[0] in _GENERIC_TAIL or _VERSION.match(kept[0])):
+    while kept and (kept[0] in generic or _VERSION.match(kept[0])):
         kept.pop(0)
     kept = [w for w in kept if not w.isdigit()]
     return singular_phrase(kept[-limit:])[:64].strip("_") if kept else ""
@@ -175,8 +185,8 @@ def analyse_name(name: str) -> _Name:
     if kind is not None:
         body = ws[start + 1 :]
         # "get_and_update_x", "list_or_search": skip further verbs joined to the first
-        while body and (body[0] in _VERB_KINDS or body[0] in ("and", "or")) and len(body) > 1:
-            body = body[1:]
+        while len(body) > 2 and body[0] in ("and", "or") and body[1] in _VERB_KINDS:
+            body = body[2:]
     elif len(ws) > 1 and _verb_at(ws, -1) is not None:  # "order_create"
         kind, body = _verb_at(ws, -1), ws[:-1]
     else:
@@ -213,7 +223,10 @@ def _split_segment(raw: str) -> _Segment:
     if ":" in raw:  # "instances:batchCreate"
         head, _, verb = raw.partition(":")
         return _Segment(head, None, verb or None)
-    if "." in raw.strip("."):  # Slack "chat.postMessage"
+    if "." in raw.strip("."):  # Slack "chat.postMessage"; a host name ("apps.k8s.io") is plumbing
+        method = raw.strip(".").rsplit(".", 1)[-1]
+        if len(method) <= 3 and method.islower() and _verb_at(words(method), 0) is None:
+            return _Segment("", None, None)
         return _Segment("", None, raw.strip("."))
     return _Segment(raw, None, None)
 
@@ -242,7 +255,7 @@ def analyse_path(path: str) -> PathInfo:
         if seg.text and not _is_stop(seg.text):
             ws = words(seg.text)
             if not (len(ws) == 1 and ws[0] in _VERB_KINDS):
-                last_noun = noun_of(ws)
+                last_noun = noun_of(ws, generic=_PATH_TAIL)
 
     verb_kind: Kind | None = None
     noun = ""
@@ -274,7 +287,7 @@ def analyse_path(path: str) -> PathInfo:
                 noun = rest
                 break
             continue
-        noun = noun_of(ws)
+        noun = noun_of(ws, generic=_PATH_TAIL)
         if noun:
             break
     params = tuple(seg.param for seg in segments if seg.param)
@@ -298,6 +311,7 @@ def analyse_path(path: str) -> PathInfo:
     return PathInfo(noun, verb_kind, ends_with_param, prefix, collection_of, params, tuple(name_words), verb)
 
 
+_NO_PATH = PathInfo("", None, False, None, {}, (), (), "")
 _KIND_VERB = {"create": "create", "update": "update", "delete": "delete", "action": "call"}
 
 
@@ -306,7 +320,8 @@ def path_tool_name(method: str, info: PathInfo, kind: Kind) -> str:
     if info.verb:
         verb = info.verb
     elif kind == "read":
-        verb = "get" if info.ends_with_param else "list"
+        last = info.name_words[-1] if info.name_words else ""
+        verb = "get" if info.ends_with_param or (last and singular(last) == last) else "list"
     else:
         verb = _KIND_VERB.get(kind, method)
     return "_".join((verb, *info.name_words))
@@ -363,6 +378,8 @@ def guess(
             kind = info.verb_kind
         else:
             kind = _method_kind(method, info)
+    elif method and method != "post":  # an HTTP operation known by name only (RapidAPI)
+        kind = _method_kind(method, _NO_PATH)
     if kind is None and named is not None:
         kind = named.kind
         if kind is None and named.noun:
@@ -390,7 +407,7 @@ def guess(
 def id_entity(param: str) -> str:
     """The entity whose id a parameter name carries (`order_id`, `orderId`, `AccountSid`), or ""."""
     ws = words(param)
-    if len(ws) >= 2 and ws[-1] in _ID_SUFFIX:
+    if len(ws) >= 2 and ws[-1] in _ID_SUFFIX and ws[-2] not in _ID_NOISE:
         return noun_of(ws[:-1], limit=2)
     return ""
 

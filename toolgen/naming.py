@@ -119,7 +119,7 @@ def fold_ascii(text: str) -> str:
 def words(identifier: str) -> tuple[str, ...]:
     """The lower-case words of an identifier in any case style."""
     out: list[str] = []
-    for chunk in _NON_ALNUM.split(fold_ascii(identifier)):
+    for chunk in _NON_ALNUM.split(fold_ascii(identifier).replace("'s ", "s ")):
         if chunk:
             out.extend(w.lower() for w in _CAMEL.findall(chunk))
     return tuple(out)
@@ -143,7 +143,7 @@ def singular(word: str) -> str:
         return word[:-2]
     if word.endswith("ves") and len(word) > 4:
         return word[:-3] + "f" if word[-4] in "lr" else word[:-1]
-    if word.endswith(("ss", "us", "is", "os")):
+    if word.endswith(("ss", "sis", "xis", "tus", "rus", "pus", "bus", "mus", "ius", "ous")):
         return word
     if word.endswith("s"):
         return word[:-1]

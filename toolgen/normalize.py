@@ -28,10 +28,11 @@ order give the same result, sorted by source then pointer.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from toolgen.entities import Guess, PathInfo, guess, id_entity, id_properties, path_tool_name
-from toolgen.model import Operation, Parameter, RawOperation, SkippedOperation
+from toolgen.model import Operation, RawOperation, SkippedOperation
 from toolgen.naming import property_name, short_hash, slug, tool_base_name, unique_name, words
 
 __all__ = ["normalize", "normalize_one"]
@@ -62,7 +63,9 @@ _PY_TYPES = {
     "bool": "boolean",
     "string[]": "array",
     "array[]": "array",
+    "file": "string",
 }
+_OPENAPI = frozenset(("openapi-3.0", "openapi-3.1", "swagger-2.0"))
 _JSON_TYPES = frozenset("object array string number integer boolean null".split())
 
 
@@ -152,9 +155,9 @@ def _description(r: RawOperation, name: str) -> str:
     return text if len(text) <= MAX_DESCRIPTION else text[: MAX_DESCRIPTION - 1].rstrip() + "…"
 
 
-def _parameters(r: RawOperation) -> list[Parameter]:
+def _parameters(r: RawOperation) -> list[_Param]:
     """Every parameter: the declared ones, a function's input schema's, an unsplit request body."""
-    params = list(r.parameters)
+    params = [_Param(p.name, p.location, p.required, p.description, p.schema_) for p in r.parameters]
     schema = r.input_schema
     if isinstance(schema, dict):
         declared = {p.name for p in params if p.location == "argument"}
@@ -187,19 +190,22 @@ def _template_params(path: str) -> list[str]:
     return [part.split("}", 1)[0] for part in path.split("{")[1:] if "}" in part]
 
 
-def _param(name: str, location: str, required: bool, schema: Any) -> Parameter:
+@dataclass(frozen=True, slots=True)
+class _Param:
+    name: str
+    location: str
+    required: bool
+    description: str
+    schema: dict[str, Any]
+
+
+def _param(name: str, location: str, required: bool, schema: Any) -> _Param:
     sub = schema if isinstance(schema, dict) else {}
     desc = sub.get("description")
-    return Parameter.model_construct(
-        name=name,
-        location=location,
-        required=required,
-        description=desc if isinstance(desc, str) else "",
-        schema_=sub,
-    )
+    return _Param(name, location, required, desc if isinstance(desc, str) else "", sub)
 
 
-def _drop_reason(p: Parameter) -> str | None:
+def _drop_reason(p: _Param) -> str | None:
     if p.location == "cookie":
         return "cookie: session state the client keeps, not an argument"
     lowered = p.name.lower()
@@ -233,6 +239,7 @@ def _input_schema(
     renamed: list[dict[str, str]] = []
     kept: list[tuple[str, str, str]] = []
     memo: dict[int, Any] = {}
+    deep = r.format not in _OPENAPI  # function lists may use Python type names at any depth
     for p in _parameters(r):
         reason = _drop_reason(p)
         if reason is not None:
@@ -262,7 +269,7 @@ def _input_schema(
                     "reason": f"{p.location} parameter clashes with the {origin[clash]} parameter {clash!r}",
                 }
             )
-        sub = _json_schema(p.schema_, memo, 0)
+        sub = _json_schema(p.schema, memo, 0) if deep else _top_type(p.schema)
         if p.description and "description" not in sub:
             sub = {**sub, "description": p.description}
         props[prop] = sub
@@ -274,6 +281,18 @@ def _input_schema(
     if required:
         schema["required"] = required
     return schema, dropped, renamed, kept
+
+
+def _top_type(node: dict[str, Any]) -> dict[str, Any]:
+    """`node` with a non-JSON-Schema type at its top fixed (Swagger's `file`); nested ones are valid."""
+    t = node.get("type")
+    if not isinstance(t, str) or t in _JSON_TYPES:
+        return node
+    fixed = _PY_TYPES.get(t.lower())
+    result = {k: v for k, v in node.items() if k != "type"}
+    if fixed is not None:
+        result["type"] = fixed
+    return result
 
 
 def _json_schema(node: Any, memo: dict[int, Any], depth: int) -> Any:
