@@ -182,7 +182,10 @@ def analyse_name(name: str) -> _Name:
         start += 1
     kind = _verb_at(ws, start)
     body: tuple[str, ...]
-    if kind is not None:
+    trailing = _verb_at(ws, -1) if len(ws) - start > 1 else None
+    if kind == "action" and trailing not in (None, "action"):  # "order_create": the noun-verb is a noun
+        kind, body = trailing, ws[start:-1]
+    elif kind is not None:
         body = ws[start + 1 :]
         # "get_and_update_x", "list_or_search": skip further verbs joined to the first
         while len(body) > 2 and body[0] in ("and", "or") and body[1] in _VERB_KINDS:
@@ -265,7 +268,7 @@ def analyse_path(path: str) -> PathInfo:
         if seg.rpc is not None and index == len(segments) - 1:
             named = analyse_name(seg.rpc)
             verb_kind = named.kind
-            noun = named.noun or named.namespace_noun
+            noun = named.noun or named.namespace_noun or noun_of(words(seg.text), generic=_PATH_TAIL)
             if noun:
                 break
             continue

@@ -119,7 +119,7 @@ def fold_ascii(text: str) -> str:
 def words(identifier: str) -> tuple[str, ...]:
     """The lower-case words of an identifier in any case style."""
     out: list[str] = []
-    for chunk in _NON_ALNUM.split(fold_ascii(identifier).replace("'s ", "s ")):
+    for chunk in _NON_ALNUM.split(fold_ascii(identifier).replace("'s ", " ")):
         if chunk:
             out.extend(w.lower() for w in _CAMEL.findall(chunk))
     return tuple(out)

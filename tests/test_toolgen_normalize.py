@@ -1,0 +1,351 @@
+"""toolgen.normalize: names, ids, merged input schemas, entities and kinds, on hand-made and generated operations."""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from toolgen.ingest import read_paths
+from toolgen.model import Parameter, RawOperation
+from toolgen.normalize import normalize
+
+NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+PROPERTY = re.compile(r"^[a-zA-Z0-9_.-]{1,64}$")
+SHARED = next(
+    (p for p in (Path(__file__).resolve().parents[2] / "shared", Path("/work/shared")) if p.is_dir()),
+    Path("/work/shared"),
+)
+
+
+def openapi(
+    method: str, path: str, *params: Parameter, pointer: str | None = None, **kw: Any
+) -> RawOperation:
+    return RawOperation(
+        source=kw.pop("source", "shop.yaml"),
+        pointer=pointer or f"/paths/{path.replace('/', '~1')}/{method}",
+        format="openapi-3.0",
+        api=kw.pop("api", "Shop API"),
+        method=method,
+        path=path,
+        parameters=list(params),
+        **kw,
+    )
+
+
+def function(name: str | None, index: int, **kw: Any) -> RawOperation:
+    return RawOperation(
+        source=kw.pop("source", "tools.json"),
+        pointer=f"/{index}",
+        format=kw.pop("format", "openai-tools"),
+        api=kw.pop("api", "Tools"),
+        operation_id=name,
+        **kw,
+    )
+
+
+def p(name: str, location: str, **kw: Any) -> Parameter:
+    return Parameter(name=name, location=location, **kw)  # type: ignore[arg-type]
+
+
+def one(raw: RawOperation) -> Any:
+    ops, skipped = normalize([raw])
+    assert skipped == [] and len(ops) == 1
+    return ops[0]
+
+
+def test_nested_action_path_merges_parameters_renames_clashes_and_drops_headers() -> None:
+    op = one(
+        openapi(
+            "post",
+            "/v1/users/{user_id}/orders/{orderId}/cancel",
+            p("user_id", "path", required=True, schema={"type": "string"}),
+            p("orderId", "path", required=True, schema={"type": "integer"}),
+            p("id", "query", schema={"type": "string"}),
+            p("Authorization", "header"),
+            p("Content-Type", "header"),
+            p("X-Tenant", "header", schema={"type": "string"}),
+            p("filter[status]", "query"),
+            request_schema={"type": "object", "properties": {"id": {"type": "string"}, "reason": {}}},
+        )
+    )
+    assert (op.entity, op.kind) == ("order", "action")
+    assert op.name == "cancel_users_orders"
+    props = op.input_schema["properties"]
+    assert list(props) == ["user_id", "orderId", "id", "filter_status", "X-Tenant", "body_id", "reason"]
+    assert op.input_schema["required"] == ["user_id", "orderId"]
+    assert {d["name"]: d["reason"].split(":")[0] for d in op.dropped} == {
+        "Authorization": "credential header",
+        "Content-Type": "transport header",
+    }
+    assert {(r["from"], r["to"]) for r in op.renamed} == {
+        ("id", "body_id"),
+        ("filter[status]", "filter_status"),
+    }
+    assert "clashes with the query parameter" in next(r["reason"] for r in op.renamed if r["to"] == "body_id")
+    assert op.consumes == ["order", "user"]
+    assert op.path_prefix == "/v1/users"
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "entity", "kind"),
+    [
+        ("get", "/pets", "pet", "read"),
+        ("get", "/pets/{petId}", "pet", "read"),
+        ("post", "/pets", "pet", "create"),
+        ("put", "/pets/{petId}", "pet", "update"),
+        ("patch", "/store/order-items/{id}", "order_item", "update"),
+        ("delete", "/users/{id}/orders/{orderId}", "order", "delete"),
+        ("post", "/orders/{id}", "order", "update"),
+        ("post", "/v2/users/search", "user", "read"),
+        ("get", "/2010-04-01/Accounts/{AccountSid}/Messages.json", "message", "read"),
+        ("post", "/chat.postMessage", "message", "create"),
+        ("get", "/conversations.list", "conversation", "read"),
+        ("post", "/#X-Amz-Target=DynamoDB_20120810.CreateTable", "table", "create"),
+        ("get", "/#Action=DeleteUser&Version=2010-05-08", "user", "delete"),
+        ("post", "/v1/projects/{project}/instances:batchCreate", "instance", "create"),
+        ("post", "/v1/{name}:cancel", "operation", "action"),
+        ("get", "/apis/apps.k8s.io/v1/deployments", "deployment", "read"),
+        ("get", "/categories", "category", "read"),
+        ("get", "/v1/radar/value_lists/{value_list}", "value_list", "read"),
+    ],
+)
+def test_entity_and_kind_from_the_path(method: str, path: str, entity: str, kind: str) -> None:
+    op = one(openapi(method, path, tags=["Operations"]))
+    assert (op.entity, op.kind) == (entity, kind)
+
+
+@pytest.mark.parametrize(
+    ("name", "tool", "entity", "kind"),
+    [
+        ("getWeatherForecast", "get_weather_forecast", "weather_forecast", "read"),
+        ("search_flights", "search_flights", "flight", "read"),
+        ("createOrder", "create_order", "order", "create"),
+        ("getOrderById", "get_order_by_id", "order", "read"),
+        ("Spotify.play", "spotify_play", "spotify", "action"),
+        ("math.factorial", "math_factorial", "factorial", "read"),
+        ("delete_file", "delete_file", "file", "delete"),
+        ("cancel_reservation", "cancel_reservation", "reservation", "action"),
+        ("order_create", "order_create", "order", "create"),
+        ("update_user_details", "update_user_details", "user", "update"),
+        (
+            "get_current_and_future_temperature",
+            "get_current_and_future_temperature",
+            "future_temperature",
+            "read",
+        ),
+        ("List a project's jobs", "list_a_project_jobs", "project_job", "read"),
+        ("créer_réservation", "creer_reservation", "creer_reservation", "read"),
+    ],
+)
+def test_function_names(name: str, tool: str, entity: str, kind: str) -> None:
+    op = one(function(name, 0))
+    assert (op.name, op.entity, op.kind) == (tool, entity, kind)
+
+
+def test_odd_names_are_valid_unique_and_stable() -> None:
+    raws = [
+        function("Spotify.play", 0),
+        function("Spotify.play", 1),
+        function("spotify_play", 2),
+        function("日本語", 3),
+        function(None, 4),
+        function("x" * 100, 5),
+        function("x" * 100 + "y", 6),
+        function("a b  c", 7),
+        function("get-weather.v2", 8),
+    ]
+    ops, skipped = normalize(raws)
+    assert skipped == []
+    names = [o.name for o in ops]
+    assert all(NAME.match(n) for n in names), names
+    assert len(set(names)) == len(names)
+    assert names[:3] == ["spotify_play", "spotify_play_2", "spotify_play_3"]
+    assert len({o.id for o in ops}) == len(ops)
+    # any order in, the same result out
+    shuffled = raws[:]
+    random.Random(3).shuffle(shuffled)
+    assert normalize(shuffled) == (ops, skipped)
+
+
+def test_a_duplicate_source_and_pointer_is_skipped_with_the_first_named() -> None:
+    raw = openapi("get", "/pets")
+    ops, skipped = normalize([raw, raw])
+    assert len(ops) == 1 and len(skipped) == 1
+    assert ops[0].id in skipped[0].reason and skipped[0].id != ops[0].id
+
+
+def test_function_schema_python_types_become_json_schema_and_records_and_ids() -> None:
+    op = one(
+        function(
+            "book_flight",
+            0,
+            format="bfcl",
+            input_schema={
+                "type": "dict",
+                "properties": {
+                    "flight_id": {"type": "string"},
+                    "options": {
+                        "type": "dict",
+                        "properties": {"price": {"type": "float"}, "n": {"type": "any"}},
+                    },
+                    "stops": {"type": "tuple", "items": {"type": "integer"}},
+                },
+                "required": ["flight_id"],
+            },
+            response_schema={"type": "object", "properties": {"id": {}, "passenger_id": {}, "next_id": {}}},
+        )
+    )
+    props = op.input_schema["properties"]
+    assert props["options"] == {"type": "object", "properties": {"price": {"type": "number"}, "n": {}}}
+    assert props["stops"]["type"] == "array"
+    assert op.input_schema["required"] == ["flight_id"]
+    assert (op.entity, op.kind) == ("flight", "create")
+    assert op.consumes == ["flight"]
+    assert op.produces == ["flight", "passenger"]
+
+
+def test_record_schema_from_response_items_or_create_body() -> None:
+    item = {"type": "object", "properties": {"id": {"type": "integer"}, "name": {}}}
+    listed = one(openapi("get", "/pets", response_schema={"type": "array", "items": item}))
+    assert listed.record_schema == item and listed.produces == ["pet"]
+    body = {"type": "object", "properties": {"name": {"type": "string"}}}
+    created = one(openapi("post", "/pets", request_schema=body))
+    assert created.record_schema == body
+    assert created.input_schema["properties"] == {"name": {"type": "string"}}
+    scalar = one(openapi("post", "/upload", request_schema={"type": "string", "format": "binary"}))
+    assert scalar.input_schema["properties"] == {"body": {"type": "string", "format": "binary"}}
+
+
+# --- properties -------------------------------------------------------------------------------
+
+_LOCATIONS = ["path", "query", "header", "cookie", "body", "formData"]
+_names = st.one_of(
+    st.sampled_from(
+        ["id", "Id", "user_id", "Authorization", "Accept", "X-Api-Key", "$top", "filter[a]", "名前"]
+    ),
+    st.text(min_size=0, max_size=80),
+)
+_params = st.builds(
+    lambda n, loc, req: Parameter(name=n, location=loc, required=req, schema={"type": "string"}),
+    _names,
+    st.sampled_from(_LOCATIONS),
+    st.booleans(),
+)
+_segment = st.one_of(
+    st.sampled_from(
+        ["users", "{id}", "{userId}", "v1", "orders", "cancel", "a.b", "x:y", "#Action=Do", "{}", ""]
+    ),
+    st.text(max_size=12).filter(lambda s: "/" not in s),
+)
+_openapi_ops = st.builds(
+    lambda method, segs, params, op_id, tags: (method, "/" + "/".join(segs), params, op_id, tags),
+    st.sampled_from(["get", "post", "put", "patch", "delete", "head", "options", "trace"]),
+    st.lists(_segment, max_size=6),
+    st.lists(_params, max_size=8),
+    st.one_of(st.none(), _names),
+    st.lists(st.text(max_size=20), max_size=2),
+)
+_function_ops = st.builds(
+    lambda name, props, req: (name, props, req),
+    st.one_of(st.none(), _names),
+    st.dictionaries(_names, st.sampled_from([{"type": "dict"}, {"type": "string"}, {}, "junk"]), max_size=6),
+    st.lists(_names, max_size=3),
+)
+
+
+def _raw_from(spec: tuple[list[Any], list[Any]]) -> list[RawOperation]:
+    http, funcs = spec
+    raws = [
+        RawOperation(
+            source="spec.yaml",
+            pointer=f"/paths/{i}/{m}",
+            format="openapi-3.0",
+            api="Gen",
+            method=m,
+            path=path,
+            operation_id=op_id,
+            tags=tags,
+            parameters=params,
+        )
+        for i, (m, path, params, op_id, tags) in enumerate(http)
+    ]
+    raws += [
+        RawOperation(
+            source="tools.json",
+            pointer=f"/{i}",
+            format="function-list",
+            api="Gen",
+            operation_id=name,
+            input_schema={"type": "object", "properties": props, "required": req},
+        )
+        for i, (name, props, req) in enumerate(funcs)
+    ]
+    return raws
+
+
+@given(st.tuples(st.lists(_openapi_ops, max_size=12), st.lists(_function_ops, max_size=8)))
+def test_generated_specs_normalize_validly(spec: tuple[list[Any], list[Any]]) -> None:
+    raws = _raw_from(spec)
+    ops, skipped = normalize(raws)
+    assert skipped == [] and len(ops) == len(raws)
+    names = [o.name for o in ops]
+    assert all(NAME.match(n) for n in names)
+    assert len(set(names)) == len(names)
+    assert len({o.id for o in ops}) == len(ops)
+    by_pointer = {(r.source, r.pointer): r for r in raws}
+    for op in ops:
+        r = by_pointer[(op.source, op.pointer)]
+        assert op.entity and op.kind
+        props = op.input_schema["properties"]
+        assert all(PROPERTY.match(k) for k in props)
+        assert set(op.input_schema.get("required", [])) <= set(props)
+        kept = len(props)
+        declared = len(r.parameters) + len((r.input_schema or {}).get("properties", {}))
+        template = len(re.findall(r"\{([^}]*)\}", r.path or ""))
+        # every parameter is a property or dropped with a reason (undeclared path template
+        # parameters are added; names declared twice in one place are dropped as such)
+        assert declared <= kept + len(op.dropped) <= declared + template
+        assert all(d["reason"] for d in op.dropped)
+        for ren in op.renamed:
+            assert ren["to"] in props and ren["reason"]
+        for param in r.parameters:
+            assert (
+                param.name in props
+                or any(x["from"] == param.name for x in op.renamed)
+                or any(d["name"] == param.name for d in op.dropped)
+            )
+    assert normalize(list(reversed(raws))) == (ops, skipped)
+
+
+# --- the dev corpus ---------------------------------------------------------------------------
+
+_SAMPLE = [
+    "openapi/vendor/OAI__OpenAPI-Specification/_archive_/schemas/v3.0/pass/petstore.yaml",
+    "openapi/vendor/twilio__twilio-oai/spec/yaml/twilio_lookups_v2.yaml",
+    "openapi/apis-guru/weatherbit.io/2.0.0/swagger.yaml",
+    "openapi/vendor/paypal__paypal-rest-api-specifications/openapi/catalogs_products_v1.json",
+    "function_calling/tau_bench/airline_tools.json",
+    "function_calling/bfcl_multi_turn_func_doc/ticket_api.json",
+]
+
+
+def test_dev_corpus_sample_gets_entities_and_kinds() -> None:
+    corpus = SHARED / "corpus" / "dev"
+    files: list[str | Path] = [corpus / s for s in _SAMPLE if (corpus / s).is_file()]
+    assert len(files) == len(_SAMPLE), f"dev corpus sample missing under {corpus}"
+    raws, failed, _stats = read_paths(files, workers=1)
+    assert failed == [] and raws
+    ops, skipped = normalize(raws)
+    assert skipped == [] and len(ops) == len(raws)
+    fallback = [o for o in ops if o.entity in ("item", "") or not o.kind]
+    assert len(fallback) <= len(ops) * 0.02
+    by_id = {o.id: o for o in ops}
+    assert len(by_id) == len(ops)
+    for op in ops:
+        assert NAME.match(op.name) and op.entity == op.entity.lower()
