@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from simulator.spec import DomainSpec, Task
 from simulator.transcript import Transcript
+from toolgen.model import Operation, Plan
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
 
@@ -39,6 +40,8 @@ def models() -> dict[str, type[BaseModel]]:
         pass
     else:
         found["validation-report.schema.json"] = ValidationReport
+    found["operation.schema.json"] = Operation
+    found["plan.schema.json"] = Plan
     return found
 
 
