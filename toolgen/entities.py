@@ -282,6 +282,7 @@ def analyse_path(path: str) -> PathInfo:
             and index == len(segments) - 1
             and verb_kind is None
             and (len(ws) > 1 or after_noun)
+            and (len(ws) == 1 or singular(ws[-1]) == ws[-1])  # "rate_limits" is a noun
         ):
             # a trailing verb segment: "/orders/{id}/cancel", "/pets/{id}/uploadImage"
             verb_kind = kind
