@@ -25,7 +25,7 @@ from toolgen.ingest.yamlload import ParseError, parse_bytes
 Sibling = Callable[[str], bytes | None]
 
 #: Nested `$ref` expansions kept in one schema before the rest is cut.
-MAX_REF_DEPTH = 4
+MAX_REF_DEPTH = 2
 #: Plain (non-$ref) nesting kept in one schema before the rest is cut.
 MAX_NESTING = 64
 
@@ -50,19 +50,26 @@ class Resolver:
         self.sibling = sibling
         self.max_depth = max_depth
         self._memo: dict[tuple[str, str, int], Any] = {}
+        self._missing: dict[str, str] = {}
 
     def _doc(self, path: str) -> Any:
         if path in self.docs:
             return self.docs[path]
-        if self.sibling is None:
-            raise RefError(f"file {path!r} is not available (no sibling files for this input)")
-        data = self.sibling(path)
-        if data is None:
-            raise RefError(f"file {path!r} not found beside the spec")
+        if path in self._missing:
+            raise RefError(self._missing[path])
         try:
-            doc = parse_bytes(path, data)[1]
-        except ParseError as exc:
-            raise RefError(f"file {path!r}: {exc}") from None
+            if self.sibling is None:
+                raise RefError(f"file {path!r} is not available (no sibling files for this input)")
+            data = self.sibling(path)
+            if data is None:
+                raise RefError(f"file {path!r} not found beside the spec")
+            try:
+                doc = parse_bytes(path, data)[1]
+            except ParseError as exc:
+                raise RefError(f"file {path!r}: {exc}") from None
+        except RefError as exc:
+            self._missing[path] = str(exc)
+            raise
         self.docs[path] = doc
         return doc
 
@@ -140,15 +147,15 @@ class Resolver:
                 return self._unresolved(ref, exc, problems)
             if key in stack:
                 return {"description": f"recursive reference to {ref} (cut)"}
-            if depth <= 0:
-                return {"description": f"{ref} (not expanded: depth bound)"}
             memo_key = (key[0], key[1], depth)
             if memo_key in self._memo:
                 return self._memo[memo_key]
             try:
-                target = self.lookup(*key)
+                target = self.lookup(*key)  # checked even when not expanded: a dangling $ref is told
             except RefError as exc:
                 return self._unresolved(ref, exc, problems)
+            if depth <= 0:
+                return {"description": f"{ref} (not expanded: depth bound)"}
             result = self._expand(target, key[0], depth - 1, (*stack, key), nesting + 1, problems)
             self._memo[memo_key] = result
             return result
