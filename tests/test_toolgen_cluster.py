@@ -259,3 +259,54 @@ def test_property_plan_is_independent_of_input_order(ops, rnd, seed):
     shuffled = list(ops)
     rnd.shuffle(shuffled)
     assert cluster(shuffled, seed=seed).model_dump_json() == cluster(ops, seed=seed).model_dump_json()
+
+
+# ---------------------------------------------------------------------------------------------
+# relate(): relations between an api's entities read from names
+
+
+def with_args(o: Operation, *names: str) -> Operation:
+    return o.model_copy(update={"input_schema": {"type": "object", "properties": {n: {} for n in names}}})
+
+
+def test_relate_reads_identifier_arguments_of_the_apis_own_entities():
+    from toolgen.relate import relate
+
+    ops = [
+        op("aws", "describe_thing", "thing"),
+        with_args(
+            op("aws", "list_violations", "violation_event"), "thingName", "securityProfileArn", "startTime"
+        ),
+        with_args(op("other", "get_x", "x"), "thingName"),  # no `thing` in this api
+    ]
+    related = relate(ops)
+    assert related[1].consumes == ["thing"]  # security_profile is no entity of the api
+    assert related[2].consumes == [] and related[0] is ops[0]
+    assert is_connected(related[:2]) and not is_connected(ops[:2])
+
+
+def test_relate_joins_a_sub_entity_to_the_longest_entity_it_extends():
+    from toolgen.relate import relate
+
+    ops = [
+        op("db", "get_table", "table"),
+        op("db", "get_global_table", "global_table"),
+        op("db", "get_global_table_settings", "global_table_settings"),
+        op("db", "get_debit_reversal", "debit_reversal"),
+        op("db", "get_reversal", "reversal"),
+        op("db", "get_job", "job"),
+        op("db", "get_job_run", "job_run"),  # `job` is shorter than MIN_STEM
+    ]
+    consumes = {o.entity: o.consumes for o in relate(ops)}
+    assert consumes["global_table_settings"] == ["global_table"]
+    assert consumes["global_table"] == ["table"]
+    assert consumes["debit_reversal"] == ["reversal"]
+    assert consumes["job_run"] == [] and consumes["table"] == []
+
+
+def test_relate_keeps_order_and_is_deterministic():
+    from toolgen.relate import relate
+
+    ops = corpus()
+    assert [o.id for o in relate(ops)] == [o.id for o in ops]
+    assert [o.model_dump() for o in relate(ops)] == [o.model_dump() for o in relate(list(ops))]

@@ -191,28 +191,32 @@ def _affinity(a: _Piece, b: _Piece, weights: Weights) -> float:
 
 
 def _merge_small(pieces: list[_Piece], min_tools: int, max_tools: int, weights: Weights) -> None:
-    """Merge each piece smaller than min_tools into its nearest neighbour with room, smallest first."""
+    """Merge each piece smaller than min_tools into its nearest neighbour with room, smallest first;
+    again while a pass merges anything (a piece may gain a neighbour from a later merge)."""
     by_entity: dict[str, list[int]] = {}
     for piece in pieces:
         for entity in sorted(piece.entities):
             by_entity.setdefault(entity, []).append(piece.index)
-    heap = [(len(p.ops), p.index) for p in pieces if len(p.ops) < min_tools]
-    heapq.heapify(heap)
-    while heap:
-        size, index = heapq.heappop(heap)
-        piece = pieces[index]
-        if not piece.alive or len(piece.ops) != size:
-            continue
-        best = _nearest(piece, pieces, by_entity, max_tools, weights)
-        if best is None:
-            continue
-        best.add(piece.ops)
-        piece.alive = False
-        for entity in sorted(piece.entities - best.entities):
-            by_entity[entity].append(best.index)
-        best.entities |= piece.entities
-        if len(best.ops) < min_tools:
-            heapq.heappush(heap, (len(best.ops), best.index))
+    merged = True
+    while merged:
+        merged = False
+        heap = [(len(p.ops), p.index) for p in pieces if p.alive and len(p.ops) < min_tools]
+        heapq.heapify(heap)
+        while heap:
+            size, index = heapq.heappop(heap)
+            piece = pieces[index]
+            if not piece.alive or len(piece.ops) != size:
+                continue
+            best = _nearest(piece, pieces, by_entity, max_tools, weights)
+            if best is None:
+                continue
+            for entity in sorted(piece.entities - best.entities):  # best now holds them too
+                by_entity[entity].append(best.index)
+            best.add(piece.ops)
+            piece.alive = False
+            merged = True
+            if len(best.ops) < min_tools:
+                heapq.heappush(heap, (len(best.ops), best.index))
 
 
 def _nearest(

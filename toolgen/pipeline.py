@@ -1,9 +1,10 @@
-"""Files → Plan: ingest, normalize, cluster, and the summary people and machines read.
+"""Files → Plan: ingest, normalize, relate, cluster, and the summary people and machines read.
 
     generate(paths, min_tools=5, max_tools=40, seed=0, workers=0, progress=None) -> Generated
     summarize(generated) -> dict
 
-The one composition of the three stages, used by `toolgym generate` and `benchmarks/toolgen.py`.
+The one composition of the stages (`relate` adds the relations between an api's entities that
+one operation alone cannot show, before clustering), used by `toolgym generate` and `benchmarks/toolgen.py`.
 The plan holds every operation once: in a domain, or in `skipped` with the reason (operations the
 normalizer could not take keep its reason), and every unreadable file in `failed_files`.
 """
@@ -20,6 +21,7 @@ from typing import Any
 
 from .cluster import cluster
 from .model import Operation, Plan
+from .relate import relate
 
 #: progress(done, total, what): called as files are read (total None while unknown).
 Progress = Callable[..., None]
@@ -75,7 +77,8 @@ def generate(
         )
     read_paths, normalize = _stages()
     raw, failed, stats = read_paths(list(paths), workers=workers, progress=progress)
-    operations, not_normalized = normalize(raw)
+    normalized, not_normalized = normalize(raw)
+    operations = relate(normalized)
     plan = cluster(operations, min_tools=min_tools, max_tools=max_tools, seed=seed)
     plan.skipped = sorted([*plan.skipped, *not_normalized], key=lambda s: s.id)
     plan.failed_files = sorted(failed, key=lambda f: (f.path, f.reason))
