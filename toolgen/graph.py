@@ -24,7 +24,7 @@ import networkx as nx
 from .model import Operation
 
 #: A bucket (operations sharing a key) larger than this links each member to this many next ones.
-BUCKET_LINKS = 24
+BUCKET_LINKS = 6
 
 
 @dataclass(frozen=True)
