@@ -105,6 +105,7 @@ def run(paths: list[Path], workers: int, seed: int, plan_path: Path | None) -> d
     ops = {op.id: op for op in generated.operations}
     disconnected = [d.name for d in plan.domains if not is_connected([ops[i] for i in d.operations])]
     out_of_bounds = [d.name for d in plan.domains if not 5 <= len(d.operations) <= 40]
+    clashes = [d.name for d in plan.domains if len({ops[i].name for i in d.operations}) < len(d.operations)]
     rnd = random.Random(seed)
     sample = rnd.sample(plan.domains, min(10, len(plan.domains)))
     return {
@@ -114,6 +115,7 @@ def run(paths: list[Path], workers: int, seed: int, plan_path: Path | None) -> d
         **summarize(generated),
         "disconnected_domains": disconnected,
         "out_of_bounds_domains": out_of_bounds,
+        "tool_name_clash_domains": clashes,
         "sample": [
             {"name": d.name, "apis": d.apis, "tools": [ops[i].name for i in d.operations]} for d in sample
         ],
@@ -160,6 +162,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(
         f"single-api domains: {report['single_api_share']:.1%}   skipped: {report['skipped']} ({report['skipped_share']:.2%})"
+    )
+    print(
+        f"domains where two tools (of different apis) share a name: {len(report['tool_name_clash_domains'])}"
     )
     for d in report["sample"]:
         print(f"- {d['name']} ({len(d['tools'])} tools; {', '.join(d['apis'])}): {', '.join(d['tools'])}")

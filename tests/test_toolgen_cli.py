@@ -79,3 +79,34 @@ def test_bounds_the_wrong_way_round_are_one_line(specs, tmp_path):
 def test_a_missing_spec_is_one_line(tmp_path):
     code, _, stderr = run(str(tmp_path / "nope.yaml"), "--plan", str(tmp_path / "p.json"))
     assert code == 2 and stderr.startswith("error: ") and "nope.yaml" in stderr
+
+
+def test_the_benchmark_reports_the_documented_figures(specs, tmp_path):
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    out = tmp_path / "bench.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(root / "benchmarks" / "toolgen.py"),
+            str(specs),
+            "--workers",
+            "1",
+            "--json",
+            str(out),
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["wall_s"] > 0 and report["peak_mib"]["summed"] > 0
+    assert set(report["tools_per_domain"]) == {"min", "median", "p90", "max"}
+    assert 0 <= report["single_api_share"] <= 1 and 0 <= report["skipped_share"] <= 1
+    assert report["disconnected_domains"] == [] and report["out_of_bounds_domains"] == []
+    assert 0 < len(report["sample"]) <= 10 and all(d["tools"] for d in report["sample"])
+    assert "tools per domain min/median/p90/max" in proc.stdout
