@@ -1,6 +1,14 @@
 """Parse one spec file's bytes into Python data: JSON, JSON lines or YAML, with bounds.
 
-YAML goes through PyYAML's C loader (`CSafeLoader`, libyaml) with two changes that count_ops.py
+YAML goes first through `yaml_rs` (a Rust YAML 1.2 parser; on 400 random specs of the scale
+corpus it parses in 0.5 s what PyYAML's C loader parses in 6 s, the bulk of ingest's time):
+timestamps stay strings, duplicate keys keep the last value (as PyYAML does) and alias expansion
+is bounded by its replay limit (`MAX_EXPANDED_NODES` events: an alias bomb is refused). Its YAML
+1.2 reading differs from PyYAML's 1.1 only where 1.1 is a known trap for specs (`Off`/`Yes`
+stay strings in an enum, `21:00:00` is not a sexagesimal number). Whatever it rejects (a tag it
+does not know, such as the YAML 1.1 `=` value tag, or a libyaml quirk) goes on to PyYAML:
+
+PyYAML's C loader (`CSafeLoader`, libyaml) with two changes that count_ops.py
 makes too: timestamps stay strings (specs hold invalid dates such as `2019-10-15T25:00:00`) and
 the YAML 1.1 `=` value tag is accepted. Anchors and aliases are bounded: when a document has an
 anchor, its node graph is composed first and the size it would have once every alias is expanded
@@ -16,6 +24,7 @@ import re
 from typing import Any
 
 import yaml
+import yaml_rs
 
 #: Nodes a YAML document may have once its aliases are expanded.
 MAX_EXPANDED_NODES = 5_000_000
@@ -95,7 +104,24 @@ def _load_yaml(text: str, data: bytes) -> Any:
         loader.dispose()
 
 
+_RS_LIMITS = yaml_rs.AliasLimits(max_total_replayed_events=MAX_EXPANDED_NODES)
+
+
 def _yaml(name: str, data: bytes, text: str) -> Any:
+    try:
+        return yaml_rs.loads(
+            text,
+            parse_datetime=False,
+            duplicate_key_policy=yaml_rs.DuplicateKeyPolicy.LastWins,
+            alias_limits=_RS_LIMITS,
+        )
+    except yaml_rs.YAMLDecodeError as exc:
+        if "alias" in str(exc) and "limit" in str(exc):
+            raise ParseError(
+                f"YAML aliases expand past {MAX_EXPANDED_NODES:,} nodes (an alias bomb?)"
+            ) from None
+    except RecursionError:
+        pass
     try:
         return _load_yaml(text, data)
     except yaml.YAMLError as exc:
