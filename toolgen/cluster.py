@@ -52,6 +52,7 @@ class _Piece:
     entities: set[str] = field(default_factory=set)
     apis: Counter[str] = field(default_factory=Counter)
     prefixes: set[str] = field(default_factory=set)
+    names: set[str] = field(default_factory=set)
     alive: bool = True
 
     @classmethod
@@ -65,6 +66,7 @@ class _Piece:
         for op in ops:
             self.entities.update(entity_nodes(op))
             self.apis[op.api] += 1
+            self.names.add(op.name)
             if op.path_prefix:
                 self.prefixes.add(op.path_prefix)
 
@@ -223,7 +225,7 @@ def _nearest(
     piece: _Piece, pieces: list[_Piece], by_entity: dict[str, list[int]], max_tools: int, weights: Weights
 ) -> _Piece | None:
     room = max_tools - len(piece.ops)
-    best: tuple[float, int, int] | None = None
+    best: tuple[bool, float, int, int] | None = None
     for entity in sorted(piece.entities):
         members = by_entity[entity]
         live = [i for i in members if pieces[i].alive and len(pieces[i].ops) < max_tools]
@@ -232,13 +234,14 @@ def _nearest(
         for i in live:
             if i == piece.index or len(pieces[i].ops) > room:
                 continue
-            key = (_affinity(piece, pieces[i], weights), -len(pieces[i].ops), -i)
+            distinct = piece.names.isdisjoint(pieces[i].names)  # better no two tools of one name
+            key = (distinct, _affinity(piece, pieces[i], weights), -len(pieces[i].ops), -i)
             if best is None or key > best:
                 best = key
             looked += 1
             if looked >= CANDIDATES_PER_ENTITY:
                 break
-    return None if best is None else pieces[-best[2]]
+    return None if best is None else pieces[-best[3]]
 
 
 # ---------------------------------------------------------------------------------------------
