@@ -16,8 +16,8 @@ whatever order they come in):
    chunks of even size by a breadth-first walk over its entities.
 3. **Merge.** Pieces smaller than `min_tools`, smallest first, merge into their nearest neighbour:
    among the pieces sharing an entity with them (so the merged entity graph stays connected) and
-   with room for them, the one with the highest affinity (shared entities, the same api, shared
-   path prefixes); the same api comes first by its weight, then other apis (small apis across
+   with room for them, one without a tool of the same name if there is one, then the one with the
+   highest affinity (shared entities, the same api, shared path prefixes); the same api comes first by its weight, then other apis (small apis across
    sources). A piece that stays too small is skipped, each operation with the reason.
 4. **Names**: the dominant api and the two most common entities, slugged, de-duplicated with
    `-2`, `-3`… in a fixed order. Domains are sorted by name, operation ids within a domain sorted.
