@@ -295,13 +295,19 @@ def test_relate_joins_a_sub_entity_to_the_longest_entity_it_extends():
         op("db", "get_debit_reversal", "debit_reversal"),
         op("db", "get_reversal", "reversal"),
         op("db", "get_job", "job"),
-        op("db", "get_job_run", "job_run"),  # `job` is shorter than MIN_STEM
+        op("db", "get_job_run", "job_run"),
+        op("db", "get_io", "io"),
+        op("db", "get_io_stat", "io_stat"),  # `io` is shorter than MIN_STEM
+        op("db", "get_deliverystat", "deliverystat"),
+        op("db", "get_delivery_stat", "delivery_stat"),  # one name spelled in other words
     ]
     consumes = {o.entity: o.consumes for o in relate(ops)}
     assert consumes["global_table_settings"] == ["global_table"]
     assert consumes["global_table"] == ["table"]
     assert consumes["debit_reversal"] == ["reversal"]
-    assert consumes["job_run"] == [] and consumes["table"] == []
+    assert consumes["job_run"] == ["job"] and consumes["io_stat"] == [] and consumes["table"] == []
+    twins = [o for o in relate(ops) if o.entity.replace("_", "") == "deliverystat"]
+    assert len(twins) == 2 and is_connected(twins) and not is_connected(ops[-2:])
 
 
 def test_relate_keeps_order_and_is_deterministic():

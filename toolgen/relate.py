@@ -7,12 +7,14 @@ Normalization works one operation at a time: it knows `order_id` names an order,
 Knowing every entity of the api, this step adds to an operation's `consumes`:
 
 - **identifier arguments**: an input property named an entity of the same api followed by an
-  identifier word (`thingName`, `securityProfileArn`, `EmployerKey`, `queue_url`, `order_code`):
-  the operation takes that entity's identifier. Only entities the api has are matched.
+  identifier word (`thingName`, `securityProfileArn`, `EmployerKey`, `GroupIdentifier`,
+  `order_number`): the operation takes that entity's identifier. Only the api's entities are
+  matched (those its operations act on, consume or produce).
 - **sub-entities**: the entity's name extends another entity of the api by whole words, at the
   front or the back (`global_table_settings` → `global_table`, `relational_database_event` →
   `relational_database`, `debit_reversal` → `reversal`): the sub-entity holds the other's id.
-  Only the longest such entity is taken, and only names of at least `MIN_STEM` characters.
+  Only the longest such entity is taken, and only names of at least `MIN_STEM` characters. An
+  entity spelled in other words (`deliverystat`, `delivery_stat`) is the same table.
 
 Both are the issue's "an id one entity holds of another", read from names. The result keeps the
 order of `ops`; the same input gives the same output.
@@ -29,8 +31,8 @@ from .naming import singular, words
 IDENTIFIER_WORDS = frozenset(
     {"id", "ids", "name", "names", "arn", "arns", "key", "keys", "code", "uuid", "url", "slug"}
 )
-#: The shortest entity name a sub-entity is matched against (`id`, `job` are too generic).
-MIN_STEM = 4
+#: The shortest entity name a sub-entity is matched against (`id`, `to` are too generic).
+MIN_STEM = 3
 
 
 def _argument_entities(op: Operation, entities: set[str]) -> list[str]:
@@ -45,7 +47,10 @@ def _argument_entities(op: Operation, entities: set[str]) -> list[str]:
     return found
 
 
-def _parent_entity(entity: str, entities: set[str]) -> str | None:
+def _parent_entity(entity: str, entities: set[str], spelled: dict[str, str]) -> str | None:
+    twin = spelled.get(entity.replace("_", ""), entity)
+    if twin != entity:  # the same name spelled in other words (`delivery_stat`, `deliverystat`)
+        return twin
     parts = entity.split("_")
     candidates = []
     for k in range(1, len(parts)):
@@ -58,13 +63,16 @@ def _parent_entity(entity: str, entities: set[str]) -> str | None:
 def relate(ops: Sequence[Operation]) -> list[Operation]:
     """`ops` with `consumes` extended by the api-level relations above (see the module docstring)."""
     entities: dict[str, set[str]] = {}
-    for op in ops:
-        entities.setdefault(op.api, set()).add(op.entity)
+    for op in ops:  # every entity an operation of the api acts on, consumes or produces
+        entities.setdefault(op.api, set()).update((op.entity, *op.consumes, *op.produces))
+    spellings = {  # per api: an entity's letters -> the first of its spellings
+        api: {e.replace("_", ""): e for e in sorted(known, reverse=True)} for api, known in entities.items()
+    }
     related = []
     for op in ops:
         known = entities[op.api]
         extra = _argument_entities(op, known)
-        parent = _parent_entity(op.entity, known)
+        parent = _parent_entity(op.entity, known, spellings[op.api])
         if parent is not None:
             extra.append(parent)
         consumes = list(dict.fromkeys([*op.consumes, *extra]))
