@@ -29,7 +29,8 @@ def _table(summary: dict[str, Any], plan: Path) -> Table:
     table.add_column("")
     table.add_column("", justify="right")
     for key, value in summary["specs"].items():
-        table.add_row(f"specs {key.replace('_', ' ')}", str(value))
+        shown = f"{value:.1f} s" if isinstance(value, float) else str(value)
+        table.add_row(f"specs {key.replace('_', ' ')}", shown)
     ops = summary["operations"]
     table.add_row("operations read", str(ops["read"]))
     table.add_row("operations normalized", str(ops["normalized"]))
