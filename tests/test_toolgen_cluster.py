@@ -4,13 +4,14 @@ byte-identical plans for the same input and seed, whatever the input order."""
 from __future__ import annotations
 
 import random
+import re
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolgen.cluster import cluster
+from toolgen.cluster import cluster, tool_names
 from toolgen.graph import components, entity_graph, is_connected
 from toolgen.model import Kind, Operation, Plan
 
@@ -69,6 +70,10 @@ def check_invariants(ops: list[Operation], plan: Plan, min_tools: int, max_tools
         assert is_connected(members), domain.name
         assert domain.entities == sorted(entity_graph(members).nodes)
         assert domain.apis == sorted({m.api for m in members})
+        # every operation has a tool name in its domain, unique there and valid for tool calling
+        assert sorted(domain.tools) == sorted(domain.operations)
+        assert len(set(domain.tools.values())) == len(domain.tools), domain.name
+        assert all(re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", n) for n in domain.tools.values())
     assert len({d.name for d in plan.domains}) == len(plan.domains)
     assert all(s.reason for s in plan.skipped)
 
@@ -316,3 +321,14 @@ def test_relate_keeps_order_and_is_deterministic():
     ops = corpus()
     assert [o.id for o in relate(ops)] == [o.id for o in ops]
     assert [o.model_dump() for o in relate(ops)] == [o.model_dump() for o in relate(list(ops))]
+
+
+def test_tools_of_two_apis_with_one_name_get_distinct_names_in_their_domain():
+    ops = [
+        op("alpha", "list_customers", "customer", kind="read"),
+        op("alpha", "get_customer", "customer", kind="read"),
+        op("beta", "list_customers", "customer", kind="read"),
+    ]
+    names = tool_names(ops)
+    assert names[ops[0].id] == "list_customers" and names[ops[1].id] == "get_customer"
+    assert names[ops[2].id] == "beta_list_customers"  # the dominant api keeps the plain name

@@ -36,6 +36,7 @@ from networkx.algorithms.community import louvain_communities
 
 from .graph import Weights, components, entity_graph, entity_nodes, operation_graph
 from .model import Operation, Plan, PlannedDomain, SkippedOperation
+from .naming import clip, unique_name
 
 #: Louvain resolutions tried, in turn, on a connected part still larger than max_tools.
 RESOLUTIONS = (1.0, 2.0, 4.0, 8.0)
@@ -252,6 +253,26 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40].strip("-") or "api"
 
 
+def tool_names(ops: list[Operation]) -> dict[str, str]:
+    """Each operation's tool name in one domain, unique within it.
+
+    A name is unique within its api already; where two apis of the domain share one, every holder
+    but the domain's dominant api's gets its api's slug in front (`stripe_list_customers`), and
+    `naming.unique_name` settles what is left. Deterministic: by api, then operation id.
+    """
+    apis = Counter(op.api for op in ops)
+    counts = Counter(op.name for op in ops)
+    order = sorted(ops, key=lambda op: (-apis[op.api], op.api, op.id))
+    used: set[str] = set()
+    names: dict[str, str] = {}
+    for op in order:
+        base = op.name
+        if counts[op.name] > 1 and base in used:
+            base = clip(f"{_slug(op.api).replace('-', '_')}_{op.name}")
+        names[op.id] = unique_name(base, used, op.id)
+    return dict(sorted(names.items()))
+
+
 def _named(domains: list[list[Operation]]) -> list[PlannedDomain]:
     """PlannedDomains named `api-entity-entity`, de-duplicated with -2, -3…, sorted by name."""
     drafts = []
@@ -281,6 +302,7 @@ def _named(domains: list[list[Operation]]) -> list[PlannedDomain]:
                 operations=[op.id for op in ops],
                 apis=sorted({op.api for op in ops}),
                 entities=sorted(entity_graph(ops).nodes),
+                tools=tool_names(ops),
             )
         )
     return sorted(named, key=lambda d: d.name)

@@ -142,6 +142,11 @@ class PlannedDomain(_Model):
     operations: list[str] = Field(description="operation ids")
     apis: list[str] = Field(default_factory=list, description="the apis its operations come from")
     entities: list[str] = Field(default_factory=list)
+    tools: dict[str, str] = Field(
+        default_factory=dict,
+        description="operation id -> its tool name in this domain: unique within the domain (an "
+        "operation's name is unique within its api; two apis' same-named tools get the api's slug)",
+    )
 
 
 class Plan(_Model):
