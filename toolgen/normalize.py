@@ -22,6 +22,8 @@ order give the same result, sorted by source then pointer.
   request body's. **consumes**: entities of id parameters (`order_id`, `{orderId}`, `{id}` after
   `/orders`); **produces**: the entity for creates and the entities of id properties of the
   response (`id` → its own entity).
+- **Api**: the source's own (a spec's title, a tool group's name); OpenAPI documents that share
+  a title (versions or editions of one API) are told apart by the part of their paths that differs.
 - **Skipped**: only an operation listed twice (same source and pointer): the second is skipped.
 """
 
@@ -71,7 +73,7 @@ _JSON_TYPES = frozenset("object array string number integer boolean null".split(
 
 def normalize(raw: Iterable[RawOperation]) -> tuple[list[Operation], list[SkippedOperation]]:
     """Normalize every operation; returns (operations, skipped), both sorted by source and pointer."""
-    ordered = sorted(raw, key=lambda r: (r.source, r.pointer, r.api))
+    ordered = _distinct_apis(sorted(raw, key=lambda r: (r.source, r.pointer, r.api)))
     names: dict[str, set[str]] = {}
     ids: set[str] = set()
     seen: dict[tuple[str, str], str] = {}
@@ -90,6 +92,37 @@ def normalize(raw: Iterable[RawOperation]) -> tuple[list[Operation], list[Skippe
         name = unique_name(base, names.setdefault(r.api, set()), r.source + "#" + r.pointer)
         operations.append(_operation(r, op_id, name, g, info))
     return operations, skipped
+
+
+def _distinct_apis(ordered: list[RawOperation]) -> list[RawOperation]:
+    """Tell apart OpenAPI documents that share a title (several versions or editions of one API,
+    e.g. GitHub's public and enterprise specs): each becomes its own api, named by the title and
+    the part of its file path that differs from the others' (`GitHub v3 REST API (ghes-3.0)`)."""
+    sources: dict[str, set[str]] = {}
+    for r in ordered:
+        if r.format in _OPENAPI:
+            sources.setdefault(r.api, set()).add(r.source)
+    renamed: dict[tuple[str, str], str] = {}
+    for api, files in sources.items():
+        if len(files) < 2:
+            continue
+        parts = {f: f.replace("!", "/").split("/") for f in files}
+        lists = list(parts.values())
+        head = 0
+        while all(len(p) > head + 1 for p in lists) and len({p[head] for p in lists}) == 1:
+            head += 1
+        tail = 0
+        while all(len(p) > head + tail + 1 for p in lists) and len({p[-1 - tail] for p in lists}) == 1:
+            tail += 1
+        for f, p in parts.items():
+            tag = "/".join(p[head : len(p) - tail]) or short_hash(f)
+            renamed[(api, f)] = f"{api} ({tag})"
+    if not renamed:
+        return ordered
+    return [
+        r.model_copy(update={"api": renamed[(r.api, r.source)]}) if (r.api, r.source) in renamed else r
+        for r in ordered
+    ]
 
 
 def _guess(r: RawOperation) -> tuple[Guess, PathInfo | None]:
