@@ -174,10 +174,6 @@ def ok_result(value: Any) -> ToolResult:
     )
 
 
-def _text(result: ToolResult) -> str:
-    return "".join(getattr(block, "text", "") for block in result.content)
-
-
 def error_result(message: str) -> ToolResult:
     """A tool error the agent sees: `isError` with the message as text."""
     return ToolResult(content=[TextContent(type="text", text=message)], is_error=True)
@@ -488,9 +484,8 @@ class DomainServer:
             return session
         async with session.gate:  # one call of a session at a time: no session holds many workers
             await self._back_off(session)
-            result = await self._run(session, name, arguments)
-            faulted = result.is_error and "[toolgym-label " in _text(result)
-            if not faulted:
+            result, server_fault = await self._run(session, name, arguments)
+            if not server_fault:
                 self._note_outcome(session, failed=result.is_error)
         if session.handle is not None:  # a stateless session's first answer carries its handle, once
             result.meta = {**(result.meta or {}), HANDLE_META: session.handle}
@@ -532,17 +527,19 @@ class DomainServer:
         if self.error_backoff_s > 0 and over >= 0:
             await asyncio.sleep(min(MAX_BACKOFF_S, self.error_backoff_s * 2 ** min(over, 16)))
 
-    async def _run(self, session: Session, name: str, arguments: dict[str, Any]) -> ToolResult:
+    async def _run(self, session: Session, name: str, arguments: dict[str, Any]) -> tuple[ToolResult, bool]:
+        """The call's result, and whether it is a failure the server labelled as its own."""
         if self.latency_s:
             await asyncio.sleep(self.latency_s)
         if session.ended is not None:
-            return error_result(f"This session has ended ({session.ended}). Start a new session.")
+            return error_result(f"This session has ended ({session.ended}). Start a new session."), False
         episode = session.episode
         if self.sessions.inject_fault(session):
             episode.fail(name, arguments, INJECTED_FAULT, injected=True)
-            return error_result(
-                self._labelled(INJECTED_FAULT, session.name, episode.calls - 1, name, arguments, "injected")
+            text = self._labelled(
+                INJECTED_FAULT, session.name, episode.calls - 1, name, arguments, "injected"
             )
+            return error_result(text), True
         try:
             value = await anyio.to_thread.run_sync(functools.partial(episode.call, name, arguments))
         except InfraError as exc:
@@ -550,18 +547,18 @@ class DomainServer:
             if exc.kind == "storage":  # the transcript cannot be trusted to go on
                 logger.error("storage failure in session %s: %s", session.name, exc)
                 await self._end(session.key, "storage failure")
-            return error_result(text)
+            return error_result(text), True
         except OperationError as exc:  # the agent's error, but one no precise check caught: log it
             self.unguarded_errors += 1
             logger.warning("unguarded error in %s (session %s)", name, session.name, exc_info=exc.__cause__)
-            return error_result(str(exc))
+            return error_result(str(exc)), False
         except ToolError as exc:
-            return error_result(str(exc))
+            return error_result(str(exc)), False
         except Exception:
             self.internal_errors += 1
             logger.exception("internal error in %s (session %s)", name, session.name)
-            return error_result(INTERNAL_ERROR.format(tool=name))
-        return ok_result(value)
+            return error_result(INTERNAL_ERROR.format(tool=name)), False
+        return ok_result(value), False
 
     async def submit(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         """The answer channel: record the agent's final answer as its message and end the session."""
