@@ -11,11 +11,11 @@ import json
 import sqlite3
 import threading
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .budget import Budget
+from .clock import parse_time
 from .errors import TaskError
 from .fastschema import compile_check
 from .spec import DomainSpec, Task, Tool
@@ -25,17 +25,6 @@ from .tables import META_TABLES, TableInfo, ddl
 if TYPE_CHECKING:
     from .episode import Episode
     from .transcript import TranscriptSink
-
-
-def parse_time(text: str) -> datetime:
-    value = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
-
-
-def format_time(value: datetime) -> str:
-    if value.utcoffset() == UTC.utcoffset(None):
-        return value.strftime("%Y-%m-%dT%H:%M:%SZ")
-    return value.isoformat()
 
 
 @dataclass

@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from .budget import Budget, Meter
-from .domain import format_time
+from .clock import format_time
 from .errors import InfraError, OperationError, StorageError, ToolError, clip
 from .fastschema import brief
 from .spec import Task
