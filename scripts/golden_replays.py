@@ -21,10 +21,12 @@ FIXTURES = ROOT / "tests" / "fixtures"
 DOMAINS = [ROOT / "domains" / d for d in ("bank", "logistics", "office", "tau2-retail")]
 #: hand-written fixture domains whose tasks live beside them: (folder, tasks file)
 WITH_TASKS = [(FIXTURES / "shop", FIXTURES / "shop_tasks.jsonl")]
+#: fixture domains written by hand from the documentation, tasks.jsonl inside the folder
+HAND_WRITTEN = [FIXTURES / "stays"]
 
 
 def _folders(tmp: Path) -> list[Path]:
-    folders = list(DOMAINS)
+    folders = [*DOMAINS, *HAND_WRITTEN]
     for folder, tasks in WITH_TASKS:
         if not folder.exists():
             continue
