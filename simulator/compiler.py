@@ -29,12 +29,14 @@ from .spec import (
     ListStep,
     RequireStep,
     ReturnStep,
+    StepModel,
     SumStep,
     Tool,
     UpdateStep,
     UseStep,
 )
 from .steps import (
+    Analysis,
     CompiledTool,
     CountRun,
     CreateRun,
@@ -77,8 +79,10 @@ class _Compiler:
         props = tool.input_schema.get("properties")
         self.scope = Scope(props.keys() if isinstance(props, dict) else None)
         self.uses_now = False
-        self.writes = False
-        self.touched: set[str] = set()
+        self.read: set[str] = set()
+        self.written: set[str] = set()
+        self.destructive = False
+        self.arguments: set[str] = set()
         self.indexed: set[tuple[str, str]] = set()
 
     def expr(self, value: Any, scope: Scope, where: str) -> Compiled:
@@ -176,14 +180,13 @@ class _Compiler:
             return f"No {info.name} record with {parts}."
         return f"No matching {info.name} record."
 
-    def _use(self, step: UseStep, scope: Scope, at: str) -> Run:
-        return _use_fragment(self, step, scope, at)
-
     def steps(self, steps: list[Any], scope: Scope, at: str) -> list[Run]:
         return [self.step(step, scope, f"{at}[{i}]") for i, step in enumerate(steps)]
 
-    def step(self, step: Any, scope: Scope, at: str) -> Run:
-        run = self._step(step, scope, at)
+    def step(self, step: StepModel, scope: Scope, at: str) -> Run:
+        run = COMPILERS[step.kind](self, step, scope, at)
+        self._footprint(step)
+        scope.add(step.bound_name())
         if step.when is not None:
             cond = self.expr(step.when, scope, f"{at}.when")
             inner_bind = run.bind
@@ -191,148 +194,192 @@ class _Compiler:
             return WhenRun(cond, run, inner_bind)
         return run
 
-    def _step(self, step: Any, scope: Scope, at: str) -> Run:  # noqa: C901 - one branch per step kind
-        run: Run
-        if isinstance(step, GetStep):
-            info = self.table(step.table, at)
-            if not step.key and not step.where:
-                raise CompileError(at, "get needs `key` or `where`")
-            for key in step.order_by:
-                self.column(info, key.lstrip("-"), f"{at}.order_by")
-            q = Query(info, self.filters(info, step.key, step.where, scope, at), step.order_by, paged=True)
-            run = GetRun(
-                info,
-                q,
-                self._error(step.error, self._key_default(info, step.key), scope, at),
-                step.optional,
-                step.bind,
-            )
-            self.touched.add(info.name)
-        elif isinstance(step, ListStep):
-            info = self.table(step.table, at)
-            for key in step.order_by:
-                self.column(info, key.lstrip("-"), f"{at}.order_by")
-            q = Query(info, self.filters(info, None, step.where, scope, at), step.order_by, paged=True)
-            limit = self.expr(step.limit, scope, f"{at}.limit") if step.limit is not None else None
-            offset = self.expr(step.offset, scope, f"{at}.offset") if step.offset is not None else None
-            run = ListRun(
-                info,
-                q,
-                limit,
-                step.max_limit,
-                offset,
-                step.bind,
-                argument_name(step.limit) or "limit",
-                argument_name(step.offset) or "offset",
-            )
-        elif isinstance(step, CountStep):
-            info = self.table(step.table, at)
-            run = CountRun(
-                Query(info, self.filters(info, None, step.where, scope, at), [], paged=False, count=True),
-                step.bind,
-            )
-        elif isinstance(step, SumStep):
-            info = self.table(step.table, at)
-            self.column(info, step.column, f"{at}.column")
-            kind = info.spec.columns[step.column].type
-            if kind not in ("integer", "number"):
-                raise CompileError(
-                    f"{at}.column", f"sum needs a numeric column; {info.name}.{step.column} is {kind}"
-                )
-            query = Query(
-                info, self.filters(info, None, step.where, scope, at), [], paged=False, total=step.column
-            )
-            run = CountRun(query, step.bind)
-        elif isinstance(step, CreateStep):
-            info = self.table(step.table, at)
-            self.writes = True
-            values = {}
-            for col, value in step.values.items():
-                self.column(info, col, f"{at}.values.{col}")
-                values[col] = self.expr(value, scope, f"{at}.values.{col}")
-            if info.pk not in values and info.spec.columns[info.pk].type not in ("string", "integer"):
-                raise CompileError(at, f"{info.name}.{info.pk} cannot be generated; give it in `values`")
-            for col in info.columns:
-                spec = info.spec.columns[col]
-                if col not in values and spec.default == "$now":
-                    self.uses_now = True
-            labels = {col: _label(value, info, col) for col, value in step.values.items()}
-            run = CreateRun(info, values, step.bind, labels)
-        elif isinstance(step, UpdateStep):
-            info = self.table(step.table, at)
-            self.writes = True
-            if bool(step.key) == bool(step.where):
-                raise CompileError(at, "update needs exactly one of `key` or `where`")
-            filters = self.filters(info, step.key, step.where, scope, at)
-            inner = scope.child("row")
-            sets = {}
-            for col, value in step.set.items():
-                self.column(info, col, f"{at}.set.{col}")
-                sets[col] = self.expr(value, inner, f"{at}.set.{col}")
-            t = info.sa_table
-            statement = sql(
-                sa.update(t)
-                .where(t.c[info.pk] == sa.bindparam("pk"))
-                .values({c: sa.bindparam(c) for c in sets})
-            )
-            single = bool(step.key)
-            q = Query(info, filters, [], paged=single)
-            run = UpdateRun(
-                info=info,
-                query=q,
-                single=single,
-                error=self._error(step.error, self._key_default(info, step.key), scope, at),
-                bind=step.bind,
-                sets=sets,
-                statement=statement,
-                labels={col: _label(value, info, col) for col, value in step.set.items()},
-            )
-        elif isinstance(step, DeleteStep):
-            info = self.table(step.table, at)
-            self.writes = True
-            if bool(step.key) == bool(step.where):
-                raise CompileError(at, "delete needs exactly one of `key` or `where`")
-            single = bool(step.key)
-            q = Query(info, self.filters(info, step.key, step.where, scope, at), [], paged=single)
-            run = DeleteRun(
-                info=info,
-                query=q,
-                single=single,
-                error=self._error(step.error, self._key_default(info, step.key), scope, at),
-                bind=step.bind,
-            )
-        elif isinstance(step, RequireStep):
-            run = RequireRun(
-                self.expr(step.require, scope, f"{at}.require"),
-                self.template(step.error, scope, f"{at}.error"),
-            )
-        elif isinstance(step, FailStep):
-            run = RequireRun(lambda env: False, self.template(step.fail, scope, f"{at}.fail"))
-        elif isinstance(step, LetStep):
-            run = LetRun(self.expr(step.value, scope, f"{at}.value"), step.let)
-        elif isinstance(step, ForEachStep):
-            items = self.expr(step.for_each, scope, f"{at}.for_each")
-            inner = scope.child(step.bind, step.index or "")
-            body = self.steps(step.steps, inner, f"{at}.steps")
-            scope.names.update(inner.names)  # names bound inside the loop stay visible after it
-            run = ForEachRun(items, step.bind, step.index, body, step.collect)
-        elif isinstance(step, UseStep):
-            run = self._use(step, scope, at)
-        elif isinstance(step, ReturnStep):
-            run = ReturnRun(self.expr(step.result, scope, f"{at}.return"))
-        else:  # pragma: no cover - the spec's discriminator admits nothing else
-            raise CompileError(at, f"unknown step {step!r}")
-        bind: str | None
-        if isinstance(step, LetStep):
-            bind = step.let
-        elif isinstance(step, ForEachStep):
-            bind = step.collect
-        else:
-            bind = getattr(step, "bind", None)
-        scope.add(bind)
-        return run
+    def _footprint(self, step: StepModel) -> None:
+        """Tables read and written, from the step kind's registered effect."""
+        if step.effect == "none":
+            return
+        table: str = getattr(step, "table")  # noqa: B009 - every data step names its table
+        if step.effect in ("read", "change"):
+            self.read.add(table)
+        if step.effect in ("create", "change"):
+            self.written.add(table)
+        if step.effect == "change":
+            self.destructive = True
+
+    def analysis(self) -> Analysis:
+        return Analysis(
+            frozenset(self.read),
+            frozenset(self.written),
+            self.destructive,
+            self.uses_now,
+            frozenset(self.arguments),
+        )
 
 
+# ---------------------------------------------------------------------------------------------
+# one compile function per step kind (the registry in spec.py lists the kinds)
+
+StepCompiler = Callable[[_Compiler, Any, Scope, str], Run]
+COMPILERS: dict[str, StepCompiler] = {}
+
+
+def compiles(kind: str) -> Callable[[StepCompiler], StepCompiler]:
+    """Register the compile function of a step kind (`STEP_KINDS[kind]`)."""
+
+    def register(fn: StepCompiler) -> StepCompiler:
+        COMPILERS[kind] = fn
+        return fn
+
+    return register
+
+
+def _order_by(c: _Compiler, info: TableInfo, order_by: list[str], at: str) -> None:
+    for key in order_by:
+        c.column(info, key.lstrip("-"), f"{at}.order_by")
+
+
+@compiles("get")
+def _get(c: _Compiler, step: GetStep, scope: Scope, at: str) -> Run:
+    info = c.table(step.table, at)
+    if not step.key and not step.where:
+        raise CompileError(at, "get needs `key` or `where`")
+    _order_by(c, info, step.order_by, at)
+    q = Query(info, c.filters(info, step.key, step.where, scope, at), step.order_by, paged=True)
+    error = c._error(step.error, c._key_default(info, step.key), scope, at)
+    return GetRun(info, q, error, step.optional, step.bind)
+
+
+@compiles("list")
+def _list(c: _Compiler, step: ListStep, scope: Scope, at: str) -> Run:
+    info = c.table(step.table, at)
+    _order_by(c, info, step.order_by, at)
+    q = Query(info, c.filters(info, None, step.where, scope, at), step.order_by, paged=True)
+    limit = c.expr(step.limit, scope, f"{at}.limit") if step.limit is not None else None
+    offset = c.expr(step.offset, scope, f"{at}.offset") if step.offset is not None else None
+    return ListRun(
+        info,
+        q,
+        limit,
+        step.max_limit,
+        offset,
+        step.bind,
+        argument_name(step.limit) or "limit",
+        argument_name(step.offset) or "offset",
+    )
+
+
+@compiles("count")
+def _count(c: _Compiler, step: CountStep, scope: Scope, at: str) -> Run:
+    info = c.table(step.table, at)
+    filters = c.filters(info, None, step.where, scope, at)
+    return CountRun(Query(info, filters, [], paged=False, count=True), step.bind)
+
+
+@compiles("sum")
+def _sum(c: _Compiler, step: SumStep, scope: Scope, at: str) -> Run:
+    info = c.table(step.table, at)
+    c.column(info, step.column, f"{at}.column")
+    kind = info.spec.columns[step.column].type
+    if kind not in ("integer", "number"):
+        raise CompileError(f"{at}.column", f"sum needs a numeric column; {info.name}.{step.column} is {kind}")
+    filters = c.filters(info, None, step.where, scope, at)
+    return CountRun(Query(info, filters, [], paged=False, total=step.column), step.bind)
+
+
+@compiles("create")
+def _create(c: _Compiler, step: CreateStep, scope: Scope, at: str) -> Run:
+    info = c.table(step.table, at)
+    values = {}
+    for col, value in step.values.items():
+        c.column(info, col, f"{at}.values.{col}")
+        values[col] = c.expr(value, scope, f"{at}.values.{col}")
+    if info.pk not in values and info.spec.columns[info.pk].type not in ("string", "integer"):
+        raise CompileError(at, f"{info.name}.{info.pk} cannot be generated; give it in `values`")
+    if any(col not in values and info.spec.columns[col].default == "$now" for col in info.columns):
+        c.uses_now = True
+    labels = {col: _label(value, info, col) for col, value in step.values.items()}
+    return CreateRun(info, values, step.bind, labels)
+
+
+def _targets(c: _Compiler, step: UpdateStep | DeleteStep, info: TableInfo, scope: Scope, at: str) -> Query:
+    """The rows an update or delete acts on: one by `key`, or every row `where` matches."""
+    if bool(step.key) == bool(step.where):
+        raise CompileError(at, f"{step.kind} needs exactly one of `key` or `where`")
+    return Query(info, c.filters(info, step.key, step.where, scope, at), [], paged=bool(step.key))
+
+
+@compiles("update")
+def _update(c: _Compiler, step: UpdateStep, scope: Scope, at: str) -> Run:
+    info = c.table(step.table, at)
+    q = _targets(c, step, info, scope, at)
+    inner = scope.child("row")
+    sets = {}
+    for col, value in step.set.items():
+        c.column(info, col, f"{at}.set.{col}")
+        sets[col] = c.expr(value, inner, f"{at}.set.{col}")
+    t = info.sa_table
+    statement = sql(
+        sa.update(t)
+        .where(t.c[info.pk] == sa.bindparam("pk"))
+        .values({col: sa.bindparam(col) for col in sets})
+    )
+    return UpdateRun(
+        info=info,
+        query=q,
+        single=bool(step.key),
+        error=c._error(step.error, c._key_default(info, step.key), scope, at),
+        bind=step.bind,
+        sets=sets,
+        statement=statement,
+        labels={col: _label(value, info, col) for col, value in step.set.items()},
+    )
+
+
+@compiles("delete")
+def _delete(c: _Compiler, step: DeleteStep, scope: Scope, at: str) -> Run:
+    info = c.table(step.table, at)
+    q = _targets(c, step, info, scope, at)
+    return DeleteRun(
+        info=info,
+        query=q,
+        single=bool(step.key),
+        error=c._error(step.error, c._key_default(info, step.key), scope, at),
+        bind=step.bind,
+    )
+
+
+@compiles("require")
+def _require(c: _Compiler, step: RequireStep, scope: Scope, at: str) -> Run:
+    return RequireRun(
+        c.expr(step.require, scope, f"{at}.require"), c.template(step.error, scope, f"{at}.error")
+    )
+
+
+@compiles("fail")
+def _fail(c: _Compiler, step: FailStep, scope: Scope, at: str) -> Run:
+    return RequireRun(lambda env: False, c.template(step.fail, scope, f"{at}.fail"))
+
+
+@compiles("let")
+def _let(c: _Compiler, step: LetStep, scope: Scope, at: str) -> Run:
+    return LetRun(c.expr(step.value, scope, f"{at}.value"), step.let)
+
+
+@compiles("for_each")
+def _for_each(c: _Compiler, step: ForEachStep, scope: Scope, at: str) -> Run:
+    items = c.expr(step.for_each, scope, f"{at}.for_each")
+    inner = scope.child(step.bind, step.index or "")
+    body = c.steps(step.steps, inner, f"{at}.steps")
+    scope.names.update(inner.names)  # names bound inside the loop stay visible after it
+    return ForEachRun(items, step.bind, step.index, body, step.collect)
+
+
+@compiles("return")
+def _return(c: _Compiler, step: ReturnStep, scope: Scope, at: str) -> Run:
+    return ReturnRun(c.expr(step.result, scope, f"{at}.return"))
+
+
+@compiles("use")
 def _use_fragment(c: _Compiler, step: UseStep, scope: Scope, at: str) -> Run:
     fragment = c.fragments.get(step.use)
     if fragment is None:
@@ -377,6 +424,6 @@ def compile_tool(
     """Compile one tool. Raises CompileError naming the path inside the tool."""
     c = _Compiler(tables, tool, fragments)
     steps = c.steps(tool.steps, c.scope, "operation")
-    if tool.kind == "read" and c.writes:
+    if tool.kind == "read" and c.written:
         raise CompileError("kind", "a `read` tool may not create, update or delete; declare it `kind: write`")
-    return CompiledTool(tool, steps, c.uses_now, c.writes, c.touched), c.indexed
+    return CompiledTool.of(tool, steps, c.analysis()), c.indexed

@@ -69,7 +69,8 @@ from .httpguard import MAX_BODY_BYTES, body_limit
 from .labels import Key, label_token, runs_key
 from .manifest import Manifest
 from .sessions import CapacityError, Session, SessionRegistry, check_session_id, new_handle, resolve_task
-from .spec import ANSWER_TOOL, DeleteStep, ForEachStep, Task, Tool, UpdateStep
+from .spec import ANSWER_TOOL, Task
+from .steps import CompiledTool
 
 logger = logging.getLogger("toolgym.server")
 
@@ -116,29 +117,16 @@ _HANDSHAKE = frozenset(HANDSHAKE_PROTOCOL_VERSIONS)
 # tools
 
 
-def _is_destructive(steps: list[Any], fragments: dict[str, Any], seen: frozenset[str] = frozenset()) -> bool:
-    """Whether the steps can update or delete rows (looking into `for_each` and `use`d fragments)."""
-    for step in steps:
-        if isinstance(step, UpdateStep | DeleteStep):
-            return True
-        if isinstance(step, ForEachStep) and _is_destructive(step.steps, fragments, seen):
-            return True
-        used = getattr(step, "use", None)
-        if isinstance(used, str) and used not in seen and used in fragments:
-            if _is_destructive(fragments[used].steps, fragments, seen | {used}):
-                return True
-    return False
-
-
-def tool_annotations(tool: Tool, fragments: dict[str, Any] | None = None) -> ToolAnnotations:
-    """Reads are read-only and idempotent; writes that update or delete rows are destructive."""
-    if tool.kind == "read":
+def tool_annotations(tool: CompiledTool) -> ToolAnnotations:
+    """Reads are read-only and idempotent; writes that update or delete rows (the compiled tool's
+    `destructive` analysis, fragments and loops included) are destructive."""
+    if tool.spec.kind == "read":
         return ToolAnnotations(
             read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
         )
     return ToolAnnotations(
         read_only_hint=False,
-        destructive_hint=_is_destructive(tool.steps, fragments or {}),
+        destructive_hint=tool.destructive,
         idempotent_hint=False,
         open_world_hint=False,
     )
@@ -278,7 +266,7 @@ class DomainServer:
                     name=spec.name,
                     description=spec.description,
                     parameters=spec.input_schema,
-                    annotations=tool_annotations(spec, getattr(domain.spec, "fragments", None)),
+                    annotations=tool_annotations(compiled),
                     call=self.call,
                 )
             )

@@ -8,7 +8,7 @@ semantics of operations and expressions are in docs/domain-format.md.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeVar, Union
 
 from pydantic import (
     AliasChoices,
@@ -80,13 +80,54 @@ class Filter(_Model):
     skip_if_null: bool = True
 
 
-class _Step(_Model):
-    bind: str | None = Field(default=None, alias="as", description="name to bind the step's value to")
+Effect = Literal["none", "read", "create", "change"]
+
+
+class StepModel(_Model):
+    """A step of an operation. Each kind is registered (`STEP_KINDS`, by `register_step`) with the
+    keys that name it in YAML (`keys`, the first canonical) and its effect on the table it names:
+    `read`, `create`, `change` (update or delete: destructive) or `none`."""
+
+    kind: ClassVar[str] = ""
+    keys: ClassVar[tuple[str, ...]] = ()
+    effect: ClassVar[Effect] = "none"
+
     when: Expr = Field(default=None, description="run the step only when this is true (absent: always)")
 
+    def bound_name(self) -> str | None:
+        """The name this step binds (its `as:`), if any."""
+        return getattr(self, "bind", None)
 
+    def substeps(self) -> list[StepModel]:
+        """Steps nested inside this one (a `for_each` body); `use`d fragments are resolved by callers."""
+        return []
+
+
+#: kind -> step model, in the order the discriminator tries them.
+STEP_KINDS: dict[str, type[StepModel]] = {}
+
+_S = TypeVar("_S", bound=type[StepModel])
+
+
+def register_step(cls: _S) -> _S:
+    """Add a step model to the registry: the step union, its YAML keys and the schema follow."""
+    if cls.kind in STEP_KINDS or not cls.keys:
+        raise ValueError(f"step kind {cls.kind!r} is registered twice or has no keys")
+    STEP_KINDS[cls.kind] = cls
+    return cls
+
+
+class _Step(StepModel):
+    bind: str | None = Field(default=None, alias="as", description="name to bind the step's value to")
+
+
+@register_step
 class GetStep(_Step):
     """One row by key or filters; a missing row is a ToolError (`error`) unless `optional`."""
+
+    kind = "get"
+    keys = ("get",)
+    effect = "read"
 
     table: str = Field(alias="get")
     key: dict[str, Expr] | None = None
@@ -98,8 +139,13 @@ class GetStep(_Step):
     optional: bool = False
 
 
+@register_step
 class ListStep(_Step):
     """Rows matching filters, ordered, capped at `max_limit`."""
+
+    kind = "list"
+    keys = ("list", "search")
+    effect = "read"
 
     table: str = Field(validation_alias=AliasChoices("list", "search"), serialization_alias="list")
     where: list[Filter] = Field(default_factory=list)
@@ -111,30 +157,50 @@ class ListStep(_Step):
     offset: Expr = None
 
 
+@register_step
 class CountStep(_Step):
     """The number of rows matching filters."""
+
+    kind = "count"
+    keys = ("count",)
+    effect = "read"
 
     table: str = Field(alias="count")
     where: list[Filter] = Field(default_factory=list)
 
 
+@register_step
 class SumStep(_Step):
     """The sum of a numeric column over rows matching filters (0 when none match)."""
+
+    kind = "sum"
+    keys = ("sum",)
+    effect = "read"
 
     table: str = Field(alias="sum")
     column: str
     where: list[Filter] = Field(default_factory=list)
 
 
+@register_step
 class CreateStep(_Step):
     """Insert one row; the key is generated when absent and defaults are filled."""
+
+    kind = "create"
+    keys = ("create",)
+    effect = "create"
 
     table: str = Field(alias="create")
     values: dict[str, Expr]
 
 
+@register_step
 class UpdateStep(_Step):
     """Update the row with `key` (or every row matching `where`); `$row` in `set` is the row before."""
+
+    kind = "update"
+    keys = ("update",)
+    effect = "change"
 
     table: str = Field(alias="update")
     key: dict[str, Expr] | None = None
@@ -143,8 +209,13 @@ class UpdateStep(_Step):
     error: str | None = None
 
 
+@register_step
 class DeleteStep(_Step):
     """Delete the row with `key` (or every row matching `where`); binds the deleted row(s)."""
+
+    kind = "delete"
+    keys = ("delete",)
+    effect = "change"
 
     table: str = Field(alias="delete")
     key: dict[str, Expr] | None = None
@@ -152,31 +223,47 @@ class DeleteStep(_Step):
     error: str | None = None
 
 
-class RequireStep(_Model):
+@register_step
+class RequireStep(StepModel):
     """A precondition: when the condition is false the call fails with `error`."""
+
+    kind = "require"
+    keys = ("require",)
 
     require: Expr
     error: str
-    when: Expr = None
 
 
-class FailStep(_Model):
+@register_step
+class FailStep(StepModel):
     """Fail the call with this message (usually under `when`)."""
 
+    kind = "fail"
+    keys = ("fail",)
+
     fail: str
-    when: Expr = None
 
 
-class LetStep(_Model):
+@register_step
+class LetStep(StepModel):
     """Bind (or rebind) a name to a value."""
+
+    kind = "let"
+    keys = ("let",)
 
     let: str
     value: Expr
-    when: Expr = None
+
+    def bound_name(self) -> str | None:
+        return self.let
 
 
-class ForEachStep(_Model):
+@register_step
+class ForEachStep(StepModel):
     """Run `steps` for each element of a list."""
+
+    kind = "for_each"
+    keys = ("for_each",)
 
     for_each: Expr
     bind: str = Field(alias="as")
@@ -185,41 +272,37 @@ class ForEachStep(_Model):
     collect: str | None = Field(
         default=None, description="bind a list of each pass's last value to this name"
     )
-    when: Expr = None
+
+    def bound_name(self) -> str | None:
+        return self.collect
+
+    def substeps(self) -> list[StepModel]:
+        return list(self.steps)
 
 
-class ReturnStep(_Model):
+@register_step
+class ReturnStep(StepModel):
     """The call's result."""
 
+    kind = "return"
+    keys = ("return",)
+
     result: Expr = Field(alias="return")
-    when: Expr = None
 
 
-class UseStep(_Model):
+@register_step
+class UseStep(StepModel):
     """Run a named fragment with parameters; binds its `return` value."""
+
+    kind = "use"
+    keys = ("use",)
 
     use: str
     with_: dict[str, Expr] = Field(default_factory=dict, alias="with")
     bind: str | None = Field(default=None, alias="as")
-    when: Expr = None
 
 
-_STEP_KEYS = {
-    "get": "get",
-    "list": "list",
-    "search": "list",
-    "count": "count",
-    "sum": "sum",
-    "create": "create",
-    "update": "update",
-    "delete": "delete",
-    "require": "require",
-    "fail": "fail",
-    "let": "let",
-    "for_each": "for_each",
-    "return": "return",
-    "use": "use",
-}
+_STEP_KEYS = {key: kind for kind, cls in STEP_KINDS.items() for key in cls.keys}
 
 
 def _step_tag(value: Any) -> str | None:
@@ -228,48 +311,26 @@ def _step_tag(value: Any) -> str | None:
             if key in _STEP_KEYS:
                 return _STEP_KEYS[key]
         return None
-    for cls, tag in _TAG_OF_CLASS.items():
-        if isinstance(value, cls):
-            return tag
-    return None
+    return value.kind if isinstance(value, StepModel) else None
 
 
-Step = Annotated[
-    Annotated[GetStep, Tag("get")]
-    | Annotated[ListStep, Tag("list")]
-    | Annotated[CountStep, Tag("count")]
-    | Annotated[SumStep, Tag("sum")]
-    | Annotated[CreateStep, Tag("create")]
-    | Annotated[UpdateStep, Tag("update")]
-    | Annotated[DeleteStep, Tag("delete")]
-    | Annotated[RequireStep, Tag("require")]
-    | Annotated[FailStep, Tag("fail")]
-    | Annotated[LetStep, Tag("let")]
-    | Annotated[ForEachStep, Tag("for_each")]
-    | Annotated[ReturnStep, Tag("return")]
-    | Annotated[UseStep, Tag("use")],
-    Discriminator(
-        _step_tag,
-        custom_error_type="unknown_step",
-        custom_error_message="a step needs one of the keys: " + ", ".join(sorted(_STEP_KEYS)),
-    ),
-]
+def _step_union() -> Any:
+    """`Step`: the discriminated union of every registered step model."""
+    members = tuple(Annotated[cls, Tag(kind)] for kind, cls in STEP_KINDS.items())
+    return Annotated[
+        Union[members],  # noqa: UP007 - built from the registry at import time
+        Discriminator(
+            _step_tag,
+            custom_error_type="unknown_step",
+            custom_error_message="a step needs one of the keys: " + ", ".join(sorted(_STEP_KEYS)),
+        ),
+    ]
 
-_TAG_OF_CLASS: dict[type, str] = {
-    GetStep: "get",
-    ListStep: "list",
-    CountStep: "count",
-    SumStep: "sum",
-    CreateStep: "create",
-    UpdateStep: "update",
-    DeleteStep: "delete",
-    RequireStep: "require",
-    FailStep: "fail",
-    LetStep: "let",
-    ForEachStep: "for_each",
-    ReturnStep: "return",
-    UseStep: "use",
-}
+
+if TYPE_CHECKING:
+    Step = StepModel
+else:
+    Step = _step_union()
 
 ForEachStep.model_rebuild()
 

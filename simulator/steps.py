@@ -347,15 +347,47 @@ def run_steps(steps: list[Run], rt: Runtime, env: Env) -> Any:
     return last
 
 
+@dataclass(frozen=True)
+class Analysis:
+    """What a tool's operation does, derived from its step tree (fragments and loops included)."""
+
+    tables_read: frozenset[str] = frozenset()
+    tables_written: frozenset[str] = frozenset()
+    destructive: bool = False  # it can update or delete rows
+    uses_now: bool = False
+    arguments_read: frozenset[str] = frozenset()
+
+
 @dataclass
 class CompiledTool:
-    """A tool ready to run: its spec and its plan."""
+    """A tool ready to run: its spec, its plan, and the analyses of its step tree."""
 
     spec: Tool
     steps: list[Run]
     uses_now: bool
     writes: bool
-    tables: set[str] = field(default_factory=set)
+    analysis: Analysis = field(default_factory=Analysis)
+
+    @classmethod
+    def of(cls, spec: Tool, steps: list[Run], analysis: Analysis) -> CompiledTool:
+        return cls(spec, steps, analysis.uses_now, bool(analysis.tables_written), analysis)
+
+    @property
+    def tables_read(self) -> frozenset[str]:
+        return self.analysis.tables_read
+
+    @property
+    def tables_written(self) -> frozenset[str]:
+        return self.analysis.tables_written
+
+    @property
+    def destructive(self) -> bool:
+        """Whether a call can update or delete rows (the MCP `destructiveHint`)."""
+        return self.analysis.destructive
+
+    @property
+    def arguments_read(self) -> frozenset[str]:
+        return self.analysis.arguments_read
 
     def execute(self, rt: Runtime, arguments: dict[str, Any]) -> Any:
         env: Env = {"args": arguments}

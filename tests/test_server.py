@@ -75,11 +75,11 @@ def test_tools_are_exactly_the_domain_tools(name: str) -> None:
 
 
 def test_destructive_hint_follows_the_operation(bank: Domain) -> None:
-    specs = {t.name: t for t in bank.tool_specs()}
-    assert tool_annotations(specs["remove_beneficiary"]).destructive_hint is True  # delete
-    assert tool_annotations(specs["freeze_card"]).destructive_hint is True  # update
-    assert tool_annotations(specs["add_beneficiary"]).destructive_hint is False  # create only
-    assert tool_annotations(specs["get_customer"]).read_only_hint is True
+    tools = bank.tools
+    assert tool_annotations(tools["remove_beneficiary"]).destructive_hint is True  # delete
+    assert tool_annotations(tools["freeze_card"]).destructive_hint is True  # update
+    assert tool_annotations(tools["add_beneficiary"]).destructive_hint is False  # create only
+    assert tool_annotations(tools["get_customer"]).read_only_hint is True
 
 
 def test_read_write_and_tool_errors(shop: Domain, tmp_path: Path) -> None:
