@@ -1,0 +1,193 @@
+"""Typed nodes -> Python closures of the environment (`compile_node`), checking names in scope.
+
+Compiled once, when the domain loads; the closures are the same shapes the evaluator has always
+run (a reference is a dict lookup, an operator one call), so the tree costs nothing per call.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .errors import EvalError, ExprError
+from .nodes import Binder, Call, ListNode, Literal, Node, ObjectNode, Ref, Template
+from .parse import parse_template
+from .registry import OPERATORS, Compiled, Env
+from .values import json_type, show
+
+
+class Scope:
+    """Names visible to an expression: argument names and bound names."""
+
+    def __init__(self, args: Iterable[str] | None, names: Iterable[str] = ()):
+        self.args = None if args is None else set(args)
+        self.names = set(names) | {"args", "now"}
+
+    def child(self, *names: str) -> Scope:
+        scope = Scope(self.args, self.names)
+        scope.names.update(n for n in names if n)
+        return scope
+
+    def add(self, name: str | None) -> None:
+        if name:
+            self.names.add(name)
+
+
+_INDEX = re.compile(r"-?[0-9]+", re.ASCII)
+
+
+def _walk(value: Any, parts: tuple[str, ...] | list[str]) -> Any:
+    for part in parts:
+        if value is None:
+            return None
+        if isinstance(value, list):
+            if _INDEX.fullmatch(part):
+                i = int(part)
+                value = value[i] if -len(value) <= i < len(value) else None
+            else:
+                value = [_walk(v, [part]) for v in value]
+        elif isinstance(value, dict):
+            value = value.get(part)
+        else:
+            return None
+    return value
+
+
+def check_ref(ref: Ref, scope: Scope) -> None:
+    """ExprError when a reference names nothing in scope (or an argument the tool does not take)."""
+    head, rest = ref.head, ref.rest
+    if head not in scope.names:
+        raise ExprError(
+            f"unknown name ${head} (bound names here: {', '.join(sorted(scope.names))})", ref.path
+        )
+    if head == "args" and rest and scope.args is not None and rest[0] not in scope.args:
+        raise ExprError(f"$args.{rest[0]} is not a property of the tool's input_schema", ref.path)
+
+
+def compile_reference(ref: Ref, scope: Scope) -> Compiled:
+    check_ref(ref, scope)
+    head, rest = ref.head, ref.rest
+    if not rest:
+        return lambda env: env.get(head)
+    if len(rest) == 1:
+        (key,) = rest
+
+        def one(env: Env) -> Any:
+            value = env.get(head)
+            if isinstance(value, dict):
+                return value.get(key)
+            return _walk(value, rest)
+
+        return one
+    return lambda env: _walk(env.get(head), rest)
+
+
+def _formatted(ref: Compiled, spec: str) -> Compiled:
+    """`{x:.2f}`: a Python format spec applied to the value (the raw value when it does not apply)."""
+
+    def apply(env: Env) -> Any:
+        value = ref(env)
+        try:
+            return format(value, spec)
+        except (TypeError, ValueError):
+            return value
+
+    return apply
+
+
+def compile_template_node(node: Template, scope: Scope) -> Callable[[Env], str]:
+    pieces: list[str | Compiled] = []
+    for piece in node.pieces:
+        if isinstance(piece, str):
+            pieces.append(piece)
+        else:
+            ref = compile_reference(piece.ref, scope)
+            pieces.append(_formatted(ref, piece.spec) if piece.spec else ref)
+    if all(isinstance(p, str) for p in pieces):
+        text = "".join(p for p in pieces if isinstance(p, str))
+        return lambda env: text
+    return lambda env: "".join(p if isinstance(p, str) else show(p(env)) for p in pieces)
+
+
+def compile_template(template: str, scope: Scope) -> Callable[[Env], str]:
+    """`"No order {args.order_id}"` -> a function of the environment. `{{`/`}}` are literal braces."""
+    return compile_template_node(parse_template(template), scope)
+
+
+def compile_node(node: Node, scope: Scope) -> Compiled:
+    """Compile a parsed expression into a function of the environment, checking names in scope."""
+    if isinstance(node, Literal):
+        value = node.value
+        return lambda env: value
+    if isinstance(node, Ref):
+        return compile_reference(node, scope)
+    if isinstance(node, Call):
+        return _compile_call(node, scope)
+    if isinstance(node, ListNode):
+        parts = [compile_node(item, scope) for item in node.items]
+        return lambda env: [p(env) for p in parts]
+    if isinstance(node, ObjectNode):
+        fields = [(k, compile_node(v, scope)) for k, v in node.fields]
+        return lambda env: {k: f(env) for k, f in fields}
+    if isinstance(node, Template):
+        return compile_template_node(node, scope)
+    if isinstance(node, Binder):
+        hook = OPERATORS[node.op].compile
+        assert hook is not None
+        return hook(node, scope, compile_node)
+    raise ExprError(f"cannot compile node {node!r}", node.path)
+
+
+#: what Python raises when an operator meets values it cannot work on (the values' fault)
+_UNGUARDED = (ArithmeticError, ValueError, TypeError, LookupError)
+
+
+def operator_error(name: str, exc: Exception, values: Iterable[Any]) -> EvalError:
+    """An operator's failure on these values, worded for the agent (no Python internals)."""
+    if isinstance(exc, ZeroDivisionError):
+        return EvalError(f"{name}: cannot divide by zero")
+    if isinstance(exc, OverflowError):
+        return EvalError(f"{name}: a number is out of range (overflow)")
+    kinds = ", ".join(json_type(v) for v in values)
+    return EvalError(f"{name}: cannot work on these values ({kinds})")
+
+
+def _compile_call(node: Call, scope: Scope) -> Compiled:
+    op = OPERATORS[node.op]
+    if op.compile is not None:
+        return op.compile(node, scope, compile_node)
+    fn, name = op.fn, node.name
+    assert fn is not None
+    operands = [compile_node(arg, scope) for arg in node.args]
+    if len(operands) == 1:
+        (a,) = operands
+
+        def one(env: Env) -> Any:
+            x = a(env)
+            try:
+                return fn(x)
+            except _UNGUARDED as exc:
+                raise operator_error(name, exc, (x,)) from None
+
+        return one
+    if len(operands) == 2:
+        a, b = operands
+
+        def two(env: Env) -> Any:
+            x, y = a(env), b(env)
+            try:
+                return fn(x, y)
+            except _UNGUARDED as exc:
+                raise operator_error(name, exc, (x, y)) from None
+
+        return two
+
+    def many(env: Env) -> Any:
+        values = [f(env) for f in operands]
+        try:
+            return fn(*values)
+        except _UNGUARDED as exc:
+            raise operator_error(name, exc, values) from None
+
+    return many
