@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .budget import Budget
-from .clock import parse_time
+from .clock import parse_time, renderer
 from .errors import TaskError
 from .fastschema import compile_check
 from .spec import DomainSpec, Task, Tool
@@ -49,6 +49,7 @@ class Domain:
 
     def __post_init__(self) -> None:
         self.clock_start = parse_time(self.spec.clock.start)
+        self.render_time = renderer(self.spec.clock.start, self.spec.clock.format)  # `$now` as text
         self.checks = {name: compile_check(t.spec.input_schema) for name, t in self.tools.items()}
         self._tasks_by_id = {t.id: t for t in self.tasks}
 

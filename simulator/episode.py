@@ -18,7 +18,6 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from .budget import Budget, Meter
-from .clock import format_time
 from .errors import InfraError, OperationError, StorageError, ToolError, clip
 from .fastschema import brief
 from .spec import Task
@@ -114,7 +113,7 @@ class Episode:
             value = self.domain.clock_start + timedelta(
                 seconds=self._ticks() * self.domain.spec.clock.tick_seconds
             )
-            self._now = format_time(value)
+            self._now = self.domain.render_time(value)
         return self._now
 
     def next_id(self, table: TableInfo) -> Any:

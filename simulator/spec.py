@@ -21,6 +21,8 @@ from pydantic import (
     model_validator,
 )
 
+from .clock import rendering_problem
+
 ColumnType = Literal["string", "integer", "number", "boolean", "datetime", "json"]
 FilterOp = Literal[
     "eq", "ieq", "ne", "lt", "le", "gt", "ge", "in", "not_in", "contains", "icontains", "prefix"
@@ -62,10 +64,26 @@ class Table(_Model):
 
 
 class Clock(_Model):
-    """The simulated clock: `start`, advanced by `tick_seconds` after every successful write call."""
+    """The simulated clock: `start`, advanced by `tick_seconds` after every successful write call.
+
+    `$now` is rendered like `start` (same separator, precision and zone; a start ending in `Z` as
+    `2026-01-01T09:00:00Z`), or with `format`, a strftime format that must render an ISO-8601 date-time.
+    """
 
     start: str = "2026-01-01T09:00:00Z"
     tick_seconds: int = 60
+    format: str | None = Field(
+        default=None,
+        description="strftime format of `$now` (e.g. `%Y-%m-%d %H:%M:%S`); absent: the shape of `start`",
+        exclude_if=lambda v: v is None,
+    )
+
+    @model_validator(mode="after")
+    def _renders(self) -> Clock:
+        problem = rendering_problem(self.start, self.format)
+        if problem is not None:
+            raise ValueError(problem)
+        return self
 
 
 class Filter(_Model):
