@@ -16,6 +16,7 @@ import json
 from typing import Any
 
 from simulator import labels
+from simulator.errors import ErrorKind
 from simulator.spec import ANSWER_TOOL
 
 from .rollout import Outcome, Record, Rollout, RolloutCall, new_call, transcript_error
@@ -32,7 +33,7 @@ class Labels:
         self.session: str | None = None
         self.unverified = 0
 
-    def fault(self, text: Any, call: RolloutCall) -> str | None:
+    def fault(self, text: Any, call: RolloutCall) -> ErrorKind | None:
         """The kind of the verified label at the end of an error text, else None (counted if forged)."""
         label = labels.read_label(text) if isinstance(text, str) else None
         if label is None:
@@ -41,7 +42,7 @@ class Labels:
         same_session = label.session == "" or self.session in (None, label.session)
         if same_session and not call.malformed and label.verify(self.key, call.name, call.arguments):
             self.session = label.session or self.session
-            return label.kind
+            return ErrorKind.read(label.kind)
         self.unverified += 1
         return None
 

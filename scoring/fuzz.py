@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
 from simulator import Domain, ToolError
+from simulator.errors import CallFailed
 from simulator.fastschema import compile_check
 
 #: Calls per tool unless told otherwise (`toolgym validate --fuzz N`).
@@ -229,8 +230,9 @@ def strategy(
 
 
 def _problem(exc: BaseException) -> bool:
-    """A finding: anything but a ToolError, or a ToolError the engine raised as a backstop."""
-    return not isinstance(exc, ToolError) or bool(getattr(exc, "unguarded", False))
+    """A finding: anything but a failure the engine meant (the agent's ToolError, or an InfraError
+    such as the server's wall-clock limit), or a ToolError the engine raised as a backstop."""
+    return not isinstance(exc, CallFailed) or isinstance(exc, ToolError) and exc.unguarded
 
 
 def fuzz_tool(domain: Domain, tool: str, calls: int, known: Pools | None = None) -> ToolFuzz:

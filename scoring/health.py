@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from simulator.labels import INFRA_KINDS
+from simulator.errors import INFRA_KINDS, ErrorKind
 from simulator.metrics import collect
 
 from .curate import read_results, task_stats
@@ -69,8 +69,8 @@ def health(runs: str | Path, results: str | Path | None = None, threshold: float
         errors = row["errors"]
         d = by_domain.setdefault(row["domain"], DomainHealth(domain=row["domain"]))
         d.sessions, d.calls = row["sessions"], row["calls"]
-        d.tool_errors = errors.get("tool", 0)
-        d.injected = errors.get("injected", 0)
+        d.tool_errors = errors.get(ErrorKind.TOOL, 0)
+        d.injected = errors.get(ErrorKind.INJECTED, 0)
         d.infra_errors = sum(errors.get(kind, 0) for kind in INFRA_KINDS)
         d.latency_p50_us, d.latency_p99_us = row["latency"]["p50_us"], row["latency"]["p99_us"]
         d.timeouts = row["timeouts"]

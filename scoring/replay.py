@@ -14,7 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from simulator import Domain, Episode, ToolError
+from simulator import Domain, Episode
+from simulator.errors import CallFailed, ErrorKind
 from simulator.gold import replay_gold
 from simulator.spec import Task
 
@@ -27,7 +28,7 @@ class Replayed:
     ok: bool
     error: str | None = None
     result: Any = None
-    kind: str | None = None
+    kind: ErrorKind | None = None
     skipped: bool = False
 
 
@@ -51,7 +52,7 @@ def replay(
             continue
         try:
             result = episode.call(name, arguments)
-        except ToolError as exc:
+        except CallFailed as exc:
             done.append(Replayed(name, False, str(exc), kind=exc.kind))
         else:
             done.append(Replayed(name, True, result=result))

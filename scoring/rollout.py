@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from simulator.errors import TranscriptError
+from simulator.errors import ErrorKind, TranscriptError
 
 Outcome = Literal["ok", "tool-error", "fault", "unknown"]
 Format = Literal["toolgym", "openai", "anthropic", "mcp"]
@@ -33,7 +33,7 @@ Format = Literal["toolgym", "openai", "anthropic", "mcp"]
 #: Fault kinds whose effect the scorer can undo (the call did not run; the agent could retry):
 #: the counterfactual rule decides whether they excluded the rollout. Every other verified kind
 #: (capacity, storage, infra, internal) excludes it always.
-TRANSIENT_FAULTS = frozenset({"injected", "timeout"})
+TRANSIENT_FAULTS = frozenset(k for k in ErrorKind if k.transient)
 
 #: Arguments nested deeper than this make a call malformed (the agent's failed call).
 MAX_ARGUMENT_DEPTH = 64
@@ -55,7 +55,7 @@ class RolloutCall(BaseModel):
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
     outcome: Outcome = "ok"
-    fault: str | None = Field(default=None, description="the verified infrastructure label's kind")
+    fault: ErrorKind | None = Field(default=None, description="the verified infrastructure label's kind")
     error: str | None = Field(default=None, description="the recorded error message, if the call failed")
     malformed: str | None = Field(
         default=None, description="why the call's arguments could not be read (the call is not replayed)"

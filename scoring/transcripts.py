@@ -38,6 +38,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from simulator import labels
+from simulator.errors import ErrorKind
 from simulator.transcript import CallRecord, EndRecord, HeaderRecord, MessageRecord
 
 from .chat import Labels, add_call, read_anthropic, read_openai, say, settle, text_of
@@ -268,7 +269,7 @@ class _ToolgymReader:
 
     def call(self, record: Record) -> None:
         value = record.value
-        kind = value.get("error_kind")
+        kind = ErrorKind.read(value.get("error_kind"))
         # the error kind is read here, not by the model: an unknown kind is the agent's error
         call: CallRecord = _validated(CallRecord, record, self.source, {**value, "error_kind": None})
         arguments, problem = read_arguments(call.arguments)
@@ -282,7 +283,7 @@ class _ToolgymReader:
             has_result=call.ok,
             where=record.where,
         )
-        if not call.ok and kind in labels.INFRA_KINDS and problem is None:
+        if not call.ok and kind is not None and kind.is_infra and problem is None:
             fields = labels.call_fields(self.session or "", call.index, call.tool, call.arguments, kind)
             if self.session is not None and self.checker.signed(fields, value.get("signature")):
                 rc.outcome, rc.fault = "fault", kind
@@ -301,14 +302,14 @@ class _ToolgymReader:
             raise transcript_error(
                 self.source, record.where, f"a void record for call {preview(index)}, which no call has"
             )
-        fields = labels.call_fields(self.session or "", index, call.name, call.arguments, "storage")
+        fields = labels.call_fields(self.session or "", index, call.name, call.arguments, ErrorKind.STORAGE)
         if self.session is None or not self.checker.signed(fields, record.value.get("signature")):
             self.checker.unverified += 1  # only the server can say a recorded call did not happen
             return
         reason = record.value.get("reason")
         call.voided = True
         call.error = f"the call was voided: {reason}" if isinstance(reason, str) else "the call was voided"
-        call.outcome, call.fault = "fault", "storage"
+        call.outcome, call.fault = "fault", ErrorKind.STORAGE
 
     def end(self, record: Record) -> None:
         end: EndRecord = _validated(EndRecord, record, self.source)

@@ -34,7 +34,8 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import BaseModel, Field
 
-from simulator import Domain, Episode, TaskError, ToolError, load_domain
+from simulator import Domain, Episode, TaskError, load_domain
+from simulator.errors import CallFailed
 from simulator.gold import GoldOutcome, replay_gold, resolve_arguments
 from simulator.manifest import Manifest
 from simulator.spec import Task
@@ -235,7 +236,7 @@ def _rerun_in_order(
             calls.append((call.name, args))
             try:
                 results[k] = ep.call(call.name, args)
-            except ToolError:  # a call failing in another order is what the scorer judges
+            except CallFailed:  # a call failing in another order is what the scorer judges
                 results[k] = None
         return calls
 

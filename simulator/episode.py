@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from .budget import Budget, Meter
-from .errors import InfraError, OperationError, StorageError, ToolError, clip
+from .errors import CallFailed, ErrorKind, InfraError, OperationError, StorageError, ToolError, clip
 from .fastschema import brief
 from .spec import Task
 from .tables import TableInfo, generated_key, install_functions
@@ -153,13 +153,15 @@ class Episode:
             try:
                 with self.meter.run(self.conn):
                     result = self._call(name, args, started)
-            except ToolError as exc:
+            except CallFailed as exc:
                 if not self._recorded:
                     self._record(name, args, started, error=str(exc), kind=exc.kind)
                 raise
             except Exception as exc:
                 if not self._recorded:
-                    self._record(name, args, started, error=f"{type(exc).__name__}: {exc}", kind="internal")
+                    self._record(
+                        name, args, started, error=f"{type(exc).__name__}: {exc}", kind=ErrorKind.INTERNAL
+                    )
                 raise
             if not self._recorded:
                 try:
@@ -230,7 +232,7 @@ class Episode:
         out of memory, and an interrupted statement (a budget the server imposed)."""
         try:
             return tool.execute(self, args)
-        except (ToolError, MemoryError):
+        except (ToolError, InfraError, MemoryError):
             raise
         except sqlite3.OperationalError as exc:
             if str(exc) == "interrupted":
@@ -269,7 +271,7 @@ class Episode:
         started: float,
         result: Any = None,
         error: str | None = None,
-        kind: str | None = None,
+        kind: ErrorKind | None = None,
     ) -> None:
         index = self.calls
         if self.transcript is None:

@@ -1,18 +1,26 @@
-"""The one error tree of toolgym.
+"""The one error tree of toolgym, and the one vocabulary of error kinds.
 
 ::
 
     ToolgymError                 root: anything toolgym raises on purpose
     ├── SpecError                a domain folder or spec file is wrong (lists every problem, with file and location)
-    ├── ToolError                an agent's tool call failed; the message is for the agent to act on
+    ├── ToolError                an agent's tool call failed; the message is for the agent to act on (kind "tool")
     │   ├── OperationError       the operation raised on the agent's arguments where no precise check caught it
-    │   ├── WorkLimitError       the call asked for more work than one call may do (the agent's arguments)
-    │   └── InfraError           the call failed for a reason that is not the agent's (injected or real fault)
-    │       ├── CallTimeout      the call ran past the wall-clock limit the server imposes (kind "timeout")
-    │       └── StorageError     the call's record or commit could not be written; rolled back
+    │   └── WorkLimitError       the call asked for more work than one call may do (the agent's arguments)
+    ├── InfraError               a call failed for a reason that is not the agent's (injected or real fault)
+    │   ├── CallTimeout          the call ran past the wall-clock limit the server imposes (kind "timeout")
+    │   ├── StorageError         the call's record or commit could not be written; rolled back (kind "storage")
+    │   └── CapacityError        the server refused a new session: it is at its limit (kind "capacity")
+    ├── SessionError             a session cannot be opened or continued (bad id or seed, unknown task,
+    │                            an ended session, another connection's session): the client's to fix
     ├── TranscriptError          a transcript cannot be read (names the line or message)
     └── TaskError                a task is unknown or broken (e.g. a gold call fails unexpectedly)
         └── CallReferenceError   a gold call's `$calls.N.path` names no earlier call's result, or no field of it
+
+`ToolError` and `InfraError` are siblings: `except ToolError` catches only the agent's errors, and
+`except CallFailed` (both) every failure a call can end in; each carries its `ErrorKind`, whose
+`is_infra` says whose failure it is. That kind is what transcripts record (`error_kind`), what
+metrics count and what scoring rules on.
 
 Anything else that escapes is a bug: the server logs it and masks it from the agent.
 """
@@ -20,11 +28,51 @@ Anything else that escapes is a bug: the server logs it and masks it from the ag
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 #: What an agent is told when a call fails for a reason that is not its own (the server's wording;
 #: scoring recognises it in client-side logs that carry no error kind).
 INJECTED_FAULT = "Temporary service error: the call was not carried out and nothing changed. Retry it."
 INTERNAL_ERROR = "Internal error while running {tool}: the call was not carried out and nothing changed."
+
+
+class ErrorKind(StrEnum):
+    """Why a call failed: the one vocabulary of error kinds (transcripts, metrics, scoring, health)."""
+
+    TOOL = "tool"  # the agent's call was wrong (its arguments, a failed precondition, an unknown tool)
+    INJECTED = "injected"  # a fault the server injected on purpose (nothing ran)
+    TIMEOUT = "timeout"  # the call ran past the wall-clock limit the server imposes
+    CAPACITY = "capacity"  # the server refused a session: at its limit
+    STORAGE = "storage"  # the call's record or commit could not be written
+    INFRA = "infra"  # another real infrastructure fault
+    INTERNAL = "internal"  # a bug: logged and masked from the agent, never labelled by the server
+
+    @property
+    def is_infra(self) -> bool:
+        """Whether the failure is the environment's, not the agent's (counted as infrastructure)."""
+        return self is not ErrorKind.TOOL
+
+    @property
+    def signed(self) -> bool:
+        """Whether the server signs this label (what only the server can say; a bug is not labelled)."""
+        return self.is_infra and self is not ErrorKind.INTERNAL
+
+    @property
+    def transient(self) -> bool:
+        """A fault whose call did not run and could be retried (scoring rules on it counterfactually)."""
+        return self in (ErrorKind.INJECTED, ErrorKind.TIMEOUT)
+
+    @classmethod
+    def read(cls, value: object) -> ErrorKind | None:
+        """The kind named by a transcript's `error_kind` value, or None for anything else."""
+        try:
+            return cls(value) if isinstance(value, str) else None
+        except ValueError:
+            return None
+
+
+#: The kinds that are the environment's failure, in their order of listing.
+INFRA_KINDS: tuple[ErrorKind, ...] = tuple(k for k in ErrorKind if k.is_infra)
 
 
 class ToolgymError(Exception):
@@ -56,7 +104,9 @@ class SpecError(ToolgymError):
 class ToolError(ToolgymError):
     """An agent's tool call failed; the message says what was wrong, in words an agent can act on."""
 
-    kind = "tool"
+    kind: ErrorKind = ErrorKind.TOOL
+    #: set on the engine's backstop (`OperationError`): no precise check caught the problem
+    unguarded: bool = False
 
 
 class OperationError(ToolError):
@@ -94,16 +144,20 @@ def _problem_kind(exc: BaseException) -> str:
     return "the operation failed on these values"
 
 
-class InfraError(ToolError):
+class InfraError(ToolgymError):
     """A call failed for an infrastructure reason (an injected fault or a real one), not the agent's."""
 
-    kind = "infra"
+    kind: ErrorKind = ErrorKind.INFRA
 
     def __init__(self, message: str, *, injected: bool = False):
         super().__init__(message)
         self.injected = injected
         if injected:
-            self.kind = "injected"
+            self.kind = ErrorKind.INJECTED
+
+
+#: Every failure a tool call can end in: the agent's, or the environment's.
+CallFailed = (ToolError, InfraError)
 
 
 class WorkLimitError(ToolError):
@@ -120,7 +174,7 @@ class WorkLimitError(ToolError):
 class CallTimeout(InfraError):
     """A call ran past the wall-clock limit the server imposes on one call; it was rolled back."""
 
-    kind = "timeout"
+    kind = ErrorKind.TIMEOUT
 
     def __init__(self, seconds: float):
         super().__init__(
@@ -149,6 +203,15 @@ class CallReferenceError(TaskError):
 class StorageError(InfraError):
     """A call could not be recorded or committed (disk full, closed sink); it was rolled back."""
 
-    def __init__(self, message: str):
-        super().__init__(message)
-        self.kind = "storage"
+    kind = ErrorKind.STORAGE
+
+
+class CapacityError(InfraError):
+    """The server refused a new session: it is at its limit (in all, or for this client)."""
+
+    kind = ErrorKind.CAPACITY
+
+
+class SessionError(ToolgymError):
+    """A session cannot be opened or continued: a bad session id or seed, an unknown task, an ended
+    session, another connection's session. The message says what the client should do instead."""

@@ -34,11 +34,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .errors import ErrorKind
+
 #: The key's file name inside a runs folder.
 KEY_FILE = ".toolgym-key"
-
-#: Kinds of failure only the server can label.
-INFRA_KINDS = ("injected", "timeout", "capacity", "storage", "infra", "internal")
 
 _TOKEN = re.compile(
     r"\[toolgym-label kind=(?P<kind>[a-z]+) session=(?P<session>\S*) index=(?P<index>-?\d+) "
@@ -102,7 +101,8 @@ class Label:
     sig: str
 
     def verify(self, key: Key | None, tool: str, arguments: Any) -> bool:
-        if key is None or self.kind not in INFRA_KINDS:
+        kind = ErrorKind.read(self.kind)
+        if key is None or kind is None or not kind.is_infra:
             return False
         return key.verify(call_fields(self.session, self.index, tool, arguments, self.kind), self.sig)
 

@@ -21,10 +21,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .errors import TranscriptError
-from .labels import INFRA_KINDS
+from .errors import INFRA_KINDS, ErrorKind, TranscriptError
 
-ERROR_KINDS = ("tool", *INFRA_KINDS)
+#: every kind, the agent's first
+ERROR_KINDS = tuple(ErrorKind)
 PERCENTILES = (50, 90, 99)
 #: The largest transcript read (bytes): `TOOLGYM_MAX_TRANSCRIPT_BYTES`, default 64 MiB.
 MAX_BYTES = 64 * 1024 * 1024
@@ -94,7 +94,7 @@ def is_timeout(call: dict[str, Any]) -> bool:
     error = call.get("error")
     text = error.lower() if isinstance(error, str) else ""
     return not call.get("ok", False) and (
-        call.get("error_kind") == "timeout" or "timed out" in text or "timeout" in text
+        call.get("error_kind") == ErrorKind.TIMEOUT or "timed out" in text or "timeout" in text
     )
 
 
@@ -106,12 +106,11 @@ def session_stats(path: str | Path) -> dict[str, Any]:
         raise TranscriptError(f"{path}: not a toolgym transcript (no header record)")
     end = next((r for r in reversed(records) if r.get("type") == "end"), None)
     calls = [r for r in records if r.get("type") == "call"]
-    errors = dict.fromkeys(ERROR_KINDS, 0)
+    errors: dict[str, int] = dict.fromkeys(ERROR_KINDS, 0)
     for call in calls:
         if not call.get("ok", False):
-            kind = call.get("error_kind")
-            kind = kind if isinstance(kind, str) and kind else "tool"
-            errors[kind] = errors.get(kind, 0) + 1
+            kind = ErrorKind.read(call.get("error_kind")) or ErrorKind.TOOL
+            errors[kind] += 1
     durations = [float(c["duration_us"]) for c in calls if isinstance(c.get("duration_us"), int | float)]
     return {
         "session": header.get("session") or Path(path).stem,
@@ -143,7 +142,7 @@ def _domain_rows(sessions: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     rows = []
     for ref, members in sorted(groups.items()):
         calls = sum(s["calls"] for s in members)
-        errors = dict.fromkeys(ERROR_KINDS, 0)
+        errors: dict[str, int] = dict.fromkeys(ERROR_KINDS, 0)
         for s in members:
             for kind, n in s["errors"].items():
                 errors[kind] = errors.get(kind, 0) + n

@@ -31,8 +31,11 @@ The agent sees the domain policy and its task's instruction (server instructions
 `task://instruction` and `domain://policy`, the prompt `task`), never gold calls, expected states
 or answer facts. A `ToolError` reaches the agent as an `isError` result with its message; any
 other exception is logged with its traceback, recorded as `internal` in the transcript and
-answered with a message that reveals nothing. Injected faults (`fault_rate`) fail a seeded
-fraction of calls with a transient error that changes nothing and is labelled `injected`.
+answered with a message that reveals nothing. An `InfraError` (the server's own failure: a
+timeout it imposed, storage, capacity) carries the server's signed label; a `SessionError` (a bad
+session id, an unknown task, an ended session) is answered as an error before any episode runs.
+Injected faults (`fault_rate`) fail a seeded fraction of calls with a transient error that changes
+nothing and is labelled `injected`.
 
 This module is the agent-facing runtime: it never imports `scoring`.
 """
@@ -64,11 +67,20 @@ from mcp_types import Tool as WireTool
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from .domain import Domain
-from .errors import INJECTED_FAULT, INTERNAL_ERROR, InfraError, OperationError, ToolError
+from .errors import (
+    INJECTED_FAULT,
+    INTERNAL_ERROR,
+    CapacityError,
+    ErrorKind,
+    InfraError,
+    OperationError,
+    SessionError,
+    ToolError,
+)
 from .httpguard import MAX_BODY_BYTES, body_limit
 from .labels import Key, label_token, runs_key
 from .manifest import Manifest
-from .sessions import CapacityError, Session, SessionRegistry, check_session_id, new_handle, resolve_task
+from .sessions import Session, SessionRegistry, check_session_id, new_handle, resolve_task
 from .spec import ANSWER_TOOL, Task
 from .steps import CompiledTool
 
@@ -295,11 +307,11 @@ class DomainServer:
 
     def request_task(self) -> Task | None:
         """The task of the current request's session: the live session's, else the one the
-        request asks for (`?task=` over HTTP), else the server's default. Raises ToolError for an
+        request asks for (`?task=` over HTTP), else the server's default. Raises SessionError for an
         unknown task."""
         try:
             key, _, _, query, conn = self._session_key()
-        except ToolError:
+        except SessionError:
             key, query, conn = None, _http_query(), None
         session = self.sessions.live.get(key) if key is not None else None
         if session is not None:
@@ -331,7 +343,7 @@ class DomainServer:
         async def task_instruction() -> str:
             try:
                 return instruction()
-            except ToolError as exc:
+            except SessionError as exc:
                 raise ResourceError(str(exc)) from None
 
         @self.mcp.resource(
@@ -347,7 +359,7 @@ class DomainServer:
         async def task_prompt() -> str:
             try:
                 return instruction()
-            except ToolError as exc:
+            except SessionError as exc:
                 raise PromptError(str(exc)) from None
 
     # -- sessions -----------------------------------------------------------------------------
@@ -363,7 +375,7 @@ class DomainServer:
                 return "q:" + explicit, explicit, True, query, conn
             if conn is not None and conn.session_id:
                 return "s:" + conn.session_id, conn.session_id, True, query, conn
-            raise ToolError(NO_SESSION)
+            raise SessionError(NO_SESSION)
         if conn is not None and conn.protocol_version in _HANDSHAKE:
             cid = conn.state.get(_CONNECTION_KEY)
             if cid is None:
@@ -372,7 +384,7 @@ class DomainServer:
         return "local", "", False, None, conn
 
     def current_session(self) -> Session:
-        """The session of the current request, created on first use (raises ToolError)."""
+        """The session of the current request, created on first use (raises SessionError)."""
         key, name, reapable, query, conn = self._session_key()
         session = self.sessions.get(key)
         if session is not None:
@@ -423,14 +435,14 @@ class DomainServer:
                     if owner.startswith("s:")
                     else f"pass the handle its first result returned in _meta[{HANDLE_META!r}] as ?handle="
                 )
-                raise ToolError(
+                raise SessionError(
                     f"Session {session.name!r} belongs to another connection: {how}. "
                     "To start your own episode, use a new session id."
                 )
         wanted = query.get("task") if query is not None else None
         current = session.task.id if session.task is not None else None
         if wanted and wanted != current:
-            raise ToolError(
+            raise SessionError(
                 f"Session {session.name!r} is working on task {current!r}, not {wanted!r}; "
                 "a session's task cannot change. Use a new session id for another task."
             )
@@ -452,7 +464,7 @@ class DomainServer:
             return self.current_session()
         except CapacityError as exc:
             return error_result(self._labelled(str(exc), "", -1, name, arguments, exc.kind))
-        except ToolError as exc:
+        except SessionError as exc:
             return error_result(str(exc))
         except Exception:
             self.internal_errors += 1
@@ -525,14 +537,14 @@ class DomainServer:
         if self.sessions.inject_fault(session):
             episode.fail(name, arguments, INJECTED_FAULT, injected=True)
             text = self._labelled(
-                INJECTED_FAULT, session.name, episode.calls - 1, name, arguments, "injected"
+                INJECTED_FAULT, session.name, episode.calls - 1, name, arguments, ErrorKind.INJECTED
             )
             return error_result(text), True
         try:
             value = await anyio.to_thread.run_sync(functools.partial(episode.call, name, arguments))
         except InfraError as exc:
             text = self._labelled(str(exc), session.name, episode.calls - 1, name, arguments, exc.kind)
-            if exc.kind == "storage":  # the transcript cannot be trusted to go on
+            if exc.kind is ErrorKind.STORAGE:  # the transcript cannot be trusted to go on
                 logger.error("storage failure in session %s: %s", session.name, exc)
                 await self._end(session.key, "storage failure")
             return error_result(text), True
@@ -641,7 +653,7 @@ class _SessionMiddleware(Middleware):
     def _task_or_error(self) -> Task | None:
         try:
             return self.server.request_task()
-        except ToolError as exc:
+        except SessionError as exc:
             raise MCPError(INVALID_PARAMS, str(exc)) from None
 
     async def on_initialize(self, context: Any, call_next: Any) -> Any:
@@ -662,7 +674,7 @@ class _SessionMiddleware(Middleware):
         result.instructions = self.server.instructions(task)
         try:
             explicit = _explicit_session(query)
-        except ToolError as exc:
+        except SessionError as exc:
             raise MCPError(INVALID_PARAMS, str(exc)) from None
         if explicit is None:
             # No session id in the URL: advertise only handshake-era versions so that the client

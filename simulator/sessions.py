@@ -24,8 +24,8 @@ from typing import Any
 
 from .domain import Domain
 from .episode import Episode
-from .errors import InfraError, TaskError, ToolError
-from .labels import INFRA_KINDS, Key, call_fields, end_fields, header_fields
+from .errors import CapacityError, ErrorKind, SessionError, TaskError
+from .labels import Key, call_fields, end_fields, header_fields
 from .manifest import Manifest
 from .spec import Task
 from .transcript import FileSink
@@ -40,16 +40,16 @@ def new_handle() -> str:
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 #: Call records of these kinds carry the server's signature (what only the server can say).
-SIGNED_KINDS = frozenset(INFRA_KINDS) - {"internal"}
+SIGNED_KINDS = frozenset(k for k in ErrorKind if k.signed)
 
 #: How many ended session keys are remembered (a call on one of them is refused, not restarted).
 _ENDED_MEMORY = 100_000
 
 
 def check_session_id(value: str) -> str:
-    """A client-chosen session id, or ToolError saying what shape it must have."""
+    """A client-chosen session id, or SessionError saying what shape it must have."""
     if not isinstance(value, str) or not SESSION_ID.fullmatch(value):
-        raise ToolError(
+        raise SessionError(
             f"Invalid session id {value[:40]!r}: use 1-128 letters, digits, '.', '_' or '-', "
             "starting with a letter or digit."
         )
@@ -67,35 +67,27 @@ def resolve_task(
     """The task and seed of a new session: the request's, else the server's defaults.
 
     The seed is the request's, else the server's `--seed`, else the task's own seed, else 0.
-    Raises ToolError for an unknown task or a seed that is not an integer.
+    Raises SessionError for an unknown task or a seed that is not an integer.
     """
     task = default_task
     if task_id:
         try:
             task = domain.task(task_id)
         except TaskError as exc:
-            raise ToolError(f"Unknown task: {exc}") from None
+            raise SessionError(f"Unknown task: {exc}") from None
     if manifest is not None and task is not None:
         try:
             manifest.check(domain, task.id)
         except TaskError as exc:
-            raise ToolError(f"This server serves only validated tasks: {exc}") from None
+            raise SessionError(f"This server serves only validated tasks: {exc}") from None
     if seed is None or seed == "":
         value = default_seed if default_seed is not None else (task.seed if task is not None else 0)
     else:
         try:
             value = int(seed)
         except (TypeError, ValueError):
-            raise ToolError(f"Invalid seed {str(seed)[:40]!r}: the seed must be an integer.") from None
+            raise SessionError(f"Invalid seed {str(seed)[:40]!r}: the seed must be an integer.") from None
     return task, value
-
-
-class CapacityError(InfraError):
-    """The server refused a new session: it is at its limit (in all, or for this client)."""
-
-    def __init__(self, message: str):
-        super().__init__(message)
-        self.kind = "capacity"
 
 
 class _SessionSink:
@@ -123,7 +115,7 @@ class _SessionSink:
             record = {**record, "signature": self.key.sign(fields)}
         elif kind == "void":  # a call recorded as done whose commit failed (signed as storage)
             fields = call_fields(
-                self.session, record["index"], record["tool"], record["arguments"], "storage"
+                self.session, record["index"], record["tool"], record["arguments"], ErrorKind.STORAGE
             )
             record = {**record, "signature": self.key.sign(fields)}
         elif kind == "end":
@@ -216,7 +208,7 @@ class SessionRegistry:
     def get(self, key: str) -> Session | None:
         """The live session with this key (marked as used), or None.
 
-        Raises ToolError when the key belongs to a session that has ended: a call must never
+        Raises SessionError when the key belongs to a session that has ended: a call must never
         silently continue on a fresh state.
         """
         session = self.live.get(key)
@@ -225,7 +217,7 @@ class SessionRegistry:
             return session
         reason = self.ended.get(key)
         if reason is not None:
-            raise ToolError(
+            raise SessionError(
                 f"This session has ended ({reason}); its state is gone. Start a new session to continue."
             )
         return None
@@ -244,7 +236,7 @@ class SessionRegistry:
         """Create the session `key` (a fresh episode and transcript).
 
         Refuses (CapacityError) past `max_sessions` live sessions, or past
-        `max_sessions_per_client` for this client; refuses (ToolError) a name that already has a
+        `max_sessions_per_client` for this client; refuses (SessionError) a name that already has a
         transcript in RUNS (an id used before a restart never silently starts afresh).
         `reapable` sessions are released after `idle_timeout` seconds without a call.
         """
@@ -297,13 +289,13 @@ class SessionRegistry:
         return session
 
     def _transcript_path(self, name: str) -> Path:
-        """`RUNS/<name>.jsonl`, created exclusively; ToolError when it exists (an id used before)."""
+        """`RUNS/<name>.jsonl`, created exclusively; SessionError when it exists (an id used before)."""
         assert self.runs is not None
         path = self.runs / f"{name}.jsonl"
         try:
             path.open("x", encoding="utf-8").close()
         except FileExistsError:
-            raise ToolError(
+            raise SessionError(
                 f"Session id {name!r} was used before (its transcript {path.name} exists in the runs "
                 "folder); a session never restarts on a fresh state. Choose a new session id."
             ) from None

@@ -16,7 +16,7 @@ from typing import IO, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-ErrorKind = Literal["tool", "infra", "injected", "internal", "timeout", "capacity", "storage"]
+from .errors import ErrorKind
 
 
 class _Record(BaseModel):

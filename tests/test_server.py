@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 from fastmcp import Client
 
-from simulator import Domain, ToolError, load_domain
+from simulator import Domain, load_domain
+from simulator.errors import SessionError
 from simulator.gold import replay_gold
 from simulator.labels import call_fields, read_label, runs_key
 from simulator.metrics import collect
@@ -198,15 +199,15 @@ def test_idle_sessions_are_reaped_and_not_restarted(shop: Domain, tmp_path: Path
     session.episode.call("set_note", {"customer_id": "C-0001", "notes": "x"})
     assert registry.reap(now=session.last_used + 30) == []
     assert registry.reap(now=session.last_used + 61) == ["q:abc"]
-    with pytest.raises(ToolError, match="has ended"):
+    with pytest.raises(SessionError, match="has ended"):
         registry.get("q:abc")
     end = records(tmp_path / "abc.jsonl")[-1]
     assert end["type"] == "end" and "idle" in end["reason"] and len(end["digest"]) == 64
     # the same name never starts afresh, not even after a restart: its transcript exists
-    with pytest.raises(ToolError, match="was used before"):
+    with pytest.raises(SessionError, match="was used before"):
         registry.open("q:abc2", "abc", None, 0)
     restarted = DomainServer(shop, runs=tmp_path).sessions
-    with pytest.raises(ToolError, match="was used before"):
+    with pytest.raises(SessionError, match="was used before"):
         restarted.open("q:abc", "abc", None, 0)
     assert [p.name for p in tmp_path.glob("*.jsonl")] == ["abc.jsonl"]
     registry.release_all()
@@ -217,11 +218,11 @@ def test_task_and_seed_resolution(bank: Domain) -> None:
     assert resolve_task(bank, None, None) == (None, 0)
     assert resolve_task(bank, task.id, "7") == (task, 7)
     assert resolve_task(bank, None, None, default_task=task, default_seed=3) == (task, 3)
-    with pytest.raises(ToolError, match="no task 'nope'"):
+    with pytest.raises(SessionError, match="no task 'nope'"):
         resolve_task(bank, "nope", None)
-    with pytest.raises(ToolError, match="must be an integer"):
+    with pytest.raises(SessionError, match="must be an integer"):
         resolve_task(bank, None, "x")
-    with pytest.raises(ToolError, match="Invalid session id"):
+    with pytest.raises(SessionError, match="Invalid session id"):
         check_session_id("../etc/passwd")
 
 
@@ -429,7 +430,7 @@ def _surface_texts(server: DomainServer, with_calls: bool = True) -> list[str]:
     texts = run(main())
     try:
         resolve_task(server.domain, "no-such-task", None)
-    except ToolError as exc:
+    except SessionError as exc:
         texts.append(str(exc))
     texts += [NO_SESSION, INJECTED_FAULT, INTERNAL_ERROR, NO_TASK]
     return texts
@@ -493,5 +494,5 @@ def test_manifest_refuses_unvalidated_tasks(bank: Domain, tmp_path: Path) -> Non
     DomainServer(bank, task=good, runs=tmp_path, manifest=manifest)  # a validated task is served
     # an HTTP session asking for a task (?task=ID) goes through resolve_task
     assert resolve_task(bank, good, None, None, None, manifest)[0].id == good
-    with pytest.raises(ToolError, match="serves only validated tasks"):
+    with pytest.raises(SessionError, match="serves only validated tasks"):
         resolve_task(bank, bad, None, None, None, manifest)

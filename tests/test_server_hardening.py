@@ -21,8 +21,8 @@ from fastmcp import Client
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from simulator import Domain, ToolError, load_domain
-from simulator.errors import StorageError
+from simulator import Domain, load_domain
+from simulator.errors import SessionError, StorageError
 from simulator.labels import read_label
 from simulator.server import DomainServer
 from simulator.sessions import check_session_id
@@ -64,7 +64,7 @@ def shop() -> Domain:
 def test_session_ids_are_matched_whole() -> None:
     assert check_session_id("abc") == "abc"
     for bad in ("abc\n", "abc\r\n", "\nabc", "a" * 129, "-abc", "a/b", ""):
-        with pytest.raises(ToolError, match="Invalid session id"):
+        with pytest.raises(SessionError, match="Invalid session id"):
             check_session_id(bad)
 
 
