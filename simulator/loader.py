@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,17 +20,29 @@ import jsonschema
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from .calls import CallRef, call_references, run_calls
 from .compiler import CompileError, compile_tool
 from .domain import Domain
-from .errors import CallReferenceError, Problem, SpecError, TaskError
+from .errors import CallReferenceError, Problem, SpecError
 from .fastschema import bound_arrays, input_validator, unknown_keywords
-from .gold import call_references, reference_target, replay_gold
-from .spec import Clock, Column, DomainSpec, Table, Task, Tool
+from .lint import literal_problems, lost_values
+from .spec import Clock, Column, DomainSpec, Fragment, Table, Task, Tool
 from .steps import CompiledTool
 from .tables import TableInfo, ValueProblem, add_indexes, build_tables
 
 BUNDLED = Path(__file__).resolve().parent.parent / "domains"
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: a column standing in for one whose definition is wrong: it takes any value, so nothing cascades
+_STAND_IN = Column(type="json", nullable=True)
+_KEY_STAND_IN = Column(type="string", nullable=True)  # (a key is a string or an integer)
+#: how the compiler names a step inside a fragment a tool uses: `operation[0] -> fragments.NAME[1]...`
+_IN_FRAGMENT = " -> fragments."
+
+
+def _key_columns(table: Table) -> list[str]:
+    """The primary key's columns (one, or several for a composite key)."""
+    key: Any = table.primary_key
+    return [key] if isinstance(key, str) else list(key)
 
 
 def local_roots() -> list[Path]:
@@ -131,13 +144,22 @@ class _Loader:
         self.folder = folder
         self.problems: list[Problem] = []
         self.tables: dict[str, Table] = {}
+        self.warnings: list[Problem] = []
         self.tool_positions: list[int] = []  # index in domain.yaml of each valid tool
         self.lines: dict[str, int] = {}  # task id -> its line in tasks.jsonl
+        # what is wrong is reported once, at its source; these keep it from showing up again elsewhere
+        self.stand_ins: dict[str, set[str]] = {}  # table -> columns whose definition is wrong
+        self.invalid_tools: set[str] = set()  # tools whose definition is wrong
+        self.rejected: dict[str, list[dict[str, Any]]] = {}  # table -> seed rows refused (keys kept)
+        self.seen: set[tuple[str, str]] = set()  # (location, message) of compile problems reported
 
     def problem(self, file: str, where: str, message: str) -> None:
         self.problems.append(Problem(file, where, message))
 
     def read_spec(self) -> DomainSpec | None:
+        """domain.yaml as a spec; each part that is wrong is reported and replaced by a stand-in
+        (a table keeps its name and good columns, a fragment its parameters), so that what uses it
+        is still checked, and a mistake is reported once, where it is made."""
         file = "domain.yaml"
         try:
             raw = yaml.load((self.folder / file).read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)  # noqa: S506
@@ -156,8 +178,20 @@ class _Loader:
             raw_tables = {}
         for name, traw in raw_tables.items():
             table = _validate(Table, traw, file, f"tables.{name}", self.problems)
-            if table is not None:
-                tables[name] = table
+            tables[str(name)] = table if table is not None else self._stand_in_table(str(name), traw)
+        fragments: dict[str, Fragment] = {}
+        raw_fragments = raw.get("fragments", {})
+        if not isinstance(raw_fragments, dict):
+            self.problem(file, "fragments", "fragments are a mapping of name: {params, steps}")
+            raw_fragments = {}
+        for name, fraw in raw_fragments.items():
+            fragment = _validate(Fragment, fraw, file, f"fragments.{name}", self.problems)
+            if fragment is None:  # its uses are still checked against its parameters
+                params = fraw.get("params") if isinstance(fraw, dict) else None
+                if not isinstance(params, list) or not all(isinstance(p, str) for p in params):
+                    params = []
+                fragment = Fragment(params=params, steps=[])
+            fragments[str(name)] = fragment
         tools: list[Tool] = []
         raw_tools = raw.get("tools")
         if not isinstance(raw_tools, list):
@@ -171,19 +205,62 @@ class _Loader:
             if tool is not None:
                 tools.append(tool)
                 self.tool_positions.append(i)
-        head = {k: v for k, v in raw.items() if k not in ("tables", "tools")}
+            elif isinstance(toolraw, dict) and isinstance(toolraw.get("name"), str):
+                self.invalid_tools.add(toolraw["name"])  # tasks calling it are not told it is unknown
+        head = {k: v for k, v in raw.items() if k not in ("tables", "tools", "fragments")}
         try:
-            return DomainSpec.model_validate({**head, "tables": {}, "tools": []}).model_copy(
-                update={"tables": tables, "tools": tools}
-            )
+            spec = DomainSpec.model_validate({**head, "tables": {}, "tools": []})
         except ValidationError as exc:
             self.problems.extend(_pydantic_problems(file, "", exc))
-            return None
+            bad = {err["loc"][0] for err in exc.errors() if err["loc"]}
+            head = {k: v for k, v in head.items() if k not in bad}
+            head.setdefault("name", "invalid")
+            head.setdefault("version", "0.0.0")
+            try:
+                spec = DomainSpec.model_validate({**head, "tables": {}, "tools": []})
+            except ValidationError:
+                return None
+        return spec.model_copy(update={"tables": tables, "tools": tools, "fragments": fragments})
 
-    def check_tables(self, spec: DomainSpec) -> None:
+    def _stand_in_table(self, name: str, raw: Any) -> Table:
+        """A table whose definition is wrong, made usable: its good columns as written, each bad
+        one a nullable `json` stand-in (remembered: nothing is checked against it), and the key
+        column as named (a stand-in when it is missing)."""
+        raw = raw if isinstance(raw, dict) else {}
+        stand_ins = self.stand_ins.setdefault(name, set())
+        columns: dict[str, Column] = {}
+        raw_columns = raw.get("columns")
+        for cname, craw in (raw_columns if isinstance(raw_columns, dict) else {}).items():
+            try:
+                columns[str(cname)] = Column.model_validate(craw)
+            except ValidationError:
+                columns[str(cname)] = _STAND_IN
+                stand_ins.add(str(cname))
+        fields = {k: v for k, v in raw.items() if k in Table.model_fields and k != "columns"}
+        for _ in range(len(fields) + 2):  # each pass drops the fields in error; the key is then set
+            try:
+                table = Table.model_validate({**fields, "columns": {}})
+                break
+            except ValidationError as exc:
+                bad = {err["loc"][0] for err in exc.errors() if err["loc"]}
+                fields = {k: v for k, v in fields.items() if k not in bad}
+                fields.setdefault("primary_key", next(iter(columns), "id"))
+        else:  # pragma: no cover - every field of a table is optional but the key, which is set
+            table = Table(primary_key=next(iter(columns), "id"), columns={})
+        for key in _key_columns(table):
+            if key not in columns or key in stand_ins:
+                columns[key] = _KEY_STAND_IN
+                stand_ins.add(key)
+        return table.model_copy(update={"columns": columns})
+
+    def check_tables(self, spec: DomainSpec) -> dict[str, Table]:
+        """Report what is wrong with the tables; return them fit to build tools against: a foreign
+        key that points nowhere dropped, a key that is not a column added as a stand-in column."""
         file = "domain.yaml"
+        buildable: dict[str, Table] = {}
         for tname, table in spec.tables.items():
             where = f"tables.{tname}"
+            stand_ins = self.stand_ins.setdefault(tname, set())
             for name in (tname, *table.columns):
                 if not IDENTIFIER.match(name) or name.startswith("_toolgym"):
                     self.problem(
@@ -191,32 +268,46 @@ class _Loader:
                         where,
                         f"{name!r} is not a valid table or column name (letters, digits, '_'; not starting with a digit or `_toolgym`)",
                     )
-            if table.primary_key not in table.columns:
-                self.problem(
-                    file, f"{where}.primary_key", f"primary key {table.primary_key!r} is not a column"
-                )
-            elif table.columns[table.primary_key].type not in ("string", "integer"):
-                self.problem(file, f"{where}.primary_key", "a primary key is a string or integer column")
+            columns = dict(table.columns)
+            for key in _key_columns(table):
+                if key not in table.columns:
+                    self.problem(file, f"{where}.primary_key", f"primary key {key!r} is not a column")
+                    columns[key] = _KEY_STAND_IN
+                    stand_ins.add(key)
+                elif key not in stand_ins and table.columns[key].type not in ("string", "integer"):
+                    self.problem(file, f"{where}.primary_key", "a primary key is a string or integer column")
             for cname, col in table.columns.items():
-                self._check_column(spec, file, f"{where}.columns.{cname}", col)
+                if cname not in stand_ins and not self._check_column(
+                    spec, file, f"{where}.columns.{cname}", col
+                ):
+                    columns[cname] = col.model_copy(update={"references": None})
+            buildable[tname] = table.model_copy(update={"columns": columns})
+        return buildable
 
-    def _check_column(self, spec: DomainSpec, file: str, where: str, col: Column) -> None:
-        if col.references:
-            if col.references.count(".") != 1:
-                self.problem(file, f"{where}.references", f"{col.references!r} is not `table.column`")
-                return
-            rt, rc = col.references.split(".")
-            target = spec.tables.get(rt)
-            if target is None:
-                self.problem(file, f"{where}.references", f"foreign key to unknown table {rt!r}")
-            elif rc not in target.columns:
-                self.problem(file, f"{where}.references", f"foreign key to unknown column {rt}.{rc}")
-            elif rc != target.primary_key and not target.columns[rc].unique:
-                self.problem(
-                    file,
-                    f"{where}.references",
-                    f"foreign key to {rt}.{rc}, which is neither the key nor unique",
-                )
+    def _check_column(self, spec: DomainSpec, file: str, where: str, col: Column) -> bool:
+        """Report a foreign key that points nowhere; False when there is one."""
+        if not col.references:
+            return True
+        if col.references.count(".") != 1:
+            self.problem(file, f"{where}.references", f"{col.references!r} is not `table.column`")
+            return False
+        rt, rc = col.references.split(".")
+        target = spec.tables.get(rt)
+        if target is None:
+            self.problem(file, f"{where}.references", f"foreign key to unknown table {rt!r}")
+        elif rc not in target.columns:
+            self.problem(file, f"{where}.references", f"foreign key to unknown column {rt}.{rc}")
+        elif rc in self.stand_ins.get(rt, ()):
+            return True  # the target column is wrong itself, and reported there
+        elif rc not in _key_columns(target) and not target.columns[rc].unique:
+            self.problem(
+                file,
+                f"{where}.references",
+                f"foreign key to {rt}.{rc}, which is neither the key nor unique",
+            )
+        else:
+            return True
+        return False
 
     def compile_tools(self, spec: DomainSpec, infos: dict[str, TableInfo]) -> dict[str, CompiledTool]:
         file = "domain.yaml"
@@ -246,15 +337,35 @@ class _Loader:
                     jsonschema.Draft202012Validator.check_schema(tool.output_schema)
                 except jsonschema.SchemaError as exc:
                     self.problem(file, f"{where}.output_schema", f"invalid JSON Schema: {exc.message}")
+            for at, message in literal_problems(tool.steps, "operation", infos, self.stand_ins):
+                self.problem(file, f"{where}.{at}", message)
             try:
                 ctool, indexed = compile_tool(tool, infos, spec.fragments)
             except CompileError as exc:
-                self.problem(file, f"{where}.{exc.where}", exc.message)
+                for e in exc.all:
+                    self._compile_problem(file, where, e)
                 continue
             compiled[tool.name] = ctool
             wanted |= indexed
+        for name, fragment in spec.fragments.items():
+            for at, message in literal_problems(fragment.steps, "steps", infos, self.stand_ins):
+                self.problem(file, f"fragments.{name}.{at}", message)
         add_indexes(infos, wanted)
         return compiled
+
+    def _compile_problem(self, file: str, where: str, exc: CompileError) -> None:
+        """A tool's compile problem; one inside a fragment it uses is the fragment's, reported once,
+        at the fragment (every tool using it would otherwise repeat it)."""
+        at = exc.where
+        if _IN_FRAGMENT in at:
+            inner = at.rsplit(_IN_FRAGMENT, 1)[1]  # "NAME[2].values.x"
+            name, _, rest = inner.partition("[")
+            location = f"fragments.{name}.steps[{rest}" if rest else f"fragments.{name}"
+        else:
+            location = f"{where}.{at}"
+        if (location, exc.message) not in self.seen:
+            self.seen.add((location, exc.message))
+            self.problem(file, location, exc.message)
 
     def read_seed(self, spec: DomainSpec, infos: dict[str, TableInfo]) -> dict[str, list[dict[str, Any]]]:
         seed_dir = self.folder / "seed"
@@ -285,13 +396,19 @@ class _Loader:
                     continue
                 row = self._seed_row(info, raw, file, lineno, start)
                 if row is None:
+                    if info.pk in raw:  # rows referring to it are not wrong as well
+                        self.rejected.setdefault(tname, []).append(raw)
                     continue
-                key = row[info.pk]
+                if info.pk in self.stand_ins.get(tname, ()):
+                    rows[tname].append(row)
+                    lines[tname].append(lineno)
+                    continue
+                key = info.key_in(row)
                 if key in seen_keys:
                     self.problem(
                         file,
                         f"line {lineno}",
-                        f"duplicate primary key {info.pk}={key!r} (first on line {seen_keys[key]})",
+                        f"duplicate primary key {info.key_label(key)} (first on line {seen_keys[key]})",
                     )
                     continue
                 seen_keys[key] = lineno
@@ -319,7 +436,11 @@ class _Loader:
                 self.problem(file, f"line {lineno}", f"unknown column {name!r} for table {info.name}")
                 ok = False
         row: dict[str, Any] = {}
+        stand_ins = self.stand_ins.get(info.name, set())
         for name, col in info.spec.columns.items():
+            if name in stand_ins:  # its definition is wrong: reported there, nothing to check against
+                row[name] = raw.get(name)
+                continue
             if name in raw:
                 value = raw[name]
             elif col.default is not None:
@@ -353,10 +474,13 @@ class _Loader:
                 if not col.references or col.references.count(".") != 1:
                     continue
                 rt, rc = col.references.split(".")
-                if rt not in rows or rc not in spec.tables[rt].columns:
+                if rt not in rows or rc not in spec.tables[rt].columns or rc in self.stand_ins.get(rt, ()):
+                    continue
+                if cname in self.stand_ins.get(tname, ()):
                     continue
                 if (rt, rc) not in values:
-                    values[(rt, rc)] = {r[rc] for r in rows[rt]}
+                    kept = [r[rc] for r in rows[rt]]
+                    values[(rt, rc)] = {*kept, *(r.get(rc) for r in self.rejected.get(rt, []))}
                 targets = values[(rt, rc)]
                 for row, lineno in zip(rows[tname], lines[tname], strict=True):
                     value = row[cname]
@@ -392,6 +516,8 @@ class _Loader:
             ids[task.id] = lineno
             self.lines[task.id] = lineno
             for i, call in enumerate(task.calls):
+                if call.name in self.invalid_tools:
+                    continue  # its definition is wrong, and reported there
                 if call.name not in tools:
                     self.problem(file, f"{where} (task {task.id}).calls[{i}]", f"unknown tool {call.name!r}")
                     continue
@@ -415,50 +541,74 @@ class _Loader:
             tasks.append(task)
         return tasks
 
-    def _check_reference(self, task: Task, index: int, ref: str, where: str) -> None:
-        target = reference_target(ref, index)
+    def _check_reference(self, task: Task, index: int, ref: CallRef, where: str) -> None:
+        target = ref.target(index)
         if isinstance(target, str):
             self.problem("tasks.jsonl", where, target)
         elif task.calls[target].expect_error:
             self.problem(
                 "tasks.jsonl",
                 where,
-                f"{ref} refers to call {target}, which is expected to fail and has no result",
+                f"{ref.text} refers to call {target}, which is expected to fail and has no result",
             )
+
+    def lint(self, spec: DomainSpec) -> None:
+        """Warnings: values that are lost (see simulator/lint.py)."""
+        file = "domain.yaml"
+        for i, tool in enumerate(spec.tools):
+            where = f"tools[{self.tool_positions[i]}] ({tool.name})"
+            for at, message in lost_values(tool.steps, "operation", spec.fragments, result_step=True):
+                self.warnings.append(Problem(file, f"{where}.{at}", message))
+        for name, fragment in spec.fragments.items():
+            for at, message in lost_values(fragment.steps, "steps", spec.fragments, result_step=False):
+                self.warnings.append(Problem(file, f"fragments.{name}.{at}", message))
 
     def check_reference_paths(self, domain: Domain) -> None:
         """Replay the gold calls of each task that refers to earlier results, to find references to
         fields those results do not have (only such tasks are replayed: the check costs their calls).
-        A gold call that fails is validation's finding (broken-gold), not a load problem."""
+        A gold call that misbehaves is validation's finding (broken-gold), not a load problem: the
+        replay stops there."""
         for task in domain.tasks:
             if not any(call_references(call.arguments) for call in task.calls):
                 continue
             with domain.episode(seed=task.seed) as ep:
                 try:
-                    replay_gold(ep, task)
+                    for step in run_calls(ep, task.calls, task.id):
+                        unguarded = getattr(step.error, "unguarded", False)
+                        if unguarded or step.ok == task.calls[step.index].expect_error:
+                            break
                 except CallReferenceError as exc:
                     self.problem("tasks.jsonl", f"line {self.lines[task.id]} (task {task.id})", str(exc))
-                except TaskError:
-                    pass
 
 
-def load_domain(ref: str | Path) -> Domain:
-    """Load and compile a domain folder (or a bundled domain by name). Raises SpecError with every problem."""
+@dataclass
+class CheckReport:
+    """What loading a domain found: the domain (None when there are errors), every error (each
+    independent mistake once, at its source) and every warning (the domain loads, but a value is
+    lost, or a spelling is old)."""
+
+    folder: Path
+    domain: Domain | None
+    errors: list[Problem]
+    warnings: list[Problem]
+
+
+def check_domain(ref: str | Path) -> CheckReport:
+    """Load and compile a domain folder (or a bundled domain by name), collecting errors and warnings."""
     folder = resolve(ref)
     loader = _Loader(folder)
     spec = loader.read_spec()
     if spec is None:
-        raise SpecError(loader.problems)
+        return CheckReport(folder, None, loader.problems, loader.warnings)
     # every input array gets a size bound (what agents see, too): `maxItems` where none was given
     tools_bounded = [t.model_copy(update={"input_schema": bound_arrays(t.input_schema)}) for t in spec.tools]
     spec = spec.model_copy(update={"tools": tools_bounded})
     loader.tables = dict(spec.tables)
-    before = len(loader.problems)
-    loader.check_tables(spec)
-    if len(loader.problems) > before or not spec.tables:
-        raise SpecError(loader.problems)  # tables must be sound before tools and seed rows can be checked
-    _, infos = build_tables(spec.tables)
+    if not spec.tables:
+        return CheckReport(folder, None, loader.problems, loader.warnings)
+    _, infos = build_tables(loader.check_tables(spec))
     tools = loader.compile_tools(spec, infos)
+    loader.lint(spec)
     validators: dict[str, jsonschema.Draft202012Validator] = {}
     for tool in spec.tools:
         try:
@@ -469,7 +619,7 @@ def load_domain(ref: str | Path) -> Domain:
     seed = loader.read_seed(spec, infos)
     tasks = loader.read_tasks({t.name for t in spec.tools}, validators)
     if loader.problems:
-        raise SpecError(loader.problems)
+        return CheckReport(folder, None, loader.problems, loader.warnings)
     policy_file = folder / "policy.md"
     policy = policy_file.read_text(encoding="utf-8") if policy_file.is_file() else (spec.policy or "")
     domain = Domain(
@@ -483,6 +633,12 @@ def load_domain(ref: str | Path) -> Domain:
         tasks=tasks,
     )
     loader.check_reference_paths(domain)
-    if loader.problems:
-        raise SpecError(loader.problems)
-    return domain
+    return CheckReport(folder, None if loader.problems else domain, loader.problems, loader.warnings)
+
+
+def load_domain(ref: str | Path) -> Domain:
+    """Load and compile a domain folder (or a bundled domain by name). Raises SpecError with every problem."""
+    report = check_domain(ref)
+    if report.domain is None:
+        raise SpecError(report.errors)
+    return report.domain

@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from simulator import SpecError, list_domain_dirs, load_domain
-from simulator.loader import domain_folders, local_roots
+from simulator.loader import check_domain, domain_folders, local_roots
 
 from ..app import DomainArg, JsonOpt, app, err, fail, out, print_json
 
@@ -86,42 +86,55 @@ def domains(as_json: JsonOpt = False) -> None:
 
 @app.command()
 def check(path: DomainArg, as_json: JsonOpt = False) -> None:
-    """Load a domain and list every problem with its file and location; exit 1 if there is any.
+    """Load a domain and list every problem, once, at its source (file and location); exit 1 if any.
 
-    Checks the YAML, tables and foreign keys, tools (unknown tables or columns, invalid JSON
-    Schemas, duplicate names, expressions naming unknown values), seed rows against the schema,
-    and tasks (unknown tools, arguments their tool's schema rejects).
+    Errors: the YAML, tables and foreign keys, tools (unknown tables or columns, invalid JSON
+    Schemas, duplicate names, expressions naming unknown values, literals their column can never
+    hold), seed rows against the schema, and tasks (unknown tools, arguments their tool's schema
+    rejects). A mistake is reported where it is made, never again in what depends on it.
+    Warnings (the domain still loads): values that are lost, and old spellings (with the new form).
 
     Example: toolgym check domains/bank
     """
-    try:
-        d = load_domain(path)
-    except SpecError as exc:
-        if as_json:
-            print_json({"ok": False, "problems": [p.__dict__ for p in exc.problems]})
-        elif len(exc.problems) == 1:
-            raise fail(str(exc.problems[0])) from None
-        else:
-            err.print(f"[bold red]{len(exc.problems)} problems[/] in {path}:", highlight=False)
-            for p in exc.problems:
-                err.print(f"  {p}", highlight=False, soft_wrap=True)
-        raise typer.Exit(1) from None
-    summary = {
-        "ok": True,
-        "domain": d.ref,
-        "fingerprint": d.fingerprint(),
-        "tables": len(d.tables),
-        "tools": len(d.tools),
-        "rows": d.row_count(),
-        "tasks": len(d.tasks),
-    }
+    report = check_domain(path)
+    errors = [p.__dict__ for p in report.errors]
+    warnings = [p.__dict__ for p in report.warnings]
+    d = report.domain
     if as_json:
+        summary: dict[str, Any] = {"ok": d is not None, "errors": errors, "warnings": warnings}
+        if d is not None:
+            summary |= {
+                "domain": d.ref,
+                "fingerprint": d.fingerprint(),
+                "tables": len(d.tables),
+                "tools": len(d.tools),
+                "rows": d.row_count(),
+                "tasks": len(d.tasks),
+            }
         print_json(summary)
-    else:
-        out.print(
-            f"[green]ok[/] {d.ref}: {summary['tables']} tables, {summary['rows']} seed rows, {summary['tools']} tools, {summary['tasks']} tasks",
-            highlight=False,
-        )
+        if d is None:
+            raise typer.Exit(1)
+        return
+    if report.warnings:
+        err.print(f"[bold yellow]{_count(report.warnings, 'warning')}[/] in {path}:", highlight=False)
+        for p in report.warnings:
+            err.print(f"  warning: {p}", highlight=False, soft_wrap=True)
+    if d is None:
+        if len(report.errors) == 1 and not report.warnings:
+            raise fail(str(report.errors[0]))
+        err.print(f"[bold red]{_count(report.errors, 'error')}[/] in {path}:", highlight=False)
+        for p in report.errors:
+            err.print(f"  error: {p}", highlight=False, soft_wrap=True)
+        raise typer.Exit(1)
+    out.print(
+        f"[green]ok[/] {d.ref}: {len(d.tables)} tables, {d.row_count()} seed rows, {len(d.tools)} tools, "
+        f"{len(d.tasks)} tasks" + (f", {_count(report.warnings, 'warning')}" if report.warnings else ""),
+        highlight=False,
+    )
+
+
+def _count(items: list[Any], noun: str) -> str:
+    return f"{len(items)} {noun}{'' if len(items) == 1 else 's'}"
 
 
 @app.command()

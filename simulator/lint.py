@@ -1,0 +1,246 @@
+"""Checks of a domain's operations beyond compiling them: literals against their columns, and warnings.
+
+The loader compiles every tool (which finds unknown tables, columns and names); this module looks at
+what compiles but cannot be right, or is probably not meant:
+
+- problems (load errors): a literal written where a column's value goes — create `values`, update
+  `set`, a `key`, a filter's `value` — that the column can never hold (`status: shiped` where
+  `status` is one of pending/shipped/cancelled, a string in an integer column, null in a column that
+  is not nullable). At run time such a call would fail as an ordinary tool error, so the agent would
+  see a domain bug as a refusal; here it is the author's problem, found at load.
+- warnings (the domain loads): values that are lost — a `use:` of a fragment that returns a value,
+  without `as:`; a name bound by a step whose value is all it produces (`let`, `list`, `count`,
+  `sum`, an `optional` get, a `for_each`'s `collect`) and never read; steps after an unconditional
+  `return` or `fail`, which never run.
+
+Every finding is `(where, message)`, `where` the path inside the tool (`operation[2].set.status`) or
+fragment (`steps[0].values.kind`), in the loader's location format.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from .spec import (
+    CountStep,
+    FailStep,
+    Filter,
+    ForEachStep,
+    Fragment,
+    GetStep,
+    LetStep,
+    ListStep,
+    ReturnStep,
+    SumStep,
+    UseStep,
+)
+from .tables import TableInfo, ValueProblem
+
+Finding = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A step and its path inside the tool or fragment."""
+
+    step: Any
+    at: str
+
+
+def walk_steps(steps: list[Any], at: str) -> Iterator[Placed]:
+    """Every step of a list, nested `for_each` bodies included, depth first, with its path."""
+    for i, step in enumerate(steps):
+        here = f"{at}[{i}]"
+        yield Placed(step, here)
+        if isinstance(step, ForEachStep):
+            yield from walk_steps(step.steps, f"{here}.steps")
+
+
+_NO_VALUE = object()
+
+
+def literal(expr: Any) -> Any:
+    """The value of an expression that is a constant (a literal), or `_NO_VALUE`."""
+    if isinstance(expr, str):
+        if expr.startswith("$$"):
+            return expr[1:]
+        return _NO_VALUE if expr.startswith("$") else expr
+    if expr is None or isinstance(expr, bool | int | float):
+        return expr
+    if isinstance(expr, dict) and len(expr) == 1 and "literal" in expr:
+        return expr["literal"]
+    if isinstance(expr, list):
+        items = [literal(item) for item in expr]
+        return _NO_VALUE if any(item is _NO_VALUE for item in items) else items
+    return _NO_VALUE
+
+
+def _value_problem(info: TableInfo, column: str, value: Any) -> str | None:
+    try:
+        info.encode(column, value)
+    except ValueProblem as exc:
+        return str(exc)
+    return None
+
+
+#: filter operators whose value is compared with the column's stored value as it is
+_EXACT = {"eq", "ne", "lt", "le", "gt", "ge"}
+_MEMBERS = {"in", "not_in"}
+#: filter operators that test text: the column holds text and the value is a string
+_TEXT = {"ieq", "contains", "icontains", "prefix", "starts_with", "ends_with"}
+
+
+def _filter_problem(info: TableInfo, f: Filter, skip: set[str]) -> str | None:
+    if f.column not in info.spec.columns or f.column in skip:
+        return None  # the compiler reports it, or the column's definition is wrong (reported there)
+    value = literal(f.value)
+    if value is _NO_VALUE or value is None:
+        return None  # null tests for null (eq/ne), or is the compiler's to refuse
+    col = info.spec.columns[f.column]
+    op = getattr(f, "predicate", f.op)  # the canonical name of the filter's operator
+    if op in _MEMBERS:
+        if not isinstance(value, list):
+            value = [value]
+        for item in value:
+            problem = _value_problem(info, f.column, item) if item is not None else None
+            if problem is not None:
+                return f"`{f.op}` lists a value no row can hold: {problem}"
+        return None
+    if op in _EXACT:
+        problem = _value_problem(info, f.column, value)
+        if problem is None:
+            return None
+        if op == "ne":
+            return f"`ne` compares with a value no row can hold, so it matches every row: {problem}"
+        return f"`{f.op}` compares with a value no row can hold: {problem}"
+    if op in _TEXT and (col.type not in ("string", "datetime", "json") or not isinstance(value, str)):
+        return f"`{f.op}` tests text, but {info.name}.{f.column} is {col.type} and the value is {value!r}"
+    return None
+
+
+def literal_problems(
+    steps: list[Any], at: str, tables: dict[str, TableInfo], unsound: dict[str, set[str]] | None = None
+) -> list[Finding]:
+    """Literals in `values`, `set`, `key` and filters that their column can never hold. `unsound`:
+    table -> columns whose definition is wrong (nothing is checked against them)."""
+    out: list[Finding] = []
+    for placed in walk_steps(steps, at):
+        step = placed.step
+        info = tables.get(getattr(step, "table", None) or "")
+        if info is None:
+            continue  # not a table step, or an unknown table (the compiler reports it)
+        skip = (unsound or {}).get(info.name, set())
+        columns = {name: col for name, col in info.spec.columns.items() if name not in skip}
+        for field, mapping in (
+            ("values", getattr(step, "values", None)),
+            ("set", getattr(step, "set", None)),
+            ("key", getattr(step, "key", None)),
+        ):
+            for col, expr in (mapping or {}).items():
+                value = literal(expr)
+                if col not in columns or value is _NO_VALUE:
+                    continue
+                if value is None and (field == "key" or (field == "values" and col == info.pk)):
+                    continue  # a null key is generated (create) or matches nothing (a lookup)
+                problem = _value_problem(info, col, value)
+                if problem is not None:
+                    out.append((f"{placed.at}.{field}.{col}", f"this literal can never be stored: {problem}"))
+        for i, f in enumerate(getattr(step, "where", None) or []):
+            problem = _filter_problem(info, f, skip)
+            if problem is not None:
+                out.append((f"{placed.at}.where[{i}].value", problem))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# warnings: values that are lost
+
+
+_REF = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+_TEMPLATE_REF = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def names_read(value: Any) -> set[str]:
+    """Every name an operation's text may read: `$name...` in expressions, `{name...}` in templates.
+
+    A generous reading (a string that merely looks like a reference counts), so that a name is
+    called unread only when nothing could read it.
+    """
+    out: set[str] = set()
+    if isinstance(value, str):
+        text = value.replace("$$", "")
+        out.update(_REF.findall(text))
+        out.update(_TEMPLATE_REF.findall(value.replace("{{", "")))
+    elif isinstance(value, dict):
+        for item in value.values():
+            out |= names_read(item)
+    elif isinstance(value, list):
+        for item in value:
+            out |= names_read(item)
+    elif hasattr(value, "model_dump"):
+        out |= names_read(value.model_dump(by_alias=True, exclude_defaults=True))
+    return out
+
+
+def _returns_value(fragment: Fragment) -> bool:
+    return any(
+        isinstance(p.step, ReturnStep) and p.step.result is not None
+        for p in walk_steps(fragment.steps, "steps")
+    )
+
+
+def _ends(step: Any) -> bool:
+    """An unconditional `return` or `fail`: nothing after it in the same list runs."""
+    return isinstance(step, ReturnStep | FailStep) and step.when is None
+
+
+def lost_values(
+    steps: list[Any], at: str, fragments: dict[str, Fragment], result_step: bool
+) -> list[Finding]:
+    """Warnings about values that are computed and then lost. `result_step`: the last top-level
+    step's value is the call's result (a tool), so binding it is not a loss."""
+    out: list[Finding] = []
+    read = names_read(steps)
+    _unreachable(steps, at, out)
+    results = {f"{at}[{len(steps) - 1}]"} if result_step and steps else set()
+    for placed in walk_steps(steps, at):
+        step = placed.step
+        if isinstance(step, ForEachStep) and step.collect and step.steps:
+            results.add(f"{placed.at}.steps[{len(step.steps) - 1}]")  # each pass's value is collected
+        if isinstance(step, UseStep) and step.bind is None:
+            fragment = fragments.get(step.use)
+            if fragment is not None and _returns_value(fragment):
+                out.append(
+                    (
+                        placed.at,
+                        f"the value fragment {step.use!r} returns is lost: add `as: NAME` to keep it",
+                    )
+                )
+        name = _value_only(step)
+        if name is None or name in read or placed.at in results:
+            continue
+        out.append((placed.at, f"${name} is bound here but never read: its value is lost"))
+    return out
+
+
+def _value_only(step: Any) -> str | None:
+    """The name a step binds when its value is all it produces (no write, no check that can fail)."""
+    if isinstance(step, LetStep):
+        return step.let
+    if isinstance(step, ForEachStep):
+        return step.collect
+    if isinstance(step, ListStep | CountStep | SumStep) or isinstance(step, GetStep) and step.optional:
+        return step.bind
+    return None
+
+
+def _unreachable(steps: list[Any], at: str, out: list[Finding]) -> None:
+    for i, step in enumerate(steps):
+        if isinstance(step, ForEachStep):
+            _unreachable(step.steps, f"{at}[{i}].steps", out)
+        if _ends(step) and i + 1 < len(steps):
+            out.append((f"{at}[{i + 1}]", f"never runs: step {i} always ends the call before it"))
+            return

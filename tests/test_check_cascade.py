@@ -1,0 +1,271 @@
+"""`check` reports every independent mistake once, at its source, and never a cascade."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import yaml
+from typer.testing import CliRunner
+
+from simulator.loader import check_domain
+from tests.conftest import FIXTURES
+from toolgym.cli import app
+
+runner = CliRunner()
+
+
+def shop_copy(tmp_path: Path) -> Path:
+    folder = tmp_path / "shop"
+    shutil.copytree(FIXTURES / "shop", folder)
+    return folder
+
+
+def edit(folder: Path, fn: Any) -> None:
+    path = folder / "domain.yaml"
+    raw = yaml.safe_load(path.read_text())
+    fn(raw)
+    path.write_text(yaml.safe_dump(raw, sort_keys=False))
+
+
+def tool(raw: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(t for t in raw["tools"] if t["name"] == name)
+
+
+def places(folder: Path) -> list[tuple[str, str]]:
+    return [(p.file, p.location) for p in check_domain(folder).errors]
+
+
+TOUCH = {  # a fragment two tools use
+    "params": ["customer_id"],
+    "steps": [{"update": "customers", "key": {"customer_id": "$customer_id"}, "set": {"vip": True}}],
+}
+
+
+def with_fragment_and_tasks(folder: Path) -> None:
+    def add(raw: dict[str, Any]) -> None:
+        raw["fragments"] = {"touch": json.loads(json.dumps(TOUCH))}
+        for name in ("set_note", "cancel_order"):
+            ops = tool(raw, name)["operation"]
+            ops = ops if isinstance(ops, list) else [ops]
+            tool(raw, name)["operation"] = [{"use": "touch", "with": {"customer_id": "C-0001"}}, *ops]
+
+    edit(folder, add)
+    tasks = [
+        {"id": "look", "instruction": "x", "calls": [{"name": "get_customer", "arguments": {"customer_id": "C-0001"}}]},
+        {"id": "note", "instruction": "x", "calls": [{"name": "set_note", "arguments": {"customer_id": "C-0002", "notes": "hi"}}]},
+        {"id": "cancel", "instruction": "x", "calls": [{"name": "cancel_order", "arguments": {"order_id": "O-0002"}}]},
+    ]  # fmt: skip
+    (folder / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks))
+
+
+def test_the_planted_domain_is_sound_before_planting(tmp_path):
+    folder = shop_copy(tmp_path)
+    with_fragment_and_tasks(folder)
+    report = check_domain(folder)
+    assert report.errors == [] and report.domain is not None
+
+
+def test_five_planted_mistakes_are_five_problems_each_at_its_source(tmp_path):
+    folder = shop_copy(tmp_path)
+    with_fragment_and_tasks(folder)
+
+    def plant(raw: dict[str, Any]) -> None:
+        # 1. a bad column type on the key of a table five tools, a foreign key and the seed use
+        raw["tables"]["customers"]["columns"]["customer_id"]["type"] = "strng"
+        # 2. an enum value misspelt in an update's `set`
+        cancel = tool(raw, "cancel_order")["operation"]
+        next(s for s in cancel if s.get("update") == "orders")["set"]["status"] = "canceled"
+        # 3. a name the fragment does not have (two tools use the fragment)
+        raw["fragments"]["touch"]["steps"][0]["set"]["notes"] = "$note"
+        # 4. a tool whose definition is wrong (a misspelt key), called by a task
+        tool(raw, "get_customer")["operation"]["keyy"] = tool(raw, "get_customer")["operation"].pop("key")
+
+    edit(folder, plant)
+    # 5. a seed row with a value of the wrong type, which other seed rows refer to
+    orders = folder / "seed" / "orders.jsonl"
+    lines = orders.read_text().splitlines()
+    first = json.loads(lines[0])
+    first["total"] = "ten"
+    orders.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    assert any(
+        json.loads(r)["order_id"] == first["order_id"]
+        for r in (folder / "seed" / "order_items.jsonl").read_text().splitlines()
+    )
+
+    report = check_domain(folder)
+    found = sorted((p.file, p.location) for p in report.errors)
+    assert found == sorted(
+        [
+            ("domain.yaml", "tables.customers.columns.customer_id.type"),
+            ("domain.yaml", "tools[4] (cancel_order).operation[3].set.status"),
+            ("domain.yaml", "fragments.touch.steps[0].set.notes"),
+            ("domain.yaml", "tools[0] (get_customer).operation[0].get.keyy"),
+            ("seed/orders.jsonl", "line 1"),
+        ]
+    ), "\n".join(map(str, report.errors))
+    messages = {p.location: p.message for p in report.errors}
+    assert "canceled" in messages["tools[4] (cancel_order).operation[3].set.status"]
+    assert "pending" in messages["tools[4] (cancel_order).operation[3].set.status"]  # the allowed values
+    assert "$note" in messages["fragments.touch.steps[0].set.notes"]
+    assert report.domain is None
+
+
+def test_check_command_lists_errors_and_warnings_apart_and_as_json(tmp_path):
+    folder = shop_copy(tmp_path)
+
+    def plant(raw: dict[str, Any]) -> None:
+        raw["tables"]["orders"]["columns"]["total"]["type"] = "float"
+        raw["fragments"] = {
+            "price": {
+                "params": ["sku"],
+                "steps": [{"get": "products", "key": {"sku": "$sku"}, "as": "p"}, {"return": "$p.price"}],
+            }
+        }
+        tool(raw, "set_note")["operation"] = [{"use": "price", "with": {"sku": "SKU-001"}}, tool(raw, "set_note")["operation"]]  # fmt: skip
+
+    edit(folder, plant)
+    result = runner.invoke(app, ["check", str(folder), "--json"])
+    assert result.exit_code == 1
+    body = json.loads(result.stdout)
+    assert body["ok"] is False
+    assert [e["location"] for e in body["errors"]] == ["tables.orders.columns.total.type"]
+    assert [w["location"] for w in body["warnings"]] == ["tools[5] (set_note).operation[0]"]
+    assert "'price' returns is lost" in body["warnings"][0]["message"]
+    text = runner.invoke(app, ["check", str(folder)])
+    assert text.exit_code == 1
+    assert "1 error" in text.stderr and "1 warning" in text.stderr
+    assert "error: domain.yaml:tables.orders.columns.total.type" in text.stderr
+    assert "warning: domain.yaml:tools[5] (set_note).operation[0]" in text.stderr
+
+
+def test_warnings_alone_do_not_fail_check(tmp_path):
+    folder = shop_copy(tmp_path)
+    edit(folder, lambda raw: tool(raw, "cancel_order")["operation"].insert(0, {"count": "orders", "as": "n"}))
+    result = runner.invoke(app, ["check", str(folder), "--json"])
+    assert result.exit_code == 0, result.output
+    body = json.loads(result.stdout)
+    assert body["ok"] is True and body["errors"] == [] and body["domain"] == "shop@0.1.0"
+    assert [w["message"] for w in body["warnings"]] == ["$n is bound here but never read: its value is lost"]
+
+
+def test_every_problem_of_a_step_and_of_every_step(tmp_path):
+    """One step with three problems, and a later step with its own: all four, nothing about `$order`."""
+    folder = shop_copy(tmp_path)
+
+    def plant(raw: dict[str, Any]) -> None:
+        ops = tool(raw, "cancel_order")["operation"]
+        ops[0]["key"] = {"order_idd": "$args.order_id"}  # no such column
+        ops[0]["where"] = [{"column": "status", "value": "$args.status"}]  # no such argument
+        ops[0]["error"] = "No order {args.order}."  # no such argument
+        ops[2]["set"]["status"] = "gone"  # a later step: an enum value that does not exist
+
+    edit(folder, plant)
+    found = places(folder)
+    assert sorted(found) == sorted(
+        [
+            ("domain.yaml", "tools[4] (cancel_order).operation[0].key.order_idd"),
+            ("domain.yaml", "tools[4] (cancel_order).operation[0].where[0].value"),
+            ("domain.yaml", "tools[4] (cancel_order).operation[0].error"),
+            ("domain.yaml", "tools[4] (cancel_order).operation[2].set.status"),
+        ]
+    ), "\n".join(map(str, check_domain(folder).errors))
+
+
+def test_an_unknown_table_is_one_problem_and_later_steps_are_still_checked(tmp_path):
+    folder = shop_copy(tmp_path)
+
+    def plant(raw: dict[str, Any]) -> None:
+        ops = tool(raw, "cancel_order")["operation"]
+        ops[0]["get"] = "orderz"  # binds $order: later steps using it are not problems
+        ops[2]["set"]["total"] = "$args.amount"  # no such argument
+
+    edit(folder, plant)
+    assert sorted(places(folder)) == [
+        ("domain.yaml", "tools[4] (cancel_order).operation[0]"),
+        ("domain.yaml", "tools[4] (cancel_order).operation[2].set.total"),
+    ]
+
+
+def test_a_table_without_a_key_keeps_its_name_and_columns(tmp_path):
+    """A table-level mistake (no primary_key) is one problem; its tools and seed rows still check."""
+    folder = shop_copy(tmp_path)
+
+    def plant(raw: dict[str, Any]) -> None:
+        del raw["tables"]["products"]["primary_key"]
+        raw["tables"]["orders"]["columns"]["customer_id"]["references"] = "people.person_id"
+
+    edit(folder, plant)
+    found = places(folder)
+    assert sorted(found) == [
+        ("domain.yaml", "tables.orders.columns.customer_id.references"),
+        ("domain.yaml", "tables.products.primary_key"),
+    ], "\n".join(map(str, check_domain(folder).errors))
+
+
+def test_a_bad_seed_row_is_one_problem_not_one_per_row_referring_to_it(tmp_path):
+    folder = shop_copy(tmp_path)
+    customers = folder / "seed" / "customers.jsonl"
+    rows = [json.loads(line) for line in customers.read_text().splitlines()]
+    rows[1]["vip"] = "yes"  # C-0002, whom orders refer to
+    rows[2]["nickname"] = "x"  # an unknown column
+    customers.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert places(folder) == [("seed/customers.jsonl", "line 2"), ("seed/customers.jsonl", "line 3")]
+
+
+def test_literals_are_checked_against_their_columns(tmp_path):
+    """Enum, type and null, in create `values`, update `set`, keys and filters."""
+    folder = shop_copy(tmp_path)
+
+    def plant(raw: dict[str, Any]) -> None:
+        tool(raw, "add_customer")["operation"]["values"]["vip"] = "yes"  # boolean column
+        tool(raw, "add_customer")["operation"]["values"]["name"] = None  # not nullable
+        tool(raw, "get_customer")["operation"]["key"] = {"customer_id": 7}  # string key
+        search = tool(raw, "search_products")["operation"]
+        search["where"].append({"column": "stock", "op": "gt", "value": "many"})
+        search["where"].append({"column": "price", "op": "icontains", "value": "1"})
+        tool(raw, "cancel_order")["operation"].insert(
+            0,
+            {
+                "count": "orders",
+                "where": [{"column": "status", "op": "in", "value": ["pending", "lost"]}],
+                "as": "n",
+            },
+        )
+        tool(raw, "cancel_order")["operation"][-1] = {"return": {"object": {"order": "$order", "n": "$n"}}}
+
+    edit(folder, plant)
+    report = check_domain(folder)
+    found = {p.location: p.message for p in report.errors}
+    assert set(found) == {
+        "tools[2] (add_customer).operation[0].values.vip",
+        "tools[2] (add_customer).operation[0].values.name",
+        "tools[0] (get_customer).operation[0].key.customer_id",
+        "tools[1] (search_products).operation[0].where[2].value",
+        "tools[1] (search_products).operation[0].where[3].value",
+        "tools[4] (cancel_order).operation[0].where[0].value",
+    }, "\n".join(map(str, report.errors))
+    assert "lost" in found["tools[4] (cancel_order).operation[0].where[0].value"]
+    assert "may not be null" in found["tools[2] (add_customer).operation[0].values.name"]
+
+
+def test_literals_that_fit_and_escapes_are_not_problems(tmp_path):
+    """`$$` is a literal `$`; `{literal: ...}` a literal; a null key in create is generated."""
+    folder = shop_copy(tmp_path)
+
+    def plant(raw: dict[str, Any]) -> None:
+        values = tool(raw, "add_customer")["operation"]["values"]
+        values["notes"] = "$$5 off"
+        values["customer_id"] = None
+        values["vip"] = {"literal": True}
+        ops = tool(raw, "cancel_order")["operation"]
+        ops.insert(
+            0, {"count": "orders", "where": [{"column": "status", "op": "ne", "value": None}], "as": "n"}
+        )
+        ops[-1] = {"return": {"object": {"order": "$order", "n": "$n"}}}
+
+    edit(folder, plant)
+    report = check_domain(folder)
+    assert report.errors == [] and report.warnings == []
