@@ -17,6 +17,7 @@ from pydantic import (
     Discriminator,
     Field,
     Tag,
+    WithJsonSchema,
     field_validator,
     model_validator,
 )
@@ -29,7 +30,9 @@ FilterOp = Literal[
 ]
 
 #: An expression: a literal, a `$reference`, a list of expressions, or a one-key operator mapping.
-Expr = Any
+#: Parsed by `simulator.lang`; its JSON Schema (`$defs/Expr`) is generated from the operator registry:
+#: the marker below is `simulator.lang.docs.EXPR_SCHEMA`, swapped for the reference by `toolgym.schemas`.
+Expr = Annotated[Any, WithJsonSchema({"x-toolgym-expression": True})]
 
 #: The tool the MCP server adds as the agent's answer channel; a domain may not define a tool of that name.
 ANSWER_TOOL = "submit_answer"

@@ -1,6 +1,7 @@
 """Write the JSON Schema files in `schemas/` from the pydantic models (`python -m toolgym.schemas`).
 
 A test regenerates them in memory and fails when a committed file has drifted from its model.
+Expressions (`$defs/Expr`, `$defs/Operator`) come from the operator registry, `simulator.lang`.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from simulator.lang.docs import with_expr_defs
 from simulator.spec import DomainSpec, Task
 from simulator.transcript import Transcript
 from toolgen.model import Operation, Plan
@@ -47,6 +49,7 @@ def models() -> dict[str, type[BaseModel]]:
 
 def render(model: type[BaseModel]) -> str:
     schema: dict[str, Any] = model.model_json_schema(by_alias=True, mode="validation")
+    schema = with_expr_defs(schema)  # expressions: from the operator registry (simulator.lang)
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": f"https://toolgym.dev/schemas/{model.__name__}",

@@ -42,20 +42,6 @@ class NullPolicy(StrEnum):
     SKIP = "skip"  # nulls among the operands are ignored
     VALUE = "value"  # null is an ordinary value
 
-    @property
-    def rule(self) -> str:
-        return _RULES[self]
-
-
-_RULES = {
-    NullPolicy.ERROR: "a tool error naming the operator",
-    NullPolicy.FALSE: "false",
-    NullPolicy.EMPTY: "read as empty (`[]`, or `{}` for an object)",
-    NullPolicy.PROPAGATE: "null",
-    NullPolicy.SKIP: "null operands are skipped",
-    NullPolicy.VALUE: "an ordinary value",
-}
-
 
 @dataclass(frozen=True)
 class Operator:
