@@ -22,8 +22,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args, get_origin
 
+from pydantic import BaseModel
+
+from .lang import ExprError, constant, deprecations, parse
 from .spec import (
     CountStep,
     FailStep,
@@ -34,9 +37,11 @@ from .spec import (
     LetStep,
     ListStep,
     ReturnStep,
+    StepModel,
     SumStep,
     UseStep,
 )
+from .spec import walk_steps as spec_walk_steps
 from .tables import TableInfo, ValueProblem
 
 Finding = tuple[str, str]
@@ -51,31 +56,22 @@ class Placed:
 
 
 def walk_steps(steps: list[Any], at: str) -> Iterator[Placed]:
-    """Every step of a list, nested `for_each` bodies included, depth first, with its path."""
-    for i, step in enumerate(steps):
-        here = f"{at}[{i}]"
+    """Every step of a list, nested bodies (`for_each`) included, depth first, with its path."""
+    for here, step in spec_walk_steps(steps, at):
         yield Placed(step, here)
-        if isinstance(step, ForEachStep):
-            yield from walk_steps(step.steps, f"{here}.steps")
 
 
 _NO_VALUE = object()
 
 
 def literal(expr: Any) -> Any:
-    """The value of an expression that is a constant (a literal), or `_NO_VALUE`."""
-    if isinstance(expr, str):
-        if expr.startswith("$$"):
-            return expr[1:]
-        return _NO_VALUE if expr.startswith("$") else expr
-    if expr is None or isinstance(expr, bool | int | float):
-        return expr
-    if isinstance(expr, dict) and len(expr) == 1 and "literal" in expr:
-        return expr["literal"]
-    if isinstance(expr, list):
-        items = [literal(item) for item in expr]
-        return _NO_VALUE if any(item is _NO_VALUE for item in items) else items
-    return _NO_VALUE
+    """The value of an expression that is a constant (a literal, `$$text`, `literal:`, or operators
+    over constants), or `_NO_VALUE`; the expression tree (`simulator.lang`) decides."""
+    try:
+        is_constant, value = constant(parse(expr))
+    except ExprError:
+        return _NO_VALUE  # the compiler reports it
+    return value if is_constant else _NO_VALUE
 
 
 def _value_problem(info: TableInfo, column: str, value: Any) -> str | None:
@@ -244,3 +240,77 @@ def _unreachable(steps: list[Any], at: str, out: list[Finding]) -> None:
         if _ends(step) and i + 1 < len(steps):
             out.append((f"{at}[{i + 1}]", f"never runs: step {i} always ends the call before it"))
             return
+
+
+# ---------------------------------------------------------------------------------------------
+# warnings: old spellings
+
+
+@dataclass(frozen=True)
+class Spelling:
+    """An old spelling that still loads: where (the path of the key or value written), as written,
+    and the new form. `toolgym migrate` rewrites each in place."""
+
+    at: str
+    old: str
+    new: str
+
+    @property
+    def message(self) -> str:
+        return f"`{self.old}` is an old spelling: write `{self.new}`"
+
+
+#: the JSON-schema mark of a type annotated as an expression (`spec.Expr`)
+_EXPR_MARK = "x-toolgym-expression"
+
+
+def _marked(metadata: Any) -> bool:
+    return any(
+        isinstance(getattr(m, "json_schema", None), dict) and m.json_schema.get(_EXPR_MARK) for m in metadata
+    )
+
+
+def expressions(model: BaseModel, at: str) -> Iterator[tuple[str, Any]]:
+    """Every expression written in a step (or a filter), with its path: fields typed `Expr`, the
+    values of `dict[str, Expr]` fields (`values`, `set`, `key`, `with`), and inside lists of
+    models that are not steps (filters). Nested steps are not entered (`walk_steps` yields them)."""
+    for name, field in type(model).model_fields.items():
+        value = getattr(model, name)
+        if value is None:
+            continue
+        here = f"{at}.{field.alias or name}"
+        if _marked(field.metadata):
+            yield here, value
+            continue
+        for tp in (field.annotation, *get_args(field.annotation)):  # (X | None: look at X)
+            args = get_args(tp)
+            if get_origin(tp) is dict and len(args) == 2 and _marked(getattr(args[1], "__metadata__", ())):
+                for key, item in value.items():
+                    yield f"{here}.{key}", item
+            elif (
+                get_origin(tp) is list
+                and value
+                and all(isinstance(v, BaseModel) and not isinstance(v, StepModel) for v in value)
+            ):
+                for i, item in enumerate(value):
+                    yield from expressions(item, f"{here}[{i}]")
+            else:
+                continue
+            break
+
+
+def old_spellings(steps: list[Any], at: str) -> list[Spelling]:
+    """Old spellings in steps: of a step or filter (`op: prefix`, from the step models) and of
+    operators inside their expressions (`get` -> `get_key`, from the expression tree)."""
+    out: list[Spelling] = []
+    for placed in walk_steps(steps, at):
+        step = placed.step
+        for sub, old, new in getattr(step, "old_spellings", lambda: iter(()))():
+            out.append(Spelling(f"{placed.at}.{sub}", old, new))
+        for where, expr in expressions(step, placed.at):
+            try:
+                found = deprecations(parse(expr))
+            except ExprError:
+                continue  # the compiler reports it
+            out.extend(Spelling(f"{where}.{d.path}" if d.path else where, d.old, d.new) for d in found)
+    return out

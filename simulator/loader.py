@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ from .compiler import CompileError, compile_tool
 from .domain import Domain
 from .errors import CallReferenceError, Problem, SpecError
 from .fastschema import bound_arrays, input_validator, unknown_keywords
-from .lint import literal_problems, lost_values
+from .lint import Spelling, literal_problems, lost_values, old_spellings
 from .spec import Clock, Column, DomainSpec, Fragment, Table, Task, Tool
 from .steps import CompiledTool
 from .tables import TableInfo, ValueProblem, add_indexes, build_tables
@@ -145,6 +145,7 @@ class _Loader:
         self.problems: list[Problem] = []
         self.tables: dict[str, Table] = {}
         self.warnings: list[Problem] = []
+        self.spellings: list[Spelling] = []  # old spellings in domain.yaml (also among the warnings)
         self.tool_positions: list[int] = []  # index in domain.yaml of each valid tool
         self.lines: dict[str, int] = {}  # task id -> its line in tasks.jsonl
         # what is wrong is reported once, at its source; these keep it from showing up again elsewhere
@@ -553,15 +554,19 @@ class _Loader:
             )
 
     def lint(self, spec: DomainSpec) -> None:
-        """Warnings: values that are lost (see simulator/lint.py)."""
+        """Warnings: values that are lost, old spellings (see simulator/lint.py)."""
         file = "domain.yaml"
-        for i, tool in enumerate(spec.tools):
-            where = f"tools[{self.tool_positions[i]}] ({tool.name})"
-            for at, message in lost_values(tool.steps, "operation", spec.fragments, result_step=True):
-                self.warnings.append(Problem(file, f"{where}.{at}", message))
-        for name, fragment in spec.fragments.items():
-            for at, message in lost_values(fragment.steps, "steps", spec.fragments, result_step=False):
-                self.warnings.append(Problem(file, f"fragments.{name}.{at}", message))
+        parts = [
+            (f"tools[{self.tool_positions[i]}] ({tool.name})", "operation", tool.steps, True)
+            for i, tool in enumerate(spec.tools)
+        ]
+        parts += [(f"fragments.{name}", "steps", f.steps, False) for name, f in spec.fragments.items()]
+        for where, at, steps, is_tool in parts:
+            for sub, message in lost_values(steps, at, spec.fragments, result_step=is_tool):
+                self.warnings.append(Problem(file, f"{where}.{sub}", message))
+            for spelling in old_spellings(steps, at):
+                self.spellings.append(Spelling(f"{where}.{spelling.at}", spelling.old, spelling.new))
+                self.warnings.append(Problem(file, f"{where}.{spelling.at}", spelling.message))
 
     def check_reference_paths(self, domain: Domain) -> None:
         """Replay the gold calls of each task that refers to earlier results, to find references to
@@ -591,6 +596,7 @@ class CheckReport:
     domain: Domain | None
     errors: list[Problem]
     warnings: list[Problem]
+    spellings: list[Spelling] = field(default_factory=list)  # in domain.yaml, for `toolgym migrate`
 
 
 def check_domain(ref: str | Path) -> CheckReport:
@@ -599,13 +605,13 @@ def check_domain(ref: str | Path) -> CheckReport:
     loader = _Loader(folder)
     spec = loader.read_spec()
     if spec is None:
-        return CheckReport(folder, None, loader.problems, loader.warnings)
+        return CheckReport(folder, None, loader.problems, loader.warnings, loader.spellings)
     # every input array gets a size bound (what agents see, too): `maxItems` where none was given
     tools_bounded = [t.model_copy(update={"input_schema": bound_arrays(t.input_schema)}) for t in spec.tools]
     spec = spec.model_copy(update={"tools": tools_bounded})
     loader.tables = dict(spec.tables)
     if not spec.tables:
-        return CheckReport(folder, None, loader.problems, loader.warnings)
+        return CheckReport(folder, None, loader.problems, loader.warnings, loader.spellings)
     _, infos = build_tables(loader.check_tables(spec))
     tools = loader.compile_tools(spec, infos)
     loader.lint(spec)
@@ -619,7 +625,7 @@ def check_domain(ref: str | Path) -> CheckReport:
     seed = loader.read_seed(spec, infos)
     tasks = loader.read_tasks({t.name for t in spec.tools}, validators)
     if loader.problems:
-        return CheckReport(folder, None, loader.problems, loader.warnings)
+        return CheckReport(folder, None, loader.problems, loader.warnings, loader.spellings)
     policy_file = folder / "policy.md"
     policy = policy_file.read_text(encoding="utf-8") if policy_file.is_file() else (spec.policy or "")
     domain = Domain(
@@ -633,7 +639,9 @@ def check_domain(ref: str | Path) -> CheckReport:
         tasks=tasks,
     )
     loader.check_reference_paths(domain)
-    return CheckReport(folder, None if loader.problems else domain, loader.problems, loader.warnings)
+    return CheckReport(
+        folder, None if loader.problems else domain, loader.problems, loader.warnings, loader.spellings
+    )
 
 
 def load_domain(ref: str | Path) -> Domain:
