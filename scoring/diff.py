@@ -44,7 +44,8 @@ class _Schema:
                     columns=tuple(c for c in s.columns if f"{name}.{c}" not in skip),
                     refs={c: t for c, t in s.refs.items() if f"{name}.{c}" not in skip},
                     integer_key=s.integer_key,
-                    prefix=s.prefix,
+                    ids=s.ids,
+                    composite=s.composite,
                 )
                 for name, s in self.shapes.items()
             }
@@ -66,7 +67,7 @@ def _schema(domain: Domain) -> _Schema:
                 refs = {}
                 for column, spec in info.spec.columns.items():
                     target, _, target_column = (spec.references or "").partition(".")
-                    if target and target_column == tables[target].pk:
+                    if target and target_column == tables[target].pk and not tables[target].composite:
                         refs[column] = target
                 shapes[name] = TableShape(
                     name=name,
@@ -74,7 +75,8 @@ def _schema(domain: Domain) -> _Schema:
                     columns=tuple(c for c in info.columns if c != info.pk),
                     refs=refs,
                     integer_key=info.spec.columns[info.pk].type == "integer",
-                    prefix=info.spec.id_prefix,
+                    ids=info.ids,
+                    composite=info.composite,
                 )
             metadata = next(iter(tables.values())).sa_table.metadata
             cached = _Schema([t.name for t in metadata.sorted_tables], shapes)
@@ -84,9 +86,13 @@ def _schema(domain: Domain) -> _Schema:
 
 
 @lru_cache(maxsize=1024)
-def _select(table: str, columns: tuple[str, ...], pk: str, count: int) -> str:
+def _select(table: str, columns: tuple[str, ...], key: tuple[str, ...], count: int) -> str:
     names = ", ".join(f'"{c}"' for c in columns)
-    return f'SELECT {names} FROM "{table}" WHERE "{pk}" IN ({", ".join("?" * count)})'  # noqa: S608 - spec names
+    if len(key) == 1:
+        return f'SELECT {names} FROM "{table}" WHERE "{key[0]}" IN ({", ".join("?" * count)})'  # noqa: S608 - spec names
+    row = "(" + ", ".join("?" * len(key)) + ")"
+    keys = ", ".join(f'"{c}"' for c in key)
+    return f'SELECT {names} FROM "{table}" WHERE ({keys}) IN (VALUES {", ".join([row] * count)})'  # noqa: S608
 
 
 def read_rows(episode: Episode, table: str, keys: Iterable[Key]) -> dict[Key, Row]:
@@ -97,9 +103,10 @@ def read_rows(episode: Episode, table: str, keys: Iterable[Key]) -> dict[Key, Ro
     with episode.lock:
         for start in range(0, len(wanted), 500):
             chunk = wanted[start : start + 500]
-            query = _select(table, info.columns, info.pk, len(chunk))
-            for raw in episode.conn.execute(query, [info.encode_key(k) for k in chunk]):
-                out[raw[info.pk_index]] = info.decode(raw)
+            query = _select(table, info.columns, info.key, len(chunk))
+            params = [v for k in chunk for v in k] if info.composite else [info.encode_key(k) for k in chunk]
+            for raw in episode.conn.execute(query, params):
+                out[info.key_of(raw)] = info.decode(raw)
     return out
 
 

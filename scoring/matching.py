@@ -24,7 +24,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from simulator.tables import generated_key
+from simulator.ids import IdMaker
 
 Row = dict[str, Any]
 Key = Any
@@ -76,11 +76,16 @@ class TableShape:
     """What matching needs to know of a table."""
 
     name: str
-    pk: str
-    columns: tuple[str, ...]  # content columns: not the key, not ignored
+    pk: str  # the generated key column (a composite key's last column)
+    columns: tuple[str, ...]  # content columns: not the generated key column, not ignored
     refs: dict[str, str]  # column -> table whose key it holds
     integer_key: bool
-    prefix: str
+    ids: IdMaker  # how the table's string keys are generated
+    composite: bool = False  # keys are tuples; their other columns are content columns
+
+    def part(self, key: Key) -> Key:
+        """The generated part of a key: the key, or a composite key's last value."""
+        return key[-1] if self.composite else key
 
 
 @dataclass
@@ -92,16 +97,17 @@ class Side:
     children: dict[tuple[str, Key], list[tuple[str, str, Key]]] | None = field(default=None, repr=False)
 
 
-_GENERATED: dict[tuple[int, str, str], list[str]] = {}
+_GENERATED: dict[tuple[int, IdMaker], list[str]] = {}
 _GENERATED_LOCK = threading.Lock()
 
 
 def generated_keys(seed: int, shape: TableShape, keys: set[Key], count: int) -> set[Key]:
     """The keys among `keys` that an episode with `seed` generated, when it created `count` rows.
 
-    Integer keys are max+1: all generated. String keys are the prefix and 8 hex digits of
-    sha256("seed:table:n") for n = 1, 2, ... (simulator `Episode.next_id`; n skips past a key
-    that exists, hence the slack).
+    Integer keys are max+1: all generated. String keys are the table's id scheme's candidates
+    n = 1, 2, ... (`simulator.ids`: by default the prefix and 8 hex digits of sha256("seed:table:n");
+    `Episode.next_id` skips past a key that exists, hence the slack). For a composite key, its
+    last value is the generated one.
     """
     if shape.integer_key:
         return set(keys)
@@ -110,10 +116,11 @@ def generated_keys(seed: int, shape: TableShape, keys: set[Key], count: int) -> 
     with _GENERATED_LOCK:
         if len(_GENERATED) > 4096:
             _GENERATED.clear()
-        made = _GENERATED.setdefault((seed, shape.name, shape.prefix), [])
-        for n in range(len(made) + 1, count + 17):
-            made.append(generated_key(seed, shape.name, shape.prefix, n))
-        return keys & set(made[: count + 16])
+        made = _GENERATED.setdefault((seed, shape.ids), [])
+        if len(made) < count + 16:
+            made.extend(shape.ids.candidates(seed, count + 16)[len(made) :])
+        wanted = set(made[: count + 16])
+        return {k for k in keys if shape.part(k) in wanted}
 
 
 class CreatedRows:
@@ -154,7 +161,8 @@ class CreatedRows:
         out = [(c, erow[c], arow[c], same(erow[c], self.translate(shape, c, arow[c]))) for c in shape.columns]
         egen, agen = ekey in self.expected.generated[table], akey in self.actual.generated[table]
         if not (egen and agen):
-            out.append((shape.pk, ekey, akey, not egen and not agen and ekey == akey))
+            epart, apart = shape.part(ekey), shape.part(akey)
+            out.append((shape.pk, epart, apart, not egen and not agen and epart == apart))
         return out
 
     def _sig(self, shape: TableShape, side: Side, key: Key) -> tuple[Any, ...]:
@@ -163,7 +171,7 @@ class CreatedRows:
             values = tuple(hashable(row[c]) for c in shape.columns)
         else:
             values = tuple(hashable(self.translate(shape, c, row[c])) for c in shape.columns)
-        return values if key in side.generated[shape.name] else (*values, ("key", key))
+        return values if key in side.generated[shape.name] else (*values, ("key", shape.part(key)))
 
     def _table(self, shape: TableShape) -> None:
         name = shape.name

@@ -51,6 +51,8 @@ class Domain:
         self.clock_start = parse_time(self.spec.clock.start)
         self.render_time = renderer(self.spec.clock.start, self.spec.clock.format)  # `$now` as text
         self.checks = {name: compile_check(t.spec.input_schema) for name, t in self.tools.items()}
+        for name, info in self.tables.items():  # a counter continues after the seed's largest number
+            info.ids = info.ids.with_floor(row.get(info.pk) for row in self.seed_rows.get(name, ()))
         self._tasks_by_id = {t.id: t for t in self.tasks}
 
     @property
@@ -125,7 +127,7 @@ class Domain:
             try:
                 conn.deserialize(self.snapshot())
                 self._seed_index = {
-                    name: {row[info.pk_index]: row for row in conn.execute(info.select_all)}
+                    name: {info.key_of(row): row for row in conn.execute(info.select_all)}
                     for name, info in self.tables.items()
                 }
             finally:

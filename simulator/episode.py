@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 from .budget import Budget, Meter
 from .errors import CallFailed, ErrorKind, InfraError, OperationError, StorageError, ToolError, clip
 from .fastschema import brief
+from .ids import MAX_TRIES
 from .spec import Task
-from .tables import TableInfo, generated_key, install_functions
+from .tables import TableInfo, ValueProblem, install_functions, stored_key
 
 if TYPE_CHECKING:
     from .domain import Domain
@@ -116,23 +117,36 @@ class Episode:
             self._now = self.domain.render_time(value)
         return self._now
 
-    def next_id(self, table: TableInfo) -> Any:
-        """A deterministic new key: max+1 for integer keys; prefix + 8 hex digits of hash(seed, table, n)."""
+    def next_id(self, table: TableInfo, row: dict[str, Any] | None = None) -> Any:
+        """A deterministic new key for `table.pk` (simulator.ids): max+1 for an integer column (within
+        the rest of a composite key, taken from `row`); else the table's id scheme's n-th candidate
+        under the episode's seed, skipping keys that exist."""
+        parents: tuple[Any, ...] = ()
+        if table.composite:
+            try:
+                parents = tuple(table.encode(c, (row or {}).get(c)) for c in table.key[:-1])
+            except ValueProblem as exc:
+                raise ToolError(f"invalid value: {exc}") from None
         if table.next_int_key:
-            return self.conn.execute(table.next_int_key).fetchone()[0]
+            params = table.key_params((*parents, None)) if parents else {}
+            return self.conn.execute(table.next_int_key, params).fetchone()[0]
         key = f"id:{table.name}"
         n = self._pending_counters.get(key)
         if n is None:
             n = self._counters.get(key)
         if n is None:
-            n = self._counters[key] = int(self._meta(key, 0))
-        while True:
+            n = self._counters[key] = int(self._meta(key, table.ids.floor))
+        for _ in range(MAX_TRIES):
             n += 1
-            candidate = generated_key(self.seed, table.name, table.spec.id_prefix, n)
-            if self.conn.execute(table.select_by_pk, {"pk": candidate}).fetchone() is None:
-                break
-        self._pending_counters[key] = n
-        return candidate
+            candidate = table.ids.key(self.seed, n)
+            params = table.key_params((*parents, candidate) if parents else candidate)
+            if self.conn.execute(table.select_by_pk, params).fetchone() is None:
+                self._pending_counters[key] = n
+                return candidate
+        raise ToolError(
+            f"cannot create a {table.name} row: its id scheme found no free key in {MAX_TRIES} tries; "
+            f"give {table.pk} explicitly"
+        )
 
     def changed(self, table: str, pk: Any) -> None:
         self._pending_changes.add((table, pk))
@@ -196,7 +210,7 @@ class Episode:
         try:
             result = self._execute(tool, name, args)
             if self._pending_changes:
-                conn.executemany(_LOG_CHANGE, self._pending_changes)
+                conn.executemany(_LOG_CHANGE, ((t, stored_key(k)) for t, k in self._pending_changes))
             conn.executemany(_SET_META, [("ticks", ticks + 1), *self._pending_counters.items()])
             self._record_before_commit(name, args, started, result)
         except BaseException:
@@ -310,7 +324,7 @@ class Episode:
                 for row in sorted(
                     self.conn.execute(info.select_changed).fetchall(), key=lambda r: repr(r[0])
                 ):
-                    pk, current = row[0], row[1:]
+                    pk, current = info.unstored_key(row[0]), row[1:]
                     if current[info.pk_index] is None:
                         current = None  # deleted
                     if current != base.get(pk):
@@ -338,12 +352,14 @@ class Episode:
     def changes(self) -> set[tuple[str, Any]]:
         """(table, key) of every row a successful write touched (created, updated or deleted)."""
         with self.lock:
-            return set(self.conn.execute("SELECT tbl, pk FROM _toolgym_changes").fetchall())
+            rows = self.conn.execute("SELECT tbl, pk FROM _toolgym_changes").fetchall()
+        tables = self.domain.tables
+        return {(t, tables[t].unstored_key(k)) for t, k in rows}
 
     def row(self, table: str, key: Any) -> dict[str, Any] | None:
         info = self.domain.tables[table]
         with self.lock:
-            raw = self.conn.execute(info.select_by_pk, {"pk": key}).fetchone()
+            raw = self.conn.execute(info.select_by_pk, info.key_params(key)).fetchone()
         return None if raw is None else info.decode(raw)
 
     def end(self, reason: str = "done") -> None:

@@ -49,7 +49,7 @@ class GetRun(Run):
     def run(self, rt: Runtime, env: Env) -> Any:
         rows = self.query.fetch(rt, env, 1, 0)
         if rt.reads is not None:
-            rt.reads.add((self.info.name, rows[0][self.info.pk_index] if rows else "*"))
+            rt.reads.add((self.info.name, self.info.key_of(rows[0]) if rows else "*"))
         if not rows:
             if self.optional:
                 return None
@@ -121,8 +121,8 @@ class CountRun(Run):
 
 def _integrity_message(info: TableInfo, exc: sqlite3.IntegrityError, action: str) -> str:
     text = str(exc)
-    if "UNIQUE" in text:
-        column = text.rsplit(".", 1)[-1]
+    if "UNIQUE" in text:  # "UNIQUE constraint failed: t.a, t.b"
+        column = ", ".join(part.rsplit(".", 1)[-1] for part in text.split(": ", 1)[-1].split(", "))
         return f"cannot {action} {info.name}: another row already has this {column}"
     if "FOREIGN KEY" in text:
         if action == "delete":
@@ -154,7 +154,7 @@ class CreateRun(Run):
                     now = rt.now()
                 row[name] = info.default(name, now)
         if row[info.pk] is None:
-            row[info.pk] = rt.next_id(info)
+            row[info.pk] = rt.next_id(info, row)
         try:
             params = {name: info.encode(name, value) for name, value in row.items()}
         except ValueProblem as exc:
@@ -163,9 +163,10 @@ class CreateRun(Run):
             execute(rt.conn, info.insert, params, self.labels)
         except sqlite3.IntegrityError as exc:
             raise ToolError(_integrity_message(info, exc, "create")) from None
-        rt.changed(info.name, params[info.pk])
+        key = info.key_in(params)
+        rt.changed(info.name, key)
         stored = tuple(params[c] for c in info.columns)
-        rt.cache[(info.name, params[info.pk])] = stored
+        rt.cache[(info.name, key)] = stored
         return info.decode(stored)
 
 
@@ -209,19 +210,21 @@ class UpdateRun(TargetedRun):
                     params = {name: info.encode(name, value) for name, value in new.items()}
                 except ValueProblem as exc:
                     raise ToolError(f"invalid value: {exc}") from None
-                params["pk"] = raw[info.pk_index]
+                key = info.key_of(raw)
+                params.update(info.key_params(key))
                 try:
                     execute(rt.conn, self.statement, params, self.labels)
                 except sqlite3.IntegrityError as exc:
                     raise ToolError(_integrity_message(info, exc, "update")) from None
-                rt.changed(info.name, raw[info.pk_index])
+                rt.changed(info.name, key)
                 after = dict(before)
                 after.update(info.decode_some(params, new))
                 stored = tuple(params[c] if c in new else v for c, v in zip(info.columns, raw, strict=True))
-                if info.pk in new:
-                    rt.changed(info.name, params[info.pk])
-                    rt.cache[(info.name, raw[info.pk_index])] = None
-                rt.cache[(info.name, stored[info.pk_index])] = stored
+                new_key = info.key_of(stored)
+                if new_key != key:
+                    rt.changed(info.name, new_key)
+                    rt.cache[(info.name, key)] = None
+                rt.cache[(info.name, new_key)] = stored
                 out.append(after)
         finally:
             if previous is MISSING:
@@ -238,12 +241,13 @@ class DeleteRun(TargetedRun):
         rows = self.targets(rt, env)
         out = []
         for raw in rows:
+            key = info.key_of(raw)
             try:
-                rt.conn.execute(info.delete_by_pk, {"pk": raw[info.pk_index]})
+                rt.conn.execute(info.delete_by_pk, info.key_params(key))
             except sqlite3.IntegrityError as exc:
                 raise ToolError(_integrity_message(info, exc, "delete")) from None
-            rt.changed(info.name, raw[info.pk_index])
-            rt.cache[(info.name, raw[info.pk_index])] = None
+            rt.changed(info.name, key)
+            rt.cache[(info.name, key)] = None
             out.append(info.decode(raw))
         return out[0] if self.single else out
 

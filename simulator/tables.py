@@ -9,7 +9,6 @@ counters, change log); they are invisible to tools, exports, digests and diffs.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 from collections.abc import Callable
@@ -22,7 +21,10 @@ from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.schema import CreateIndex, CreateTable
 
 from .errors import ToolError
+from .ids import IdMaker, generated_key
 from .spec import Table
+
+__all__ = ["IdMaker", "TableInfo", "build_tables", "ddl", "generated_key"]
 
 DIALECT = sqlite_dialect.dialect(paramstyle="named")
 
@@ -50,11 +52,6 @@ _SA_TYPES: dict[str, Callable[[], Any]] = {
     "datetime": sa.Text,
     "json": sa.Text,
 }
-
-
-def generated_key(seed: int, table: str, prefix: str, n: int) -> str:
-    """The n-th generated string key of a table under a seed: prefix + 8 hex digits of a hash."""
-    return prefix + hashlib.sha256(f"{seed}:{table}:{n}".encode()).hexdigest()[:8]
 
 
 def _lower(value: Any) -> Any:
@@ -184,9 +181,19 @@ def _check_type(kind: str, value: Any) -> Any:
         raise ValueProblem(f"value is not JSON-serialisable: {exc}") from exc
 
 
+def stored_key(key: Any) -> Any:
+    """A row's key as the change log stores it: a composite key (a tuple) as a JSON array."""
+    return json.dumps(list(key), separators=(",", ":")) if type(key) is tuple else key
+
+
 @dataclass
 class TableInfo:
-    """A compiled table: its SQLAlchemy table, column order, codecs and basic statements."""
+    """A compiled table: its SQLAlchemy table, column order, codecs and basic statements.
+
+    A row's key is its key column's value, or for a composite key (`primary_key: [a, b]`) the tuple
+    of its key columns' values; `pk` is the column `create` generates (the only key column, or the
+    last one of a composite key). Statements by key take the parameters `key_params(key)`.
+    """
 
     name: str
     spec: Table
@@ -194,6 +201,9 @@ class TableInfo:
     columns: tuple[str, ...]
     pk: str
     pk_index: int
+    key: tuple[str, ...] = ()
+    key_index: tuple[int, ...] = ()
+    ids: IdMaker = field(default_factory=lambda: IdMaker(""))
     select_by_pk: str = ""
     insert: str = ""
     delete_by_pk: str = ""
@@ -201,25 +211,49 @@ class TableInfo:
     next_int_key: str = ""
     select_changed: str = ""
     _decoders: list[tuple[str, Callable[[Any], Any]]] = field(default_factory=list)
+    composite: bool = field(init=False, default=False)
+    _params: tuple[str, ...] = field(init=False, default=())
 
     def __post_init__(self) -> None:
         t = self.sa_table
-        pk_col = t.c[self.pk]
-        self.select_by_pk = sql(sa.select(*t.c).where(pk_col == sa.bindparam("pk")))
+        if not self.key:
+            self.key = (self.pk,)
+        self.key_index = tuple(self.columns.index(c) for c in self.key)
+        self.composite = len(self.key) > 1
+        self._params = (
+            ("pk",) if not self.composite else tuple(f"_toolgym_k{i}" for i in range(len(self.key)))
+        )
+        where = self.key_clause()
+        self.select_by_pk = sql(sa.select(*t.c).where(where))
         self.insert = sql(sa.insert(t).values({c: sa.bindparam(c) for c in self.columns}))
-        self.delete_by_pk = sql(sa.delete(t).where(pk_col == sa.bindparam("pk")))
-        self.select_all = sql(sa.select(*t.c).order_by(pk_col))
+        self.delete_by_pk = sql(sa.delete(t).where(where))
+        self.select_all = sql(sa.select(*t.c).order_by(*(t.c[c] for c in self.key)))
         self.next_int_key = ""
+        pk_col = t.c[self.pk]
         if self.spec.columns[self.pk].type == "integer":
-            self.next_int_key = sql(
-                sa.select(
-                    sa.func.coalesce(sa.func.max(pk_col), sa.literal_column("0")) + sa.literal_column("1")
+            after: Any = sa.func.coalesce(sa.func.max(pk_col), sa.literal_column("0")) + sa.literal_column(
+                "1"
+            )
+            start = getattr(self.spec.ids, "start", None)
+            if start is not None:
+                after = sa.func.max(after, sa.literal_column(str(int(start))))
+            query = sa.select(after)
+            for column, param in zip(self.key[:-1], self._params, strict=False):
+                query = query.where(t.c[column] == sa.bindparam(param))
+            self.next_int_key = sql(query)
+        changes = sa.table("_toolgym_changes", sa.column("tbl"), sa.column("pk"))
+        if self.composite:
+            on = sa.and_(
+                *(
+                    t.c[c] == sa.func.json_extract(changes.c.pk, sa.literal_column(f"'$[{i}]'"))
+                    for i, c in enumerate(self.key)
                 )
             )
-        changes = sa.table("_toolgym_changes", sa.column("tbl"), sa.column("pk"))
+        else:
+            on = pk_col == changes.c.pk
         self.select_changed = sql(
             sa.select(changes.c.pk, *t.c)
-            .select_from(changes.outerjoin(t, pk_col == changes.c.pk))
+            .select_from(changes.outerjoin(t, on))
             .where(changes.c.tbl == sa.literal_column(f"'{self.name}'"))
         )
         for name, col in self.spec.columns.items():
@@ -227,6 +261,39 @@ class TableInfo:
                 self._decoders.append((name, _decode_bool))
             elif col.type == "json":
                 self._decoders.append((name, _decode_json))
+
+    def key_clause(self) -> Any:
+        """`key columns = :params` (the parameters `key_params` gives)."""
+        t = self.sa_table
+        return sa.and_(*(t.c[c] == sa.bindparam(p) for c, p in zip(self.key, self._params, strict=True)))
+
+    def key_of(self, row: tuple[Any, ...]) -> Any:
+        """The key of a row as stored (a tuple for a composite key)."""
+        if not self.composite:
+            return row[self.pk_index]
+        return tuple(row[i] for i in self.key_index)
+
+    def key_in(self, values: dict[str, Any]) -> Any:
+        """The key of a row given as {column: value}."""
+        if not self.composite:
+            return values[self.pk]
+        return tuple(values[c] for c in self.key)
+
+    def key_params(self, key: Any) -> dict[str, Any]:
+        """The parameters of a statement by key (`select_by_pk`, `delete_by_pk`, `key_clause`)."""
+        if not self.composite:
+            return {"pk": key}
+        return dict(zip(self._params, key, strict=True))
+
+    def unstored_key(self, stored: Any) -> Any:
+        """A key as the change log stores it, back as `key_of` gives it."""
+        return tuple(json.loads(stored)) if self.composite else stored
+
+    def key_label(self, key: Any) -> str:
+        """`col=value` (or `(a, b)=(x, y)`) for messages."""
+        if not self.composite:
+            return f"{self.pk}={key!r}"
+        return f"({', '.join(self.key)})=({', '.join(repr(v) for v in key)})"
 
     def decode(self, row: tuple[Any, ...]) -> dict[str, Any]:
         out = dict(zip(self.columns, row, strict=True))
@@ -304,6 +371,7 @@ def build_tables(tables: dict[str, Table]) -> tuple[sa.MetaData, dict[str, Table
     metadata = sa.MetaData()
     infos: dict[str, TableInfo] = {}
     for tname, tspec in tables.items():
+        key = tspec.key_columns
         cols: list[Any] = []
         for cname, cspec in tspec.columns.items():
             args: list[Any] = []
@@ -315,9 +383,9 @@ def build_tables(tables: dict[str, Table]) -> tuple[sa.MetaData, dict[str, Table
                     cname,
                     _SA_TYPES[cspec.type](),
                     *args,
-                    primary_key=cname == tspec.primary_key,
-                    nullable=cspec.nullable and cname != tspec.primary_key,
-                    unique=cspec.unique and cname != tspec.primary_key,
+                    primary_key=cname in key,
+                    nullable=cspec.nullable and cname not in key,
+                    unique=cspec.unique and (cname not in key or len(key) > 1),
                     autoincrement=False,
                 )
             )
@@ -327,7 +395,7 @@ def build_tables(tables: dict[str, Table]) -> tuple[sa.MetaData, dict[str, Table
                 )
         sa_table = sa.Table(tname, metadata, *cols)
         for cname, cspec in tspec.columns.items():
-            if cspec.references and cname != tspec.primary_key and not cspec.unique:
+            if cspec.references and cname != key[0] and not cspec.unique:  # (a key's first column is indexed)
                 sa.Index(f"ix_{tname}_{cname}", sa_table.c[cname])
         columns = tuple(tspec.columns)
         infos[tname] = TableInfo(
@@ -335,8 +403,10 @@ def build_tables(tables: dict[str, Table]) -> tuple[sa.MetaData, dict[str, Table
             spec=tspec,
             sa_table=sa_table,
             columns=columns,
-            pk=tspec.primary_key,
-            pk_index=columns.index(tspec.primary_key),
+            pk=key[-1],
+            pk_index=columns.index(key[-1]),
+            key=key,
+            ids=IdMaker.of(tname, tspec.ids, tspec.id_prefix),
         )
     return metadata, infos
 
@@ -356,6 +426,6 @@ def add_indexes(infos: dict[str, TableInfo], wanted: set[tuple[str, str]]) -> No
     for tname, cname in sorted(wanted):
         info = infos[tname]
         spec = info.spec.columns[cname]
-        if cname == info.pk or spec.unique or spec.references:
+        if cname == info.key[0] or spec.unique or spec.references:
             continue
         sa.Index(f"ix_{tname}_{cname}", info.sa_table.c[cname])
