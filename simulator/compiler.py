@@ -9,13 +9,14 @@ steps are in `steps.py`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import sqlalchemy as sa
 
 from .expr import Compiled, Env, ExprError, Scope, argument_name, compile_expr, compile_template
-from .query import CompiledFilter, Query, key_encoder
+from .query import CompiledFilter, Hop, Query, key_encoder
 from .spec import (
     CountStep,
     CreateStep,
@@ -56,12 +57,19 @@ from .tables import TableInfo, sql
 
 
 class CompileError(Exception):
-    """A problem in one tool's operation; `where` is the path inside the tool."""
+    """A problem in one tool's operation; `where` is the path inside the tool. `all` is every
+    problem compilation found in the tool (this one first): each step is compiled, and each
+    expression checked, even after an earlier one failed."""
 
-    def __init__(self, where: str, message: str):
+    def __init__(self, where: str, message: str, others: list[CompileError] | None = None):
         super().__init__(message)
         self.where = where
         self.message = message
+        self.all: list[CompileError] = [self, *(others or [])]
+
+
+def _broken(env: Env) -> Any:  # stands in for an expression that did not compile (the tool never runs)
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -84,13 +92,15 @@ class _Compiler:
         self.destructive = False
         self.arguments: set[str] = set()
         self.indexed: set[tuple[str, str]] = set()
+        self.problems: list[CompileError] = []  # every problem found; compilation goes on past each
 
     def expr(self, value: Any, scope: Scope, where: str) -> Compiled:
         self._note_now(value)
         try:
             return compile_expr(value, scope)
         except ExprError as exc:
-            raise CompileError(where, str(exc)) from None
+            self.problems.append(CompileError(where, str(exc)))
+            return _broken
 
     def template(self, text: str, scope: Scope, where: str) -> Callable[[Env], str]:
         if "{now" in text:
@@ -98,7 +108,8 @@ class _Compiler:
         try:
             return compile_template(text, scope)
         except ExprError as exc:
-            raise CompileError(where, str(exc)) from None
+            self.problems.append(CompileError(where, str(exc)))
+            return _broken
 
     def _note_now(self, value: Any) -> None:
         if isinstance(value, str):
@@ -125,49 +136,92 @@ class _Compiler:
         return name
 
     def filters(
-        self, info: TableInfo, key: dict[str, Any] | None, where_: list[Filter] | None, scope: Scope, at: str
+        self,
+        info: TableInfo,
+        key: dict[str, Any] | None,
+        where_: list[Filter] | None,
+        scope: Scope,
+        at: str,
+        internal: bool = False,
     ) -> list[CompiledFilter]:
+        """A step's `key` and `where` as compiled filters. In an `internal` step a filter is never
+        skipped when its value is null (unless it says `skip_if_null: true`)."""
         out: list[CompiledFilter] = []
         for col, value in (key or {}).items():
-            self.column(info, col, f"{at}.key.{col}")
-            self.indexed.add((info.name, col))
-            out.append(
-                CompiledFilter(
-                    col,
-                    "eq",
-                    self.expr(value, scope, f"{at}.key.{col}"),
-                    False,
-                    key_encoder(info, col),
-                    _label(value, info, col),
+            with self.noting():  # each filter checked, even after one fails
+                self.column(info, col, f"{at}.key.{col}")
+                self.indexed.add((info.name, col))
+                out.append(
+                    CompiledFilter(
+                        col,
+                        "eq",
+                        self.expr(value, scope, f"{at}.key.{col}"),
+                        False,
+                        key_encoder(info, col),
+                        _label(value, info, col),
+                    )
                 )
-            )
         for i, f in enumerate(where_ or []):
-            self.column(info, f.column, f"{at}.where[{i}]")
-            if "value" not in f.model_fields_set:
-                raise CompileError(
-                    f"{at}.where[{i}]", "a filter needs a `value` (write `value: null` to match null)"
+            with self.noting():  # each filter checked, even after one fails
+                target, column, via = self.related(info, f.column, f"{at}.where[{i}]")
+                if "value" not in f.model_fields_set:
+                    raise CompileError(
+                        f"{at}.where[{i}]", "a filter needs a `value` (write `value: null` to match null)"
+                    )
+                op = f.predicate
+                if op in ("eq", "in"):
+                    self.indexed.add((target.name, column))
+                literal_null = f.value is None
+                if literal_null and op not in ("eq", "ieq", "ne"):
+                    raise CompileError(
+                        f"{at}.where[{i}].value",
+                        f"`{f.op}` with a literal null matches nothing; "
+                        "use `op: eq` (IS NULL) or `op: ne` (IS NOT NULL) to test for null",
+                    )
+                skip = f.skip_if_null if (not internal or "skip_if_null" in f.model_fields_set) else False
+                out.append(
+                    CompiledFilter(
+                        column,
+                        op,
+                        self.expr(f.value, scope, f"{at}.where[{i}].value"),
+                        skip,
+                        key_encoder(target, column),
+                        _label(f.value, target, column),
+                        literal_null,
+                        via,
+                    )
                 )
-            if f.op in ("eq", "in"):
-                self.indexed.add((info.name, f.column))
-            literal_null = f.value is None
-            if literal_null and f.op not in ("eq", "ieq", "ne"):
-                raise CompileError(
-                    f"{at}.where[{i}].value",
-                    f"`{f.op}` with a literal null matches nothing; "
-                    "use `op: eq` (IS NULL) or `op: ne` (IS NOT NULL) to test for null",
-                )
-            out.append(
-                CompiledFilter(
-                    f.column,
-                    f.op,
-                    self.expr(f.value, scope, f"{at}.where[{i}].value"),
-                    f.skip_if_null,
-                    key_encoder(info, f.column),
-                    _label(f.value, info, f.column),
-                    literal_null,
-                )
-            )
         return out
+
+    @contextmanager
+    def noting(self) -> Iterator[None]:
+        """Check one part of a step: a problem is noted, and the caller goes on with the next part."""
+        try:
+            yield
+        except CompileError as exc:
+            self.problems.append(exc)
+
+    def related(self, info: TableInfo, path: str, where: str) -> tuple[TableInfo, str, tuple[Hop, ...]]:
+        """`col` of this table, or `fk.col` (`fk.fk2.col`...) of the rows foreign keys refer to:
+        the table and column finally compared, and the hops that lead there."""
+        if path in info.spec.columns or "." not in path:
+            return info, self.column(info, path, where), ()
+        hops: list[Hop] = []
+        here = info
+        *links, last = path.split(".")
+        for link in links:
+            self.column(here, link, where)
+            ref = here.spec.columns[link].references
+            if ref is None:
+                raise CompileError(
+                    where,
+                    f"{path!r}: {here.name}.{link} is not a foreign key (no `references`), so it cannot be followed",
+                )
+            table, key = ref.split(".")
+            here = self.table(table, where)
+            self.read.add(here.name)
+            hops.append(Hop(link, here.sa_table.alias(f"rel_{len(hops)}"), key))
+        return here, self.column(here, last, where), tuple(hops)
 
     def _error(self, text: str | None, default: str, scope: Scope, at: str) -> Callable[[Env], str]:
         return self.template(text if text is not None else default, scope, f"{at}.error")
@@ -181,7 +235,14 @@ class _Compiler:
         return f"No matching {info.name} record."
 
     def steps(self, steps: list[Any], scope: Scope, at: str) -> list[Run]:
-        return [self.step(step, scope, f"{at}[{i}]") for i, step in enumerate(steps)]
+        runs: list[Run] = []
+        for i, step in enumerate(steps):
+            try:
+                runs.append(self.step(step, scope, f"{at}[{i}]"))
+            except CompileError as exc:  # noted; the next steps are still checked (`check` lists all)
+                self.problems.append(exc)
+                scope.add(step.bound_name())  # so a later `$name` is not a second problem
+        return runs
 
     def step(self, step: StepModel, scope: Scope, at: str) -> Run:
         run = COMPILERS[step.kind](self, step, scope, at)
@@ -244,7 +305,9 @@ def _get(c: _Compiler, step: GetStep, scope: Scope, at: str) -> Run:
     if not step.key and not step.where:
         raise CompileError(at, "get needs `key` or `where`")
     _order_by(c, info, step.order_by, at)
-    q = Query(info, c.filters(info, step.key, step.where, scope, at), step.order_by, paged=True)
+    q = Query(
+        info, c.filters(info, step.key, step.where, scope, at, step.internal), step.order_by, paged=True
+    )
     error = c._error(step.error, c._key_default(info, step.key), scope, at)
     return GetRun(info, q, error, step.optional, step.bind)
 
@@ -253,14 +316,15 @@ def _get(c: _Compiler, step: GetStep, scope: Scope, at: str) -> Run:
 def _list(c: _Compiler, step: ListStep, scope: Scope, at: str) -> Run:
     info = c.table(step.table, at)
     _order_by(c, info, step.order_by, at)
-    q = Query(info, c.filters(info, None, step.where, scope, at), step.order_by, paged=True)
+    q = Query(info, c.filters(info, None, step.where, scope, at, step.internal), step.order_by, paged=True)
     limit = c.expr(step.limit, scope, f"{at}.limit") if step.limit is not None else None
     offset = c.expr(step.offset, scope, f"{at}.offset") if step.offset is not None else None
+    uncapped = step.internal and "max_limit" not in step.model_fields_set
     return ListRun(
         info,
         q,
         limit,
-        step.max_limit,
+        None if uncapped else step.max_limit,
         offset,
         step.bind,
         argument_name(step.limit) or "limit",
@@ -271,7 +335,7 @@ def _list(c: _Compiler, step: ListStep, scope: Scope, at: str) -> Run:
 @compiles("count")
 def _count(c: _Compiler, step: CountStep, scope: Scope, at: str) -> Run:
     info = c.table(step.table, at)
-    filters = c.filters(info, None, step.where, scope, at)
+    filters = c.filters(info, None, step.where, scope, at, step.internal)
     return CountRun(Query(info, filters, [], paged=False, count=True), step.bind)
 
 
@@ -282,7 +346,7 @@ def _sum(c: _Compiler, step: SumStep, scope: Scope, at: str) -> Run:
     kind = info.spec.columns[step.column].type
     if kind not in ("integer", "number"):
         raise CompileError(f"{at}.column", f"sum needs a numeric column; {info.name}.{step.column} is {kind}")
-    filters = c.filters(info, None, step.where, scope, at)
+    filters = c.filters(info, None, step.where, scope, at, step.internal)
     return CountRun(Query(info, filters, [], paged=False, total=step.column), step.bind)
 
 
@@ -291,15 +355,11 @@ def _create(c: _Compiler, step: CreateStep, scope: Scope, at: str) -> Run:
     info = c.table(step.table, at)
     values = {}
     for col, value in step.values.items():
-        c.column(info, col, f"{at}.values.{col}")
-        values[col] = c.expr(value, scope, f"{at}.values.{col}")
+        with c.noting():
+            c.column(info, col, f"{at}.values.{col}")
+            values[col] = c.expr(value, scope, f"{at}.values.{col}")
     if info.pk not in values and info.spec.columns[info.pk].type not in ("string", "integer"):
         raise CompileError(at, f"{info.name}.{info.pk} cannot be generated; give it in `values`")
-    for col in info.key[:-1]:
-        if col not in values:
-            raise CompileError(
-                at, f"{info.name}.{col} is part of the key {list(info.key)}; give it in `values`"
-            )
     if any(col not in values and info.spec.columns[col].default == "$now" for col in info.columns):
         c.uses_now = True
     labels = {col: _label(value, info, col) for col, value in step.values.items()}
@@ -310,7 +370,9 @@ def _targets(c: _Compiler, step: UpdateStep | DeleteStep, info: TableInfo, scope
     """The rows an update or delete acts on: one by `key`, or every row `where` matches."""
     if bool(step.key) == bool(step.where):
         raise CompileError(at, f"{step.kind} needs exactly one of `key` or `where`")
-    return Query(info, c.filters(info, step.key, step.where, scope, at), [], paged=bool(step.key))
+    return Query(
+        info, c.filters(info, step.key, step.where, scope, at, step.internal), [], paged=bool(step.key)
+    )
 
 
 @compiles("update")
@@ -320,12 +382,13 @@ def _update(c: _Compiler, step: UpdateStep, scope: Scope, at: str) -> Run:
     inner = scope.child("row")
     sets = {}
     for col, value in step.set.items():
-        c.column(info, col, f"{at}.set.{col}")
-        sets[col] = c.expr(value, inner, f"{at}.set.{col}")
+        with c.noting():
+            c.column(info, col, f"{at}.set.{col}")
+            sets[col] = c.expr(value, inner, f"{at}.set.{col}")
     t = info.sa_table
     statement = sql(
         sa.update(t)
-        .where(info.key_clause())
+        .where(t.c[info.pk] == sa.bindparam("pk"))
         .values({col: sa.bindparam(col) for col in sets})
     )
     return UpdateRun(
@@ -430,5 +493,10 @@ def compile_tool(
     c = _Compiler(tables, tool, fragments)
     steps = c.steps(tool.steps, c.scope, "operation")
     if tool.kind == "read" and c.written:
-        raise CompileError("kind", "a `read` tool may not create, update or delete; declare it `kind: write`")
+        c.problems.append(
+            CompileError("kind", "a `read` tool may not create, update or delete; declare it `kind: write`")
+        )
+    if c.problems:
+        first, *others = c.problems
+        raise CompileError(first.where, first.message, others)
     return CompiledTool.of(tool, steps, c.analysis()), c.indexed

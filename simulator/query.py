@@ -30,16 +30,26 @@ class Runtime(Protocol):
     reads: set[tuple[str, Any]] | None
 
     def now(self) -> str: ...
-    def next_id(self, table: TableInfo, row: dict[str, Any] | None = None) -> Any: ...
+    def next_id(self, table: TableInfo) -> Any: ...
     def changed(self, table: str, pk: Any) -> None: ...
 
 
 MISSING = object()
 
 
+@dataclass(frozen=True)
+class Hop:
+    """One step along a foreign key: `column` (of the table before) refers to `key` of `table`."""
+
+    column: str
+    table: Any  # an aliased sa.Table, so a table may be followed from itself
+    key: str
+
+
 @dataclass
 class CompiledFilter:
-    """`column OP value`, the value an expression of the call's environment."""
+    """`column OP value`, the value an expression of the call's environment. With `via`, the column
+    is one of the row the foreign keys along `via` lead to."""
 
     column: str
     op: str
@@ -48,34 +58,52 @@ class CompiledFilter:
     encode: Callable[[Any], Any]
     label: str = "a filter value"  # the value in the agent's words (an argument's name), for errors
     is_null: bool = False  # the value is a literal null: `eq`/`ieq` test IS NULL, `ne` IS NOT NULL
+    via: tuple[Hop, ...] = ()
+
+
+_ZERO: sa.ColumnClause[Any] = sa.literal_column("0")
+_ONE: sa.ColumnClause[Any] = sa.literal_column("1")
+
+
+def _members(p: Any) -> sa.Select[Any]:
+    return sa.select(sa.column("value")).select_from(sa.func.json_each(p))
+
+
+def _ends_with(col: Any, p: Any) -> Any:
+    # substr(x, -n) is the last n characters; substr(x, -0) would be all of x, so "" is tested apart
+    return sa.or_(sa.func.length(p) == _ZERO, sa.func.substr(col, -sa.func.length(p)) == p)
+
+
+#: The filter predicates, in SQL: each name is also the expression operator that tests the same thing
+#: (`in: [a, list]`, `starts_with: [s, prefix]`, ...), so a filter and an expression agree.
+PREDICATES: dict[str, Callable[[Any, Any], Any]] = {
+    "eq": lambda col, p: col == p,
+    "ieq": lambda col, p: sa.func.lower(col) == sa.func.lower(p),
+    "ne": lambda col, p: col.is_distinct_from(p),
+    "lt": lambda col, p: col < p,
+    "le": lambda col, p: col <= p,
+    "gt": lambda col, p: col > p,
+    "ge": lambda col, p: col >= p,
+    "in": lambda col, p: col.in_(_members(p)),
+    "not_in": lambda col, p: sa.or_(col.not_in(_members(p)), col.is_(None)),
+    "contains": lambda col, p: sa.func.instr(col, p) > _ZERO,
+    "icontains": lambda col, p: sa.func.instr(sa.func.lower(col), sa.func.lower(p)) > _ZERO,
+    "starts_with": lambda col, p: sa.func.substr(col, _ONE, sa.func.length(p)) == p,
+    "ends_with": _ends_with,
+}
 
 
 def _clause(table: sa.Table, f: CompiledFilter, name: str) -> Any:
-    col = table.c[f.column]
-    op = f.op
+    col = (f.via[-1].table if f.via else table).c[f.column]
     if f.is_null:
-        return col.is_not(None) if op == "ne" else col.is_(None)
-    p: sa.BindParameter[Any] = sa.bindparam(name)
-    if op == "eq":
-        return col == p
-    if op == "ieq":
-        return sa.func.lower(col) == sa.func.lower(p)
-    if op == "ne":
-        return col.is_distinct_from(p)
-    if op in ("lt", "le", "gt", "ge"):
-        return {"lt": col < p, "le": col <= p, "gt": col > p, "ge": col >= p}[op]
-    if op in ("in", "not_in"):
-        members: sa.Select[Any] = sa.select(sa.column("value")).select_from(sa.func.json_each(p))
-        return col.in_(members) if op == "in" else sa.or_(col.not_in(members), col.is_(None))
-    zero: sa.ColumnClause[Any] = sa.literal_column("0")
-    one: sa.ColumnClause[Any] = sa.literal_column("1")
-    if op == "contains":
-        return sa.func.instr(col, p) > zero
-    if op == "icontains":
-        return sa.func.instr(sa.func.lower(col), sa.func.lower(p)) > zero
-    if op == "prefix":
-        return sa.func.substr(col, one, sa.func.length(p)) == p
-    raise AssertionError(op)
+        clause = col.is_not(None) if f.op == "ne" else col.is_(None)
+    else:
+        clause = PREDICATES[f.op](col, sa.bindparam(name))
+    for i in reversed(range(len(f.via))):  # innermost first: rows of the table before whose key leads there
+        hop = f.via[i]
+        before = table if i == 0 else f.via[i - 1].table
+        clause = before.c[hop.column].in_(sa.select(hop.table.c[hop.key]).where(clause))
+    return clause
 
 
 class Query:
@@ -100,10 +128,10 @@ class Query:
         only = filters[0] if len(filters) == 1 else None
         pk_lookup = (
             only is not None
-            and not info.composite
             and only.column == info.pk
             and only.op == "eq"
             and not only.skip_if_null
+            and not only.via
         )
         self.by_pk = only if pk_lookup and not order_by and not self.count else None
 
@@ -124,7 +152,7 @@ class Query:
                     desc = key.startswith("-")
                     col = t.c[key.lstrip("-")]
                     stmt = stmt.order_by(col.desc() if desc else col.asc())
-                stmt = stmt.order_by(*(t.c[c].asc() for c in self.info.key))
+                stmt = stmt.order_by(t.c[self.info.pk].asc())
                 if self.paged:
                     stmt = stmt.limit(sa.bindparam("limit")).offset(sa.bindparam("offset"))
             text = self._cache[active] = sql(stmt)

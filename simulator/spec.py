@@ -8,6 +8,7 @@ semantics of operations and expressions are in docs/domain-format.md.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeVar, Union
 
 from pydantic import (
@@ -23,12 +24,28 @@ from pydantic import (
 )
 
 from .clock import rendering_problem
-from .ids import parse_pattern
 
 ColumnType = Literal["string", "integer", "number", "boolean", "datetime", "json"]
+#: Filter operators: the expression language's predicate names, compiled to SQL (`prefix` is the old
+#: spelling of `starts_with`, see `FILTER_ALIASES`).
 FilterOp = Literal[
-    "eq", "ieq", "ne", "lt", "le", "gt", "ge", "in", "not_in", "contains", "icontains", "prefix"
+    "eq",
+    "ieq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "in",
+    "not_in",
+    "contains",
+    "icontains",
+    "starts_with",
+    "ends_with",
+    "prefix",
 ]
+#: old filter spellings -> the shared predicate name
+FILTER_ALIASES = {"prefix": "starts_with"}
 
 #: An expression: a literal, a `$reference`, a list of expressions, or a one-key operator mapping.
 #: Parsed by `simulator.lang`; its JSON Schema (`$defs/Expr`) is generated from the operator registry:
@@ -58,79 +75,13 @@ class Column(_Model):
     description: str | None = None
 
 
-class HashIds(_Model):
-    """Generated keys: `prefix` + 8 hex digits derived from the episode's seed (the default)."""
-
-    scheme: Literal["hash"]
-    prefix: str = ""
-
-
-class CounterIds(_Model):
-    """Generated keys: `prefix` + a running number from `start`, zero-padded to `width` digits;
-    numbering continues after the largest number the seed uses (`certificate_1000001`)."""
-
-    scheme: Literal["counter"]
-    prefix: str = ""
-    start: int = Field(default=1, ge=0)
-    width: int = Field(default=0, ge=0, le=30, description="zero-pad the number to this many digits")
-
-
-class PatternIds(_Model):
-    """Generated keys: `prefix` + `pattern` with each slot drawn from the episode's seed: `A` an
-    upper-case letter, `a` a lower-case letter, `9` a digit, `X` / `x` an upper- / lower-case letter
-    or a digit; other characters stand for themselves, `\\` makes a slot letter literal."""
-
-    scheme: Literal["pattern"]
-    prefix: str = ""
-    pattern: str = Field(examples=["AAA999"])
-
-    @field_validator("pattern")
-    @classmethod
-    def _slots(cls, value: str) -> str:
-        parse_pattern(value)
-        return value
-
-
-IdScheme = Annotated[HashIds | CounterIds | PatternIds, Field(discriminator="scheme")]
-
-
 class Table(_Model):
-    """A table: typed columns and a primary key (one column, or a list of columns)."""
+    """A table: typed columns and one primary-key column."""
 
-    primary_key: str | list[str] = Field(
-        description="the key column, or a list of columns whose values together identify a row"
-    )
+    primary_key: str
     columns: dict[str, Column]
-    id_prefix: str = Field(default="", description="prefix of generated string keys (hash scheme)")
-    ids: IdScheme | None = Field(
-        default=None,
-        description="how `create` generates a key it is not given (default: hash with `id_prefix`)",
-        exclude_if=lambda v: v is None,
-    )
+    id_prefix: str = Field(default="", description="prefix of generated string keys")
     description: str | None = None
-
-    @property
-    def key_columns(self) -> tuple[str, ...]:
-        """The key's columns, in order (one for a single-column key)."""
-        return (self.primary_key,) if isinstance(self.primary_key, str) else tuple(self.primary_key)
-
-    @model_validator(mode="after")
-    def _key_and_ids(self) -> Table:
-        key = self.key_columns
-        if not key:
-            raise ValueError("primary_key: give at least one column")
-        if len(set(key)) != len(key):
-            raise ValueError(f"primary_key: a column appears twice in {list(key)}")
-        if self.ids is not None and self.id_prefix:
-            raise ValueError("give the prefix as `ids.prefix` (not `id_prefix`) when `ids` is given")
-        column = self.columns.get(key[-1])
-        if self.ids is not None and column is not None and column.type == "integer":
-            if self.ids.scheme != "counter" or self.ids.prefix or self.ids.width:
-                raise ValueError(
-                    f"ids: {key[-1]} is an integer key, generated as max+1; only `scheme: counter` "
-                    "with `start` applies to it (no prefix, width or pattern)"
-                )
-        return self
 
 
 class Clock(_Model):
@@ -157,15 +108,22 @@ class Clock(_Model):
 
 
 class Filter(_Model):
-    """`column OP value`; skipped when the value evaluates to null unless `skip_if_null` is false.
+    """`column OP value`; skipped when the value evaluates to null unless `skip_if_null` is false
+    (or the step is `internal`).
 
     A literal `value: null` tests for null: `eq`/`ieq` is IS NULL, `ne` IS NOT NULL (never skipped).
+    `column` may follow foreign keys: `address_id.zip` is the `zip` of the row `address_id` refers to.
     """
 
     column: str
     op: FilterOp = "eq"
     value: Expr = None
     skip_if_null: bool = True
+
+    @property
+    def predicate(self) -> str:
+        """The operator's shared name (`prefix` -> `starts_with`)."""
+        return FILTER_ALIASES.get(self.op, self.op)
 
 
 Effect = Literal["none", "read", "create", "change"]
@@ -190,6 +148,10 @@ class StepModel(_Model):
         """Steps nested inside this one (a `for_each` body); `use`d fragments are resolved by callers."""
         return []
 
+    def old_spellings(self) -> Iterator[tuple[str, str, str]]:
+        """`(path inside the step, old, new)` for each old spelling the step itself uses."""
+        return iter(())
+
 
 #: kind -> step model, in the order the discriminator tries them.
 STEP_KINDS: dict[str, type[StepModel]] = {}
@@ -209,8 +171,23 @@ class _Step(StepModel):
     bind: str | None = Field(default=None, alias="as", description="name to bind the step's value to")
 
 
+class _RowsStep(_Step):
+    """A step that finds rows by filters."""
+
+    internal: bool = Field(
+        default=False,
+        description="a lookup the agent does not page: filters are never skipped when null "
+        "(unless a filter says `skip_if_null: true`) and a list has no `max_limit` cap (unless given)",
+    )
+
+    def old_spellings(self) -> Iterator[tuple[str, str, str]]:
+        for i, f in enumerate(getattr(self, "where", None) or []):
+            if f.op in FILTER_ALIASES:
+                yield f"where[{i}].op", f.op, FILTER_ALIASES[f.op]
+
+
 @register_step
-class GetStep(_Step):
+class GetStep(_RowsStep):
     """One row by key or filters; a missing row is a ToolError (`error`) unless `optional`."""
 
     kind = "get"
@@ -228,7 +205,7 @@ class GetStep(_Step):
 
 
 @register_step
-class ListStep(_Step):
+class ListStep(_RowsStep):
     """Rows matching filters, ordered, capped at `max_limit`."""
 
     kind = "list"
@@ -246,7 +223,7 @@ class ListStep(_Step):
 
 
 @register_step
-class CountStep(_Step):
+class CountStep(_RowsStep):
     """The number of rows matching filters."""
 
     kind = "count"
@@ -258,7 +235,7 @@ class CountStep(_Step):
 
 
 @register_step
-class SumStep(_Step):
+class SumStep(_RowsStep):
     """The sum of a numeric column over rows matching filters (0 when none match)."""
 
     kind = "sum"
@@ -283,7 +260,7 @@ class CreateStep(_Step):
 
 
 @register_step
-class UpdateStep(_Step):
+class UpdateStep(_RowsStep):
     """Update the row with `key` (or every row matching `where`); `$row` in `set` is the row before."""
 
     kind = "update"
@@ -298,7 +275,7 @@ class UpdateStep(_Step):
 
 
 @register_step
-class DeleteStep(_Step):
+class DeleteStep(_RowsStep):
     """Delete the row with `key` (or every row matching `where`); binds the deleted row(s)."""
 
     kind = "delete"
@@ -419,6 +396,25 @@ if TYPE_CHECKING:
     Step = StepModel
 else:
     Step = _step_union()
+
+
+def walk_steps(steps: list[StepModel], at: str) -> Iterator[tuple[str, StepModel]]:
+    """Every step of a list with its path (`operation[2].steps[0]`), nested bodies included, depth first."""
+    for i, step in enumerate(steps):
+        here = f"{at}[{i}]"
+        yield here, step
+        if step.substeps():
+            yield from walk_steps(step.substeps(), f"{here}.steps")
+
+
+def step_spellings(steps: list[StepModel], at: str) -> list[tuple[str, str, str]]:
+    """Old spellings in steps (filter `op: prefix` -> `starts_with`): `(path, old, new)` each, in order."""
+    return [
+        (f"{here}.{sub}", old, new)
+        for here, step in walk_steps(steps, at)
+        for sub, old, new in step.old_spellings()
+    ]
+
 
 ForEachStep.model_rebuild()
 

@@ -67,15 +67,21 @@ def tool(
     }
 
 
-def domain(tmp_path: Path, tools: list[dict[str, Any]], fragments: dict[str, Any] | None = None) -> Domain:
-    """A small domain folder with these tools, loaded."""
+def domain(
+    tmp_path: Path,
+    tools: list[dict[str, Any]],
+    fragments: dict[str, Any] | None = None,
+    tables: dict[str, Any] = TABLES,
+    seed: dict[str, list[dict[str, Any]]] = SEED,
+) -> Domain:
+    """A small domain folder with these tools (and `TABLES` and `SEED` unless given), loaded."""
     folder = tmp_path / "steps"
     (folder / "seed").mkdir(parents=True, exist_ok=True)
-    spec = {"name": "steps", "version": "1.0.0", "tables": TABLES, "tools": tools}
+    spec = {"name": "steps", "version": "1.0.0", "tables": tables, "tools": tools}
     if fragments:
         spec["fragments"] = fragments
     (folder / "domain.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
-    for table, rows in SEED.items():
+    for table, rows in seed.items():
         (folder / "seed" / f"{table}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     return load_domain(folder)
 
