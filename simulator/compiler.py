@@ -360,6 +360,11 @@ def _create(c: _Compiler, step: CreateStep, scope: Scope, at: str) -> Run:
             values[col] = c.expr(value, scope, f"{at}.values.{col}")
     if info.pk not in values and info.spec.columns[info.pk].type not in ("string", "integer"):
         raise CompileError(at, f"{info.name}.{info.pk} cannot be generated; give it in `values`")
+    for col in info.key[:-1]:
+        if col not in values:
+            raise CompileError(
+                at, f"{info.name}.{col} is part of the key {list(info.key)}; give it in `values`"
+            )
     if any(col not in values and info.spec.columns[col].default == "$now" for col in info.columns):
         c.uses_now = True
     labels = {col: _label(value, info, col) for col, value in step.values.items()}
@@ -388,7 +393,7 @@ def _update(c: _Compiler, step: UpdateStep, scope: Scope, at: str) -> Run:
     t = info.sa_table
     statement = sql(
         sa.update(t)
-        .where(t.c[info.pk] == sa.bindparam("pk"))
+        .where(info.key_clause())
         .values({col: sa.bindparam(col) for col in sets})
     )
     return UpdateRun(

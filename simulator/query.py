@@ -30,7 +30,7 @@ class Runtime(Protocol):
     reads: set[tuple[str, Any]] | None
 
     def now(self) -> str: ...
-    def next_id(self, table: TableInfo) -> Any: ...
+    def next_id(self, table: TableInfo, row: dict[str, Any] | None = None) -> Any: ...
     def changed(self, table: str, pk: Any) -> None: ...
 
 
@@ -128,6 +128,7 @@ class Query:
         only = filters[0] if len(filters) == 1 else None
         pk_lookup = (
             only is not None
+            and not info.composite
             and only.column == info.pk
             and only.op == "eq"
             and not only.skip_if_null
@@ -152,7 +153,7 @@ class Query:
                     desc = key.startswith("-")
                     col = t.c[key.lstrip("-")]
                     stmt = stmt.order_by(col.desc() if desc else col.asc())
-                stmt = stmt.order_by(t.c[self.info.pk].asc())
+                stmt = stmt.order_by(*(t.c[c].asc() for c in self.info.key))
                 if self.paged:
                     stmt = stmt.limit(sa.bindparam("limit")).offset(sa.bindparam("offset"))
             text = self._cache[active] = sql(stmt)

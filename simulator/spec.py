@@ -24,6 +24,7 @@ from pydantic import (
 )
 
 from .clock import rendering_problem
+from .ids import parse_pattern
 
 ColumnType = Literal["string", "integer", "number", "boolean", "datetime", "json"]
 #: Filter operators: the expression language's predicate names, compiled to SQL (`prefix` is the old
@@ -75,13 +76,79 @@ class Column(_Model):
     description: str | None = None
 
 
-class Table(_Model):
-    """A table: typed columns and one primary-key column."""
+class HashIds(_Model):
+    """Generated keys: `prefix` + 8 hex digits derived from the episode's seed (the default)."""
 
-    primary_key: str
+    scheme: Literal["hash"]
+    prefix: str = ""
+
+
+class CounterIds(_Model):
+    """Generated keys: `prefix` + a running number from `start`, zero-padded to `width` digits;
+    numbering continues after the largest number the seed uses (`certificate_1000001`)."""
+
+    scheme: Literal["counter"]
+    prefix: str = ""
+    start: int = Field(default=1, ge=0)
+    width: int = Field(default=0, ge=0, le=30, description="zero-pad the number to this many digits")
+
+
+class PatternIds(_Model):
+    """Generated keys: `prefix` + `pattern` with each slot drawn from the episode's seed: `A` an
+    upper-case letter, `a` a lower-case letter, `9` a digit, `X` / `x` an upper- / lower-case letter
+    or a digit; other characters stand for themselves, `\\` makes a slot letter literal."""
+
+    scheme: Literal["pattern"]
+    prefix: str = ""
+    pattern: str = Field(examples=["AAA999"])
+
+    @field_validator("pattern")
+    @classmethod
+    def _slots(cls, value: str) -> str:
+        parse_pattern(value)
+        return value
+
+
+IdScheme = Annotated[HashIds | CounterIds | PatternIds, Field(discriminator="scheme")]
+
+
+class Table(_Model):
+    """A table: typed columns and a primary key (one column, or a list of columns)."""
+
+    primary_key: str | list[str] = Field(
+        description="the key column, or a list of columns whose values together identify a row"
+    )
     columns: dict[str, Column]
-    id_prefix: str = Field(default="", description="prefix of generated string keys")
+    id_prefix: str = Field(default="", description="prefix of generated string keys (hash scheme)")
+    ids: IdScheme | None = Field(
+        default=None,
+        description="how `create` generates a key it is not given (default: hash with `id_prefix`)",
+        exclude_if=lambda v: v is None,
+    )
     description: str | None = None
+
+    @property
+    def key_columns(self) -> tuple[str, ...]:
+        """The key's columns, in order (one for a single-column key)."""
+        return (self.primary_key,) if isinstance(self.primary_key, str) else tuple(self.primary_key)
+
+    @model_validator(mode="after")
+    def _key_and_ids(self) -> Table:
+        key = self.key_columns
+        if not key:
+            raise ValueError("primary_key: give at least one column")
+        if len(set(key)) != len(key):
+            raise ValueError(f"primary_key: a column appears twice in {list(key)}")
+        if self.ids is not None and self.id_prefix:
+            raise ValueError("give the prefix as `ids.prefix` (not `id_prefix`) when `ids` is given")
+        column = self.columns.get(key[-1])
+        if self.ids is not None and column is not None and column.type == "integer":
+            if self.ids.scheme != "counter" or self.ids.prefix or self.ids.width:
+                raise ValueError(
+                    f"ids: {key[-1]} is an integer key, generated as max+1; only `scheme: counter` "
+                    "with `start` applies to it (no prefix, width or pattern)"
+                )
+        return self
 
 
 class Clock(_Model):
