@@ -300,7 +300,7 @@ class _Loader:
             self.problem(file, f"{where}.references", f"foreign key to unknown column {rt}.{rc}")
         elif rc in self.stand_ins.get(rt, ()):
             return True  # the target column is wrong itself, and reported there
-        elif rc not in _key_columns(target) and not target.columns[rc].unique:
+        elif _key_columns(target) != [rc] and not target.columns[rc].unique:  # (part of a composite key: no)
             self.problem(
                 file,
                 f"{where}.references",

@@ -223,6 +223,20 @@ def test_created_children_of_created_parents_match_across_seeds(domain: Domain) 
             "a column appears twice",
         ),
         (
+            {
+                **TABLES,
+                "passes": {
+                    "primary_key": "pass_id",
+                    "columns": {
+                        "pass_id": {"type": "string"},
+                        "seat": {"type": "integer", "references": "seats.seat"},
+                    },
+                },
+            },
+            {},
+            "foreign key to seats.seat, which is neither the key nor unique",
+        ),
+        (
             TABLES,
             {**SEED, "seats": [*SEED["seats"], {"flight_id": "F1", "seat": 2}]},
             "duplicate primary key (flight_id, seat)=('F1', 2)",
@@ -242,7 +256,10 @@ def test_create_must_be_given_the_parent_part_of_the_key(tmp_path: Path) -> None
 
 
 def test_a_single_column_key_written_as_a_list_is_that_key(tmp_path: Path) -> None:
-    one = {**TABLES, "flights": {**TABLES["flights"], "primary_key": ["flight_id"]}}
+    one = {
+        **TABLES,
+        "flights": {**TABLES["flights"], "primary_key": ["flight_id"]},
+    }  # seats still refer to it
     listed = build(tmp_path / "a", one, TOOLS, seed=SEED)
     plain = build(tmp_path / "b", TABLES, TOOLS, seed=SEED)
     digests = []
