@@ -46,33 +46,41 @@ def _hash(value: Any) -> str:
 
 
 def record() -> dict[str, Any]:
-    from simulator import ToolError, load_domain
-    from simulator.gold import resolve_arguments
+    from simulator import load_domain
 
-    out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
         domains = [load_domain(path) for path in _folders(Path(tmp))]
-    for domain in domains:
-        tasks: dict[str, Any] = {}
-        for task in domain.tasks:
-            runs = []
-            for seed in SEEDS:
-                calls = []
-                results: list[Any] = []
-                with domain.episode(seed=seed) as ep:
-                    for i, call in enumerate(task.calls):
-                        args = resolve_arguments(call.arguments, results, task.id, i)
-                        try:
-                            result = ep.call(call.name, args)
-                            calls.append(["ok", _hash(result)])
-                        except ToolError as exc:
-                            result = None
-                            calls.append(["error", str(exc)])
-                        results.append(result)
-                    runs.append({"seed": seed, "calls": calls, "digest": ep.digest()})
-            tasks[task.id] = runs
-        out[domain.ref] = tasks
-    return out
+    return {domain.ref: record_domain(domain) for domain in domains}
+
+
+def record_domain(domain: Any) -> dict[str, Any]:
+    """One domain's tasks: per seed, each gold call's outcome and the final digest."""
+    from simulator import ToolError
+
+    try:
+        from simulator.calls import resolve_arguments
+    except ImportError:  # the code before issue 11 (the baseline records new fixtures)
+        from simulator.gold import resolve_arguments  # type: ignore[no-redef]
+
+    tasks: dict[str, Any] = {}
+    for task in domain.tasks:
+        runs = []
+        for seed in SEEDS:
+            calls = []
+            results: list[Any] = []
+            with domain.episode(seed=seed) as ep:
+                for i, call in enumerate(task.calls):
+                    args = resolve_arguments(call.arguments, results, task.id, i)
+                    try:
+                        result = ep.call(call.name, args)
+                        calls.append(["ok", _hash(result)])
+                    except ToolError as exc:
+                        result = None
+                        calls.append(["error", str(exc)])
+                    results.append(result)
+                runs.append({"seed": seed, "calls": calls, "digest": ep.digest()})
+        tasks[task.id] = runs
+    return tasks
 
 
 if __name__ == "__main__":

@@ -1,0 +1,332 @@
+"""A whole domain from code: tables, fragments, tools, seed rows, tasks -> a `DomainSpec` or a folder.
+
+    d = DomainBuilder("shop", "1.0.0", description="A tiny shop.")
+    d.table("customers", "customer_id", {"customer_id": column("string"), ...}, id_prefix="C-")
+    d.tool("get_customer", "Look up a customer.", "read",
+           inputs({"customer_id": param("string")}, required=["customer_id"]),
+           get("customers", key={"customer_id": arg("customer_id")},
+               error=template("No customer ", arg("customer_id"), ".")))
+    d.seed("customers", rows)
+    d.task("t1", "Who is C-1?", [call("get_customer", {"customer_id": "C-1"})], answer_facts=["Ada"])
+    domain = d.load()            # written to a temporary folder and loaded like any other
+
+Argument strings in gold calls are literals too (`"$5"` is written `"$$5"`); `calls_ref(0, "id")`
+is the `"$calls.0.id"` reference to an earlier call's result.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tempfile
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from ..spec import DomainSpec, Task
+from .steps import Step, steps_raw
+
+if TYPE_CHECKING:
+    from ..domain import Domain
+
+__all__ = [
+    "NOW_DEFAULT",
+    "CallRef",
+    "DomainBuilder",
+    "call",
+    "calls_ref",
+    "column",
+    "dump_jsonl",
+    "dump_yaml",
+    "inputs",
+    "param",
+]
+
+#: a column default of the simulated clock (`default: $now`)
+NOW_DEFAULT = object()
+
+
+def column(
+    type: str,  # noqa: A002 - the format's own word
+    *,
+    nullable: bool = False,
+    unique: bool = False,
+    enum: Sequence[Any] | None = None,
+    default: Any = None,
+    references: str | None = None,
+    description: str | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """A column: `column("string", enum=["a", "b"], default="a")`; `default=NOW_DEFAULT` is `$now`.
+
+    `extra` passes keys this function does not name yet (newer column options) through as written.
+    """
+    if default == "$now":
+        raise ValueError("a literal default of '$now' cannot be written; NOW_DEFAULT is the clock")
+    options = {
+        "nullable": nullable or None,
+        "unique": unique or None,
+        "enum": None if enum is None else list(enum),
+        "default": "$now" if default is NOW_DEFAULT else default,
+        "references": references,
+        "description": description,
+    }
+    return {"type": type, **_given(options), **extra}
+
+
+def param(type: str | None = None, description: str | None = None, **keywords: Any) -> dict[str, Any]:  # noqa: A002
+    """A JSON Schema for one argument: `param("integer", minimum=1)`; keywords as JSON Schema spells them."""
+    return {**_given({"type": type, "description": description}), **keywords}
+
+
+def _given(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The options that were given (not None), in order."""
+    return {k: v for k, v in options.items() if v is not None}
+
+
+def inputs(
+    properties: Mapping[str, Mapping[str, Any]],
+    required: Sequence[str] = (),
+    *,
+    additional: bool = False,
+) -> dict[str, Any]:
+    """A tool's input schema: an object of these properties (no others, unless `additional`)."""
+    unknown = [name for name in required if name not in properties]
+    if unknown:
+        raise ValueError(f"required arguments {unknown} are not among the properties {sorted(properties)}")
+    schema: dict[str, Any] = {"type": "object", "properties": {k: dict(v) for k, v in properties.items()}}
+    if required:
+        schema["required"] = list(required)
+    schema["additionalProperties"] = additional
+    return schema
+
+
+@dataclass(frozen=True, slots=True)
+class CallRef:
+    """`"$calls.N.path"`: a path of gold call N's result, resolved at replay."""
+
+    index: int
+    path: tuple[str, ...]
+
+    @property
+    def raw(self) -> str:
+        return ".".join(["$calls", str(self.index), *self.path])
+
+
+def calls_ref(index: int, *path: str | int) -> CallRef:
+    """The result of an earlier gold call (`calls_ref(0, "booking_id")`)."""
+    if index < 0:
+        raise ValueError(f"a call index is 0 or more, got {index}")
+    segments = tuple(str(s) for s in path)
+    for segment in segments:
+        if not segment or "." in segment:
+            raise ValueError(f"a path segment is a non-empty key without '.', got {segment!r}")
+    return CallRef(index, segments)
+
+
+def _argument(value: Any) -> Any:
+    """A gold call's argument as written in tasks.jsonl: a leading `$` of a literal string doubled."""
+    if isinstance(value, CallRef):
+        return value.raw
+    if isinstance(value, str):
+        return "$" + value if value.startswith("$") else value
+    if isinstance(value, Mapping):
+        return {str(k): _argument(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_argument(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"an argument number must be finite, got {value}")
+    return value
+
+
+def call(
+    name: str, arguments: Mapping[str, Any] | None = None, *, expect_error: bool = False
+) -> dict[str, Any]:
+    """A gold call; argument strings are literals, `calls_ref(...)` refers to an earlier result."""
+    raw: dict[str, Any] = {"name": name, "arguments": _argument(dict(arguments or {}))}
+    if expect_error:
+        raw["expect_error"] = True
+    return raw
+
+
+#: characters `str.splitlines` breaks a line at that JSON leaves raw: escaped so a row stays one line
+_LINE_BREAKS = {"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def dump_jsonl(rows: Sequence[Mapping[str, Any]]) -> str:
+    """One JSON object a line, non-ASCII text kept readable; a line break inside a string is escaped."""
+    lines = []
+    for r in rows:
+        text = json.dumps(r, ensure_ascii=False)
+        for char, escaped in _LINE_BREAKS.items():
+            text = text.replace(char, escaped)
+        lines.append(text + "\n")
+    return "".join(lines)
+
+
+class _Dumper(yaml.SafeDumper):
+    """PyYAML's safe dumper, with every string that holds a control character or a Unicode line
+    break double-quoted (escaped): plain and single-quoted scalars fold `\x85` into a space."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
+    risky = any(unicodedata.category(c)[0] in "CZ" and c != " " for c in text)
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style='"' if risky else None)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+def dump_yaml(data: Any) -> str:
+    """YAML text that loads back to exactly `data` (key order kept, any string quoted as needed)."""
+    return yaml.dump(
+        data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100, default_flow_style=False
+    )
+
+
+class DomainBuilder:
+    """Collects a domain's parts; `raw()` is domain.yaml's content, `write(folder)` the folder."""
+
+    def __init__(
+        self,
+        name: str,
+        version: str,
+        *,
+        description: str = "",
+        policy: str | None = None,
+        clock: Mapping[str, Any] | None = None,
+        answers: str | None = None,
+    ) -> None:
+        self.head: dict[str, Any] = {"name": name, "version": version, "description": description}
+        if clock is not None:
+            self.head["clock"] = dict(clock)
+        if answers is not None:
+            self.head["answers"] = answers
+        self.policy = policy
+        self.tables: dict[str, dict[str, Any]] = {}
+        self.fragments: dict[str, dict[str, Any]] = {}
+        self.tools: list[dict[str, Any]] = []
+        self.rows: dict[str, list[dict[str, Any]]] = {}
+        self.tasks: list[dict[str, Any]] = []
+
+    def table(
+        self,
+        name: str,
+        primary_key: str | Sequence[str],
+        columns: Mapping[str, Mapping[str, Any]],
+        *,
+        id_prefix: str = "",
+        description: str | None = None,
+        **extra: Any,
+    ) -> DomainBuilder:
+        """A table; `extra` passes newer table options (e.g. id schemes) through as written."""
+        if name in self.tables:
+            raise ValueError(f"table {name!r} is defined twice")
+        raw: dict[str, Any] = {}
+        if description is not None:
+            raw["description"] = description
+        raw["primary_key"] = primary_key if isinstance(primary_key, str) else list(primary_key)
+        if id_prefix:
+            raw["id_prefix"] = id_prefix
+        raw["columns"] = {k: dict(v) for k, v in columns.items()}
+        raw.update(extra)
+        self.tables[name] = raw
+        return self
+
+    def fragment(self, name: str, params: Sequence[str], steps: Step | Sequence[Step]) -> DomainBuilder:
+        """Shared steps, inlined where a tool says `use(name, {...})`."""
+        if name in self.fragments:
+            raise ValueError(f"fragment {name!r} is defined twice")
+        self.fragments[name] = {"params": list(params), "steps": steps_raw(steps)}
+        return self
+
+    def tool(
+        self,
+        name: str,
+        description: str,
+        kind: str,
+        input_schema: Mapping[str, Any],
+        operation: Step | Sequence[Step],
+        *,
+        output_schema: Mapping[str, Any] | None = None,
+    ) -> DomainBuilder:
+        """A tool: what the agent sees and the steps it runs (`kind`: read or write)."""
+        if any(t["name"] == name for t in self.tools):
+            raise ValueError(f"tool {name!r} is defined twice")
+        raw: dict[str, Any] = {
+            "name": name,
+            "description": description,
+            "kind": kind,
+            "input_schema": dict(input_schema),
+        }
+        if output_schema is not None:
+            raw["output_schema"] = dict(output_schema)
+        body = steps_raw(operation)
+        raw["operation"] = body[0] if isinstance(operation, Step) else body
+        self.tools.append(raw)
+        return self
+
+    def seed(self, table: str, rows: Sequence[Mapping[str, Any]]) -> DomainBuilder:
+        """Seed rows of a table (stored as written: seed files hold data, not expressions)."""
+        self.rows.setdefault(table, []).extend(dict(r) for r in rows)
+        return self
+
+    def task(
+        self,
+        id: str,  # noqa: A002 - the format's own word
+        instruction: str,
+        calls: Sequence[Mapping[str, Any]],
+        *,
+        answer_facts: Sequence[Any] = (),
+        ignore_columns: Sequence[str] = (),
+        **extra: Any,
+    ) -> DomainBuilder:
+        """A task: gold `call(...)`s, answer facts, ignored columns; `extra`: other Task fields."""
+        raw: dict[str, Any] = {
+            "id": id,
+            "instruction": instruction,
+            "calls": [dict(c) for c in calls],
+            "answer_facts": list(answer_facts),
+            "ignore_columns": list(ignore_columns),
+            **extra,
+        }
+        Task.model_validate(raw)  # a malformed task is the builder caller's error, raised here
+        self.tasks.append(raw)
+        return self
+
+    def raw(self) -> dict[str, Any]:
+        """domain.yaml's content."""
+        out = dict(self.head)
+        if self.policy is not None:
+            out["policy"] = self.policy
+        out["tables"] = self.tables
+        if self.fragments:
+            out["fragments"] = self.fragments
+        out["tools"] = self.tools
+        return out
+
+    def spec(self) -> DomainSpec:
+        """The domain as the validated pydantic model (ValidationError names what is wrong)."""
+        return DomainSpec.model_validate(self.raw())
+
+    def write(self, folder: str | Path) -> Path:
+        """domain.yaml, seed/<table>.jsonl and tasks.jsonl in `folder` (made if missing)."""
+        root = Path(folder)
+        (root / "seed").mkdir(parents=True, exist_ok=True)
+        (root / "domain.yaml").write_text(dump_yaml(self.raw()), encoding="utf-8")
+        for table, rows in self.rows.items():
+            (root / "seed" / f"{table}.jsonl").write_text(dump_jsonl(rows), encoding="utf-8")
+        if self.tasks:
+            (root / "tasks.jsonl").write_text(dump_jsonl(self.tasks), encoding="utf-8")
+        return root
+
+    def load(self) -> Domain:
+        """Write to a temporary folder and load it (SpecError lists every problem, as `check` does)."""
+        from ..loader import load_domain
+
+        with tempfile.TemporaryDirectory(prefix=f"toolgym-build-{self.head['name']}-") as tmp:
+            return load_domain(self.write(Path(tmp) / str(self.head["name"])))

@@ -1,0 +1,478 @@
+"""Typed builders: what they emit loads, means what the caller said, and rebuilds real domains exactly.
+
+- any literal (string, number, nested JSON) and any template text survives builder -> YAML ->
+  load -> evaluation unchanged (hypothesis): escaping is the builders' job;
+- every step kind, written with the typed API, runs as the format documents;
+- every bundled and fixture domain, re-expressed through the builders (`lift_domain`), loads and
+  replays the gold calls pinned in tests/fixtures/golden_replays.json: outcomes, errors, digests.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from simulator import Domain, ToolError
+from simulator.builders import (
+    NOW,
+    NOW_DEFAULT,
+    DomainBuilder,
+    F,
+    arg,
+    call,
+    calls_ref,
+    column,
+    count,
+    create,
+    delete,
+    dump_yaml,
+    expr,
+    fail,
+    filter_,
+    fmt,
+    for_each,
+    get,
+    has,
+    inputs,
+    let,
+    list_,
+    literal,
+    map_,
+    obj,
+    op,
+    ops,
+    param,
+    ref,
+    require,
+    return_,
+    row,
+    sum_,
+    template,
+    update,
+    use,
+)
+from simulator.builders.lift import lift_domain, lift_expr, lift_template
+from simulator.errors import SpecError
+
+from .conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import golden_replays  # noqa: E402
+
+INT64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)
+JSON = st.recursive(
+    st.none() | st.booleans() | INT64 | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+def _notes_domain() -> DomainBuilder:
+    d = DomainBuilder("roundtrip", "1.0.0", description="builder round trips")
+    d.table("notes", "id", {"id": column("integer"), "text": column("string"), "data": column("json")})
+    return d
+
+
+# ------------------------------------------------------------------ round trips (hypothesis)
+
+
+@given(texts=st.lists(st.text(), min_size=1, max_size=4))
+def test_any_literal_string_and_template_text_survives_yaml_load_and_evaluation(texts: list[str]) -> None:
+    d = _notes_domain()
+    for i, s in enumerate(texts):
+        d.tool(
+            f"read_{i}",
+            "returns the literal in several places",
+            "read",
+            inputs({"x": param("string")}),
+            return_(
+                obj(
+                    {
+                        "value": s,
+                        "in_list": [s, [s]],
+                        "in_object": {s: s},
+                        "text": fmt(template(s, arg("x"), s)),
+                    }
+                )
+            ),
+        )
+        d.tool(f"fail_{i}", "fails with the text", "read", inputs({}), fail(template(s)))
+        d.tool(
+            f"store_{i}", "stores the text", "write", inputs({}), create("notes", {"text": s, "data": [s]})
+        )
+    domain = d.load()
+    with domain.episode() as ep:
+        for i, s in enumerate(texts):
+            assert ep.call(f"read_{i}", {"x": "|"}) == {
+                "value": s,
+                "in_list": [s, [s]],
+                "in_object": {s: s},
+                "text": s + "|" + s,
+            }
+            with pytest.raises(ToolError) as refused:
+                ep.call(f"fail_{i}", {})
+            assert str(refused.value) == s
+            stored = ep.call(f"store_{i}", {})
+            assert (stored["text"], stored["data"]) == (s, [s])
+
+
+@given(values=st.lists(JSON, min_size=1, max_size=3))
+def test_any_json_literal_survives_as_a_python_value_and_as_literal(values: list[Any]) -> None:
+    d = _notes_domain()
+    for i, value in enumerate(values):
+        d.tool(f"plain_{i}", "a literal", "read", inputs({}), return_(value))
+        d.tool(f"literal_{i}", "the literal operator", "read", inputs({}), return_(literal(value)))
+    domain = d.load()
+    with domain.episode() as ep:
+        for i, value in enumerate(values):
+            assert ep.call(f"plain_{i}", {}) == value
+            assert ep.call(f"literal_{i}", {}) == value
+
+
+def _resolve(arguments: Any, results: list[Any], index: int) -> Any:
+    try:
+        from simulator.calls import resolve_arguments
+    except ImportError:  # before the `$calls` parser moved out of gold replay
+        from simulator.gold import resolve_arguments  # type: ignore[no-redef]
+    return resolve_arguments(arguments, results, "echo", index)
+
+
+@given(texts=st.lists(st.text(), min_size=1, max_size=3))
+def test_gold_call_argument_strings_are_literals_and_calls_ref_refers(texts: list[str]) -> None:
+    d = _notes_domain()
+    d.tool(
+        "echo",
+        "echo",
+        "read",
+        inputs({"s": param("string"), "many": param("array")}, required=["s"]),
+        return_(obj({"s": arg("s"), "many": arg("many")})),
+    )
+    d.task(
+        "echo",
+        "echo the text twice",
+        [call("echo", {"s": t, "many": [t, {"k": t}]}) for t in texts]
+        + [call("echo", {"s": calls_ref(0, "s")})],
+        answer_facts=["x"],
+    )
+    domain = d.load()
+    results: list[Any] = []
+    with domain.episode() as ep:
+        for i, gold in enumerate(domain.tasks[0].calls):
+            results.append(ep.call(gold.name, _resolve(gold.arguments, results, i)))
+    assert results == [{"s": t, "many": [t, {"k": t}]} for t in texts] + [{"s": texts[0], "many": None}]
+
+
+@given(text=st.text(), spec=st.sampled_from(["", ">6", ".2f", "^9"]))
+def test_lifting_a_template_gives_back_its_text(text: str, spec: str) -> None:
+    """template -> text -> the language's parser -> template: the same text (what the builders emit is what they read)."""
+    hole = arg("x").fmt(spec) if spec else arg("x")
+    written = template(text, hole, text)
+    assert lift_template(written.text) == written
+
+
+# ------------------------------------------------------------------ the typed API, every step kind
+
+
+def _library() -> Domain:
+    d = DomainBuilder(
+        "library",
+        "1.0.0",
+        description="every step kind",
+        clock={"start": "2026-05-01T10:00:00Z", "tick_seconds": 60},
+    )
+    d.table(
+        "books",
+        "book_id",
+        {
+            "book_id": column("string"),
+            "title": column("string"),
+            "copies": column("integer"),
+            "price": column("number"),
+            "tags": column("json", default=[]),
+        },
+    )
+    d.table(
+        "loans",
+        "loan_id",
+        {
+            "loan_id": column("string"),
+            "book_id": column("string", references="books.book_id"),
+            "reader": column("string"),
+            "status": column("string", enum=["open", "returned"], default="open"),
+            "at": column("datetime", default=NOW_DEFAULT),
+        },
+        id_prefix="L-",
+    )
+    d.seed(
+        "books",
+        [
+            {"book_id": "B1", "title": "Dune", "copies": 2, "price": 9.5, "tags": ["sf"]},
+            {"book_id": "B2", "title": "Emma", "copies": 0, "price": 4, "tags": ["$classic"]},
+            {"book_id": "B3", "title": "Ubik", "copies": 1, "price": 7.25, "tags": ["sf"]},
+        ],
+    )
+    book = ref("book")
+    d.fragment(
+        "book_or_fail",
+        ["book_id"],
+        [
+            get(
+                "books",
+                key={"book_id": ref("book_id")},
+                error=template("No book ", ref("book_id"), "."),
+                as_="b",
+            ),
+            return_(ref("b")),
+        ],
+    )
+    d.tool(
+        "lend",
+        "Lend books to a reader.",
+        "write",
+        inputs(
+            {"book_ids": param("array", items=param("string")), "reader": param("string")},
+            required=["book_ids", "reader"],
+        ),
+        [
+            require(ops.exists(arg("book_ids")), "Name at least one book."),
+            for_each(
+                arg("book_ids"),
+                "id",
+                [
+                    use("book_or_fail", {"book_id": ref("id")}, as_="book"),
+                    fail(
+                        template(book.get("title"), " has no copies left {sorry}."),
+                        when=ops.le(book.get("copies"), 0),
+                    ),
+                    update(
+                        "books", {"copies": ops.sub(row("copies"), 1)}, key={"book_id": book.get("book_id")}
+                    ),
+                    create("loans", {"book_id": book.get("book_id"), "reader": arg("reader")}, as_="loan"),
+                    let(
+                        "line",
+                        fmt(
+                            template(
+                                ref("i").fmt(">2"),
+                                ": ",
+                                book.get("title"),
+                                " at ",
+                                book.get("price").fmt(".2f"),
+                            )
+                        ),
+                    ),
+                ],
+                index="i",
+                collect="lines",
+            ),
+            count("loans", where=[F("reader").eq(arg("reader")), F("status").eq("open")], as_="open"),
+            return_(obj({"lines": ref("lines"), "open": ref("open"), "now": NOW})),
+        ],
+    )
+    d.tool(
+        "shelf",
+        "Books by tag and price.",
+        "read",
+        inputs({"tag": param("string"), "max_price": param("number"), "limit": param("integer")}),
+        [
+            list_(
+                "books",
+                where=[F("price").le(arg("max_price"))],
+                order_by=["-price"],
+                limit=arg("limit"),
+                max_limit=None,
+                as_="all",
+            ),
+            sum_("books", "copies", as_="copies"),
+            let("tagged", filter_(ref("all"), "b", lambda b: ops.contains(b.get("tags"), arg("tag")))),
+            return_(
+                obj(
+                    {
+                        "titles": map_(
+                            ref("tagged"), "b", lambda b, i: ops.concat(i, ":", b.get("title")), index="i"
+                        ),
+                        "copies": ref("copies"),
+                        "tag_given": has("tag"),
+                        "first": get_first(),
+                    }
+                )
+            ),
+        ],
+    )
+    d.tool(
+        "forget",
+        "Delete returned loans, and a book with no copies.",
+        "write",
+        inputs({"book_id": param("string")}, required=["book_id"]),
+        [
+            get(
+                "books",
+                where=[F("book_id").eq(arg("book_id")), F("copies").eq(0)],
+                optional=True,
+                as_="empty",
+            ),
+            delete(
+                "books", key={"book_id": arg("book_id")}, when=ops.not_(ops.is_null(ref("empty"))), as_="gone"
+            ),
+            return_(obj({"deleted": ops.not_(ops.is_null(ref("gone")))})),
+        ],
+    )
+    return d.load()
+
+
+def get_first() -> Any:
+    """`at: [list, 0]` through the generic `op` (old spellings are written in their new form)."""
+    return op("at", ref("all"), 0)
+
+
+@pytest.fixture(scope="module")
+def library() -> Domain:
+    return _library()
+
+
+def test_every_step_kind_built_with_the_typed_api_runs_as_documented(library: Domain) -> None:
+    with library.episode(seed=3) as ep:
+        lent = ep.call("lend", {"book_ids": ["B1", "B3"], "reader": "ann"})
+        assert lent == {
+            "lines": [" 0: Dune at 9.50", " 1: Ubik at 7.25"],
+            "open": 2,
+            "now": "2026-05-01T10:00:00Z",
+        }
+        with pytest.raises(ToolError, match=r"^Emma has no copies left \{sorry\}\.$"):
+            ep.call("lend", {"book_ids": ["B1", "B2"], "reader": "bob"})
+        with pytest.raises(ToolError, match=r"^No book B9\.$"):
+            ep.call("lend", {"book_ids": ["B9"], "reader": "bob"})
+        assert [b["copies"] for b in ep.export()["books"]] == [1, 0, 0]  # the refused calls changed nothing
+        shelf = ep.call("shelf", {"tag": "sf"})
+        assert shelf == {
+            "titles": ["0:Dune", "1:Ubik"],
+            "copies": 1,
+            "tag_given": True,
+            "first": shelf["first"],
+        }
+        assert shelf["first"]["book_id"] == "B1"
+        assert ep.call("shelf", {"max_price": 5})["titles"] == []
+        assert ep.call("shelf", {"max_price": 5})["tag_given"] is False
+        assert ep.call("forget", {"book_id": "B1"}) == {"deleted": False}
+        assert ep.call("forget", {"book_id": "B2"}) == {"deleted": True}
+        assert "B2" not in {b["book_id"] for b in ep.export()["books"]}
+
+
+def test_the_emitted_yaml_is_the_documented_shape() -> None:
+    step = require(ops.ge(arg("amount"), 1), template("Amount {", arg("amount"), "} too small; costs $5."))
+    assert step.raw == {
+        "require": {"ge": ["$args.amount", 1]},
+        "error": "Amount {{{args.amount}}} too small; costs $5.",
+    }
+    assert expr({"price": "$5", "tags": ["$a", "b"]}) == {"object": {"price": "$$5", "tags": ["$$a", "b"]}}
+    assert ops.neg(arg("x")).raw == {"neg": "$args.x"}
+    assert ops.len_([1, 2]).raw == {"len": [[1, 2]]}  # a list operand stays one operand
+    assert ops.get(ref("o"), "k").raw == {"get_key": ["$o", "k"]}  # old spelling -> its new name
+    assert F("closed_at").is_null().raw == {"column": "closed_at", "op": "eq", "value": None}
+    assert F("x").eq(arg("x"), skip_if_null=False).raw["skip_if_null"] is False
+    assert list_("t", max_limit=None).raw == {"list": "t", "max_limit": None}
+    assert call("c", {"memo": "$$x", "ref": calls_ref(1, "items", 0, "id")})["arguments"] == {
+        "memo": "$$$x",
+        "ref": "$calls.1.items.0.id",
+    }
+    text = dump_yaml({"a": "yes", "b": "1.0", "c": "x: y", "d": "\u2028"})
+    assert yaml.safe_load(text) == {"a": "yes", "b": "1.0", "c": "x: y", "d": "\u2028"}
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda: op("frobnicate", 1), "unknown operator 'frobnicate'"),
+        (lambda: ops.frobnicate(1), "unknown operator 'frobnicate'"),
+        (lambda: ops.sub(1, 2, 3), "sub takes 2 operand"),
+        (lambda: op("map", 1), "map takes its own shape"),
+        (lambda: ref("1st"), "starts with a name"),
+        (lambda: ref("a", "b.c"), "without '.'"),
+        (lambda: template("x", ref("rows", "a b")), "cannot spell the path segment 'a b'"),
+        (lambda: arg("x").fmt("{"), "cannot hold braces"),
+        (lambda: expr(float("nan")), "must be finite"),
+        (lambda: column("string", default="$now"), "NOW_DEFAULT"),
+        (lambda: inputs({"a": param("string")}, required=["b"]), "not among the properties"),
+        (lambda: has("$x"), "an argument's name"),
+        (lambda: calls_ref(-1), "0 or more"),
+    ],
+)
+def test_what_cannot_be_written_is_refused_when_built_naming_it(build: Any, message: str) -> None:
+    with pytest.raises((ValueError, AttributeError), match=message):
+        build()
+
+
+def test_a_domain_mistake_is_reported_at_load_naming_the_tool_and_step() -> None:
+    d = _notes_domain()
+    d.tool("bad", "reads a table that does not exist", "read", inputs({}), [get("nope", key={"id": 1})])
+    with pytest.raises(SpecError, match=r"tools\[0\] \(bad\)") as problems:
+        d.load()
+    assert "nope" in str(problems.value)
+    d2 = _notes_domain()
+    d2.table("x", "id", {"id": column("integer")})
+    with pytest.raises(ValueError, match="defined twice"):
+        d2.table("x", "id", {"id": column("integer")})
+
+
+def test_write_gives_a_folder_that_loads_and_a_spec() -> None:
+    d = _notes_domain()
+    d.policy = "Be brief."
+    d.tool("n", "count notes", "read", inputs({}), count("notes"))
+    d.seed("notes", [{"id": 1, "text": "$not a ref", "data": {"k": "{x}"}}])
+    d.task("t", "How many notes?", [call("n")], answer_facts=[1])
+    spec = d.spec()
+    assert spec.name == "roundtrip" and [t.name for t in spec.tools] == ["n"]
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = d.write(Path(tmp) / "roundtrip")
+        assert sorted(p.name for p in folder.rglob("*") if p.is_file()) == [
+            "domain.yaml",
+            "notes.jsonl",
+            "tasks.jsonl",
+        ]
+        from simulator import load_domain
+
+        domain = load_domain(folder)
+    with domain.episode() as ep:
+        assert ep.call("n", {}) == 1
+        assert (
+            ep.export()["notes"][0]["text"] == "$not a ref"
+        )  # seed rows are data, never read as expressions
+
+
+# ------------------------------------------------------------------ rebuilding real domains
+
+
+def _golden_folders() -> Iterator[tuple[str, Path]]:
+    tmp = Path(tempfile.mkdtemp(prefix="toolgym-lift-"))
+    for folder in golden_replays._folders(tmp):
+        yield folder.name, folder
+
+
+@pytest.mark.parametrize(
+    ("name", "folder"), list(_golden_folders()), ids=lambda v: v if isinstance(v, str) else ""
+)
+def test_a_domain_rebuilt_with_the_builders_replays_its_pinned_gold(name: str, folder: Path) -> None:
+    pinned = json.loads(golden_replays.FIXTURE.read_text(encoding="utf-8"))
+    builder = lift_domain(folder)
+    domain = builder.load()
+    assert domain.ref in pinned, name
+    assert golden_replays.record_domain(domain) == pinned[domain.ref]
+    assert len(builder.tools) == len(
+        yaml.safe_load((folder / "domain.yaml").read_text(encoding="utf-8"))["tools"]
+    )
+
+
+def test_lifted_expressions_are_builder_calls() -> None:
+    raw = {"if": [{"get": ["$order", "status"]}, {"format": "{order.total:.2f} {{EUR}}"}, "$$5"]}
+    lifted = lift_expr(raw)
+    assert lifted == ops.if_(
+        ops.get_key(ref("order"), "status"), fmt(template(ref("order", "total").fmt(".2f"), " {EUR}")), "$5"
+    )
