@@ -15,7 +15,21 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from .expr import Compiled, Env, ExprError, Scope, argument_name, compile_expr, compile_template
+from .expr import argument_name
+from .lang import (
+    Compiled,
+    Env,
+    ExprError,
+    Node,
+    Ref,
+    Scope,
+    arguments_read,
+    compile_node,
+    compile_template_node,
+    parse,
+    parse_template,
+    uses_now,
+)
 from .query import CompiledFilter, Hop, Query, key_encoder
 from .spec import (
     CountStep,
@@ -95,32 +109,28 @@ class _Compiler:
         self.problems: list[CompileError] = []  # every problem found; compilation goes on past each
 
     def expr(self, value: Any, scope: Scope, where: str) -> Compiled:
-        self._note_now(value)
         try:
-            return compile_expr(value, scope)
+            node = parse(value)
+            self._note(node)
+            return compile_node(node, scope)
         except ExprError as exc:
             self.problems.append(CompileError(where, str(exc)))
             return _broken
 
     def template(self, text: str, scope: Scope, where: str) -> Callable[[Env], str]:
-        if "{now" in text:
-            self.uses_now = True
         try:
-            return compile_template(text, scope)
+            node = parse_template(text)
+            self._note(node)
+            return compile_template_node(node, scope)
         except ExprError as exc:
             self.problems.append(CompileError(where, str(exc)))
             return _broken
 
-    def _note_now(self, value: Any) -> None:
-        if isinstance(value, str):
-            if value == "$now" or value.startswith("$now."):
-                self.uses_now = True
-        elif isinstance(value, list):
-            for v in value:
-                self._note_now(v)
-        elif isinstance(value, dict):
-            for v in value.values():
-                self._note_now(v)
+    def _note(self, node: Node) -> None:
+        """The tool's analyses, from each expression's tree: the clock, the arguments read."""
+        if uses_now(node):
+            self.uses_now = True
+        self.arguments |= arguments_read(node)
 
     def table(self, name: str, where: str) -> TableInfo:
         info = self.tables.get(name)
@@ -229,7 +239,7 @@ class _Compiler:
     def _key_default(self, info: TableInfo, key: dict[str, Any] | None) -> str:
         if key:
             parts = ", ".join(
-                f"{c} {{{_ref_text(v)}}}" if _ref_text(v) else f"{c} {v}" for c, v in key.items()
+                f"{c} {{{ref}}}" if (ref := _ref_text(v)) else f"{c} {v}" for c, v in key.items()
             )
             return f"No {info.name} record with {parts}."
         return f"No matching {info.name} record."
@@ -391,11 +401,7 @@ def _update(c: _Compiler, step: UpdateStep, scope: Scope, at: str) -> Run:
             c.column(info, col, f"{at}.set.{col}")
             sets[col] = c.expr(value, inner, f"{at}.set.{col}")
     t = info.sa_table
-    statement = sql(
-        sa.update(t)
-        .where(info.key_clause())
-        .values({col: sa.bindparam(col) for col in sets})
-    )
+    statement = sql(sa.update(t).where(info.key_clause()).values({col: sa.bindparam(col) for col in sets}))
     return UpdateRun(
         info=info,
         query=q,
@@ -486,9 +492,12 @@ def _label(expr: Any, info: TableInfo, column: str) -> str:
 
 
 def _ref_text(value: Any) -> str | None:
-    if isinstance(value, str) and value.startswith("$") and not value.startswith("$$"):
-        return value[1:]
-    return None
+    """The reference a key value is (`$args.id` -> `args.id`), for the default "No ... record" message."""
+    try:
+        node = parse(value)
+    except ExprError:
+        return None
+    return node.text if isinstance(node, Ref) else None
 
 
 def compile_tool(

@@ -157,3 +157,41 @@ def test_a_read_tool_that_writes_through_a_fragment_does_not_load(tmp_path: Path
     fragments = {"note": {"params": ["text"], "steps": [{"create": "log", "values": {"text": "$text"}}]}}
     with pytest.raises(Exception, match="a `read` tool may not create, update or delete"):
         domain(tmp_path, [tool("sneaky", {"use": "note", "with": {"text": "x"}})], fragments)
+
+
+def test_clock_and_arguments_come_from_each_expression_tree(tmp_path: Path) -> None:
+    props = {"a": {}, "b": {}, "c": {}, "d": {}}
+    d = domain(
+        tmp_path,
+        [
+            # `{now}` in an error template, `has: d`, `$args.a` in a key, `{args.b}` in a template
+            tool(
+                "stamp",
+                [
+                    {"get": "people", "key": {"id": "$args.a"}, "error": "no {args.b} at {now}", "as": "p"},
+                    {"return": {"if": [{"has": "d"}, "$p.name", "none"]}},
+                ],
+                props=props,
+            ),
+            # a map binding `now` shadows the clock; `$$now` is text; `literal` is not read
+            tool(
+                "shadowed",
+                {
+                    "return": [
+                        {"map": {"over": "$args.c", "as": "now", "to": "$now"}},
+                        "$$now",
+                        {"literal": "$args.b"},
+                    ]
+                },
+                props=props,
+            ),
+        ],
+    )
+    stamp, shadowed = d.tools["stamp"], d.tools["shadowed"]
+    assert stamp.uses_now and stamp.arguments_read == {"a", "b", "d"}
+    assert not shadowed.uses_now and shadowed.arguments_read == {"c"}
+    ep = d.episode()
+    assert ep.call("shadowed", {"c": [1, 2]}) == [[1, 2], "$now", "$args.b"]
+    assert ep.call("stamp", {"a": "P-1", "d": None}) == "Ada"
+    with pytest.raises(Exception, match=r"no x at 20\d\d-"):
+        ep.call("stamp", {"a": "P-9", "b": "x"})
