@@ -18,6 +18,7 @@ from pydantic import (
     Discriminator,
     Field,
     Tag,
+    ValidationInfo,
     WithJsonSchema,
     field_validator,
     model_validator,
@@ -132,23 +133,33 @@ class Table(_Model):
         """The key's columns, in order (one for a single-column key)."""
         return (self.primary_key,) if isinstance(self.primary_key, str) else tuple(self.primary_key)
 
-    @model_validator(mode="after")
-    def _key_and_ids(self) -> Table:
-        key = self.key_columns
-        if not key:
-            raise ValueError("primary_key: give at least one column")
-        if len(set(key)) != len(key):
-            raise ValueError(f"primary_key: a column appears twice in {list(key)}")
-        if self.ids is not None and self.id_prefix:
+    @field_validator("primary_key")
+    @classmethod
+    def _key_shape(cls, value: str | list[str]) -> str | list[str]:
+        if isinstance(value, list):
+            if not value:
+                raise ValueError("give at least one column")
+            if len(set(value)) != len(value):
+                raise ValueError(f"a column appears twice in {value}")
+        return value
+
+    @field_validator("ids")
+    @classmethod
+    def _ids_fit(cls, value: HashIds | CounterIds | PatternIds | None, info: ValidationInfo) -> Any:
+        if value is None:
+            return value
+        if info.data.get("id_prefix"):
             raise ValueError("give the prefix as `ids.prefix` (not `id_prefix`) when `ids` is given")
-        column = self.columns.get(key[-1])
-        if self.ids is not None and column is not None and column.type == "integer":
-            if self.ids.scheme != "counter" or self.ids.prefix or self.ids.width:
+        key = info.data.get("primary_key")
+        last = key if isinstance(key, str) else key[-1] if key else None
+        column = (info.data.get("columns") or {}).get(last)
+        if column is not None and column.type == "integer":
+            if value.scheme != "counter" or value.prefix or value.width:
                 raise ValueError(
-                    f"ids: {key[-1]} is an integer key, generated as max+1; only `scheme: counter` "
+                    f"{last} is an integer key, generated as max+1; only `scheme: counter` "
                     "with `start` applies to it (no prefix, width or pattern)"
                 )
-        return self
+        return value
 
 
 class Clock(_Model):

@@ -145,7 +145,7 @@ def test_a_pattern_that_runs_out_of_keys_is_the_agents_tool_error(tmp_path: Path
 def test_bad_id_schemes_are_load_problems(tmp_path: Path, table: dict[str, Any], message: str) -> None:
     with pytest.raises(SpecError) as info:
         build(tmp_path / "d", {"things": table}, [])
-    assert message in str(info.value) and "tables.things" in str(info.value)
+    assert message in str(info.value) and "domain.yaml:tables.things.ids" in str(info.value)
 
 
 def test_id_makers_are_plain_values() -> None:
