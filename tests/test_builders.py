@@ -30,8 +30,10 @@ from simulator.builders import (
     arg,
     call,
     calls_ref,
+    clock,
     column,
     count,
+    counter_ids,
     create,
     delete,
     dump_yaml,
@@ -51,6 +53,7 @@ from simulator.builders import (
     op,
     ops,
     param,
+    pattern_ids,
     ref,
     require,
     return_,
@@ -445,6 +448,107 @@ def test_write_gives_a_folder_that_loads_and_a_spec() -> None:
         assert (
             ep.export()["notes"][0]["text"] == "$not a ref"
         )  # seed rows are data, never read as expressions
+
+
+def test_builders_for_keys_id_schemes_clock_format_internal_lookups_and_new_operators() -> None:
+    d = DomainBuilder("clubs", "1.0.0", clock=clock("2026-05-01 10:00:00", 60))
+    d.table(
+        "teams",
+        "team_id",
+        {"team_id": column("string"), "city": column("string")},
+        ids=pattern_ids("AAA999", "T-"),
+    )
+    d.table(
+        "seats",
+        ["team_id", "seat"],
+        {
+            "team_id": column("string", references="teams.team_id"),
+            "seat": column("integer"),
+            "holder": column("string", nullable=True),
+            "at": column("datetime", default=NOW_DEFAULT),
+        },
+    )
+    d.table(
+        "certs",
+        "cert_id",
+        {"cert_id": column("string"), "team_id": column("string", references="teams.team_id")},
+        ids=counter_ids("certificate_", start=1000001),
+    )
+    d.seed("teams", [{"team_id": "T-ABC123", "city": "Lyon"}, {"team_id": "T-XYZ999", "city": "Paris"}])
+    d.seed(
+        "seats",
+        [
+            {"team_id": "T-ABC123", "seat": 1, "holder": None, "at": "2026-04-01 09:00:00"},
+            {"team_id": "T-XYZ999", "seat": 1, "holder": "ann", "at": "2026-04-01 09:00:00"},
+        ],
+    )
+    d.tool(
+        "add_team",
+        "A team, its certificate and its first seat.",
+        "write",
+        inputs({"city": param("string")}, ["city"]),
+        [
+            create("teams", {"city": arg("city")}, as_="team"),
+            create("certs", {"team_id": ref("team", "team_id")}, as_="cert"),
+            create("seats", {"team_id": ref("team", "team_id"), "seat": 1}, as_="seat"),
+            return_(
+                obj({"team": ref("team", "team_id"), "cert": ref("cert", "cert_id"), "at": ref("seat", "at")})
+            ),
+        ],
+    )
+    optional_text = param(["string", "null"])
+    d.tool(
+        "seats_of",
+        "Seats by holder (internal: a null holder is not skipped) and by the team's city.",
+        "read",
+        inputs({"holder": optional_text, "city_start": param("string"), "city_end": param("string")}),
+        [
+            list_("seats", where=[F("holder").eq(arg("holder"))], internal=True, as_="held"),
+            list_(
+                "seats",
+                where=[
+                    F("team_id.city").starts_with(arg("city_start")),
+                    F("team_id.city").ends_with(arg("city_end")),
+                ],
+                order_by=["team_id"],
+                as_="by_city",
+            ),
+            return_(
+                obj(
+                    {
+                        "held": ops.pluck(ref("held"), "team_id"),
+                        "by_city": ops.pluck(ref("by_city"), "team_id"),
+                        "holder_given": has("holder"),
+                        "flat": ops.flatten([[1], [2, [3]]]),
+                        "both": ops.concat_lists([1], [2]),
+                        "middle": ops.slice("abcdef", 1, 3),
+                        "keyed": ops.set_key({"a": 1}, arg("city_start"), 2),
+                    }
+                )
+            ),
+        ],
+    )
+    domain = d.load()
+    with domain.episode(seed=1) as ep:
+        added = ep.call("add_team", {"city": "Nice"})
+        assert added["cert"] == "certificate_1000001"
+        assert added["team"].startswith("T-") and len(added["team"]) == 8
+        assert added["at"] == "2026-05-01 10:00:00"  # $now rendered like the clock's start
+        found = ep.call("seats_of", {"city_start": "Ly"})
+        assert found == {
+            "held": [],
+            "by_city": ["T-ABC123"],
+            "holder_given": False,
+            "flat": [1, 2, [3]],
+            "both": [1, 2],
+            "middle": "bc",
+            "keyed": {"a": 1, "Ly": 2},
+        }
+        assert ep.call("seats_of", {"holder": None, "city_start": "Pa"})["holder_given"] is True
+        held = ep.call("seats_of", {"holder": "ann", "city_start": "Pa", "city_end": "is"})
+        assert (held["held"], held["by_city"]) == (["T-XYZ999"], ["T-XYZ999"])
+        with pytest.raises(ToolError, match="set_key: a key is a string or a number, got null"):
+            ep.call("seats_of", {})  # the computed key is null: the agent's tool error
 
 
 # ------------------------------------------------------------------ rebuilding real domains

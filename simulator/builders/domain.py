@@ -39,11 +39,15 @@ __all__ = [
     "DomainBuilder",
     "call",
     "calls_ref",
+    "clock",
     "column",
+    "counter_ids",
     "dump_jsonl",
     "dump_yaml",
+    "hash_ids",
     "inputs",
     "param",
+    "pattern_ids",
 ]
 
 #: a column default of the simulated clock (`default: $now`)
@@ -76,6 +80,26 @@ def column(
         "description": description,
     }
     return {"type": type, **_given(options), **extra}
+
+
+def hash_ids(prefix: str = "") -> dict[str, Any]:
+    """Generated keys: `prefix` + 8 hex digits from the episode's seed (the default scheme)."""
+    return {"scheme": "hash", "prefix": prefix}
+
+
+def counter_ids(prefix: str = "", *, start: int = 1, width: int = 0) -> dict[str, Any]:
+    """Generated keys: `prefix` + a running number from `start`, zero-padded to `width` digits."""
+    return {"scheme": "counter", "prefix": prefix, "start": start, "width": width}
+
+
+def pattern_ids(pattern: str, prefix: str = "") -> dict[str, Any]:
+    """Generated keys: `prefix` + `pattern` (`A` letter, `9` digit, ... drawn from the seed): `AAA999`."""
+    return {"scheme": "pattern", "prefix": prefix, "pattern": pattern}
+
+
+def clock(start: str, tick_seconds: int = 60, format: str | None = None) -> dict[str, Any]:  # noqa: A002
+    """The simulated clock; `$now` is rendered like `start`, or with the strftime `format`."""
+    return {"start": start, "tick_seconds": tick_seconds, **_given({"format": format})}
 
 
 def param(type: str | None = None, description: str | None = None, **keywords: Any) -> dict[str, Any]:  # noqa: A002
@@ -220,10 +244,12 @@ class DomainBuilder:
         columns: Mapping[str, Mapping[str, Any]],
         *,
         id_prefix: str = "",
+        ids: Mapping[str, Any] | None = None,
         description: str | None = None,
         **extra: Any,
     ) -> DomainBuilder:
-        """A table; `extra` passes newer table options (e.g. id schemes) through as written."""
+        """A table; `primary_key` one column or a list (a composite key); `ids` how `create`
+        generates a key (`hash_ids`, `counter_ids`, `pattern_ids`); `extra` passes newer options."""
         if name in self.tables:
             raise ValueError(f"table {name!r} is defined twice")
         raw: dict[str, Any] = {}
@@ -232,6 +258,8 @@ class DomainBuilder:
         raw["primary_key"] = primary_key if isinstance(primary_key, str) else list(primary_key)
         if id_prefix:
             raw["id_prefix"] = id_prefix
+        if ids is not None:
+            raw["ids"] = dict(ids)
         raw["columns"] = {k: dict(v) for k, v in columns.items()}
         raw.update(extra)
         self.tables[name] = raw

@@ -99,7 +99,7 @@ def _filters(raw: Any) -> list[Filter]:
     out = []
     for f in raw or []:
         value = lift_expr(f["value"]) if "value" in f else None
-        out.append(F(f["column"]).op(f.get("op", "eq"), value, skip_if_null=f.get("skip_if_null", True)))
+        out.append(F(f["column"]).op(f.get("op", "eq"), value, skip_if_null=f.get("skip_if_null")))
     return out
 
 
@@ -109,6 +109,8 @@ def _values(raw: Any) -> dict[str, Expr] | None:
 
 def _step(raw: Mapping[str, Any]) -> Step:
     common: dict[str, Any] = {"when": _opt(raw, "when")}
+    if raw.get("internal"):
+        common["internal"] = True
     if "as" in raw and "for_each" not in raw:
         common["as_"] = raw["as"]
     error = _opt(raw, "error", lift_template)

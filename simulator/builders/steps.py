@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .expr import Expr, ExprLike, Template, expr, text_of
+from .expr import ExprLike, Template, expr, text_of
 
 __all__ = [
     "F",
@@ -48,7 +48,8 @@ class Filter:
 
 
 class F:
-    """A filter on a column: `F("status").ne("cancelled")`, `F("name").icontains(arg("q"))`.
+    """A filter on a column: `F("status").ne("cancelled")`, `F("name").icontains(arg("q"))`;
+    the column may follow foreign keys (`F("team_id.city")`).
 
     `F(col).eq(None)` is the literal-null test (`IS NULL`); a value that is null only at run time
     skips the filter unless `skip_if_null=False`.
@@ -57,48 +58,54 @@ class F:
     def __init__(self, column: str) -> None:
         self.column = column
 
-    def op(self, op: str, value: ExprLike, *, skip_if_null: bool = True) -> Filter:
-        """Any filter operator by name (for ones this class has no method for)."""
+    def op(self, op: str, value: ExprLike, *, skip_if_null: bool | None = None) -> Filter:
+        """Any filter operator by name. `skip_if_null`: None leaves the step's rule (skipped when
+        null, never in an `internal` step); True or False is written and says so for this filter."""
         raw: dict[str, Any] = {"column": self.column, "op": op, "value": expr(value)}
-        if not skip_if_null:
-            raw["skip_if_null"] = False
+        if skip_if_null is not None:
+            raw["skip_if_null"] = skip_if_null
         return Filter(raw)
 
-    def eq(self, value: ExprLike, *, skip_if_null: bool = True) -> Filter:
+    def eq(self, value: ExprLike, *, skip_if_null: bool | None = None) -> Filter:
         return self.op("eq", value, skip_if_null=skip_if_null)
 
-    def ieq(self, value: ExprLike, *, skip_if_null: bool = True) -> Filter:
+    def ieq(self, value: ExprLike, *, skip_if_null: bool | None = None) -> Filter:
         return self.op("ieq", value, skip_if_null=skip_if_null)
 
-    def ne(self, value: ExprLike, *, skip_if_null: bool = True) -> Filter:
+    def ne(self, value: ExprLike, *, skip_if_null: bool | None = None) -> Filter:
         return self.op("ne", value, skip_if_null=skip_if_null)
 
-    def lt(self, value: ExprLike, *, skip_if_null: bool = True) -> Filter:
+    def lt(self, value: ExprLike, *, skip_if_null: bool | None = None) -> Filter:
         return self.op("lt", value, skip_if_null=skip_if_null)
 
-    def le(self, value: ExprLike, *, skip_if_null: bool = True) -> Filter:
+    def le(self, value: ExprLike, *, skip_if_null: bool | None = None) -> Filter:
         return self.op("le", value, skip_if_null=skip_if_null)
 
-    def gt(self, value: ExprLike, *, skip_if_null: bool = True) -> Filter:
+    def gt(self, value: ExprLike, *, skip_if_null: bool | None = None) -> Filter:
         return self.op("gt", value, skip_if_null=skip_if_null)
 
-    def ge(self, value: ExprLike, *, skip_if_null: bool = True) -> Filter:
+    def ge(self, value: ExprLike, *, skip_if_null: bool | None = None) -> Filter:
         return self.op("ge", value, skip_if_null=skip_if_null)
 
-    def in_(self, value: ExprLike, *, skip_if_null: bool = True) -> Filter:
+    def in_(self, value: ExprLike, *, skip_if_null: bool | None = None) -> Filter:
         return self.op("in", value, skip_if_null=skip_if_null)
 
-    def not_in(self, value: ExprLike, *, skip_if_null: bool = True) -> Filter:
+    def not_in(self, value: ExprLike, *, skip_if_null: bool | None = None) -> Filter:
         return self.op("not_in", value, skip_if_null=skip_if_null)
 
-    def contains(self, value: ExprLike, *, skip_if_null: bool = True) -> Filter:
+    def contains(self, value: ExprLike, *, skip_if_null: bool | None = None) -> Filter:
         return self.op("contains", value, skip_if_null=skip_if_null)
 
-    def icontains(self, value: ExprLike, *, skip_if_null: bool = True) -> Filter:
+    def icontains(self, value: ExprLike, *, skip_if_null: bool | None = None) -> Filter:
         return self.op("icontains", value, skip_if_null=skip_if_null)
 
-    def prefix(self, value: ExprLike, *, skip_if_null: bool = True) -> Filter:
-        return self.op("prefix", value, skip_if_null=skip_if_null)
+    def starts_with(self, value: ExprLike, *, skip_if_null: bool | None = None) -> Filter:
+        return self.op("starts_with", value, skip_if_null=skip_if_null)
+
+    def ends_with(self, value: ExprLike, *, skip_if_null: bool | None = None) -> Filter:
+        return self.op("ends_with", value, skip_if_null=skip_if_null)
+
+    prefix = starts_with  # the old spelling's meaning, written in the shared name
 
     def is_null(self) -> Filter:
         """`COL IS NULL` (a literal null; never skipped)."""
@@ -109,7 +116,9 @@ class F:
         return Filter({"column": self.column, "op": "ne", "value": None})
 
 
-def _common(raw: dict[str, Any], as_: str | None, when: ExprLike | Expr | None) -> Step:
+def _common(raw: dict[str, Any], as_: str | None, when: ExprLike, internal: bool = False) -> Step:
+    if internal:
+        raw["internal"] = True
     if as_ is not None:
         raw["as"] = as_
     if when is not None:
@@ -151,6 +160,7 @@ def get(
     order_by: Sequence[str] = (),
     error: str | Template | None = None,
     optional: bool = False,
+    internal: bool = False,
     as_: str | None = None,
     when: ExprLike = None,
 ) -> Step:
@@ -162,7 +172,7 @@ def get(
         raw["error"] = text_of(error)
     if optional:
         raw["optional"] = True
-    return _common(raw, as_, when)
+    return _common(raw, as_, when, internal)
 
 
 #: `max_limit` left at the format's default (100)
@@ -177,6 +187,7 @@ def list_(
     limit: ExprLike = None,
     offset: ExprLike = None,
     max_limit: int | None = DEFAULT_CAP,
+    internal: bool = False,
     as_: str | None = None,
     when: ExprLike = None,
 ) -> Step:
@@ -192,15 +203,22 @@ def list_(
         raw["offset"] = expr(offset)
     if max_limit != DEFAULT_CAP:
         raw["max_limit"] = max_limit
-    return _common(raw, as_, when)
+    return _common(raw, as_, when, internal)
 
 
-def count(table: str, *, where: Sequence[Filter] = (), as_: str | None = None, when: ExprLike = None) -> Step:
+def count(
+    table: str,
+    *,
+    where: Sequence[Filter] = (),
+    internal: bool = False,
+    as_: str | None = None,
+    when: ExprLike = None,
+) -> Step:
     """`count: TABLE`: the number of matching rows."""
     raw: dict[str, Any] = {"count": table}
     if where:
         raw["where"] = _filters(where)
-    return _common(raw, as_, when)
+    return _common(raw, as_, when, internal)
 
 
 def sum_(
@@ -208,6 +226,7 @@ def sum_(
     column: str,
     *,
     where: Sequence[Filter] = (),
+    internal: bool = False,
     as_: str | None = None,
     when: ExprLike = None,
 ) -> Step:
@@ -215,7 +234,7 @@ def sum_(
     raw: dict[str, Any] = {"sum": table, "column": column}
     if where:
         raw["where"] = _filters(where)
-    return _common(raw, as_, when)
+    return _common(raw, as_, when, internal)
 
 
 def create(
@@ -232,11 +251,12 @@ def update(
     key: Mapping[str, ExprLike] | None = None,
     where: Sequence[Filter] | None = None,
     error: str | Template | None = None,
+    internal: bool = False,
     as_: str | None = None,
     when: ExprLike = None,
 ) -> Step:
     """`update: TABLE`: set columns of the row with `key` (or every row matching `where`)."""
-    return _common(_targeted({"update": table}, key, where, error, set=_mapping(set)), as_, when)
+    return _common(_targeted({"update": table}, key, where, error, set=_mapping(set)), as_, when, internal)
 
 
 def delete(
@@ -245,11 +265,12 @@ def delete(
     key: Mapping[str, ExprLike] | None = None,
     where: Sequence[Filter] | None = None,
     error: str | Template | None = None,
+    internal: bool = False,
     as_: str | None = None,
     when: ExprLike = None,
 ) -> Step:
     """`delete: TABLE`: delete the row with `key` (or every row matching `where`)."""
-    return _common(_targeted({"delete": table}, key, where, error), as_, when)
+    return _common(_targeted({"delete": table}, key, where, error), as_, when, internal)
 
 
 def require(condition: ExprLike, error: str | Template, *, when: ExprLike = None) -> Step:
