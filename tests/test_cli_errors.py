@@ -25,8 +25,8 @@ from typer.models import ArgumentInfo, CommandInfo, OptionInfo
 from typer.testing import CliRunner
 
 from scoring.batch import BatchScorer
+from scoring.validation.manifest import Manifest
 from simulator import load_domain
-from simulator.manifest import Manifest
 from simulator.transcript import FileSink
 from tests.conftest import FIXTURES, ROOT
 from toolgym.app import ToolgymGroup, fail, output_dir, output_file
@@ -333,6 +333,7 @@ def baselines(ws: Path, busy: int, tmp: Path) -> dict[str, dict[str, Any]]:
     return {
         "domains": {},
         "check": {"path": SHOP},
+        "migrate": {"path": SHOP, "dry_run": True},
         "call": {"domain": SHOP, "tool": "get_customer", "arguments": '{"customer_id": "C-0001"}'},
         "serve": {
             "domain": SHOP,
@@ -359,6 +360,7 @@ BAD_TEXT = {
     ("call", "tool"): "no_such_tool",
     ("call", "arguments"): "{nope",
     ("check", "path"): "no-such-domain",
+    ("migrate", "path"): "no-such-domain",
     ("serve", "domain"): "no-such-domain",
     ("serve", "task"): "no-such-task",
     ("serve", "log_level"): "loud",

@@ -1,0 +1,173 @@
+"""`toolgym migrate`: old spellings rewritten in place, nothing else touched, behaviour identical."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from simulator import load_domain
+from simulator.lint import Spelling
+from simulator.loader import check_domain
+from simulator.migrate import apply, plan, segments
+from tests.conftest import FIXTURES
+from toolgym.cli import app
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import golden_replays  # noqa: E402
+
+runner = CliRunner()
+
+
+def test_every_pinned_domain_migrates_and_replays_its_golden_record(tmp_path):
+    """Copies of the bundled and fixture domains: after `migrate`, no old spelling is left, only the
+    old words changed, and every gold call's outcome and every digest is the pinned one."""
+    pinned = json.loads(golden_replays.FIXTURE.read_text(encoding="utf-8"))
+    migrated = 0
+    for source in golden_replays._folders(tmp_path / "sources"):
+        folder = tmp_path / "copies" / source.name
+        shutil.copytree(source, folder)
+        before = (folder / "domain.yaml").read_text(encoding="utf-8")
+        spellings = check_domain(folder).spellings
+        result = runner.invoke(app, ["migrate", str(folder)])
+        assert result.exit_code == 0, result.output
+        after = (folder / "domain.yaml").read_text(encoding="utf-8")
+        report = check_domain(folder)
+        assert report.errors == [] and report.spellings == [], source.name
+        assert (after != before) == bool(spellings), source.name
+        renames = {(s.old, s.new) for s in spellings}
+        old_lines, new_lines = before.splitlines(), after.splitlines()
+        assert len(old_lines) == len(new_lines)  # comments, blank lines, layout: all kept
+        for old_line, new_line in zip(old_lines, new_lines, strict=True):
+            if old_line != new_line:
+                undone = new_line
+                for old, new in renames:
+                    undone = undone.replace(new, old)
+                assert undone == old_line, (old_line, new_line)
+        if spellings:
+            migrated += 1
+            domain = load_domain(folder)
+            assert golden_replays.record_domain(domain) == pinned[domain.ref], domain.ref
+    assert migrated >= 2  # the test exercises real rewrites (logistics, tau2-retail, stays today)
+
+
+WRITTEN = """\
+# a domain written with old spellings, comments and several styles
+name: old
+version: 1.0.0
+tables:
+  items:   # the only table
+    primary_key: id
+    columns:
+      id: {type: string}
+      code: {type: string}
+      tags: {type: json, default: []}
+tools:
+  - name: find
+    description: Find items by code prefix.
+    kind: read
+    input_schema: {type: object, properties: {code: {type: string}}}
+    operation:
+      - list: items
+        where:
+          - {column: code, op: prefix, value: $args.code}   # old filter spelling
+        as: found
+      - return:
+          object:
+            count: &counted
+              "count": [$found.code, $args.code]   # quoted old operator key
+            first: {get: [{at: [$found, 0]}, code]}
+            again: *counted
+            total:
+              sum:
+                - {len: $found.tags}
+"""
+
+
+def test_comments_quoting_styles_and_anchors_are_kept(tmp_path):
+    folder = tmp_path / "old"
+    folder.mkdir()
+    (folder / "domain.yaml").write_text(WRITTEN, encoding="utf-8")
+    report = check_domain(folder)
+    assert report.errors == []
+    assert {(s.old, s.new) for s in report.spellings} == {
+        ("prefix", "starts_with"),
+        ("count", "count_of"),
+        ("get", "get_key"),
+        ("sum", "sum_of"),
+    }
+    assert all(
+        w.message.endswith(f"write `{s.new}`") for w, s in zip(report.warnings, report.spellings, strict=True)
+    )
+    result = runner.invoke(app, ["migrate", str(folder)])
+    assert result.exit_code == 0, result.output
+    assert (folder / "domain.yaml").read_text(encoding="utf-8") == (
+        WRITTEN.replace("op: prefix", "op: starts_with")
+        .replace('"count": [', "count_of: [")
+        .replace("{get: [", "{get_key: [")
+        .replace("sum:\n", "sum_of:\n")
+    )
+    after = check_domain(folder)
+    assert after.errors == [] and after.warnings == []
+
+
+def test_check_and_dry_run_write_nothing(tmp_path):
+    folder = tmp_path / "old"
+    folder.mkdir()
+    (folder / "domain.yaml").write_text(WRITTEN, encoding="utf-8")
+    dry = runner.invoke(app, ["migrate", str(folder), "--dry-run"])
+    assert dry.exit_code == 0 and "+            first: {get_key: [" in dry.stdout
+    check = runner.invoke(app, ["migrate", str(folder), "--check"])
+    assert check.exit_code == 1 and "-          - {column: code, op: prefix" in check.stdout
+    as_json = runner.invoke(app, ["migrate", str(folder), "--check", "--json"])
+    body = json.loads(as_json.stdout)
+    assert as_json.exit_code == 1 and body["written"] is False
+    assert sorted(c["new"] for c in body["changes"]) == ["count_of", "get_key", "starts_with", "sum_of"]
+    assert (folder / "domain.yaml").read_text(encoding="utf-8") == WRITTEN
+    assert runner.invoke(app, ["migrate", str(folder)]).exit_code == 0
+    clean = runner.invoke(app, ["migrate", str(folder), "--check"])
+    assert clean.exit_code == 0 and "nothing to migrate" in clean.stderr
+
+
+def test_a_domain_with_errors_is_not_migrated(tmp_path):
+    folder = tmp_path / "old"
+    folder.mkdir()
+    broken = WRITTEN.replace("      code: {type: string}", "      code: {type: strng}")
+    (folder / "domain.yaml").write_text(broken, encoding="utf-8")
+    result = runner.invoke(app, ["migrate", str(folder)])
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: domain.yaml:tables.items.columns.code.type")
+    assert (folder / "domain.yaml").read_text(encoding="utf-8") == broken
+
+
+@pytest.mark.parametrize(
+    ("location", "parts"),
+    [
+        (
+            "tools[3] (get-x).operation[2].set.total.add[0]",
+            ["tools", 3, "operation", 2, "set", "total", "add", 0],
+        ),
+        ("fragments.pay.steps[0].where[1].op", ["fragments", "pay", "steps", 0, "where", 1, "op"]),
+    ],
+)
+def test_locations_read_as_paths(location, parts):
+    assert segments(location) == parts
+
+
+def test_a_spelling_that_is_not_where_it_is_said_to_be_is_reported_not_guessed():
+    text = "tools:\n  - operation: {let: x, value: {sum: $y}}\n"
+    edits, missed = plan(text, [Spelling("tools[0] (t).operation[0].value", "sum", "sum_of"),
+                                Spelling("tools[0] (t).operation[0].let", "count", "count_of")])  # fmt: skip
+    assert apply(text, edits) == "tools:\n  - operation: {let: x, value: {sum_of: $y}}\n"
+    assert [s.old for s in missed] == ["count"]
+
+
+def test_the_shop_fixture_has_nothing_to_migrate():
+    result = runner.invoke(app, ["migrate", str(FIXTURES / "shop"), "--check"])
+    assert result.exit_code == 0 and result.stdout == ""
