@@ -580,3 +580,20 @@ def test_lifted_expressions_are_builder_calls() -> None:
     assert lifted == ops.if_(
         ops.get_key(ref("order"), "status"), fmt(template(ref("order", "total").fmt(".2f"), " {EUR}")), "$5"
     )
+
+
+def test_the_documented_example_runs(tmp_path: Path) -> None:
+    """docs/domain-format.md "Building domains from code": its example builds, writes and loads."""
+    text = (ROOT / "docs" / "domain-format.md").read_text(encoding="utf-8")
+    section = text[text.index("## Building domains from code") :]
+    code = section[
+        section.index("```python\n") + len("```python\n") : section.index("```\n", section.index("```python"))
+    ]
+    assert 'd.write("out/shop")' in code
+    scope: dict[str, Any] = {}
+    exec(compile(code.replace('"out/shop"', repr(str(tmp_path / "shop"))), "domain-format.md", "exec"), scope)  # noqa: S102
+    assert (tmp_path / "shop" / "domain.yaml").exists()
+    with scope["domain"].episode() as ep:
+        assert ep.call("ship", {"order_id": "O-1"})["status"] == "shipped"
+        with pytest.raises(ToolError, match=r"^Order O-1 is shipped\.$"):
+            ep.call("ship", {"order_id": "O-1"})
