@@ -400,8 +400,13 @@ def _update(c: _Compiler, step: UpdateStep, scope: Scope, at: str) -> Run:
         with c.noting():
             c.column(info, col, f"{at}.set.{col}")
             sets[col] = c.expr(value, inner, f"{at}.set.{col}")
-    t = info.sa_table
-    statement = sql(sa.update(t).where(info.key_clause()).values({col: sa.bindparam(col) for col in sets}))
+    patch = {}
+    for col, value in step.patch.items():
+        with c.noting():
+            patch[col] = _patch_entry(c, info, col, value, inner, f"{at}.patch.{col}", step.set)
+    if not step.set and not step.patch:
+        c.problems.append(CompileError(at, "update needs `set` or `patch` (the columns it changes)"))
+    statement_for = _update_statements(info)
     return UpdateRun(
         info=info,
         query=q,
@@ -409,9 +414,46 @@ def _update(c: _Compiler, step: UpdateStep, scope: Scope, at: str) -> Run:
         error=c._error(step.error, c._key_default(info, step.key), scope, at),
         bind=step.bind,
         sets=sets,
-        statement=statement,
-        labels={col: _label(value, info, col) for col, value in step.set.items()},
+        statement=statement_for(tuple(sets)) if sets else "",
+        labels={col: _label(value, info, col) for col, value in {**step.set, **step.patch}.items()},
+        patch=patch,
+        statement_for=statement_for,
     )
+
+
+def _patch_entry(
+    c: _Compiler, info: TableInfo, col: str, value: Any, scope: Scope, at: str, sets: dict[str, Any]
+) -> tuple[Compiled, frozenset[str]]:
+    """A `patch` column: its value, and the arguments the call must give for it to be set."""
+    c.column(info, col, at)
+    if col in sets:
+        raise CompileError(at, f"{col} is in both `set` and `patch`; give it in one")
+    fn = c.expr(value, scope, at)
+    try:
+        needs = frozenset(arguments_read(parse(value)))
+    except ExprError:
+        needs = frozenset()  # (the expression's own problem is already noted)
+    if not needs and fn is not _broken:
+        raise CompileError(
+            at,
+            "a `patch` value must read a tool argument ($args.NAME): it is set only when the call gives it; use `set`",
+        )
+    return fn, needs
+
+
+def _update_statements(info: TableInfo) -> Callable[[tuple[str, ...]], str]:
+    """`UPDATE table SET these columns WHERE key`, built once per set of columns."""
+    cache: dict[tuple[str, ...], str] = {}
+    t = info.sa_table
+
+    def statement(columns: tuple[str, ...]) -> str:
+        text = cache.get(columns)
+        if text is None:
+            values: dict[str, Any] = {col: sa.bindparam(col) for col in columns}
+            text = cache[columns] = sql(sa.update(t).where(info.key_clause()).values(values))
+        return text
+
+    return statement
 
 
 @compiles("delete")

@@ -348,7 +348,12 @@ class UpdateStep(_RowsStep):
     table: str = Field(alias="update")
     key: dict[str, Expr] | None = None
     where: list[Filter] | None = None
-    set: dict[str, Expr]
+    set: dict[str, Expr] = Field(default_factory=dict, description="columns always set")
+    patch: dict[str, Expr] = Field(
+        default_factory=dict,
+        description="columns set only when the call gave every argument the value reads (even as null: "
+        "then null is written); an absent argument leaves the column as it is",
+    )
     error: str | None = None
 
 

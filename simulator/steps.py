@@ -192,20 +192,38 @@ class TargetedRun(Run):
 
 @dataclass(kw_only=True)
 class UpdateRun(TargetedRun):
+    """`set` columns always; `patch` columns only when the call gave every argument they read."""
+
     sets: dict[str, Compiled]
     statement: str
     labels: dict[str, str] = field(default_factory=dict)
+    patch: dict[str, tuple[Compiled, frozenset[str]]] = field(default_factory=dict)
+    statement_for: Callable[[tuple[str, ...]], str] | None = None  # the UPDATE of these columns
+
+    def _columns(self, env: Env) -> tuple[dict[str, Compiled], str]:
+        """The columns this call sets, and the statement that sets them."""
+        if not self.patch:
+            return self.sets, self.statement
+        given = env.get("args") or {}
+        sets = dict(self.sets)
+        sets.update((col, fn) for col, (fn, needs) in self.patch.items() if needs.issubset(given))
+        assert self.statement_for is not None
+        return sets, self.statement_for(tuple(sets)) if sets else ""
 
     def run(self, rt: Runtime, env: Env) -> Any:
         info = self.info
         rows = self.targets(rt, env)
+        sets, statement = self._columns(env)
         out = []
         previous = env.get("row", MISSING)
         try:
             for raw in rows:
                 before = info.decode(raw)
+                if not sets:  # a patch the call gave nothing for: the row as it is
+                    out.append(before)
+                    continue
                 env["row"] = before
-                new = {name: fn(env) for name, fn in self.sets.items()}
+                new = {name: fn(env) for name, fn in sets.items()}
                 try:
                     params = {name: info.encode(name, value) for name, value in new.items()}
                 except ValueProblem as exc:
@@ -213,7 +231,7 @@ class UpdateRun(TargetedRun):
                 key = info.key_of(raw)
                 params.update(info.key_params(key))
                 try:
-                    execute(rt.conn, self.statement, params, self.labels)
+                    execute(rt.conn, statement, params, self.labels)
                 except sqlite3.IntegrityError as exc:
                     raise ToolError(_integrity_message(info, exc, "update")) from None
                 rt.changed(info.name, key)
