@@ -62,6 +62,9 @@ def test_the_schema_checks_expressions_against_the_registry():
     assert errors({"map": {"over": [1], "as": "v", "to": "$v"}}) == []
     assert errors({"nope": 1}) != []  # unknown operator
     assert errors({"sub": [1]}) != []  # wrong arity
+    assert errors({"if": [True, 1]}) != []
+    assert errors({"len": [1, 2]}) != []  # one operand: bare, or a list of one
+    assert errors({"len": [[1, 2]]}) == errors({"len": "$args.x"}) == []
     assert errors({"eq": [1, {"a": 1, "b": 2}]}) != []  # two keys: not an operator
     assert errors({"map": {"over": [1], "as": "v"}}) != []  # missing `to`
 

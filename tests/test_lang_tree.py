@@ -46,6 +46,7 @@ def test_each_form_parses_to_its_node():
     [
         ({"add": [1, {"nope": 2}]}, "add[1]", "unknown operator 'nope'"),
         ({"if": [True, {"sub": [1]}, 0]}, "if[1]", "sub takes 2 operand(s), got 1"),
+        ({"not": {"if": [True, 1]}}, "not", "if takes 3 operand(s), got 2"),
         ({"object": {"total": {"a": 1, "b": 2}}}, "object.total", "exactly one key"),
         ({"map": {"over": [], "as": "x"}}, "map", "map takes {over: LIST, as: NAME, to: EXPR"),
         ({"not": {"format": "{x:%%%}"}}, "not.format", "bad format spec"),

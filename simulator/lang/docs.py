@@ -73,9 +73,18 @@ def with_table(text: str, table: str | None = None) -> str:
 def _operand_schema(op: Operator) -> dict[str, Any]:
     if op.operand_schema is not None:
         return op.operand_schema
-    if op.arity is None or op.arity == 1:
+    if op.arity is None:
         return EXPR_REF  # one expression, or a list of them
-    return {"type": "array", "items": EXPR_REF, "minItems": op.arity, "maxItems": op.arity}
+    exactly = {"type": "array", "items": EXPR_REF, "minItems": op.arity, "maxItems": op.arity}
+    if op.arity == 1:  # bare, or a list of one
+        return {
+            "anyOf": [
+                {"type": ["null", "boolean", "number", "string"]},
+                {"$ref": "#/$defs/Operator"},
+                exactly,
+            ]
+        }
+    return exactly
 
 
 def expr_defs() -> dict[str, Any]:

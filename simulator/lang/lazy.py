@@ -120,10 +120,7 @@ def _compile_coalesce(node: Node, scope: Any, compile_node: CompileExpr) -> Comp
 
 
 def _compile_if(node: Node, scope: Any, compile_node: CompileExpr) -> Compiled:
-    ops = _operands(node, scope, compile_node)
-    if len(ops) != 3:
-        raise ExprError("if takes [condition, then, else]", node.path)
-    cond, then, other = ops
+    cond, then, other = _operands(node, scope, compile_node)  # three: checked by the parser (arity)
     return lambda env: then(env) if cond(env) else other(env)
 
 
@@ -168,10 +165,10 @@ def _lazy(
     parse: Any = None,
     compile: CompileHook | None = None,
     operand: dict[str, Any] | None = None,
+    arity: int | None = None,
 ) -> None:
-    register(
-        Operator(name, category, signature, doc, null, parse=parse, compile=compile, operand_schema=operand)
-    )
+    hooks = {"parse": parse, "compile": compile, "operand_schema": operand}
+    register(Operator(name, category, signature, doc, null, arity=arity, **hooks))
 
 
 _lazy(
@@ -250,7 +247,7 @@ _lazy(
     "then when cond is truthy, else otherwise (only one is evaluated)",
     NullPolicy.VALUE,
     compile=_compile_if,
-    operand={"type": "array", "items": _EXPR, "minItems": 3, "maxItems": 3},
+    arity=3,
 )
 _lazy(
     "coalesce",
