@@ -26,7 +26,7 @@ from .domain import Domain
 from .errors import CallReferenceError, Problem, SpecError
 from .fastschema import bound_arrays, input_validator, unknown_keywords
 from .lint import Spelling, literal_problems, lost_values, old_spellings
-from .spec import Clock, Column, DomainSpec, Fragment, Table, Task, Tool
+from .spec import Clock, Column, DomainSpec, Fragment, Table, Task, Tool, UseStep
 from .steps import CompiledTool
 from .tables import TableInfo, ValueProblem, add_indexes, build_tables
 
@@ -351,8 +351,27 @@ class _Loader:
         for name, fragment in spec.fragments.items():
             for at, message in literal_problems(fragment.steps, "steps", infos, self.stand_ins):
                 self.problem(file, f"fragments.{name}.{at}", message)
+            self._compile_fragment(spec, infos, name, fragment)
         add_indexes(infos, wanted)
         return compiled
+
+    def _compile_fragment(
+        self, spec: DomainSpec, infos: dict[str, TableInfo], name: str, fragment: Fragment
+    ) -> None:
+        """Compile a fragment on its own (through a tool that only uses it), so that one no tool uses
+        is checked too; a problem tools already reported for it is not repeated."""
+        probe = Tool(
+            name="fragment",
+            description="",
+            kind="write",
+            operation=[UseStep.model_validate({"use": name, "with": dict.fromkeys(fragment.params)})],
+        )
+        try:
+            compile_tool(probe, infos, spec.fragments)
+        except CompileError as exc:
+            for e in exc.all:
+                if _IN_FRAGMENT in e.where:
+                    self._compile_problem("domain.yaml", "", e)
 
     def _compile_problem(self, file: str, where: str, exc: CompileError) -> None:
         """A tool's compile problem; one inside a fragment it uses is the fragment's, reported once,

@@ -269,3 +269,18 @@ def test_literals_that_fit_and_escapes_are_not_problems(tmp_path):
     edit(folder, plant)
     report = check_domain(folder)
     assert report.errors == [] and report.warnings == []
+
+
+def test_a_fragment_no_tool_uses_is_checked_too(tmp_path):
+    folder = shop_copy(tmp_path)
+
+    def plant(raw: dict[str, Any]) -> None:
+        raw["fragments"] = {
+            "unused": {"params": ["sku"], "steps": [{"get": "products", "key": {"sku": "$skew"}, "as": "p"}]}
+        }
+
+    edit(folder, plant)
+    errors = check_domain(folder).errors
+    assert [(p.location, p.message.split(" (")[0]) for p in errors] == [
+        ("fragments.unused.steps[0].key.sku", "unknown name $skew")
+    ]
