@@ -550,6 +550,34 @@ def test_builders_for_keys_id_schemes_clock_format_internal_lookups_and_new_oper
             ep.call("seats_of", {})  # the computed key is null: the agent's tool error
 
 
+def test_update_patch_sets_only_what_the_call_gave_and_lifts_back(tmp_path: Path) -> None:
+    d = DomainBuilder("notes", "1.0.0")
+    d.table(
+        "notes",
+        "id",
+        {"id": column("integer"), "text": column("string", nullable=True), "n": column("integer")},
+    )
+    d.seed("notes", [{"id": 1, "text": "first", "n": 0}])
+    d.tool(
+        "edit",
+        "Change a note: only the fields given.",
+        "write",
+        inputs({"id": param("integer"), "text": param(["string", "null"])}, required=["id"]),
+        update("notes", {"n": ops.add(row("n"), 1)}, patch={"text": arg("text")}, key={"id": arg("id")}),
+    )
+    with pytest.raises(ValueError, match="give `set` or `patch`"):
+        update("notes", key={"id": 1})
+    for domain in (d.load(), lift_domain(d.write(tmp_path / "notes")).load()):
+        with domain.episode() as ep:
+            assert ep.call("edit", {"id": 1}) == {
+                "id": 1,
+                "text": "first",
+                "n": 1,
+            }  # absent: left as it is
+            assert ep.call("edit", {"id": 1, "text": "second"})["text"] == "second"
+            assert ep.call("edit", {"id": 1, "text": None})["text"] is None  # explicit null: written
+
+
 # ------------------------------------------------------------------ rebuilding real domains
 
 

@@ -122,6 +122,7 @@ def _step(raw: Mapping[str, Any]) -> Step:
             order_by=raw.get("order_by", ()),
             error=error,
             optional=raw.get("optional", False),
+            join=raw.get("join"),
             **common,
         )
     if "list" in raw or "search" in raw:
@@ -132,6 +133,7 @@ def _step(raw: Mapping[str, Any]) -> Step:
             limit=_opt(raw, "limit"),
             offset=_opt(raw, "offset"),
             max_limit=raw.get("max_limit", 100),
+            join=raw.get("join"),
             **common,
         )
     if "count" in raw:
@@ -143,9 +145,14 @@ def _step(raw: Mapping[str, Any]) -> Step:
     if "update" in raw or "delete" in raw:
         where = _filters(raw["where"]) if "where" in raw else None
         if "update" in raw:
-            changes = _values(raw["set"]) or {}
             return update(
-                raw["update"], changes, key=_values(raw.get("key")), where=where, error=error, **common
+                raw["update"],
+                _values(raw.get("set")),
+                patch=_values(raw.get("patch")),
+                key=_values(raw.get("key")),
+                where=where,
+                error=error,
+                **common,
             )
         return delete(raw["delete"], key=_values(raw.get("key")), where=where, error=error, **common)
     if "require" in raw:

@@ -126,6 +126,10 @@ def _common(raw: dict[str, Any], as_: str | None, when: ExprLike, internal: bool
     return Step(raw)
 
 
+def _given(options: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in options.items() if v is not None}
+
+
 def _mapping(values: Mapping[str, ExprLike]) -> dict[str, Any]:
     return {str(k): expr(v) for k, v in values.items()}
 
@@ -160,11 +164,13 @@ def get(
     order_by: Sequence[str] = (),
     error: str | Template | None = None,
     optional: bool = False,
+    join: Mapping[str, str] | None = None,
     internal: bool = False,
     as_: str | None = None,
     when: ExprLike = None,
 ) -> Step:
-    """`get: TABLE`: one row by `key` or `where`; missing -> `error` (or null when `optional`)."""
+    """`get: TABLE`: one row by `key` or `where`; missing -> `error` (or null when `optional`);
+    `join: {NAME: fk_column}` adds the row each foreign key refers to."""
     raw = _targeted({"get": table}, key, where, None)
     if order_by:
         raw["order_by"] = list(order_by)
@@ -172,6 +178,8 @@ def get(
         raw["error"] = text_of(error)
     if optional:
         raw["optional"] = True
+    if join:
+        raw["join"] = dict(join)
     return _common(raw, as_, when, internal)
 
 
@@ -187,11 +195,12 @@ def list_(
     limit: ExprLike = None,
     offset: ExprLike = None,
     max_limit: int | None = DEFAULT_CAP,
+    join: Mapping[str, str] | None = None,
     internal: bool = False,
     as_: str | None = None,
     when: ExprLike = None,
 ) -> Step:
-    """`list: TABLE`: matching rows, ordered, capped at `max_limit` (None: no cap)."""
+    """`list: TABLE`: matching rows, ordered, capped at `max_limit` (None: no cap); `join` as in `get`."""
     raw: dict[str, Any] = {"list": table}
     if where:
         raw["where"] = _filters(where)
@@ -203,6 +212,8 @@ def list_(
         raw["offset"] = expr(offset)
     if max_limit != DEFAULT_CAP:
         raw["max_limit"] = max_limit
+    if join:
+        raw["join"] = dict(join)
     return _common(raw, as_, when, internal)
 
 
@@ -246,8 +257,9 @@ def create(
 
 def update(
     table: str,
-    set: Mapping[str, ExprLike],  # noqa: A002 - the format's own word
+    set: Mapping[str, ExprLike] | None = None,  # noqa: A002 - the format's own word
     *,
+    patch: Mapping[str, ExprLike] | None = None,
     key: Mapping[str, ExprLike] | None = None,
     where: Sequence[Filter] | None = None,
     error: str | Template | None = None,
@@ -255,8 +267,13 @@ def update(
     as_: str | None = None,
     when: ExprLike = None,
 ) -> Step:
-    """`update: TABLE`: set columns of the row with `key` (or every row matching `where`)."""
-    return _common(_targeted({"update": table}, key, where, error, set=_mapping(set)), as_, when, internal)
+    """`update: TABLE`: the row with `key` (or every row matching `where`). `set` columns are always
+    written; a `patch` column only when the call gave every argument its value reads (an explicit
+    null writes null, an absent argument leaves the column)."""
+    if not set and not patch:
+        raise ValueError(f"update {table}: give `set` or `patch` (or both)")
+    changes = _given({"set": _mapping(set) if set else None, "patch": _mapping(patch) if patch else None})
+    return _common(_targeted({"update": table}, key, where, error, **changes), as_, when, internal)
 
 
 def delete(
