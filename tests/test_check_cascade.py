@@ -180,11 +180,13 @@ def test_an_unknown_table_is_one_problem_and_later_steps_are_still_checked(tmp_p
     def plant(raw: dict[str, Any]) -> None:
         ops = tool(raw, "cancel_order")["operation"]
         ops[0]["get"] = "orderz"  # binds $order: later steps using it are not problems
+        ops[0]["key"] = {"order_id": "$args.id"}  # the failed step's expressions are still checked
         ops[2]["set"]["total"] = "$args.amount"  # no such argument
 
     edit(folder, plant)
     assert sorted(places(folder)) == [
         ("domain.yaml", "tools[4] (cancel_order).operation[0]"),
+        ("domain.yaml", "tools[4] (cancel_order).operation[0].key.order_id"),
         ("domain.yaml", "tools[4] (cancel_order).operation[2].set.total"),
     ]
 
