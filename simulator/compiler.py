@@ -30,7 +30,8 @@ from .lang import (
     parse_template,
     uses_now,
 )
-from .query import CompiledFilter, Hop, Query, key_encoder
+from .lint import expressions
+from .query import CompiledFilter, Hop, Join, Query, key_encoder
 from .spec import (
     CountStep,
     CreateStep,
@@ -216,9 +217,16 @@ class _Compiler:
         the table and column finally compared, and the hops that lead there."""
         if path in info.spec.columns or "." not in path:
             return info, self.column(info, path, where), ()
+        *links, last = path.split(".")
+        here, hops = self.follow(info, path, links, where, "rel")
+        return here, self.column(here, last, where), hops
+
+    def follow(
+        self, info: TableInfo, path: str, links: list[str], where: str, alias: str
+    ) -> tuple[TableInfo, tuple[Hop, ...]]:
+        """Follow foreign-key columns from `info`: the table reached, and the hops (aliased `alias_N`)."""
         hops: list[Hop] = []
         here = info
-        *links, last = path.split(".")
         for link in links:
             self.column(here, link, where)
             ref = here.spec.columns[link].references
@@ -230,11 +238,29 @@ class _Compiler:
             table, key = ref.split(".")
             here = self.table(table, where)
             self.read.add(here.name)
-            hops.append(Hop(link, here.sa_table.alias(f"rel_{len(hops)}"), key))
-        return here, self.column(here, last, where), tuple(hops)
+            hops.append(Hop(link, here.sa_table.alias(f"{alias}_{len(hops)}"), key))
+        return here, tuple(hops)
+
+    def joins(self, info: TableInfo, join: dict[str, str], at: str) -> list[Join]:
+        """`join: {NAME: fk}`: each row gets NAME, the row its foreign key (or key path) refers to."""
+        out = []
+        for i, (name, path) in enumerate(join.items()):
+            where = f"{at}.join.{name}"
+            with self.noting():
+                if name in info.spec.columns:
+                    raise CompileError(
+                        where, f"{name!r} is a column of {info.name}; name the joined row otherwise"
+                    )
+                target, hops = self.follow(info, path, path.split("."), where, f"join{i}")
+                out.append(Join(name, target, hops))
+        return out
 
     def _error(self, text: str | None, default: str, scope: Scope, at: str) -> Callable[[Env], str]:
-        return self.template(text if text is not None else default, scope, f"{at}.error")
+        found = len(self.problems)
+        message = self.template(text if text is not None else default, scope, f"{at}.error")
+        if text is None:  # the default names the key's references: a bad one is the key's problem
+            del self.problems[found:]
+        return message
 
     def _key_default(self, info: TableInfo, key: dict[str, Any] | None) -> str:
         if key:
@@ -251,6 +277,8 @@ class _Compiler:
                 runs.append(self.step(step, scope, f"{at}[{i}]"))
             except CompileError as exc:  # noted; the next steps are still checked (`check` lists all)
                 self.problems.append(exc)
+                for where, value in expressions(step, f"{at}[{i}]"):  # and this one's expressions
+                    self.expr(value, scope.child("row"), where)  # (the loader drops a repeat)
                 scope.add(step.bound_name())  # so a later `$name` is not a second problem
         return runs
 
@@ -315,9 +343,8 @@ def _get(c: _Compiler, step: GetStep, scope: Scope, at: str) -> Run:
     if not step.key and not step.where:
         raise CompileError(at, "get needs `key` or `where`")
     _order_by(c, info, step.order_by, at)
-    q = Query(
-        info, c.filters(info, step.key, step.where, scope, at, step.internal), step.order_by, paged=True
-    )
+    filters = c.filters(info, step.key, step.where, scope, at, step.internal)
+    q = Query(info, filters, step.order_by, paged=True, joins=c.joins(info, step.join, at))
     error = c._error(step.error, c._key_default(info, step.key), scope, at)
     return GetRun(info, q, error, step.optional, step.bind)
 
@@ -326,7 +353,8 @@ def _get(c: _Compiler, step: GetStep, scope: Scope, at: str) -> Run:
 def _list(c: _Compiler, step: ListStep, scope: Scope, at: str) -> Run:
     info = c.table(step.table, at)
     _order_by(c, info, step.order_by, at)
-    q = Query(info, c.filters(info, None, step.where, scope, at, step.internal), step.order_by, paged=True)
+    filters = c.filters(info, None, step.where, scope, at, step.internal)
+    q = Query(info, filters, step.order_by, paged=True, joins=c.joins(info, step.join, at))
     limit = c.expr(step.limit, scope, f"{at}.limit") if step.limit is not None else None
     offset = c.expr(step.offset, scope, f"{at}.offset") if step.offset is not None else None
     uncapped = step.internal and "max_limit" not in step.model_fields_set

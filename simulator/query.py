@@ -46,6 +46,15 @@ class Hop:
     key: str
 
 
+@dataclass(frozen=True)
+class Join:
+    """`join: {name: fk}`: the row the foreign keys along `hops` lead to, added to each row as `name`."""
+
+    name: str
+    info: TableInfo
+    hops: tuple[Hop, ...]
+
+
 @dataclass
 class CompiledFilter:
     """`column OP value`, the value an expression of the call's environment. With `via`, the column
@@ -117,8 +126,10 @@ class Query:
         paged: bool,
         count: bool = False,
         total: str | None = None,
+        joins: list[Join] | None = None,
     ):
         self.info = info
+        self.joins = joins or []
         self.filters = filters
         self.order_by = order_by
         self.paged = paged
@@ -134,7 +145,29 @@ class Query:
             and not only.skip_if_null
             and not only.via
         )
-        self.by_pk = only if pk_lookup and not order_by and not self.count else None
+        self.by_pk = only if pk_lookup and not order_by and not self.count and not self.joins else None
+        #: what reading through foreign keys (joins, filters on related rows) reads: a scan of each table
+        self.related_reads = tuple(
+            sorted(
+                {(j.info.name, "*") for j in self.joins}
+                | {(h.table.element.name, "*") for f in filters for h in f.via}
+            )
+        )
+        #: a fetched row as the step returns it (joined rows under their names)
+        self.decode: Callable[[tuple[Any, ...]], dict[str, Any]] = (
+            self._decode_joined if self.joins else info.decode
+        )
+
+    def _decode_joined(self, row: tuple[Any, ...]) -> dict[str, Any]:
+        at = len(self.info.columns)
+        out = self.info.decode(row[:at])
+        for join in self.joins:
+            width = len(join.info.columns)
+            part = row[at : at + width]
+            at += width
+            found = any(part[i] is not None for i in join.info.key_index)
+            out[join.name] = join.info.decode(part) if found else None
+        return out
 
     def _statement(self, active: tuple[int, ...]) -> str:
         text = self._cache.get(active)
@@ -145,7 +178,7 @@ class Query:
             elif self.count:
                 stmt = sa.select(sa.func.count()).select_from(t)
             else:
-                stmt = sa.select(*t.c)
+                stmt = self._select(t)
             for i in active:
                 stmt = stmt.where(_clause(t, self.filters[i], f"f{i}"))
             if not self.count:
@@ -158,6 +191,20 @@ class Query:
                     stmt = stmt.limit(sa.bindparam("limit")).offset(sa.bindparam("offset"))
             text = self._cache[active] = sql(stmt)
         return text
+
+    def _select(self, t: sa.Table) -> sa.Select[Any]:
+        """The table's columns, then each joined row's (LEFT OUTER JOIN along its foreign keys)."""
+        if not self.joins:
+            return sa.select(*t.c)
+        source: Any = t
+        columns = list(t.c)
+        for join in self.joins:
+            before = t
+            for hop in join.hops:
+                source = source.outerjoin(hop.table, before.c[hop.column] == hop.table.c[hop.key])
+                before = hop.table
+            columns.extend(before.c)
+        return sa.select(*columns).select_from(source)
 
     def params(self, env: Env) -> tuple[tuple[int, ...], dict[str, Any]]:
         active: list[int] = []

@@ -245,6 +245,14 @@ def register_step(cls: _S) -> _S:
     return cls
 
 
+def _join_field() -> Any:
+    return Field(
+        default_factory=dict,
+        description="related rows: `NAME: fk_column` (or a path `fk.fk2`) adds to each row NAME, "
+        "the row that foreign key refers to (null when none), in the same SQL statement",
+    )
+
+
 class _Step(StepModel):
     bind: str | None = Field(default=None, alias="as", description="name to bind the step's value to")
 
@@ -280,6 +288,7 @@ class GetStep(_RowsStep):
     )
     error: str | None = None
     optional: bool = False
+    join: dict[str, str] = _join_field()
 
 
 @register_step
@@ -298,6 +307,7 @@ class ListStep(_RowsStep):
         default=100, description="cap on rows returned; null: no cap (for lists the agent does not page)"
     )
     offset: Expr = None
+    join: dict[str, str] = _join_field()
 
 
 @register_step

@@ -50,11 +50,12 @@ class GetRun(Run):
         rows = self.query.fetch(rt, env, 1, 0)
         if rt.reads is not None:
             rt.reads.add((self.info.name, self.info.key_of(rows[0]) if rows else "*"))
+            rt.reads.update(self.query.related_reads)
         if not rows:
             if self.optional:
                 return None
             raise ToolError(self.error(env))
-        return self.info.decode(rows[0])
+        return self.query.decode(rows[0])
 
 
 @dataclass
@@ -81,7 +82,9 @@ class ListRun(Run):
             offset = max(0, _count(self.offset(env), self.offset_label) or 0)
         if rt.reads is not None:
             rt.reads.add((self.info.name, "*"))
-        return [self.info.decode(r) for r in self.query.run(rt.conn, env, limit, offset)]
+            rt.reads.update(self.query.related_reads)
+        decode = self.query.decode
+        return [decode(r) for r in self.query.run(rt.conn, env, limit, offset)]
 
 
 _WHOLE = re.compile(r"\s*[+-]?[0-9]{1,30}\s*", re.ASCII)
@@ -109,6 +112,7 @@ class CountRun(Run):
     def run(self, rt: Runtime, env: Env) -> Any:
         if rt.reads is not None:
             rt.reads.add((self.query.info.name, "*"))
+            rt.reads.update(self.query.related_reads)
         try:
             return self.query.run(rt.conn, env)[0][0]
         except sqlite3.OperationalError as exc:

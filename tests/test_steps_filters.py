@@ -15,7 +15,7 @@ from simulator.errors import SpecError
 from simulator.query import PREDICATES
 from simulator.spec import FILTER_ALIASES, Tool, step_spellings
 
-from .test_steps_registry import SEED, TABLES, domain, tool
+from .test_steps_registry import MENTORED, MENTORS, domain, tool
 
 #: text SQLite stores as given (no surrogates; a NUL ends text for some SQLite functions)
 TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=6)
@@ -194,13 +194,6 @@ def test_a_filter_follows_foreign_keys_in_sql(tmp_path: Path) -> None:
 
 
 def test_filters_through_foreign_keys_nest_and_may_refer_to_their_own_table(tmp_path: Path) -> None:
-    columns = {
-        **TABLES["people"]["columns"],
-        "mentor": {"type": "string", "references": "people.id", "nullable": True},
-    }
-    tables = {**TABLES, "people": {**TABLES["people"], "columns": columns}}
-    mentors = [None, "P-1", "P-2"]
-    seed = {**SEED, "people": [{**p, "mentor": m} for p, m in zip(SEED["people"], mentors, strict=True)]}
     d = domain(
         tmp_path,
         [
@@ -215,8 +208,8 @@ def test_filters_through_foreign_keys_nest_and_may_refer_to_their_own_table(tmp_
                 props=VALUE,
             ),
         ],
-        tables=tables,
-        seed=seed,
+        tables=MENTORS,
+        seed=MENTORED,
     )
     ep = d.episode()
     assert _people(ep.call("mentored_by", {"v": "Ada"})) == ["P-2"]

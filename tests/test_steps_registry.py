@@ -54,6 +54,22 @@ SEED: dict[str, list[dict[str, Any]]] = {
     "log": [],
 }
 
+#: people with a mentor (a foreign key to their own table): P-3 -> P-2 -> P-1
+MENTORS: dict[str, Any] = {
+    **TABLES,
+    "people": {
+        **TABLES["people"],
+        "columns": {
+            **TABLES["people"]["columns"],
+            "mentor": {"type": "string", "references": "people.id", "nullable": True},
+        },
+    },
+}
+MENTORED = {
+    **SEED,
+    "people": [{**p, "mentor": m} for p, m in zip(SEED["people"], [None, "P-1", "P-2"], strict=True)],
+}
+
 
 def tool(
     name: str, operation: Any, kind: str = "read", props: dict[str, Any] | None = None

@@ -1,0 +1,120 @@
+"""Related rows: `join` adds the row a foreign key refers to, in the same SQL statement."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from simulator import ToolError
+from simulator.errors import SpecError
+
+from .test_steps_registry import MENTORED, MENTORS, domain, tool
+
+CITY = {"city": {"type": "string"}}
+#: today's way to search people by their team's city and show the team: ~20 lines of list + index_by + filter
+WORKAROUND = [
+    {"list": "teams", "max_limit": None, "as": "teams"},
+    {"let": "by_id", "value": {"index_by": ["$teams", "id"]}},
+    {"list": "people", "max_limit": None, "as": "everyone"},
+    {
+        "let": "found",
+        "value": {
+            "filter": {
+                "over": "$everyone",
+                "as": "p",
+                "where": {
+                    "eq": [
+                        {"get_key": [{"get_key": ["$by_id", {"coalesce": ["$p.team", ""]}]}, "city"]},
+                        "$args.city",
+                    ]
+                },
+            }
+        },
+    },
+    {
+        "return": {
+            "map": {
+                "over": "$found",
+                "as": "p",
+                "to": {"merge": ["$p", {"object": {"team_row": {"get_key": ["$by_id", "$p.team"]}}}]},
+            }
+        }
+    },
+]
+#: the same with a filter through the foreign key and a join
+RELATED = {
+    "list": "people",
+    "where": [{"column": "team.city", "value": "$args.city"}],
+    "join": {"team_row": "team"},
+}
+
+
+def test_a_join_replaces_list_index_by_and_filter(tmp_path: Path) -> None:
+    d = domain(tmp_path, [tool("old", WORKAROUND, props=CITY), tool("new", RELATED, props=CITY)])
+    ep = d.episode()
+    for city in ("Oslo", "Lima", "Rome"):
+        assert ep.call("new", {"city": city}) == ep.call("old", {"city": city})
+    assert ep.call("new", {"city": "Oslo"})[0]["team_row"] == {"id": "T-1", "name": "Core", "city": "Oslo"}
+    assert d.tools["new"].tables_read == {"people", "teams"}
+
+
+def test_joined_rows_are_null_without_a_referenced_row_and_get_keeps_its_error(tmp_path: Path) -> None:
+    d = domain(
+        tmp_path,
+        [
+            tool("everyone", {"list": "people", "join": {"crew": "team"}}),
+            tool(
+                "one",
+                {"get": "people", "key": {"id": "$args.id"}, "join": {"crew": "team"}},
+                props={"id": {"type": "string"}},
+            ),
+        ],
+    )
+    ep = d.episode()
+    assert [p["crew"] and p["crew"]["name"] for p in ep.call("everyone", {})] == ["Core", "Ops", None]
+    assert ep.call("one", {"id": "P-2"})["crew"]["city"] == "Lima"
+    assert ep.call("one", {"id": "P-3"})["crew"] is None
+    with pytest.raises(ToolError, match="No people record with id P-9"):
+        ep.call("one", {"id": "P-9"})
+    ep.reads = set()
+    ep.call("one", {"id": "P-1"})
+    assert ep.reads == {("people", "P-1"), ("teams", "*")}  # a join reads the related table
+
+
+def test_joins_follow_key_paths_and_a_table_may_join_itself(tmp_path: Path) -> None:
+    d = domain(
+        tmp_path,
+        [
+            tool(
+                "tree",
+                {
+                    "list": "people",
+                    "join": {"guide": "mentor", "guide_team": "mentor.team", "grand": "mentor.mentor"},
+                    "order_by": ["-name"],
+                },
+            )
+        ],
+        tables=MENTORS,
+        seed=MENTORED,
+    )
+    rows = {p["id"]: p for p in d.episode().call("tree", {})}
+    assert list(rows) == ["P-3", "P-2", "P-1"]
+    assert rows["P-3"]["guide"]["id"] == "P-2" and rows["P-3"]["grand"]["id"] == "P-1"
+    assert rows["P-3"]["guide_team"]["city"] == "Lima"
+    assert rows["P-2"]["guide_team"]["city"] == "Oslo" and rows["P-2"]["grand"] is None
+    assert rows["P-1"]["guide"] is None and rows["P-1"]["guide_team"] is None
+
+
+@pytest.mark.parametrize(
+    ("join", "message"),
+    [
+        ({"team": "team"}, "'team' is a column of people; name the joined row otherwise"),
+        ({"x": "name"}, "people.name is not a foreign key (no `references`), so it cannot be followed"),
+        ({"x": "squad"}, "table 'people' has no column 'squad'"),
+    ],
+)
+def test_join_mistakes_are_load_problems(tmp_path: Path, join: dict[str, str], message: str) -> None:
+    with pytest.raises(SpecError, match=re.escape(message)):
+        domain(tmp_path, [tool("t", {"list": "people", "join": join})])
