@@ -32,6 +32,7 @@ from .steps import Step, steps_raw
 
 if TYPE_CHECKING:
     from ..domain import Domain
+    from ..loader import CheckReport
 
 __all__ = [
     "NOW_DEFAULT",
@@ -351,6 +352,13 @@ class DomainBuilder:
         if self.tasks:
             (root / "tasks.jsonl").write_text(dump_jsonl(self.tasks), encoding="utf-8")
         return root
+
+    def check(self) -> CheckReport:
+        """What `toolgym check` says of the domain: every error and warning, each at its source."""
+        from ..loader import check_domain
+
+        with tempfile.TemporaryDirectory(prefix=f"toolgym-build-{self.head['name']}-") as tmp:
+            return check_domain(self.write(Path(tmp) / str(self.head["name"])))
 
     def load(self) -> Domain:
         """Write to a temporary folder and load it (SpecError lists every problem, as `check` does)."""

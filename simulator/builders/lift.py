@@ -4,7 +4,8 @@ Expressions go through the language's parser (`simulator.lang.parse`) and come b
 calls (`ref`, `ops.NAME`, `obj`, `map_`, `template`, ...), steps through the step builders, tasks
 through `call`/`calls_ref`; so what the builders emit for a domain can be checked against the
 domain as written (tests rebuild every bundled domain and replay its pinned gold digests), and a
-generator can start from a hand-written domain and add to it.
+generator can start from a hand-written domain and add to it. What comes out is written in the
+current spellings (`get` -> `get_key`, filter `prefix` -> `starts_with`): it checks without warnings.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import yaml
 
 from .. import lang
 from ..lang import nodes
+from ..spec import FILTER_ALIASES
 from .domain import NOW_DEFAULT, DomainBuilder, call, calls_ref, column
 from .expr import Expr, Formatted, Ref, Template, expr, filter_, has, literal, map_, obj, op, ref, template
 from .steps import (
@@ -99,7 +101,8 @@ def _filters(raw: Any) -> list[Filter]:
     out = []
     for f in raw or []:
         value = lift_expr(f["value"]) if "value" in f else None
-        out.append(F(f["column"]).op(f.get("op", "eq"), value, skip_if_null=f.get("skip_if_null")))
+        op = f.get("op", "eq")
+        out.append(F(f["column"]).op(FILTER_ALIASES.get(op, op), value, skip_if_null=f.get("skip_if_null")))
     return out
 
 
