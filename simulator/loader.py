@@ -321,6 +321,7 @@ class _Loader:
                     file, where, f"duplicate tool name {tool.name!r}: every tool name must be unique"
                 )
                 continue
+            checked = tool
             try:
                 jsonschema.Draft202012Validator.check_schema(tool.input_schema)
                 if tool.input_schema.get("type") != "object":
@@ -333,6 +334,7 @@ class _Loader:
                     )
             except jsonschema.SchemaError as exc:
                 self.problem(file, f"{where}.input_schema", f"invalid JSON Schema: {exc.message}")
+                checked = tool.model_copy(update={"input_schema": {}})  # `$args.x` is not checked against it
             if tool.output_schema is not None:
                 try:
                     jsonschema.Draft202012Validator.check_schema(tool.output_schema)
@@ -341,7 +343,7 @@ class _Loader:
             for at, message in literal_problems(tool.steps, "operation", infos, self.stand_ins):
                 self.problem(file, f"{where}.{at}", message)
             try:
-                ctool, indexed = compile_tool(tool, infos, spec.fragments)
+                ctool, indexed = compile_tool(checked, infos, spec.fragments)
             except CompileError as exc:
                 for e in exc.all:
                     self._compile_problem(file, where, e)
