@@ -38,7 +38,7 @@ from typing import Any
 from _common import ROOT, build_report, measure, print_results, result_row, write_report
 
 from scoring import Rollout, RolloutCall, score_rollout
-from scoring.validate import gold_message
+from scoring.validation.validate import gold_message
 from simulator import Domain, Episode, load_domain
 from simulator.spec import Task
 

@@ -19,7 +19,7 @@ import time
 import _common
 from _common import build_report, print_results, result_row, write_report
 
-from scoring.validate import validate_domains
+from scoring.validation.validate import validate_domains
 from simulator import SpecError, load_domain
 
 PEER_SCORE_ALL_S = 22.8
@@ -41,8 +41,8 @@ def score_all_gold(name: str) -> tuple[int, float]:
     """Score every task's gold solution (as a transcript) on the domain; returns (tasks, seconds)."""
     from scoring.rollout import Rollout, RolloutCall
     from scoring.score import score_rollout
-    from scoring.validate import gold_message
-    from simulator.gold import replay_gold
+    from scoring.validation.gold import replay_gold
+    from scoring.validation.validate import gold_message
 
     domain = load_domain(name)
     started = time.perf_counter()

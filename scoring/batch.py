@@ -18,13 +18,13 @@ from typing import Any
 
 from simulator import Domain, Episode, TaskError, ToolgymError, TranscriptError, load_domain
 from simulator.labels import Key
-from simulator.manifest import Manifest
 
 from .replay import expected_episode
 from .report import ScoreReport
 from .rollout import Rollout
 from .score import resolve_seed, resolve_task, score_rollout
 from .transcripts import load_transcript
+from .validation.manifest import Manifest
 
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json")
 #: The longest error message a result line carries.

@@ -2,7 +2,7 @@
 
 The agent's calls are replayed on a fresh episode with the transcript's seed, so the final state
 is recomputed, never trusted from the transcript: calls that failed fail again and change
-nothing. The expected state is the task's gold calls replayed (by `simulator.gold`, the one
+nothing. The expected state is the task's gold calls replayed (by `scoring.validation.gold`, the one
 place that does it, resolving `$calls.N.path` references) on a fresh episode with the same seed.
 A gold call that fails unexpectedly, or a call marked `expect_error` that succeeds, makes the
 task broken: `TaskError`, never a silent skip.
@@ -16,8 +16,9 @@ from typing import Any
 
 from simulator import Domain, Episode
 from simulator.errors import CallFailed, ErrorKind
-from simulator.gold import replay_gold
 from simulator.spec import Task
+
+from .validation.gold import replay_gold
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ def replay(
 
 
 def expected_episode(domain: Domain, task: Task | str, seed: int | None = None) -> Episode:
-    """The task's gold calls replayed (`simulator.gold.replay_gold`) on a fresh episode.
+    """The task's gold calls replayed (`scoring.validation.gold.replay_gold`) on a fresh episode.
 
     The seed is the given one, else the task's. Raises TaskError naming the task and the call when
     a gold call fails unexpectedly or a call marked `expect_error` succeeds.

@@ -152,7 +152,7 @@ def read_records(text: str, source: str | None) -> tuple[list[Record], dict[str,
             return [Record("line 1", doc)], {}
         raise transcript_error(source, "file", f"expected JSON objects, got {type(doc).__name__}")
     records: list[Record] = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in enumerate(text.split("\n"), start=1):  # not splitlines: U+2028 is text
         if not line.strip():
             continue
         try:

@@ -50,7 +50,6 @@ import json
 import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
@@ -75,13 +74,14 @@ from .errors import (
     InfraError,
     OperationError,
     SessionError,
+    TaskError,
     ToolError,
 )
-from .httpguard import MAX_BODY_BYTES, body_limit
+from .httpguard import body_limit
 from .labels import Key, label_token, runs_key
-from .manifest import Manifest
+from .serving import ServeConfig, TaskCatalog, TaskView, serving_domain
 from .sessions import Session, SessionRegistry, check_session_id, new_handle, resolve_task
-from .spec import ANSWER_TOOL, Task
+from .spec import ANSWER_TOOL
 from .steps import CompiledTool
 
 logger = logging.getLogger("toolgym.server")
@@ -214,52 +214,35 @@ class DomainServer:
     def __init__(
         self,
         domain: Domain,
+        config: ServeConfig | None = None,
         *,
-        task: str | Task | None = None,
-        seed: int | None = None,
-        runs: str | Path | None = None,
-        fault_rate: float = 0.0,
-        fault_seed: int = 0,
-        latency_ms: float = 0.0,
-        idle_timeout: float | None = 1800.0,
-        max_sessions: int = 1024,
-        durable: bool = False,
-        manifest: Manifest | None = None,
         key: Key | None = None,
-        max_sessions_per_client: int | None = None,
-        allow_origins: list[str] | None = None,
-        allow_hosts: list[str] | None = None,
-        max_body_bytes: int = MAX_BODY_BYTES,
-        error_backoff_ms: float = 10.0,
+        **options: Any,
     ):
-        self.domain = domain
-        self.default_task = domain.task(task) if isinstance(task, str) else task
-        self.manifest = manifest
-        if manifest is not None:  # the domain must be the validated one, and so must the default task
-            manifest.check(domain, self.default_task.id if self.default_task else None)
-        self.default_seed = seed
-        self.latency_s = max(0.0, latency_ms) / 1000.0
-        self.idle_timeout = idle_timeout
+        """Serve `domain` under `config`; keyword `options` (any `ServeConfig` field) change it.
+
+        The server keeps views of the tasks it serves (`config.tasks`, default all) and a copy of
+        the domain without tasks: nothing of gold calls, expected states or answer facts.
+        Raises TaskError when the default task or a listed one is not the domain's, or not served.
+        """
+        config = (config if config is not None else ServeConfig()).with_options(**options)
+        self.config = config
+        self.tasks = TaskCatalog(domain, config.tasks)
+        self.domain = serving_domain(domain)
+        try:
+            self.default_task = self.tasks.get(config.task) if config.task is not None else None
+        except SessionError as exc:
+            raise TaskError(str(exc)) from None
+        self.default_seed = config.seed
+        self.latency_s = max(0.0, config.latency_ms) / 1000.0
+        self.idle_timeout = config.idle_timeout
         if key is None:
-            key = runs_key(runs, create=True) if runs is not None else None
+            key = runs_key(config.runs, create=True) if config.runs is not None else None
         self.key: Key = key if key is not None else Key.generate()
-        self.allow_origins = list(allow_origins or [])
-        self.allow_hosts = list(allow_hosts or [])
-        self.max_body_bytes = max_body_bytes
-        self.error_backoff_s = max(0.0, error_backoff_ms) / 1000.0
+        self.error_backoff_s = max(0.0, config.error_backoff_ms) / 1000.0
         # client -> tool errors (and refused bodies) in a row of its sessions that never succeeded
         self._failing: dict[str, int] = {}
-        self.sessions = SessionRegistry(
-            domain,
-            runs=runs,
-            max_sessions=max_sessions,
-            idle_timeout=idle_timeout,
-            fault_rate=fault_rate,
-            fault_seed=fault_seed,
-            durable=durable,
-            key=self.key,
-            max_sessions_per_client=max_sessions_per_client,
-        )
+        self.sessions = SessionRegistry(self.domain, config, key=self.key)
         self.internal_errors = 0
         self.unguarded_errors = 0
         self.mcp = FastMCP(
@@ -297,7 +280,7 @@ class DomainServer:
 
     # -- what the agent reads ---------------------------------------------------------------
 
-    def instructions(self, task: Task | None) -> str:
+    def instructions(self, task: TaskView | None) -> str:
         """Server instructions: the domain policy, then the session's task instruction."""
         policy = self.domain.policy.strip() or self.domain.spec.description.strip()
         parts = [policy] if policy else []
@@ -305,7 +288,7 @@ class DomainServer:
             parts.append(f"## Your task\n\n{task.instruction.strip()}")
         return "\n\n".join(parts)
 
-    def request_task(self) -> Task | None:
+    def request_task(self) -> TaskView | None:
         """The task of the current request's session: the live session's, else the one the
         request asks for (`?task=` over HTTP), else the server's default. Raises SessionError for an
         unknown task."""
@@ -320,12 +303,7 @@ class DomainServer:
         if query is None:
             return self.default_task
         task, _ = resolve_task(
-            self.domain,
-            query.get("task"),
-            query.get("seed"),
-            self.default_task,
-            self.default_seed,
-            self.manifest,
+            self.tasks, query.get("task"), query.get("seed"), self.default_task, self.default_seed
         )
         return task
 
@@ -391,12 +369,11 @@ class DomainServer:
             self._check_owner(session, query, conn)
             return session
         task, seed = resolve_task(
-            self.domain,
+            self.tasks,
             query.get("task") if query is not None else None,
             query.get("seed") if query is not None else None,
             self.default_task,
             self.default_seed,
-            self.manifest,
         )
         transport = "streamable-http" if query is not None else (get_context().transport or "memory")
         if not name:
@@ -606,9 +583,9 @@ class DomainServer:
         """The streamable-HTTP ASGI app: stateful sessions that end after `idle_timeout` (None: never)."""
         guards: dict[str, Any] = {
             "host_origin_protection": True,  # Host and Origin checked (DNS rebinding): localhost by default
-            "allowed_hosts": self.allow_hosts,
-            "allowed_origins": self.allow_origins,
-            "middleware": [body_limit(self.max_body_bytes, on_refused=self.note_refusal)],
+            "allowed_hosts": list(self.config.allow_hosts),
+            "allowed_origins": list(self.config.allow_origins),
+            "middleware": [body_limit(self.config.max_body_bytes, on_refused=self.note_refusal)],
         }
         if self.idle_timeout:
             return self.mcp.http_app(
@@ -650,7 +627,7 @@ class _SessionMiddleware(Middleware):
     def __init__(self, server: DomainServer):
         self.server = server
 
-    def _task_or_error(self) -> Task | None:
+    def _task_or_error(self) -> TaskView | None:
         try:
             return self.server.request_task()
         except SessionError as exc:

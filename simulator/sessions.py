@@ -1,7 +1,7 @@
 """The session registry of the MCP server: one isolated episode per MCP session.
 
 A session is created on its first tool call and holds its own `Episode` (its own SQLite copy of
-the domain's seed state), its task and seed, and its transcript file `RUNS/<name>.jsonl`, which
+the domain's seed state), its task (a `TaskView`) and seed, and its transcript file `RUNS/<name>.jsonl`, which
 gets one record per call, flushed as it is written. A session ends when its MCP session ends
 (the server calls `release`), when it has been idle for `idle_timeout` seconds (`reap`), or when
 the server stops (`release_all`); ending writes the transcript's `end` record (with the final
@@ -24,10 +24,9 @@ from typing import Any
 
 from .domain import Domain
 from .episode import Episode
-from .errors import CapacityError, ErrorKind, SessionError, TaskError
+from .errors import CapacityError, ErrorKind, SessionError
 from .labels import Key, call_fields, end_fields, header_fields
-from .manifest import Manifest
-from .spec import Task
+from .serving import ServeConfig, TaskCatalog, TaskView
 from .transcript import FileSink
 
 
@@ -57,29 +56,18 @@ def check_session_id(value: str) -> str:
 
 
 def resolve_task(
-    domain: Domain,
+    tasks: TaskCatalog,
     task_id: str | None,
     seed: str | int | None,
-    default_task: Task | None = None,
+    default_task: TaskView | None = None,
     default_seed: int | None = None,
-    manifest: Manifest | None = None,
-) -> tuple[Task | None, int]:
+) -> tuple[TaskView | None, int]:
     """The task and seed of a new session: the request's, else the server's defaults.
 
     The seed is the request's, else the server's `--seed`, else the task's own seed, else 0.
-    Raises SessionError for an unknown task or a seed that is not an integer.
+    Raises SessionError for a task that is unknown or not served, or a seed that is not an integer.
     """
-    task = default_task
-    if task_id:
-        try:
-            task = domain.task(task_id)
-        except TaskError as exc:
-            raise SessionError(f"Unknown task: {exc}") from None
-    if manifest is not None and task is not None:
-        try:
-            manifest.check(domain, task.id)
-        except TaskError as exc:
-            raise SessionError(f"This server serves only validated tasks: {exc}") from None
+    task = tasks.get(task_id) if task_id else default_task
     if seed is None or seed == "":
         value = default_seed if default_seed is not None else (task.seed if task is not None else 0)
     else:
@@ -132,7 +120,7 @@ class Session:
 
     key: str
     name: str
-    task: Task | None
+    task: TaskView | None
     seed: int
     episode: Episode
     transcript: Path | None
@@ -166,36 +154,20 @@ class Session:
 class SessionRegistry:
     """Live sessions by key, created on first use, released on end, reaped when idle."""
 
-    def __init__(
-        self,
-        domain: Domain,
-        *,
-        runs: str | Path | None = None,
-        max_sessions: int = 1024,
-        idle_timeout: float | None = 1800.0,
-        fault_rate: float = 0.0,
-        fault_seed: int = 0,
-        durable: bool = False,
-        key: Key | None = None,
-        max_sessions_per_client: int | None = None,
-    ):
-        if max_sessions < 1:
-            raise ValueError("max_sessions must be at least 1")
-        if max_sessions_per_client is not None and max_sessions_per_client < 1:
-            raise ValueError("max_sessions_per_client must be at least 1")
-        if not 0.0 <= fault_rate <= 1.0:
-            raise ValueError("fault_rate must be between 0 and 1")
+    def __init__(self, domain: Domain, config: ServeConfig | None = None, key: Key | None = None):
+        config = config if config is not None else ServeConfig()
         self.domain = domain
-        self.runs = Path(runs) if runs is not None else None
+        self.config = config
+        self.runs = config.runs
         if self.runs is not None:
             self.runs.mkdir(parents=True, exist_ok=True)
-        self.max_sessions = max_sessions
-        self.idle_timeout = idle_timeout
-        self.fault_rate = fault_rate
-        self.fault_seed = fault_seed
-        self.durable = durable
+        self.max_sessions = config.max_sessions
+        self.idle_timeout = config.idle_timeout
+        self.fault_rate = config.fault_rate
+        self.fault_seed = config.fault_seed
+        self.durable = config.durable
         self.key = key if key is not None else Key.generate()
-        self.max_per_client = max_sessions_per_client or max_sessions
+        self.max_per_client = config.max_sessions_per_client or config.max_sessions
         self.per_client: dict[str, int] = {}
         self.live: dict[str, Session] = {}
         self.ended: OrderedDict[str, str] = OrderedDict()
@@ -226,7 +198,7 @@ class SessionRegistry:
         self,
         key: str,
         name: str,
-        task: Task | None,
+        task: TaskView | None,
         seed: int,
         transport: str | None = None,
         reapable: bool = True,
@@ -259,12 +231,16 @@ class SessionRegistry:
         path = self._transcript_path(name) if self.runs is not None else None
         sink = None
         if path is not None:
-            extra: dict[str, Any] = {"session": path.stem, "transport": transport}
+            extra: dict[str, Any] = {
+                "session": path.stem,
+                "transport": transport,
+                "task": task.id if task else None,
+            }
             if self.domain.path is not None:  # a domain served by path can be scored again from it
                 extra["domain_path"] = str(self.domain.path.resolve())
             sink = _SessionSink(path, extra, self.durable, self.key)
         try:
-            episode = self.domain.episode(seed=seed, task=task, transcript=sink)
+            episode = self.domain.episode(seed=seed, transcript=sink)  # the sink's header names the task
         except BaseException:
             if sink is not None:
                 sink.close()

@@ -114,7 +114,7 @@ def test_budgets_are_configurable_per_domain_and_episode(retail):
 
 
 def test_every_bundled_gold_call_runs_far_inside_the_default_budget(bundled):
-    from simulator.gold import replay_gold
+    from scoring.validation.gold import replay_gold
 
     budget = Budget()
     for domain in bundled:

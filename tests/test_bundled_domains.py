@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from scoring.validation.gold import replay_gold
 from simulator import list_domain_dirs, load_domain
-from simulator.gold import replay_gold
 
 BUNDLED = [p for p in list_domain_dirs()]
 

@@ -78,7 +78,7 @@ def test_curate_cli_writes_a_manifest(tmp_path):
 
 
 def test_timeouts_are_counted_from_the_transcripts(shop, tmp_path):
-    from scoring.health import health
+    from scoring.curation.health import health
 
     runs = tmp_path / "runs"
     sink = FileSink(runs / "t.jsonl")

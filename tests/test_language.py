@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from scoring.validation.gold import replay_gold
 from simulator import ToolError, load_domain
 from simulator.errors import TaskError
-from simulator.gold import replay_gold
 from simulator.spec import Task
 
 TABLES = {

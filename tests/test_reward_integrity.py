@@ -22,8 +22,8 @@ from fastmcp import Client
 
 from scoring import score_transcript
 from simulator import load_domain
+from simulator.calls import resolve_arguments
 from simulator.errors import INJECTED_FAULT
-from simulator.gold import resolve_arguments
 from simulator.labels import Key
 from simulator.server import DomainServer
 from tests.helpers import calls_of, text

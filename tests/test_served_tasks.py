@@ -20,7 +20,7 @@ from fastmcp import Client
 from scoring import score_transcript
 from scoring.facts import fact_text
 from simulator import Domain, load_domain
-from simulator.gold import resolve_arguments
+from simulator.calls import resolve_arguments
 from simulator.server import DomainServer
 from simulator.spec import Task
 from tests.helpers import records, text

@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 from fastmcp import Client
 
+from scoring.curation.metrics import collect
+from scoring.validation.gold import replay_gold
 from simulator import Domain, load_domain
 from simulator.errors import SessionError
-from simulator.gold import replay_gold
 from simulator.labels import call_fields, read_label, runs_key
-from simulator.metrics import collect
 from simulator.server import (
     INJECTED_FAULT,
     INTERNAL_ERROR,
@@ -29,6 +29,7 @@ from simulator.server import (
     DomainServer,
     tool_annotations,
 )
+from simulator.serving import ServeConfig, TaskCatalog, TaskView
 from simulator.sessions import check_session_id, resolve_task
 from tests.conftest import FIXTURES
 from tests.helpers import calls_of, records, replay, text
@@ -215,13 +216,15 @@ def test_idle_sessions_are_reaped_and_not_restarted(shop: Domain, tmp_path: Path
 
 def test_task_and_seed_resolution(bank: Domain) -> None:
     task = bank.tasks[0]
-    assert resolve_task(bank, None, None) == (None, 0)
-    assert resolve_task(bank, task.id, "7") == (task, 7)
-    assert resolve_task(bank, None, None, default_task=task, default_seed=3) == (task, 3)
+    tasks = TaskCatalog(bank)
+    view = TaskView.of(task)
+    assert resolve_task(tasks, None, None) == (None, 0)
+    assert resolve_task(tasks, task.id, "7") == (view, 7)
+    assert resolve_task(tasks, None, None, default_task=view, default_seed=3) == (view, 3)
     with pytest.raises(SessionError, match="no task 'nope'"):
-        resolve_task(bank, "nope", None)
+        resolve_task(tasks, "nope", None)
     with pytest.raises(SessionError, match="must be an integer"):
-        resolve_task(bank, None, "x")
+        resolve_task(tasks, None, "x")
     with pytest.raises(SessionError, match="Invalid session id"):
         check_session_id("../etc/passwd")
 
@@ -429,7 +432,7 @@ def _surface_texts(server: DomainServer, with_calls: bool = True) -> list[str]:
 
     texts = run(main())
     try:
-        resolve_task(server.domain, "no-such-task", None)
+        resolve_task(server.tasks, "no-such-task", None)
     except SessionError as exc:
         texts.append(str(exc))
     texts += [NO_SESSION, INJECTED_FAULT, INTERNAL_ERROR, NO_TASK]
@@ -481,18 +484,26 @@ def test_no_grading_material_is_exposed(name: str) -> None:
 
 
 def test_manifest_refuses_unvalidated_tasks(bank: Domain, tmp_path: Path) -> None:
+    """The grading side reads the manifest (the domain must be the validated one); the server is
+    told only which task ids it serves, and refuses the others."""
+    from scoring.validation.manifest import Manifest
     from simulator import TaskError
-    from simulator.manifest import Manifest
 
     good, bad = bank.tasks[0].id, bank.tasks[1].id
     manifest = Manifest(domain=bank.ref, fingerprint=bank.fingerprint(), valid_tasks=[good])
     with pytest.raises(TaskError, match="did not pass validation"):
-        DomainServer(bank, task=bad, runs=tmp_path, manifest=manifest)
+        manifest.check(bank, bad)
     stale = Manifest(domain=bank.ref, fingerprint="0.0.0-stale", valid_tasks=[good])
     with pytest.raises(TaskError, match="the domain changed since validation"):
-        DomainServer(bank, task=good, runs=tmp_path, manifest=stale)
-    DomainServer(bank, task=good, runs=tmp_path, manifest=manifest)  # a validated task is served
+        stale.check(bank, good)
+    served = frozenset(manifest.valid_tasks)
+    with pytest.raises(TaskError, match="serves only validated tasks"):
+        DomainServer(bank, task=bad, runs=tmp_path, tasks=served)
+    server = DomainServer(bank, ServeConfig(task=good, runs=tmp_path, tasks=served))  # a validated task
+    assert list(server.tasks.views) == [good] and server.domain.tasks == []
     # an HTTP session asking for a task (?task=ID) goes through resolve_task
-    assert resolve_task(bank, good, None, None, None, manifest)[0].id == good
+    assert resolve_task(server.tasks, good, None)[0].id == good
+    with pytest.raises(TaskError, match="has no task 'nope'"):
+        DomainServer(bank, tasks={good, "nope"})
     with pytest.raises(SessionError, match="serves only validated tasks"):
-        resolve_task(bank, bad, None, None, None, manifest)
+        resolve_task(server.tasks, bad, None)

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from scoring.validation.gold import replay_gold
 from scripts import tau2_retail as port
 from simulator import ToolError, load_domain
-from simulator.gold import replay_gold
 
 ROOT = Path(__file__).resolve().parent.parent
 PEER = ROOT.parent / "shared" / "peers" / "tau2" / "retail"

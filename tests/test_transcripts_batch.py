@@ -10,9 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from scoring.batch import BatchScorer, summarize
-from scoring.health import health
+from scoring.curation.health import health
+from scoring.curation.metrics import collect
 from simulator import load_domain
-from simulator.metrics import collect
 from tests.conftest import FIXTURES
 from tests.test_scoring_properties import FORMATS, record
 from toolgym.cli import app

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner, Result
 
-from scoring.curate import curate, parse_mix
-from scoring.orders import Footprint, alternative_orders
-from scoring.reach import searches
-from scoring.sandbox import NetworkBlocked, no_network
-from scoring.validate import check_task, validate_domains
+from scoring.curation.curate import curate, parse_mix
+from scoring.validation.orders import Footprint, alternative_orders
+from scoring.validation.reach import searches
+from scoring.validation.sandbox import NetworkBlocked, no_network
+from scoring.validation.validate import check_task, validate_domains
 from simulator import load_domain
 from tests.conftest import FIXTURES
 from toolgym.cli import app

@@ -9,9 +9,9 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from scoring.curate import curate as build_mixture
-from scoring.curate import parse_mix, read_results
-from scoring.health import health, render_html
+from scoring.curation.curate import curate as build_mixture
+from scoring.curation.curate import parse_mix, read_results
+from scoring.curation.health import health, render_html
 
 from ..app import JsonOpt, app, err, out, output_file, print_json
 

@@ -12,8 +12,8 @@ from rich.table import Table
 
 from scoring.batch import BatchScorer, find_transcripts, summarize
 from scoring.report import render
+from scoring.validation.manifest import load_manifest
 from simulator.labels import load_key
-from simulator.manifest import load_manifest
 
 from ..app import JsonOpt, app, err, fail, out, output_file, print_json
 

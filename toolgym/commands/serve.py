@@ -14,9 +14,10 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from scoring.curation.metrics import ERROR_KINDS, collect
+from scoring.validation.manifest import load_manifest
 from simulator import load_domain
-from simulator.manifest import load_manifest
-from simulator.metrics import ERROR_KINDS, collect
+from simulator.serving import ServeConfig
 
 from ..app import DomainArg, JsonOpt, app, err, fail, out, output_dir, print_json
 
@@ -116,24 +117,29 @@ def serve(
     from simulator.server import DomainServer
 
     d = load_domain(domain)
-    server = DomainServer(
-        d,
-        manifest=load_manifest(manifest) if manifest is not None else None,
+    served = None
+    if manifest is not None:  # the grading side says which tasks passed; the server gets their ids
+        validated = load_manifest(manifest)
+        validated.check(d, task)
+        served = frozenset(validated.valid_tasks)
+    config = ServeConfig(
         task=task,
         seed=seed,
+        tasks=served,
         runs=runs,
         fault_rate=fault_rate,
         fault_seed=fault_seed,
         latency_ms=latency_ms,
         idle_timeout=idle_timeout or None,
         max_sessions=max_sessions,
-        durable=fsync,
         max_sessions_per_client=max_sessions_per_client,
-        allow_origins=allow_origin,
-        allow_hosts=allow_host,
+        durable=fsync,
+        allow_origins=tuple(allow_origin or ()),
+        allow_hosts=tuple(allow_host or ()),
         max_body_bytes=max_body_bytes,
         error_backoff_ms=error_backoff_ms,
     )
+    server = DomainServer(d, config)
     if transport is Transport.http:
         port = _bindable(host, port)
     where = f"http://{host}:{port}/mcp" if transport is Transport.http else "stdio"

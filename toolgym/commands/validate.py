@@ -11,8 +11,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from scoring.executor import EXECUTORS
-from scoring.fuzz import DEFAULT_CALLS
-from scoring.validate import ValidationReport, manifest, validate_domains
+from scoring.validation.fuzz import DEFAULT_CALLS
+from scoring.validation.validate import ValidationReport, manifest, validate_domains
 from simulator import ToolgymError, load_domain
 
 from ..app import JsonOpt, app, err, fail, out, output_dir, print_json

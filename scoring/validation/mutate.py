@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from simulator import Domain
+from simulator.calls import CallRef
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,7 @@ def mutations(
     for path, value in _leaves(arguments):
         if not path or path[0] in free or value is None:
             continue
-        if isinstance(value, str) and value.startswith("$calls."):
+        if CallRef.parse(value) is not None:
             continue
         for candidate in _candidates(value, _schema_at(schema, path), keys):
             if (

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .errors import INFRA_KINDS, ErrorKind, TranscriptError
+from simulator.errors import INFRA_KINDS, ErrorKind, TranscriptError
 
 #: every kind, the agent's first
 ERROR_KINDS = tuple(ErrorKind)
@@ -66,7 +66,7 @@ def read_records(path: str | Path) -> tuple[list[dict[str, Any]], bool]:
                 f"{path}: is {size / 2**20:,.1f} MiB, over the {limit / 2**20:,.1f} MiB limit "
                 "(raise it with TOOLGYM_MAX_TRANSCRIPT_BYTES)"
             )
-        lines = p.read_text(encoding="utf-8").splitlines()
+        lines = p.read_text(encoding="utf-8").split("\n")  # not splitlines: U+2028 is text
     except (OSError, UnicodeDecodeError) as exc:
         raise TranscriptError(f"{path}: cannot be read: {exc}") from None
     records: list[dict[str, Any]] = []

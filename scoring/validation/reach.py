@@ -27,10 +27,11 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from simulator import Domain, Episode, ToolgymError
-from simulator.gold import GoldOutcome
+from simulator.calls import CallRef
 from simulator.spec import Task
 
-from .facts import contains, fact_text, find_facts, tokens
+from ..facts import contains, fact_text, find_facts, tokens
+from .gold import GoldOutcome
 
 
 def identifiers(domain: Domain) -> set[str]:
@@ -252,7 +253,7 @@ def unreachable(domain: Domain, task: Task, outcomes: list[GoldOutcome], ids: se
     base = ambient(domain)
     for i, (call, outcome) in enumerate(zip(task.calls, outcomes, strict=True)):
         for value in strings(call.arguments):  # `$calls.N` references are reachable by construction
-            if value.startswith("$calls.") or (value not in ids and value not in created):
+            if CallRef.parse(value) is not None or (value not in ids and value not in created):
                 continue
             known = task.instruction + "\n" + seen_results
             if (

@@ -65,7 +65,7 @@ class CurationManifest(BaseModel):
 def read_results(path: str | Path) -> list[dict[str, Any]]:
     """Result lines; a line that is not a JSON object with domain and task is an error naming it."""
     out = []
-    for lineno, text in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+    for lineno, text in enumerate(Path(path).read_text(encoding="utf-8").split("\n"), start=1):
         if not text.strip():
             continue
         try:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
-from .domain import Domain
-from .errors import Problem, SpecError, TaskError
+from simulator import Domain
+from simulator.errors import Problem, SpecError, TaskError
 
 
 class Manifest(BaseModel):

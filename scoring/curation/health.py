@@ -1,6 +1,6 @@
 """Environment health: per-domain call, error, timeout and fault rates, rewards, pass rates, quarantine.
 
-Built from a runs folder of transcripts (`simulator.metrics.collect`) and, optionally, the score
+Built from a runs folder of transcripts (`scoring.curation.metrics.collect`) and, optionally, the score
 results of those rollouts (`toolgym score --runs ... --out results.jsonl`). A domain whose
 infrastructure error rate passes the threshold is quarantined: its rollouts should not feed
 training until it is fixed. `render_html` writes one self-contained page (inline SVG, no scripts).
@@ -14,9 +14,9 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from simulator.errors import INFRA_KINDS, ErrorKind
-from simulator.metrics import collect
 
 from .curate import read_results, task_stats
+from .metrics import collect
 
 BINS = 10
 

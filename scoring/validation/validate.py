@@ -17,7 +17,7 @@ Checks, per task (the first failure names the status):
 9. `unreachable-fact`: a gold call uses an identifier that neither the instruction nor an earlier
    result reveals.
 
-Per domain, every tool is fuzzed (`scoring.fuzz`): schema-valid arguments, `fuzz` calls a tool
+Per domain, every tool is fuzzed (`scoring.validation.fuzz`): schema-valid arguments, `fuzz` calls a tool
 (seeded); a tool that raises anything but a precise tool error is a domain-level tool finding.
 
 The reruns run in fresh worker processes (spawned, so they share no interpreter state); the
@@ -35,22 +35,23 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 from pydantic import BaseModel, Field
 
 from simulator import Domain, Episode, TaskError, load_domain
+from simulator.calls import call_references, resolve_arguments
 from simulator.errors import CallFailed
-from simulator.gold import GoldOutcome, replay_gold, resolve_arguments
-from simulator.manifest import Manifest
 from simulator.spec import Task
 
-from .facts import fact_text, ruled_out
+from ..facts import fact_text, ruled_out
+from ..rollout import Rollout, RolloutCall
+from ..score import score_rollout
 from .fuzz import DEFAULT_CALLS, ToolFinding, ToolFuzz, fuzz_tool, pools
+from .gold import GoldOutcome, replay_gold
+from .manifest import Manifest
 from .mutate import key_values, mutations
 from .orders import Footprint, alternative_orders
-from .reach import identifiers, strings, unreachable, unreachable_answers
-from .rollout import Rollout, RolloutCall
+from .reach import identifiers, unreachable, unreachable_answers
 from .sandbox import NetworkBlocked, no_network
-from .score import score_rollout
 
 if TYPE_CHECKING:
-    from .executor import Executor
+    from ..executor import Executor
 
 #: A task's verdict: valid, or the first check (in this order: most serious first) it fails.
 Status = Literal[
@@ -190,7 +191,7 @@ def _traced_gold(domain: Domain, task: Task, seed: int) -> tuple[Episode, list[G
     def trace(i: int, outcome: GoldOutcome) -> None:
         nonlocal written
         now = ep.changes()
-        refs = {int(s.split(".")[1]) for s in strings(task.calls[i].arguments) if s.startswith("$calls.")}
+        refs = {r.index for r in call_references(task.calls[i].arguments) if r.index is not None}
         prints.append(Footprint(reads=ep.reads or set(), writes=now - written, refs=refs))
         written = now
         ep.reads = set()
@@ -457,7 +458,7 @@ def validate_domains(
 ) -> ValidationReport:
     """Validate every task of every domain, and fuzz every tool with `fuzz` calls (0: skip).
     `on_result(domain, TaskValidation | None)` reports progress (None: a rerun or a fuzzed tool)."""
-    from .executor import run_units
+    from ..executor import run_units
 
     started = time.perf_counter()
     domains = [load_domain(r) for r in refs]

@@ -1,0 +1,158 @@
+"""`$calls.N.path`: a task call's argument that names an earlier call's result — the one parser.
+
+A task's calls may refer to earlier calls' results, so that a task can create a row and then act
+on its generated id under any seed: a string `"$calls.N.path"` is replaced by that path of call
+N's result (`"$$..."` is a literal leading `$`). The path must exist: a field the result does not
+have, an index past a list's end, or a call that failed (and so has no result) is a
+`CallReferenceError`, never a silent null.
+
+The loader checks references with it, the grading side (`scoring.validation.gold`) replays gold
+calls through `run_calls`, validation and mutation read references with `CallRef`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .errors import CallFailed, CallReferenceError, InfraError, ToolError
+from .tables import json_type
+
+if TYPE_CHECKING:
+    from .episode import Episode
+    from .spec import Call
+
+PREFIX = "$calls."
+_INDEX = re.compile(r"-?[0-9]+", re.ASCII)
+
+
+class _NoResult:
+    """The result of a call that failed: it has none, and naming it is a CallReferenceError."""
+
+    def __repr__(self) -> str:
+        return "NO_RESULT"
+
+
+NO_RESULT: Any = _NoResult()
+
+
+@dataclass(frozen=True)
+class CallRef:
+    """One `$calls.N.path` reference: the text, the call it names (None: it names none) and the path."""
+
+    text: str
+    index: int | None
+    path: tuple[str, ...]
+
+    @classmethod
+    def parse(cls, value: Any) -> CallRef | None:
+        """The reference a value is, or None when it is not one (not a string starting `$calls.`)."""
+        if not isinstance(value, str) or not value.startswith(PREFIX):
+            return None
+        head, *path = value[len(PREFIX) :].split(".")
+        index = int(head) if _INDEX.fullmatch(head) and not head.startswith("-") else None
+        return cls(value, index, tuple(path))
+
+    def target(self, at: int) -> int | str:
+        """The index of the call this names, or why it names no call earlier than call `at`."""
+        if self.index is None:
+            return f"{self.text} does not name a call (write $calls.N.path, N an earlier call's index)"
+        if self.index >= at:
+            which = "itself" if self.index == at else f"call {self.index}, which runs later"
+            earlier = f"calls 0 to {at - 1}" if at else "none: this is the first call"
+            return f"{self.text} refers to {which}; a call can use only earlier calls' results ({earlier})"
+        return self.index
+
+    def follow(self, result: Any) -> Any:
+        """The value at this reference's path in `result` (the result of the call it names)."""
+        n = self.index
+        value = result
+        for depth, part in enumerate(self.path):
+            at = f"call {n}'s result" + "".join(f".{p}" for p in self.path[:depth])
+            if isinstance(value, dict):
+                if part not in value:
+                    fields = ", ".join(sorted(value)) or "none"
+                    raise CallReferenceError(f"{self.text}: {at} has no field {part!r} (fields: {fields})")
+                value = value[part]
+            elif isinstance(value, list) and _INDEX.fullmatch(part):
+                i = int(part)
+                if not -len(value) <= i < len(value):
+                    raise CallReferenceError(f"{self.text}: {at} has no element {i} (it has {len(value)})")
+                value = value[i]
+            elif isinstance(value, list):  # a field of every element
+                rest = CallRef(f"{PREFIX}{n}.{part}", n, (part,))
+                value = [rest.follow(v) for v in value]
+            else:
+                raise CallReferenceError(
+                    f"{self.text}: {at} is {json_type(value)}, which has no field {part!r}"
+                )
+        return value
+
+
+def call_references(value: Any) -> list[CallRef]:
+    """Every `$calls.N.path` reference in a call's arguments, at any depth."""
+    ref = CallRef.parse(value)
+    if ref is not None:
+        return [ref]
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+    return [r for item in items for r in call_references(item)]
+
+
+def resolve_arguments(value: Any, results: Sequence[Any], task_id: str = "?", index: int = 0) -> Any:
+    """Replace `"$calls.N.path"` strings (at any depth) by earlier results (`NO_RESULT` for a call
+    that failed); CallReferenceError when the reference names no earlier call or a path its result
+    does not have."""
+    if isinstance(value, str):
+        if value.startswith("$$"):
+            return value[1:]
+        ref = CallRef.parse(value)
+        if ref is None:
+            return value
+        n = ref.target(index)
+        if isinstance(n, str):
+            raise CallReferenceError(f"task {task_id}: gold call {index}: {n}")
+        if results[n] is NO_RESULT:
+            raise CallReferenceError(
+                f"task {task_id}: gold call {index}: {value}: call {n} is expected to fail and has no result"
+            )
+        try:
+            return ref.follow(results[n])
+        except CallReferenceError as exc:
+            raise CallReferenceError(f"task {task_id}: gold call {index}: {exc}") from None
+    if isinstance(value, list):
+        return [resolve_arguments(v, results, task_id, index) for v in value]
+    if isinstance(value, dict):
+        return {k: resolve_arguments(v, results, task_id, index) for k, v in value.items()}
+    return value
+
+
+@dataclass
+class CallOutcome:
+    """What one call of a sequence did: its resolved arguments, and its result or its error."""
+
+    index: int
+    name: str
+    arguments: dict[str, Any]
+    result: Any = NO_RESULT
+    error: ToolError | InfraError | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def run_calls(episode: Episode, calls: Sequence[Call], task_id: str = "?") -> Iterator[CallOutcome]:
+    """Run calls in order on the episode, each one's references resolved against the results before
+    it; yields each call's outcome (a failed call's error is yielded, not raised). The caller decides
+    what a failure means (and may stop early); a bad reference raises CallReferenceError."""
+    results: list[Any] = []
+    for i, call in enumerate(calls):
+        args = resolve_arguments(call.arguments, results, task_id, i)
+        try:
+            outcome = CallOutcome(i, call.name, args, result=episode.call(call.name, args))
+        except CallFailed as exc:
+            outcome = CallOutcome(i, call.name, args, error=exc)
+        results.append(outcome.result)
+        yield outcome

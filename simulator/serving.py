@@ -1,0 +1,126 @@
+"""What a server is told: one `ServeConfig`, and the tasks it serves as views.
+
+    config = ServeConfig(runs=Path("runs"), fault_rate=0.1, tasks=frozenset({"bank-001"}))
+    DomainServer(domain, config)            # or DomainServer(domain, runs="runs", fault_rate=0.1)
+
+The server holds a `TaskView` of each task it serves — id, instruction, seed: what the agent may
+read and what starts an episode — never the gold calls, expected states or answer facts, and the
+domain it serves holds no tasks at all (`serving_domain`). Which tasks are served is the caller's
+choice (`tasks`: e.g. the validated ones of a manifest, which the grading side reads).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .domain import Domain
+from .errors import SessionError, TaskError
+from .httpguard import MAX_BODY_BYTES
+from .spec import Task
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """Every option of a served domain, in one place (the CLI, the server and its session registry
+    read it; nothing passes the options one by one)."""
+
+    #: the task of every session that asks for none (HTTP clients may pick one with ?task=ID)
+    task: str | None = None
+    #: the episode seed (HTTP: ?seed=N); default: the task's seed, else 0
+    seed: int | None = None
+    #: the task ids served (None: every task of the domain), e.g. a manifest's validated ones
+    tasks: frozenset[str] | None = None
+    #: folder of the transcripts, one RUNS/<session>.jsonl each (None: none written)
+    runs: Path | None = None
+    fault_rate: float = 0.0
+    fault_seed: int = 0
+    latency_ms: float = 0.0
+    #: end sessions idle this many seconds (None: never)
+    idle_timeout: float | None = 1800.0
+    max_sessions: int = 1024
+    max_sessions_per_client: int | None = None
+    #: fsync the transcript after every record
+    durable: bool = False
+    allow_origins: tuple[str, ...] = ()
+    allow_hosts: tuple[str, ...] = ()
+    max_body_bytes: int = MAX_BODY_BYTES
+    error_backoff_ms: float = 10.0
+
+    def __post_init__(self) -> None:
+        if self.max_sessions < 1:
+            raise ValueError("max_sessions must be at least 1")
+        if self.max_sessions_per_client is not None and self.max_sessions_per_client < 1:
+            raise ValueError("max_sessions_per_client must be at least 1")
+        if not 0.0 <= self.fault_rate <= 1.0:
+            raise ValueError("fault_rate must be between 0 and 1")
+
+    def with_options(self, **options: Any) -> ServeConfig:
+        """A copy with some options changed (a `Task` for `task` stands for its id; lists for tuples)."""
+        if isinstance(options.get("task"), Task):
+            options["task"] = options["task"].id
+        if options.get("runs") is not None:
+            options["runs"] = Path(options["runs"])
+        if options.get("tasks") is not None:
+            options["tasks"] = frozenset(options["tasks"])
+        for name in ("allow_origins", "allow_hosts"):
+            if name in options:
+                options[name] = tuple(options[name] or ())
+        return dataclasses.replace(self, **options)
+
+
+@dataclass(frozen=True)
+class TaskView:
+    """What the server knows of a task: what the agent may read, and the seed its episode starts at."""
+
+    id: str
+    instruction: str
+    seed: int = 0
+
+    @classmethod
+    def of(cls, task: Task) -> TaskView:
+        return cls(task.id, task.instruction, task.seed)
+
+
+class TaskCatalog:
+    """The tasks one server serves, by id, as views."""
+
+    def __init__(self, domain: Domain, only: Iterable[str] | None = None):
+        wanted = None if only is None else set(only)
+        self.domain = domain.name
+        self.ref = domain.ref
+        self.views = {t.id: TaskView.of(t) for t in domain.tasks if wanted is None or t.id in wanted}
+        #: the domain's tasks this server does not serve (ids only: they are no secret)
+        self.withheld = frozenset(t.id for t in domain.tasks) - set(self.views)
+        if wanted is not None and wanted - set(self.views) - self.withheld:
+            missing = ", ".join(repr(t) for t in sorted(wanted - set(self.views)))
+            raise TaskError(
+                f"domain {domain.ref} has no task {missing} (a served task must be one of its own)"
+            )
+
+    def __len__(self) -> int:
+        return len(self.views)
+
+    def get(self, task_id: str) -> TaskView:
+        """The view of a served task; SessionError saying why one is not served."""
+        view = self.views.get(task_id)
+        if view is not None:
+            return view
+        if task_id in self.withheld:
+            raise SessionError(
+                f"This server serves only validated tasks: task {task_id!r} of {self.ref} is not among "
+                f"them (see `toolgym validate {self.domain}`)."
+            )
+        known = ", ".join(list(self.views)[:10])
+        raise SessionError(f"Unknown task: domain {self.domain} has no task {task_id!r} (e.g. {known})")
+
+
+def serving_domain(domain: Domain) -> Domain:
+    """The domain without its tasks (what a server holds): the same compiled tools, tables, seed
+    snapshot and fingerprint (computed first, so transcripts still name the domain's version)."""
+    domain.fingerprint()
+    domain.snapshot()
+    return dataclasses.replace(domain, tasks=[])

@@ -1,0 +1,166 @@
+"""The layering holds: the import graph, derived from the source with `ast`, breaks no rule.
+
+Layers, lowest first: `simulator` (the agent-facing runtime) <- `scoring` (scoring, validation,
+curation: the grading side) <- `toolgen` <- `toolgym` (the CLI, the composition root). A module
+never imports a higher layer (any import counts: top-level, function-local or `TYPE_CHECKING`),
+and no module takes part in an import cycle (a cycle hidden in a function is still a cycle; an
+annotation-only `TYPE_CHECKING` import runs nothing and is not part of one). The checker is shown
+to catch a planted import from the server into grading code, and a planted cycle.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("simulator", "scoring", "toolgen", "toolgym")
+#: package -> the packages it may import (besides itself)
+ALLOWED = {
+    "simulator": set(),
+    "scoring": {"simulator"},
+    "toolgen": {"simulator", "scoring"},
+    "toolgym": {"simulator", "scoring", "toolgen"},
+}
+#: runtime modules the agent-facing server process loads must not even name grading material
+SERVER_SIDE = ("simulator.server", "simulator.sessions")
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def sources() -> dict[str, tuple[Path, str]]:
+    """{module: (path, source text)} of every module of the four packages."""
+    out = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            out[_module_name(path)] = (path, path.read_text(encoding="utf-8"))
+    return out
+
+
+def _type_only(tree: ast.Module) -> set[int]:
+    """ids of the import nodes inside `if TYPE_CHECKING:` blocks."""
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        test = node.test if isinstance(node, ast.If) else None
+        name = (
+            test.id if isinstance(test, ast.Name) else test.attr if isinstance(test, ast.Attribute) else None
+        )
+        if name == "TYPE_CHECKING":
+            out |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
+    return out
+
+
+def _imports(module: str, is_package: bool, text: str, known: set[str]) -> dict[str, bool]:
+    """{project module `module` imports (anywhere in its source): whether only for type checking}."""
+    found: dict[str, bool] = {}
+    tree = ast.parse(text)
+    typing_only = _type_only(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".") if is_package else module.split(".")[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                prefix = ".".join([*base, node.module] if node.module else base)
+            else:
+                prefix = node.module or ""
+            names = [f"{prefix}.{a.name}" if f"{prefix}.{a.name}" in known else prefix for a in node.names]
+        else:
+            continue
+        for name in names:
+            while name and name not in known:  # `import a.b.c` of a non-module attribute: its module
+                name = name.rpartition(".")[0]
+            if name and name != module:
+                found[name] = found.get(name, True) and id(node) in typing_only
+    return found
+
+
+def import_graph(texts: dict[str, tuple[Path, str]]) -> nx.DiGraph:
+    known = set(texts)
+    graph = nx.DiGraph()
+    graph.add_nodes_from(known)
+    for module, (path, text) in texts.items():
+        for target, typing_only in _imports(module, path.name == "__init__.py", text, known).items():
+            graph.add_edge(module, target, typing_only=typing_only)
+    return graph
+
+
+def violations(graph: nx.DiGraph) -> list[str]:
+    """Every edge that imports a higher layer, and every import cycle."""
+    out = []
+    for a, b in sorted(graph.edges):
+        pa, pb = a.split(".")[0], b.split(".")[0]
+        if pa != pb and pb not in ALLOWED[pa]:
+            out.append(f"{a} imports {b}: {pa} may not import {pb}")
+    runtime = graph.edge_subgraph([(a, b) for a, b, t in graph.edges(data="typing_only") if not t])
+    for component in nx.strongly_connected_components(runtime):
+        if len(component) > 1:
+            cycle = nx.find_cycle(runtime.subgraph(component))
+            out.append("import cycle: " + " -> ".join([edge[0] for edge in cycle] + [cycle[0][0]]))
+    return out
+
+
+def _package_edges(graph: nx.DiGraph) -> set[str]:
+    """The package-level edges (a package importing its own `__init__` from a submodule is not one)."""
+    return {f"{a} -> {b}" for a, b in graph.edges if a.split(".")[0] != b.split(".")[0]}
+
+
+def test_the_import_graph_breaks_no_layer_and_has_no_cycle() -> None:
+    graph = import_graph(sources())
+    assert graph.number_of_edges() > 100  # the graph was really derived
+    assert violations(graph) == []
+
+
+def test_the_runtime_names_no_grading_material() -> None:
+    """The server side of the runtime does not import the modules that replay gold calls or read
+    manifests and metrics, even within `simulator` (they live in `scoring`)."""
+    texts = sources()
+    assert not any(
+        name.startswith("simulator.") and name.endswith(("gold", "manifest", "metrics")) for name in texts
+    )
+    graph = import_graph(texts)
+    for module in SERVER_SIDE:
+        reached = nx.descendants(graph, module)
+        assert not {m for m in reached if not m.startswith("simulator")}, module
+
+
+@pytest.mark.parametrize(
+    "planted",
+    [
+        "from scoring.validation.gold import replay_gold\n",
+        "import scoring\n",
+        "def f():\n    from toolgym.app import app\n",
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from scoring.rollout import Rollout\n",
+    ],
+)
+def test_a_planted_import_from_the_server_into_grading_code_fails(planted: str) -> None:
+    texts = sources()
+    path, text = texts["simulator.server"]
+    texts["simulator.server"] = (path, text + "\n" + planted)
+    found = violations(import_graph(texts))
+    assert found and all(v.startswith("simulator.server imports ") for v in found), found
+
+
+def test_a_planted_cycle_fails() -> None:
+    """A runtime module importing one that imports it back (the old domain <-> episode: `Domain.episode`
+    makes episodes, so an episode may name `Domain` only for type checking) is refused."""
+    texts = sources()
+    path, text = texts["simulator.episode"]
+    texts["simulator.episode"] = (path, text + "\ndef f():\n    from .domain import Domain\n")
+    found = violations(import_graph(texts))
+    assert any(v.startswith("import cycle:") and "simulator.domain" in v for v in found), found
+
+
+def test_package_level_edges_only_go_down() -> None:
+    edges = _package_edges(import_graph(sources()))
+    assert edges  # scoring imports simulator, the CLI imports everything
+    for edge in edges:
+        a, b = (part.strip().split(".")[0] for part in edge.split("->"))
+        assert b in ALLOWED[a], edge
