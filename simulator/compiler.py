@@ -409,19 +409,26 @@ def _create(c: _Compiler, step: CreateStep, scope: Scope, at: str) -> Run:
     return CreateRun(info, values, step.bind, labels)
 
 
-def _targets(c: _Compiler, step: UpdateStep | DeleteStep, info: TableInfo, scope: Scope, at: str) -> Query:
-    """The rows an update or delete acts on: one by `key`, or every row `where` matches."""
+def _targets(
+    c: _Compiler, step: UpdateStep | DeleteStep, info: TableInfo, scope: Scope, at: str
+) -> dict[str, Any]:
+    """The rows an update or delete acts on: one by `key` (missing: `error`), or every row `where` matches."""
     if bool(step.key) == bool(step.where):
         raise CompileError(at, f"{step.kind} needs exactly one of `key` or `where`")
-    return Query(
-        info, c.filters(info, step.key, step.where, scope, at, step.internal), [], paged=bool(step.key)
-    )
+    filters = c.filters(info, step.key, step.where, scope, at, step.internal)
+    return {
+        "info": info,
+        "query": Query(info, filters, [], paged=bool(step.key)),
+        "single": bool(step.key),
+        "error": c._error(step.error, c._key_default(info, step.key), scope, at),
+        "bind": step.bind,
+    }
 
 
 @compiles("update")
 def _update(c: _Compiler, step: UpdateStep, scope: Scope, at: str) -> Run:
     info = c.table(step.table, at)
-    q = _targets(c, step, info, scope, at)
+    targets = _targets(c, step, info, scope, at)
     inner = scope.child("row")
     sets = {}
     for col, value in step.set.items():
@@ -436,11 +443,7 @@ def _update(c: _Compiler, step: UpdateStep, scope: Scope, at: str) -> Run:
         c.problems.append(CompileError(at, "update needs `set` or `patch` (the columns it changes)"))
     statement_for = _update_statements(info)
     return UpdateRun(
-        info=info,
-        query=q,
-        single=bool(step.key),
-        error=c._error(step.error, c._key_default(info, step.key), scope, at),
-        bind=step.bind,
+        **targets,
         sets=sets,
         statement=statement_for(tuple(sets)) if sets else "",
         labels={col: _label(value, info, col) for col, value in {**step.set, **step.patch}.items()},
@@ -486,15 +489,7 @@ def _update_statements(info: TableInfo) -> Callable[[tuple[str, ...]], str]:
 
 @compiles("delete")
 def _delete(c: _Compiler, step: DeleteStep, scope: Scope, at: str) -> Run:
-    info = c.table(step.table, at)
-    q = _targets(c, step, info, scope, at)
-    return DeleteRun(
-        info=info,
-        query=q,
-        single=bool(step.key),
-        error=c._error(step.error, c._key_default(info, step.key), scope, at),
-        bind=step.bind,
-    )
+    return DeleteRun(**_targets(c, step, c.table(step.table, at), scope, at))
 
 
 @compiles("require")
