@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
+import json
 
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from simulator.errors import ToolError
 from simulator.expr import OPERATORS, argument_name, compile_expr
 from simulator.lang import (
     Binder,
@@ -150,3 +155,48 @@ def test_templates_parse_into_literal_text_and_slots():
     assert [r.text for r in node.refs] == ["args.id", "args.price"]
     fn = compile_node(node, Scope(["id", "price"]))
     assert fn({"args": {"id": "o1", "price": 2}}) == "{id} o1 costs 2.00"
+
+
+_NAMES = sorted(set(OPERATORS))
+_LEAF = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 5),
+    st.floats(allow_nan=True),
+    st.sampled_from(["a", "", "$x", "$x.a", "$x.-1", "$now", "2025-01-01T00:00:00Z", "1+2", "{x}"]),
+)
+_EXPR = st.recursive(
+    _LEAF,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(st.sampled_from(_NAMES), inner, min_size=1, max_size=1),
+        st.fixed_dictionaries({"over": inner, "as": st.just("v"), "to": inner}).map(lambda d: {"map": d}),
+    ),
+    max_leaves=8,
+)
+
+
+@given(
+    raw=_EXPR, x=st.one_of(_LEAF, st.lists(_LEAF, max_size=3), st.dictionaries(st.sampled_from("ab"), _LEAF))
+)
+def test_any_expression_loads_or_is_a_load_problem_and_runs_or_is_a_tool_error(raw, x):
+    """Nothing an expression or the values it meets can do raises anything but ExprError / ToolError."""
+    try:
+        fn = compile_node(parse(raw), Scope(None, ["x"]))
+    except ExprError:
+        return
+    env = {"x": x, "now": "2025-01-01T00:00:00Z"}
+    outcomes = []
+    for _ in range(2):
+        try:
+            outcomes.append(("value", json.dumps(fn(dict(env)), sort_keys=True, default=str)))
+        except ToolError as exc:
+            outcomes.append(("error", str(exc)))
+    assert outcomes[0] == outcomes[1]  # deterministic
+
+
+@given(value=st.recursive(_LEAF, lambda inner: st.lists(inner) | st.dictionaries(st.text(max_size=3), inner)))
+def test_literal_is_data_and_a_constant(value):
+    node = parse({"literal": value})
+    assert constant(node) == (True, value)
+    assert json.dumps(compile_node(node, Scope(None))({}), default=str) == json.dumps(value, default=str)
