@@ -1,16 +1,20 @@
 """Loading a domain folder: parse, validate, compile, and report every problem at once.
 
-`load_domain(ref)` takes a bundled domain's name or a folder path and returns a `Domain`, or
-raises `SpecError` listing every problem with its file and location: malformed YAML, unknown
-step keys, tools naming unknown tables or columns, invalid JSON Schemas, foreign keys to
-nowhere, duplicate tool names, seed rows that break the schema, tasks calling unknown tools
-or with arguments their tool rejects.
+`load_domain(ref)` takes a bundled domain's name or a folder path (`folders.py`) and returns a
+`Domain`, or raises `SpecError` listing every problem with its file and location: malformed YAML,
+unknown step keys, tools naming unknown tables or columns, invalid JSON Schemas, foreign keys to
+nowhere, duplicate tool names, literals their column can never hold, seed rows that break the
+schema (`seedrows.py`), tasks calling unknown tools or with arguments their tool rejects.
+`check_domain(ref)` returns the same errors and the warnings (`lint.py`) without raising.
+
+Each mistake is reported once, at its source: a part of domain.yaml that is wrong (a column, a
+table's fields, a fragment, a tool) is reported where it is and replaced by a stand-in, so that
+what uses it is still checked without being reported as wrong too.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,12 +29,25 @@ from .compiler import CompileError, compile_tool
 from .domain import Domain
 from .errors import CallReferenceError, Problem, SpecError
 from .fastschema import bound_arrays, input_validator, unknown_keywords
+from .folders import BUNDLED, domain_folders, domain_search_path, list_domain_dirs, local_roots, resolve
 from .lint import Spelling, literal_problems, lost_values, old_spellings
-from .spec import Clock, Column, DomainSpec, Fragment, Table, Task, Tool, UseStep
+from .seedrows import SeedReader
+from .spec import Column, DomainSpec, Fragment, Table, Task, Tool, UseStep
 from .steps import CompiledTool
-from .tables import TableInfo, ValueProblem, add_indexes, build_tables
+from .tables import TableInfo, add_indexes, build_tables
 
-BUNDLED = Path(__file__).resolve().parent.parent / "domains"
+__all__ = [
+    "BUNDLED",
+    "CheckReport",
+    "check_domain",
+    "domain_folders",
+    "domain_search_path",
+    "list_domain_dirs",
+    "load_domain",
+    "local_roots",
+    "resolve",
+]
+
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: a column standing in for one whose definition is wrong: it takes any value, so nothing cascades
 _STAND_IN = Column(type="json", nullable=True)
@@ -43,56 +60,6 @@ def _key_columns(table: Table) -> list[str]:
     """The primary key's columns (one, or several for a composite key)."""
     key: Any = table.primary_key
     return [key] if isinstance(key, str) else list(key)
-
-
-def local_roots() -> list[Path]:
-    """The entries of $TOOLGYM_DOMAINS (os.pathsep-separated): domain folders, or folders of them."""
-    return [Path(p) for p in os.environ.get("TOOLGYM_DOMAINS", "").split(os.pathsep) if p]
-
-
-def domain_search_path() -> list[Path]:
-    """Where domains are looked up: the entries of $TOOLGYM_DOMAINS, then the bundled domains' folder."""
-    return [*local_roots(), BUNDLED]
-
-
-def domain_folders(root: Path) -> list[Path]:
-    """The domain folders a search-path entry gives: itself if it is one, else its children that are."""
-    if (root / "domain.yaml").is_file():
-        return [root]
-    if not root.is_dir():
-        return []
-    return [child for child in sorted(root.iterdir()) if (child / "domain.yaml").is_file()]
-
-
-def resolve(ref: str | Path) -> Path:
-    """A domain reference (a bundled name or a folder path) -> the domain folder."""
-    path = Path(ref)
-    if (path / "domain.yaml").is_file():
-        return path
-    if isinstance(ref, str) and os.sep not in ref and "/" not in ref:
-        for root in domain_search_path():
-            if root.name == ref and (root / "domain.yaml").is_file():
-                return root
-            if (root / ref / "domain.yaml").is_file():
-                return root / ref
-    known = ", ".join(sorted(p.name for p in list_domain_dirs())) or "none"
-    raise SpecError(
-        [
-            Problem(
-                str(ref),
-                "",
-                f"no domain folder (with domain.yaml) here, nor a bundled domain of that name; bundled: {known}",
-            )
-        ]
-    )
-
-
-def list_domain_dirs() -> list[Path]:
-    seen: dict[str, Path] = {}
-    for root in domain_search_path():
-        for folder in domain_folders(root):
-            seen.setdefault(folder.name, folder)
-    return list(seen.values())
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -139,7 +106,7 @@ def _validate(model: type[BaseModel], raw: Any, file: str, where: str, problems:
         return None
 
 
-class _Loader:
+class _Loader(SeedReader):
     def __init__(self, folder: Path):
         self.folder = folder
         self.problems: list[Problem] = []
@@ -389,130 +356,6 @@ class _Loader:
             self.seen.add((location, exc.message))
             self.problem(file, location, exc.message)
 
-    def read_seed(self, spec: DomainSpec, infos: dict[str, TableInfo]) -> dict[str, list[dict[str, Any]]]:
-        seed_dir = self.folder / "seed"
-        rows: dict[str, list[dict[str, Any]]] = {t: [] for t in spec.tables}
-        lines: dict[str, list[int]] = {t: [] for t in spec.tables}
-        if seed_dir.is_dir():
-            for path in sorted(seed_dir.glob("*.jsonl")):
-                if path.stem not in spec.tables:
-                    self.problem(f"seed/{path.name}", "", f"seed file for unknown table {path.stem!r}")
-        start = Clock.model_validate(spec.clock).start
-        for tname, info in infos.items():
-            path = seed_dir / f"{tname}.jsonl"
-            if not path.is_file():
-                continue
-            file = f"seed/{path.name}"
-            seen_keys: dict[Any, int] = {}
-            unique_seen: dict[str, dict[Any, int]] = {c: {} for c, s in info.spec.columns.items() if s.unique}
-            for lineno, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-                if not text.strip():
-                    continue
-                try:
-                    raw = json.loads(text)
-                except json.JSONDecodeError as exc:
-                    self.problem(file, f"line {lineno}", f"not valid JSON: {exc.msg}")
-                    continue
-                if not isinstance(raw, dict):
-                    self.problem(file, f"line {lineno}", "a seed row is a JSON object")
-                    continue
-                row = self._seed_row(info, raw, file, lineno, start)
-                if row is None:
-                    if info.pk in raw:  # rows referring to it are not wrong as well
-                        self.rejected.setdefault(tname, []).append(raw)
-                    continue
-                if info.pk in self.stand_ins.get(tname, ()):
-                    rows[tname].append(row)
-                    lines[tname].append(lineno)
-                    continue
-                key = info.key_in(row)
-                if key in seen_keys:
-                    self.problem(
-                        file,
-                        f"line {lineno}",
-                        f"duplicate primary key {info.key_label(key)} (first on line {seen_keys[key]})",
-                    )
-                    continue
-                seen_keys[key] = lineno
-                for col, seen in unique_seen.items():
-                    value = row[col]
-                    if value is not None and value in seen:
-                        self.problem(
-                            file,
-                            f"line {lineno}",
-                            f"duplicate value {value!r} in unique column {col} (first on line {seen[value]})",
-                        )
-                    elif value is not None:
-                        seen[value] = lineno
-                rows[tname].append(row)
-                lines[tname].append(lineno)
-        self._check_foreign_keys(spec, infos, rows, lines)
-        return rows
-
-    def _seed_row(
-        self, info: TableInfo, raw: dict[str, Any], file: str, lineno: int, now: str
-    ) -> dict[str, Any] | None:
-        ok = True
-        for name in raw:
-            if name not in info.spec.columns:
-                self.problem(file, f"line {lineno}", f"unknown column {name!r} for table {info.name}")
-                ok = False
-        row: dict[str, Any] = {}
-        stand_ins = self.stand_ins.get(info.name, set())
-        for name, col in info.spec.columns.items():
-            if name in stand_ins:  # its definition is wrong: reported there, nothing to check against
-                row[name] = raw.get(name)
-                continue
-            if name in raw:
-                value = raw[name]
-            elif col.default is not None:
-                value = info.default(name, now)
-            elif col.nullable:
-                value = None
-            else:
-                self.problem(
-                    file, f"line {lineno}", f"missing value for column {name!r} (not nullable, no default)"
-                )
-                ok = False
-                continue
-            try:
-                info.encode(name, value)
-            except ValueProblem as exc:
-                self.problem(file, f"line {lineno}", str(exc))
-                ok = False
-            row[name] = value
-        return row if ok else None
-
-    def _check_foreign_keys(
-        self,
-        spec: DomainSpec,
-        infos: dict[str, TableInfo],
-        rows: dict[str, list[dict[str, Any]]],
-        lines: dict[str, list[int]],
-    ) -> None:
-        values: dict[tuple[str, str], set[Any]] = {}
-        for tname, table in spec.tables.items():
-            for cname, col in table.columns.items():
-                if not col.references or col.references.count(".") != 1:
-                    continue
-                rt, rc = col.references.split(".")
-                if rt not in rows or rc not in spec.tables[rt].columns or rc in self.stand_ins.get(rt, ()):
-                    continue
-                if cname in self.stand_ins.get(tname, ()):
-                    continue
-                if (rt, rc) not in values:
-                    kept = [r[rc] for r in rows[rt]]
-                    values[(rt, rc)] = {*kept, *(r.get(rc) for r in self.rejected.get(rt, []))}
-                targets = values[(rt, rc)]
-                for row, lineno in zip(rows[tname], lines[tname], strict=True):
-                    value = row[cname]
-                    if value is not None and value not in targets:
-                        self.problem(
-                            f"seed/{tname}.jsonl",
-                            f"line {lineno}",
-                            f"{cname}={value!r} refers to no row of {rt}.{rc}",
-                        )
-
     def read_tasks(self, tools: set[str], validators: dict[str, Any]) -> list[Task]:
         path = self.folder / "tasks.jsonl"
         tasks: list[Task] = []
@@ -520,7 +363,7 @@ class _Loader:
             return tasks
         file = "tasks.jsonl"
         ids: dict[str, int] = {}
-        for lineno, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        for lineno, text in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1):
             if not text.strip():
                 continue
             where = f"line {lineno}"

@@ -9,7 +9,8 @@ import typer
 from rich.table import Table
 
 from simulator import SpecError, list_domain_dirs, load_domain
-from simulator.loader import check_domain, domain_folders, local_roots
+from simulator.folders import domain_folders, local_roots
+from simulator.loader import check_domain
 
 from ..app import DomainArg, JsonOpt, app, err, fail, out, print_json
 

@@ -1,0 +1,64 @@
+"""Where domains are: a bundled domain's name or a folder path -> the domain folder.
+
+Domains are looked up in the folders named by `$TOOLGYM_DOMAINS` (os.pathsep-separated: domain
+folders, or folders of them), then among the bundled domains.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .errors import Problem, SpecError
+
+BUNDLED = Path(__file__).resolve().parent.parent / "domains"
+
+
+def local_roots() -> list[Path]:
+    """The entries of $TOOLGYM_DOMAINS (os.pathsep-separated): domain folders, or folders of them."""
+    return [Path(p) for p in os.environ.get("TOOLGYM_DOMAINS", "").split(os.pathsep) if p]
+
+
+def domain_search_path() -> list[Path]:
+    """Where domains are looked up: the entries of $TOOLGYM_DOMAINS, then the bundled domains' folder."""
+    return [*local_roots(), BUNDLED]
+
+
+def domain_folders(root: Path) -> list[Path]:
+    """The domain folders a search-path entry gives: itself if it is one, else its children that are."""
+    if (root / "domain.yaml").is_file():
+        return [root]
+    if not root.is_dir():
+        return []
+    return [child for child in sorted(root.iterdir()) if (child / "domain.yaml").is_file()]
+
+
+def resolve(ref: str | Path) -> Path:
+    """A domain reference (a bundled name or a folder path) -> the domain folder."""
+    path = Path(ref)
+    if (path / "domain.yaml").is_file():
+        return path
+    if isinstance(ref, str) and os.sep not in ref and "/" not in ref:
+        for root in domain_search_path():
+            if root.name == ref and (root / "domain.yaml").is_file():
+                return root
+            if (root / ref / "domain.yaml").is_file():
+                return root / ref
+    known = ", ".join(sorted(p.name for p in list_domain_dirs())) or "none"
+    raise SpecError(
+        [
+            Problem(
+                str(ref),
+                "",
+                f"no domain folder (with domain.yaml) here, nor a bundled domain of that name; bundled: {known}",
+            )
+        ]
+    )
+
+
+def list_domain_dirs() -> list[Path]:
+    seen: dict[str, Path] = {}
+    for root in domain_search_path():
+        for folder in domain_folders(root):
+            seen.setdefault(folder.name, folder)
+    return list(seen.values())
