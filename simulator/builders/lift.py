@@ -235,11 +235,11 @@ def lift_domain(folder: str | Path) -> DomainBuilder:
             output_schema=tool.get("output_schema"),
         )
     for path in sorted((root / "seed").glob("*.jsonl")):
-        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
         d.seed(path.stem, rows)
     tasks = root / "tasks.jsonl"
     if tasks.exists():
-        for line in tasks.read_text(encoding="utf-8").splitlines():
+        for line in tasks.read_text(encoding="utf-8").split("\n"):
             if not line.strip():
                 continue
             task = json.loads(line)
