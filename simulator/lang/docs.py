@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .registry import ALIASES, OPERATORS, Operator
+from .registry import ALIASES, OPERATORS, Category, Operator
 
 BEGIN, END = "<!-- operators:begin -->", "<!-- operators:end -->"
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "domain-format.md"
@@ -21,25 +21,9 @@ EXPR_REF = {"$ref": "#/$defs/Expr"}
 #: (pydantic cannot emit a `$ref` to a definition it does not generate itself)
 EXPR_SCHEMA = {"x-toolgym-expression": True}
 
-#: the order categories appear in the table
-CATEGORIES = (
-    "arithmetic",
-    "comparison",
-    "logic",
-    "collections",
-    "objects",
-    "strings",
-    "ordering",
-    "mapping",
-    "numbers from text",
-    "date-times",
-    "choice",
-    "constants",
-)
-
 
 def _ordered() -> list[Operator]:
-    rank = {c: i for i, c in enumerate(CATEGORIES)}
+    rank = {str(c): i for i, c in enumerate(Category)}
     ops = list(OPERATORS.values())
     return sorted(ops, key=lambda op: rank.get(op.category, len(rank)))  # stable: registration order within
 

@@ -13,7 +13,7 @@ from ..budget import charge
 from .errors import ExprError
 from .nodes import Binder, Call, Literal, Node, ObjectNode
 from .parse import at, parse_template
-from .registry import Compiled, CompileHook, Env, NullPolicy, Operator, register
+from .registry import Category, Compiled, CompileHook, Env, NullPolicy, Operator, register
 from .values import seq
 
 ParseExpr = Callable[[Any, str], Node]
@@ -173,7 +173,7 @@ def _lazy(
 
 _lazy(
     "and",
-    "logic",
+    Category.LOGIC,
     "[a, b, ...]",
     "true when every operand is truthy (stops at the first falsy)",
     NullPolicy.VALUE,
@@ -181,7 +181,7 @@ _lazy(
 )
 _lazy(
     "or",
-    "logic",
+    Category.LOGIC,
     "[a, b, ...]",
     "true when any operand is truthy (stops at the first truthy)",
     NullPolicy.VALUE,
@@ -189,7 +189,7 @@ _lazy(
 )
 _lazy(
     "has",
-    "logic",
+    Category.LOGIC,
     "name or [obj, key]",
     "`has: x`: argument x was given (even as null); `has: [obj, key]`: the key is present",
     NullPolicy.FALSE,
@@ -204,7 +204,7 @@ _lazy(
 )
 _lazy(
     "object",
-    "objects",
+    Category.OBJECTS,
     "{key: expr, ...}",
     "a literal mapping whose values are expressions",
     NullPolicy.VALUE,
@@ -213,7 +213,7 @@ _lazy(
 )
 _lazy(
     "format",
-    "strings",
+    Category.STRINGS,
     '"text {args.x:.2f}"',
     "a template: `{ref}` or `{ref:spec}` (a Python format spec); `{{`/`}}` are braces; null shows as `null`",
     NullPolicy.VALUE,
@@ -227,7 +227,7 @@ for _name, _key, _doc in (
 ):
     _lazy(
         _name,
-        "mapping",
+        Category.MAPPING,
         _MAP % _key,
         _doc + "; the names are bound inside only",
         NullPolicy.EMPTY,
@@ -242,7 +242,7 @@ for _name, _key, _doc in (
     )
 _lazy(
     "if",
-    "choice",
+    Category.CHOICE,
     "[cond, then, else]",
     "then when cond is truthy, else otherwise (only one is evaluated)",
     NullPolicy.VALUE,
@@ -251,7 +251,7 @@ _lazy(
 )
 _lazy(
     "coalesce",
-    "choice",
+    Category.CHOICE,
     "[a, b, ...]",
     "the first operand that is not null",
     NullPolicy.SKIP,
@@ -259,7 +259,7 @@ _lazy(
 )
 _lazy(
     "literal",
-    "constants",
+    Category.CONSTANTS,
     "ANY",
     "the operand as data, never evaluated: `literal: {a: $x}` is the object with the text `$x`",
     NullPolicy.VALUE,

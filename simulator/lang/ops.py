@@ -17,7 +17,7 @@ from typing import Any
 from ..budget import charge, count_of, member
 from ..calc import calc
 from .errors import EvalError
-from .registry import NullPolicy, Operator, register
+from .registry import Category, NullPolicy, Operator, register
 from .values import brief, dt, dt_text, json_type, num, ranged, seq, show, whole
 
 N = NullPolicy
@@ -323,15 +323,15 @@ def _op(
 
 
 A, C, L, CO, OB, S, ORD, T, D = (
-    "arithmetic",
-    "comparison",
-    "logic",
-    "collections",
-    "objects",
-    "strings",
-    "ordering",
-    "numbers from text",
-    "date-times",
+    Category.ARITHMETIC,
+    Category.COMPARISON,
+    Category.LOGIC,
+    Category.COLLECTIONS,
+    Category.OBJECTS,
+    Category.STRINGS,
+    Category.ORDERING,
+    Category.TEXT_NUMBERS,
+    Category.DATETIMES,
 )
 
 _op("add", A, "[a, b, ...]", "sum of the numbers", N.ERROR, _add, None)

@@ -27,6 +27,23 @@ ParseHook = Callable[[Any, str, Callable[[Any, str], "Node"]], "Node"]
 CompileHook = Callable[["Node", "Scope", Callable[["Node", "Scope"], Compiled]], Compiled]
 
 
+class Category(StrEnum):
+    """Families of operators, in the order the docs table lists them."""
+
+    ARITHMETIC = "arithmetic"
+    COMPARISON = "comparison"
+    LOGIC = "logic"
+    COLLECTIONS = "collections"
+    OBJECTS = "objects"
+    STRINGS = "strings"
+    ORDERING = "ordering"
+    MAPPING = "mapping"
+    TEXT_NUMBERS = "numbers from text"
+    DATETIMES = "date-times"
+    CHOICE = "choice"
+    CONSTANTS = "constants"
+
+
 class NullPolicy(StrEnum):
     """What an operator does when its subject (first operand) is null. One rule per family:
 
@@ -48,7 +65,7 @@ class Operator:
     """One operator: how it is written, documented, and run."""
 
     name: str
-    category: str
+    category: str  # a `Category` (another name sorts after them in the docs)
     signature: str  # the operand as written in YAML, e.g. `[a, b]`, `list`, `{over, as, to}`
     doc: str
     null: NullPolicy
