@@ -43,18 +43,21 @@ def _child(node: yaml.Node, part: str | int) -> yaml.Node | None:
             return node.value[part] if part < len(node.value) else None
         # one step written without a list (`operation: {get: ...}`); one operand without a list
         return node if part == 0 else None
-    if isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            if isinstance(key, yaml.ScalarNode) and key.value == part:
-                return value
-    return None
+    entry = _entry(node, part)
+    return entry[1] if entry else None
 
 
 def _key_of(node: yaml.Node, name: str) -> yaml.ScalarNode | None:
+    entry = _entry(node, name)
+    return entry[0] if entry else None
+
+
+def _entry(node: yaml.Node, name: str) -> tuple[yaml.ScalarNode, yaml.Node] | None:
+    """The (key, value) nodes of a mapping's entry named `name`."""
     if isinstance(node, yaml.MappingNode):
-        for key, _ in node.value:
+        for key, value in node.value:
             if isinstance(key, yaml.ScalarNode) and key.value == name:
-                return key
+                return key, value
     return None
 
 
