@@ -578,6 +578,17 @@ def test_update_patch_sets_only_what_the_call_gave_and_lifts_back(tmp_path: Path
             assert ep.call("edit", {"id": 1, "text": None})["text"] is None  # explicit null: written
 
 
+def test_every_registered_step_kind_and_operator_has_a_builder() -> None:
+    """A step kind or operator added to its registry without a builder fails here."""
+    from simulator.builders.steps import STEP_BUILDERS
+    from simulator.lang import OPERATORS
+    from simulator.spec import STEP_KINDS
+
+    assert set(STEP_BUILDERS) == set(STEP_KINDS)
+    for name in OPERATORS:
+        assert callable(getattr(ops, name)), name
+
+
 # ------------------------------------------------------------------ rebuilding real domains
 
 

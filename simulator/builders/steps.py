@@ -13,6 +13,7 @@ from typing import Any
 from .expr import ExprLike, Template, expr, text_of
 
 __all__ = [
+    "STEP_BUILDERS",
     "F",
     "Filter",
     "Step",
@@ -348,3 +349,21 @@ def steps_raw(steps: Step | Sequence[Step]) -> list[dict[str, Any]]:
     if isinstance(steps, Step):
         return [steps.raw]
     return [s.raw for s in steps]
+
+
+#: step kind (as the step registry names it) -> its builder
+STEP_BUILDERS = {
+    "get": get,
+    "list": list_,
+    "count": count,
+    "sum": sum_,
+    "create": create,
+    "update": update,
+    "delete": delete,
+    "require": require,
+    "fail": fail,
+    "let": let,
+    "for_each": for_each,
+    "return": return_,
+    "use": use,
+}
