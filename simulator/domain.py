@@ -24,6 +24,7 @@ from .tables import META_TABLES, TableInfo, ddl
 
 if TYPE_CHECKING:
     from .episode import Episode
+    from .observe import ReadObserver
     from .transcript import TranscriptSink
 
 
@@ -114,11 +115,12 @@ class Domain:
         task: str | Task | None = None,
         transcript: TranscriptSink | None = None,
         budget: Budget | None = None,
+        observer: ReadObserver | None = None,
     ) -> Episode:
         """A fresh, isolated episode on this domain's seed state (calls under `budget`, default the domain's)."""
         from .episode import Episode
 
-        return Episode(self, seed=seed, task=task, transcript=transcript, budget=budget)
+        return Episode(self, seed=seed, task=task, transcript=transcript, budget=budget, observer=observer)
 
     def seed_index(self) -> dict[str, dict[Any, tuple[Any, ...]]]:
         """{table: {key: row as stored}} of the seed state (built on first use)."""

@@ -21,6 +21,7 @@ from .budget import Budget, Meter
 from .errors import CallFailed, ErrorKind, InfraError, OperationError, StorageError, ToolError, clip
 from .fastschema import brief
 from .ids import MAX_TRIES
+from .observe import ReadObserver
 from .spec import Task
 from .tables import TableInfo, ValueProblem, install_functions, stored_key
 
@@ -63,6 +64,7 @@ class Episode:
         task: str | Task | None = None,
         transcript: TranscriptSink | None = None,
         budget: Budget | None = None,
+        observer: ReadObserver | None = None,
     ):
         self.domain = domain
         self.meter = Meter(budget or domain.budget)  # what one call may do (simulator.budget)
@@ -75,7 +77,7 @@ class Episode:
         self.lock = threading.RLock()
         self.calls = 0
         self._recorded = False
-        self.reads: set[tuple[str, Any]] | None = None  # set it to a set to record what calls read
+        self.reads = observer  # told what calls read (the grading side traces footprints with it)
         # mirrors of the clock and id counters kept in _toolgym_meta (written there on every commit)
         self._tick_count: int | None = None
         self._now: str | None = None

@@ -18,6 +18,7 @@ import sqlalchemy as sa
 
 from .errors import ToolError
 from .expr import Compiled, Env
+from .observe import ReadObserver
 from .tables import BIND_ERRORS, TableInfo, bind_error, bind_problem, execute, sql
 
 
@@ -26,8 +27,8 @@ class Runtime(Protocol):
 
     conn: sqlite3.Connection
     cache: dict[tuple[str, Any], Any]  # rows as stored, read or written during the current call
-    # when a set, reads are recorded: (table, key), or (table, "*") for a scan
-    reads: set[tuple[str, Any]] | None
+    # when given, told what the call reads: (table, key), or (table, "*") for a scan
+    reads: ReadObserver | None
 
     def now(self) -> str: ...
     def next_id(self, table: TableInfo, row: dict[str, Any] | None = None) -> Any: ...

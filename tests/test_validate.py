@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from scoring.curation.curate import curate, parse_mix
-from scoring.validation.orders import Footprint, alternative_orders
+from scoring.validation.orders import Footprint, ReadTrace, alternative_orders
 from scoring.validation.reach import searches
 from scoring.validation.sandbox import NetworkBlocked, no_network
 from scoring.validation.validate import check_task, validate_domains
@@ -353,3 +353,21 @@ def test_score_refuses_tasks_outside_the_manifest(broken, tmp_path):
         app, ["score", str(tmp_path / "no-op.jsonl"), "--domain", str(broken), "--manifest", str(manifest)]
     )
     assert refused.exit_code == 1 and "did not pass validation" in refused.stderr
+
+
+def test_reads_are_traced_by_the_observer_the_episode_is_given():
+    """Read tracing is an observer handed to the episode (the grading side's `ReadTrace`): a get
+    reads its row, a search scans its table, a write's change is not a read; `stop` ends it."""
+    shop = load_domain(FIXTURES / "shop")
+    trace = ReadTrace()
+    with shop.episode(observer=trace) as ep:
+        ep.call("get_customer", {"customer_id": "C-0002"})
+        assert trace.take() == {("customers", "C-0002")}
+        ep.call("search_products", {"query": "mug"})
+        assert ("products", "*") in trace.take()
+        assert trace.take() == set()
+        trace.stop()
+        ep.call("get_customer", {"customer_id": "C-0001"})
+        assert trace.take() == set()
+    with shop.episode() as ep:  # no observer: nothing is traced, the calls answer the same
+        assert ep.reads is None and ep.call("get_customer", {"customer_id": "C-0002"})["name"] == "Customer 2"

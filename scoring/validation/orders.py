@@ -3,14 +3,42 @@
 Two calls are independent when neither writes a row the other reads or writes (a scan of a table
 counts as reading every row of it) and neither uses the other's result. Swapping independent
 calls must not change the reward; a task that fails under such a swap is `order-sensitive`.
+What a call reads is traced by a `ReadTrace`, the read observer the episode is given.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 Row = tuple[str, Any]
+
+
+class ReadTrace:
+    """A read observer (`simulator.observe.ReadObserver`) that keeps the rows read since they were
+    last taken: one call's reads. `stop()` ends the tracing (later calls cost nothing more)."""
+
+    def __init__(self) -> None:
+        self.rows: set[Row] = set()
+        self.on = True
+
+    def add(self, row: Row) -> None:
+        if self.on:
+            self.rows.add(row)
+
+    def update(self, rows: Iterable[Row]) -> None:
+        if self.on:
+            self.rows.update(rows)
+
+    def take(self) -> set[Row]:
+        """The rows read since the last take, and a fresh start."""
+        rows, self.rows = self.rows, set()
+        return rows
+
+    def stop(self) -> None:
+        self.on = False
+        self.rows = set()
 
 
 @dataclass

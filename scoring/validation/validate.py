@@ -46,7 +46,7 @@ from .fuzz import DEFAULT_CALLS, ToolFinding, ToolFuzz, fuzz_tool, pools
 from .gold import GoldOutcome, replay_gold
 from .manifest import Manifest
 from .mutate import key_values, mutations
-from .orders import Footprint, alternative_orders
+from .orders import Footprint, ReadTrace, alternative_orders
 from .reach import identifiers, unreachable, unreachable_answers
 from .sandbox import NetworkBlocked, no_network
 
@@ -184,7 +184,8 @@ def _rollout(task: Task, calls: list[tuple[str, dict[str, Any]]], message: str |
 def _traced_gold(domain: Domain, task: Task, seed: int) -> tuple[Episode, list[GoldOutcome], list[Footprint]]:
     """Replay the gold calls, recording what each read and wrote. The episode is returned open: it
     holds the expected state (the caller closes it)."""
-    ep = domain.episode(seed=seed)
+    reads = ReadTrace()
+    ep = domain.episode(seed=seed, observer=reads)
     prints: list[Footprint] = []
     written = ep.changes()
 
@@ -192,11 +193,9 @@ def _traced_gold(domain: Domain, task: Task, seed: int) -> tuple[Episode, list[G
         nonlocal written
         now = ep.changes()
         refs = {r.index for r in call_references(task.calls[i].arguments) if r.index is not None}
-        prints.append(Footprint(reads=ep.reads or set(), writes=now - written, refs=refs))
+        prints.append(Footprint(reads=reads.take(), writes=now - written, refs=refs))
         written = now
-        ep.reads = set()
 
-    ep.reads = set()
     try:
         outcomes = replay_gold(ep, task, after=trace)
     except TaskError:
@@ -212,7 +211,7 @@ def _traced_gold(domain: Domain, task: Task, seed: int) -> tuple[Episode, list[G
     except BaseException:
         ep.close()
         raise
-    ep.reads = None
+    reads.stop()
     return ep, outcomes, prints
 
 
