@@ -25,6 +25,7 @@ from simulator.builders import (
     NOW,
     NOW_DEFAULT,
     DomainBuilder,
+    Expr,
     F,
     arg,
     call,
@@ -171,6 +172,45 @@ def test_gold_call_argument_strings_are_literals_and_calls_ref_refers(texts: lis
         for i, gold in enumerate(domain.tasks[0].calls):
             results.append(ep.call(gold.name, _resolve(gold.arguments, results, i)))
     assert results == [{"s": t, "many": [t, {"k": t}]} for t in texts] + [{"s": texts[0], "many": None}]
+
+
+def _eager_operators() -> list[tuple[str, int]]:
+    from simulator.lang import OPERATORS
+
+    return sorted((name, o.arity or 2) for name, o in OPERATORS.items() if o.fn is not None)
+
+
+def _exprs() -> st.SearchStrategy[Any]:
+    """Expressions built with the builders: literals, references, operators, objects, map/filter, templates."""
+    leaves = (
+        JSON.map(lambda v: Expr(expr(v)))
+        | JSON.map(literal)
+        | st.sampled_from(["a", "b_1"]).map(lambda n: arg(n))
+        | st.just(NOW)
+    )
+
+    def grow(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+        calls = st.sampled_from(_eager_operators()).flatmap(
+            lambda spec: st.lists(inner, min_size=spec[1], max_size=spec[1]).map(
+                lambda args: op(spec[0], *args)
+            )
+        )
+        objects = st.dictionaries(st.text(max_size=4), inner, max_size=2).map(obj)
+        binders = st.tuples(inner, inner, st.booleans()).map(
+            lambda t: (map_ if t[2] else filter_)(t[0], "it", lambda it: ops.coalesce(it.get("k"), t[1]))
+        )
+        texts = st.lists(st.text(max_size=4) | st.sampled_from([arg("a"), arg("a").fmt(">3")]), max_size=3)
+        return calls | objects | binders | texts.map(lambda parts: fmt(template(*parts)))
+
+    return st.recursive(leaves, grow, max_leaves=6)
+
+
+@given(built=_exprs())
+def test_builder_yaml_parse_lift_is_the_identity(built: Any) -> None:
+    """What the builders write, through YAML and the language's parser, lifts back to the same builder value."""
+    raw = yaml.safe_load(dump_yaml({"e": built.raw}))["e"]
+    assert raw == built.raw
+    assert lift_expr(raw) == built
 
 
 @given(text=st.text(), spec=st.sampled_from(["", ">6", ".2f", "^9"]))
@@ -404,11 +444,13 @@ def test_the_emitted_yaml_is_the_documented_shape() -> None:
         (lambda: column("string", default="$now"), "NOW_DEFAULT"),
         (lambda: inputs({"a": param("string")}, required=["b"]), "not among the properties"),
         (lambda: has("$x"), "an argument's name"),
+        (lambda: literal(arg("x")), "takes data, not a built expression"),
+        (lambda: literal({1: 2}), "keys are strings"),
         (lambda: calls_ref(-1), "0 or more"),
     ],
 )
 def test_what_cannot_be_written_is_refused_when_built_naming_it(build: Any, message: str) -> None:
-    with pytest.raises((ValueError, AttributeError), match=message):
+    with pytest.raises((ValueError, AttributeError, TypeError), match=message):
         build()
 
 

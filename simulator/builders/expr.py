@@ -80,9 +80,26 @@ def expr(value: ExprLike) -> Any:
     raise TypeError(f"cannot write {type(value).__name__} {value!r} as an expression")
 
 
+def _json(value: Any) -> Any:
+    """`value` if it is JSON data (finite numbers, string keys), else TypeError/ValueError naming the part."""
+    if isinstance(value, Expr):
+        raise TypeError(f"literal() takes data, not a built expression ({value.raw!r})")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"a literal number must be finite, got {value}")
+    if value is None or isinstance(value, str | bool | int | float):
+        return value
+    if isinstance(value, Mapping):
+        if not all(isinstance(k, str) for k in value):
+            raise TypeError(f"an object literal's keys are strings, got {list(value)!r}")
+        return {k: _json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json(v) for v in value]
+    raise TypeError(f"cannot write {type(value).__name__} {value!r} as JSON data")
+
+
 def literal(value: Any) -> Expr:
     """`value` exactly, with no part of it read as a reference or operator (the `literal` operator)."""
-    return Expr({"literal": value})
+    return Expr({"literal": _json(value)})
 
 
 @dataclass(frozen=True, slots=True)
