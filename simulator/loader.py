@@ -22,7 +22,7 @@ from typing import Any
 
 import jsonschema
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from .calls import CallRef, call_references, run_calls
 from .compiler import CompileError, compile_tool
@@ -32,7 +32,7 @@ from .fastschema import bound_arrays, input_validator, unknown_keywords
 from .folders import BUNDLED, domain_folders, domain_search_path, list_domain_dirs, local_roots, resolve
 from .lint import Spelling, literal_problems, lost_values, old_spellings
 from .seedrows import SeedReader
-from .spec import Column, DomainSpec, Fragment, Table, Task, Tool, UseStep
+from .spec import Column, DomainSpec, Fragment, LetStep, Step, Table, Task, Tool, UseStep
 from .steps import CompiledTool
 from .tables import TableInfo, add_indexes, build_tables
 
@@ -60,6 +60,37 @@ def _key_columns(table: Table) -> list[str]:
     """The primary key's columns (one, or several for a composite key)."""
     key: Any = table.primary_key
     return [key] if isinstance(key, str) else list(key)
+
+
+_STEP: TypeAdapter[Any] = TypeAdapter(Step)
+
+
+def _stand_in_tool(raw: Any) -> Tool | None:
+    """A tool whose definition is wrong, made compilable: each step that is wrong replaced by a
+    `let` binding its `as:` name to null, each tool field that is wrong by a default (`kind: write`,
+    no input schema: arguments unchecked). None when it has no operation to check."""
+    if not isinstance(raw, dict):
+        return None
+    ops = raw.get("operation")
+    ops = [ops] if isinstance(ops, dict) else ops if isinstance(ops, list) else []
+    steps: list[Any] = []
+    for op in ops:
+        try:
+            steps.append(_STEP.validate_python(op))
+        except ValidationError:
+            bind = op.get("as") if isinstance(op, dict) else None
+            steps.append(LetStep(let=bind if isinstance(bind, str) else "_", value=None))
+    defaults = {"name": "tool", "description": "", "kind": "write", "input_schema": {}}
+    fields = {k: v for k, v in raw.items() if k in Tool.model_fields and k != "operation"}
+    for _ in range(len(fields) + 1):
+        try:
+            tool = Tool.model_validate({**defaults, **fields, "operation": []})
+        except ValidationError as exc:
+            bad = {err["loc"][0] for err in exc.errors() if err["loc"]}
+            fields = {k: v for k, v in fields.items() if k not in bad}
+            continue
+        return tool.model_copy(update={"operation": steps}) if steps else None
+    return None
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -118,6 +149,7 @@ class _Loader(SeedReader):
         # what is wrong is reported once, at its source; these keep it from showing up again elsewhere
         self.stand_ins: dict[str, set[str]] = {}  # table -> columns whose definition is wrong
         self.invalid_tools: set[str] = set()  # tools whose definition is wrong
+        self.stand_in_tools: list[tuple[str, Tool]] = []  # (label, what of it is right) of each
         self.rejected: dict[str, list[dict[str, Any]]] = {}  # table -> seed rows refused (keys kept)
         self.seen: set[tuple[str, str]] = set()  # (location, message) of compile problems reported
 
@@ -173,8 +205,12 @@ class _Loader(SeedReader):
             if tool is not None:
                 tools.append(tool)
                 self.tool_positions.append(i)
-            elif isinstance(toolraw, dict) and isinstance(toolraw.get("name"), str):
-                self.invalid_tools.add(toolraw["name"])  # tasks calling it are not told it is unknown
+            else:
+                if isinstance(toolraw, dict) and isinstance(toolraw.get("name"), str):
+                    self.invalid_tools.add(toolraw["name"])  # tasks calling it are not told it is unknown
+                stand_in = _stand_in_tool(toolraw)
+                if stand_in is not None:  # its other steps are still checked
+                    self.stand_in_tools.append((label, stand_in))
         head = {k: v for k, v in raw.items() if k not in ("tables", "tools", "fragments")}
         try:
             spec = DomainSpec.model_validate({**head, "tables": {}, "tools": []})
@@ -317,6 +353,14 @@ class _Loader(SeedReader):
                 continue
             compiled[tool.name] = ctool
             wanted |= indexed
+        for where, tool in self.stand_in_tools:
+            for at, message in literal_problems(tool.steps, "operation", infos, self.stand_ins):
+                self.problem(file, f"{where}.{at}", message)
+            try:
+                compile_tool(tool, infos, spec.fragments)
+            except CompileError as exc:
+                for e in exc.all:
+                    self._compile_problem(file, where, e)
         for name, fragment in spec.fragments.items():
             for at, message in literal_problems(fragment.steps, "steps", infos, self.stand_ins):
                 self.problem(file, f"fragments.{name}.{at}", message)

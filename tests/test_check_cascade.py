@@ -286,3 +286,19 @@ def test_a_fragment_no_tool_uses_is_checked_too(tmp_path):
     assert [(p.location, p.message.split(" (")[0]) for p in errors] == [
         ("fragments.unused.steps[0].key.sku", "unknown name $skew")
     ]
+
+
+def test_a_tool_with_a_misspelt_step_still_has_its_other_steps_checked(tmp_path):
+    """The misspelt step is one problem (its `as:` name stays bound); a later step's own is another."""
+    folder = shop_copy(tmp_path)
+
+    def plant(raw: dict[str, Any]) -> None:
+        ops = tool(raw, "cancel_order")["operation"]
+        ops[0]["optionl"] = True  # binds $order: later steps using it are not problems
+        ops[3]["set"]["balance"] = {"add": ["$row.balance", "$args.refund"]}  # no such argument
+
+    edit(folder, plant)
+    assert sorted(places(folder)) == [
+        ("domain.yaml", "tools[4] (cancel_order).operation[0].get.optionl"),
+        ("domain.yaml", "tools[4] (cancel_order).operation[3].set.balance"),
+    ]
