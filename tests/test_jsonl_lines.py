@@ -8,12 +8,19 @@ scored". Hand-written seed rows and tasks holding one failed to load as "not val
 
 from __future__ import annotations
 
+import json
+import shutil
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from scoring import load_transcript
+from simulator import load_domain
 from simulator.transcript import FileSink
+
+from .conftest import FIXTURES
 
 BREAKS = ["\u2028", "\u2029", "\x85", "\x1c", "\x0b"]
 
@@ -43,3 +50,23 @@ def test_a_transcript_holding_any_line_separator_reads_back_record_for_record(
     assert [c.arguments for c in transcript.calls] == [{"customer_id": text}]
     assert [c.error for c in transcript.calls] == [f"No customer {text}."]
     assert transcript.final_message == f"said {text}."
+
+
+def test_seed_rows_and_tasks_holding_a_line_separator_load(tmp_path: Path) -> None:
+    folder = tmp_path / "shop"
+    shutil.copytree(FIXTURES / "shop", folder)
+    note = "gift\u2028wrap\x85please"
+    customers = folder / "seed" / "customers.jsonl"
+    rows = [json.loads(line) for line in customers.read_text(encoding="utf-8").split("\n") if line.strip()]
+    rows[0]["notes"] = note
+    customers.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    task = {
+        "id": "note",
+        "instruction": "Note it.",
+        "calls": [{"name": "set_note", "arguments": {"customer_id": "C-0002", "notes": note}}],
+    }
+    (folder / "tasks.jsonl").write_text(json.dumps(task, ensure_ascii=False) + "\n", encoding="utf-8")
+    domain = load_domain(folder)
+    assert domain.tasks[0].calls[0].arguments["notes"] == note
+    with domain.episode() as ep:
+        assert ep.export()["customers"][0]["notes"] == note
