@@ -80,6 +80,18 @@ def load_transcript(
     `key` verifies the server's labels; by default the key beside the file (`RUNS/.toolgym-key`).
     """
     p = Path(path)
+    return parse_transcript(
+        read_text(p, max_bytes),
+        source=str(p),
+        format=format,
+        key=key if key is not None else labels.find_key(p),
+    )
+
+
+def read_text(path: str | Path, max_bytes: int | None = None) -> str:
+    """A transcript file's text; TranscriptError naming the file when it is over the size limit
+    (`max_bytes`, default `TOOLGYM_MAX_TRANSCRIPT_BYTES` or 64 MiB) or cannot be read."""
+    p = Path(path)
     limit = max_bytes_default() if max_bytes is None else max_bytes
     try:
         size = p.stat().st_size
@@ -90,19 +102,16 @@ def load_transcript(
                 f"is {size / 2**20:,.1f} MiB, over the {limit / 2**20:,.1f} MiB limit "
                 "(raise it with TOOLGYM_MAX_TRANSCRIPT_BYTES)",
             )
-        text = p.read_text(encoding="utf-8")
+        return p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise transcript_error(str(p), "file", f"cannot be read: {exc}") from None
-    return parse_transcript(
-        text, source=str(p), format=format, key=key if key is not None else labels.find_key(p)
-    )
 
 
 def parse_transcript(
     text: str, source: str | None = None, format: Format | None = None, key: labels.Key | None = None
 ) -> Rollout:
     """Parse transcript text (any supported format) into a Rollout; `key` verifies server labels."""
-    records, meta = read_records(text, source)
+    records, meta, _ = read_records(text, source)
     if records and _is_meta(records[0].value):
         meta = {**records[0].value, **meta}
         records = records[1:]
@@ -127,8 +136,13 @@ def parse_transcript(
         raise transcript_error(source, "metadata", f"{where}: {first['msg']}") from None
 
 
-def read_records(text: str, source: str | None) -> tuple[list[Record], dict[str, Any]]:
-    """The records of a JSON document or a JSONL file, and the document's metadata (if any)."""
+def read_records(
+    text: str, source: str | None, cut_tail: bool = False
+) -> tuple[list[Record], dict[str, Any], bool]:
+    """The records of a JSON document or a JSONL file, the document's metadata (if any), and whether
+    the JSONL's last line was cut off — allowed only with `cut_tail` (a live server's file, read
+    for metrics), else a TranscriptError like any line that is not JSON. The one transcript reader:
+    scoring and serving metrics both read through it."""
     body = text.strip()
     if not body:
         raise transcript_error(source, "file", "the transcript is empty")
@@ -142,17 +156,19 @@ def read_records(text: str, source: str | None) -> tuple[list[Record], dict[str,
         doc_error = exc
     else:
         if isinstance(doc, list):
-            return _records(doc, "message", source), {}
+            return _records(doc, "message", source), {}, False
         if isinstance(doc, dict) and isinstance(doc.get("messages"), list):
             metadata = doc.get("metadata")
             block = metadata if isinstance(metadata, dict) else {}
             meta = {**block, **{k: v for k, v in doc.items() if k != "messages"}}
-            return _records(doc["messages"], "message", source), meta
+            return _records(doc["messages"], "message", source), meta, False
         if isinstance(doc, dict):
-            return [Record("line 1", doc)], {}
+            return [Record("line 1", doc)], {}, False
         raise transcript_error(source, "file", f"expected JSON objects, got {type(doc).__name__}")
     records: list[Record] = []
-    for lineno, line in enumerate(text.split("\n"), start=1):  # not splitlines: U+2028 is text
+    lines = text.split("\n")  # not splitlines: U+2028 is text
+    last = max((n for n, line in enumerate(lines, start=1) if line.strip()), default=0)
+    for lineno, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
@@ -162,6 +178,8 @@ def read_records(text: str, source: str | None) -> tuple[list[Record], dict[str,
         except json.JSONDecodeError as exc:
             if not records:  # a (truncated) multi-line JSON document, not JSONL
                 raise _json_error(source, doc_error) from None
+            if cut_tail and lineno == last:
+                return records, {}, True
             raise transcript_error(
                 source,
                 f"line {lineno}",
@@ -173,7 +191,7 @@ def read_records(text: str, source: str | None) -> tuple[list[Record], dict[str,
             if not isinstance(item, dict):
                 raise transcript_error(source, where, f"expected a JSON object, got {type(item).__name__}")
             records.append(Record(where, item))
-    return records, {}
+    return records, {}, False
 
 
 def _records(items: list[Any], noun: str, source: str | None) -> list[Record]:

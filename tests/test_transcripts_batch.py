@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from scoring.batch import BatchScorer, summarize
 from scoring.curation.health import health
 from scoring.curation.metrics import collect
-from simulator import load_domain
+from simulator import TranscriptError, load_domain
 from tests.conftest import FIXTURES
 from tests.test_scoring_properties import FORMATS, record
 from toolgym.cli import app
@@ -124,3 +124,25 @@ def test_a_scorer_never_raises_for_a_bad_file(tmp_path, shop_dir):
         path.write_text(text)
         assert scorer.score(path)["status"] == "error"
     scorer.close()
+
+
+def test_one_reader_serves_scoring_and_metrics(tmp_path):
+    """Scoring and serving metrics read transcripts through the same function: a last line cut off
+    by a killed server is `truncated` for metrics and an error naming the line for scoring."""
+    import inspect
+
+    from scoring.curation import metrics
+    from scoring.transcripts import read_records
+
+    text = (
+        '{"type": "header", "domain": "d", "version": "1.0.0", "seed": 0}\n'
+        '{"type": "call", "index": 0, "tool": "t", "arguments": {}, "ok": true}\n'
+        '{"type": "call", "ind\n'
+    )
+    records, meta, cut = read_records(text, "s.jsonl", cut_tail=True)
+    assert [r.where for r in records] == ["line 1", "line 2"] and meta == {} and cut is True
+    with pytest.raises(TranscriptError, match="s.jsonl: line 3: not valid JSON"):
+        read_records(text, "s.jsonl")
+    with pytest.raises(TranscriptError, match="line 2: not valid JSON"):  # only the last line may be cut
+        read_records(text.replace('"ok": true}', '"ok": tr'), "s.jsonl", cut_tail=True)
+    assert "json.loads" not in inspect.getsource(metrics)

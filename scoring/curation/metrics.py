@@ -7,34 +7,28 @@ Per session: calls, successful calls, errors by kind (`tool`: the agent's call w
 `injected`: a fault injected by the server; `infra`: a real infrastructure fault; `internal`: a
 bug, masked from the agent), and percentiles of the tool-execution latency (`duration_us`).
 Per domain (`name@version`): the same, summed over its sessions, plus the infrastructure error
-rate (injected, timeout, capacity, storage, infra, internal over calls). Transcripts are read
-leniently: a last line cut off by a killed server is counted as `truncated`, not an error. A file
+rate (injected, timeout, capacity, storage, infra, internal over calls). Transcripts are read by
+scoring's one reader (`scoring.transcripts.read_records`), leniently: a last line cut off by a
+killed server is counted as `truncated`, not an error. A file
 that cannot be read as a toolgym transcript (malformed, no header, over the size limit, nested
 too deeply) is listed under `errors` with its message, and the others are still counted.
 """
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from simulator.errors import INFRA_KINDS, ErrorKind, TranscriptError
 
+from ..transcripts import read_records, read_text
+
 #: every kind, the agent's first
 ERROR_KINDS = tuple(ErrorKind)
 PERCENTILES = (50, 90, 99)
-#: The largest transcript read (bytes): `TOOLGYM_MAX_TRANSCRIPT_BYTES`, default 64 MiB.
-MAX_BYTES = 64 * 1024 * 1024
 #: The longest error message listed.
 ERROR_CHARS = 2000
-
-
-def max_bytes() -> int:
-    value = os.environ.get("TOOLGYM_MAX_TRANSCRIPT_BYTES", "").strip()
-    return int(value) if value.isdigit() else MAX_BYTES
 
 
 def percentile(sorted_values: list[float], p: float) -> float | None:
@@ -52,43 +46,6 @@ def _latency(durations: list[float]) -> dict[str, float | None]:
     return out
 
 
-def read_records(path: str | Path) -> tuple[list[dict[str, Any]], bool]:
-    """The records of one transcript, and whether its last line was cut off.
-
-    Raises TranscriptError for a malformed line that is not the last one.
-    """
-    p = Path(path)
-    limit = max_bytes()
-    try:
-        size = p.stat().st_size
-        if size > limit:
-            raise TranscriptError(
-                f"{path}: is {size / 2**20:,.1f} MiB, over the {limit / 2**20:,.1f} MiB limit "
-                "(raise it with TOOLGYM_MAX_TRANSCRIPT_BYTES)"
-            )
-        lines = p.read_text(encoding="utf-8").split("\n")  # not splitlines: U+2028 is text
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TranscriptError(f"{path}: cannot be read: {exc}") from None
-    records: list[dict[str, Any]] = []
-    truncated = False
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except RecursionError:
-            raise TranscriptError(f"{path}:{number}: JSON nested too deeply to read") from None
-        except json.JSONDecodeError as exc:
-            if number == len(lines):
-                truncated = True
-                break
-            raise TranscriptError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
-        if not isinstance(record, dict):
-            raise TranscriptError(f"{path}:{number}: a record must be a JSON object")
-        records.append(record)
-    return records, truncated
-
-
 def is_timeout(call: dict[str, Any]) -> bool:
     """A failed call whose error says it timed out."""
     error = call.get("error")
@@ -100,7 +57,8 @@ def is_timeout(call: dict[str, Any]) -> bool:
 
 def session_stats(path: str | Path) -> dict[str, Any]:
     """The metrics of one transcript file."""
-    records, truncated = read_records(path)
+    read, _, truncated = read_records(read_text(path), str(path), cut_tail=True)
+    records = [r.value for r in read]
     header = next((r for r in records if r.get("type") == "header"), None)
     if header is None:
         raise TranscriptError(f"{path}: not a toolgym transcript (no header record)")
