@@ -237,12 +237,32 @@ STEP_KINDS: dict[str, type[StepModel]] = {}
 _S = TypeVar("_S", bound=type[StepModel])
 
 
+#: YAML key -> step kind (`search` -> `list`)
+_STEP_KEYS: dict[str, str] = {}
+
+
 def register_step(cls: _S) -> _S:
-    """Add a step model to the registry: the step union, its YAML keys and the schema follow."""
-    if cls.kind in STEP_KINDS or not cls.keys:
-        raise ValueError(f"step kind {cls.kind!r} is registered twice or has no keys")
+    """Add a step model to the registry: the step union, its YAML keys and the schema follow.
+
+    A kind registered after this module loaded rebuilds the models that hold steps (`Tool`,
+    `Fragment`, `DomainSpec`); its compile function goes in `simulator.compiler.COMPILERS`.
+    """
+    taken = [key for key in cls.keys if key in _STEP_KEYS]
+    if cls.kind in STEP_KINDS or not cls.keys or taken:
+        raise ValueError(f"step kind {cls.kind!r} is registered twice, has no keys, or reuses {taken}")
     STEP_KINDS[cls.kind] = cls
+    _STEP_KEYS.update(dict.fromkeys(cls.keys, cls.kind))
+    if "DomainSpec" in globals():
+        _rebuild_steps()
     return cls
+
+
+def unregister_step(kind: str) -> None:
+    """Remove a step kind (tests that register their own use this)."""
+    cls = STEP_KINDS.pop(kind)
+    for key in cls.keys:
+        _STEP_KEYS.pop(key, None)
+    _rebuild_steps()
 
 
 def _join_field() -> Any:
@@ -460,9 +480,6 @@ class UseStep(StepModel):
     bind: str | None = Field(default=None, alias="as")
 
 
-_STEP_KEYS = {key: kind for kind, cls in STEP_KINDS.items() for key in cls.keys}
-
-
 def _step_tag(value: Any) -> str | None:
     if isinstance(value, dict):
         for key in value:
@@ -476,7 +493,7 @@ def _step_union() -> Any:
     """`Step`: the discriminated union of every registered step model."""
     members = tuple(Annotated[cls, Tag(kind)] for kind, cls in STEP_KINDS.items())
     return Annotated[
-        Union[members],  # noqa: UP007 - built from the registry at import time
+        Union[members],  # noqa: UP007 - built from the registry
         Discriminator(
             _step_tag,
             custom_error_type="unknown_step",
@@ -630,3 +647,19 @@ class Task(_Model):
             if entry.count(".") != 1:
                 raise ValueError(f"ignore_columns entry {entry!r} is not `table.column`")
         return self
+
+
+def _rebuild_steps() -> None:
+    """After the registry changed: `Step` and every model holding steps, rebuilt."""
+    global Step
+    Step = _step_union()
+    holders: list[tuple[type[BaseModel], str | None]] = [
+        (ForEachStep, "steps"),
+        (Fragment, "steps"),
+        (Tool, "operation"),
+        (DomainSpec, None),
+    ]
+    for model, name in holders:
+        if name is not None:
+            model.model_fields[name].annotation = list[Step]
+        model.model_rebuild(force=True)

@@ -211,3 +211,56 @@ def test_clock_and_arguments_come_from_each_expression_tree(tmp_path: Path) -> N
     assert ep.call("stamp", {"a": "P-1", "d": None}) == "Ada"
     with pytest.raises(Exception, match=r"no x at 20\d\d-"):
         ep.call("stamp", {"a": "P-9", "b": "x"})
+
+
+def test_a_step_kind_added_through_the_registry_alone_loads_compiles_and_is_analysed(tmp_path: Path) -> None:
+    from pydantic import Field
+
+    from simulator.compiler import compiles
+    from simulator.query import Query
+    from simulator.spec import DomainSpec, Filter, StepModel, register_step, unregister_step
+    from simulator.steps import CountRun
+
+    class ExistsStep(StepModel):
+        """Whether any row matches the filters."""
+
+        kind = "exists"
+        keys = ("exists",)
+        effect = "read"
+
+        table: str = Field(alias="exists")
+        where: list[Filter] = Field(default_factory=list)
+        bind: str | None = Field(default=None, alias="as")
+
+    def compile_exists(c: Any, step: ExistsStep, scope: Any, at: str) -> Any:
+        info = c.table(step.table, at)
+        count = CountRun(
+            Query(info, c.filters(info, None, step.where, scope, at), [], paged=False, count=True), None
+        )
+        run = type("ExistsRun", (CountRun,), {"run": lambda self, rt, env: count.run(rt, env) > 0})
+        return run(count.query, step.bind)
+
+    register_step(ExistsStep)
+    compiles("exists")(compile_exists)
+    try:
+        assert "exists" in str(DomainSpec.model_json_schema())
+        d = domain(
+            tmp_path,
+            [
+                tool(
+                    "any_in",
+                    {"exists": "people", "where": [{"column": "team", "value": "$args.t"}]},
+                    props={"t": {}},
+                )
+            ],
+        )
+        tool_ = d.tools["any_in"]
+        assert tool_.tables_read == {"people"} and not tool_.writes and tool_.arguments_read == {"t"}
+        ep = d.episode()
+        assert ep.call("any_in", {"t": "T-1"}) is True and ep.call("any_in", {"t": "T-9"}) is False
+    finally:
+        COMPILERS.pop("exists")
+        unregister_step("exists")
+    assert "exists" not in str(DomainSpec.model_json_schema())
+    with pytest.raises(ValueError, match="a step needs one of the keys"):
+        Tool.model_validate(tool("t", {"exists": "people"}))
