@@ -491,7 +491,7 @@ def test_write_gives_a_folder_that_loads_and_a_spec() -> None:
         )  # seed rows are data, never read as expressions
 
 
-def test_builders_for_keys_id_schemes_clock_format_internal_lookups_and_new_operators() -> None:
+def test_builders_for_keys_id_schemes_clock_format_internal_lookups_joins_and_new_operators() -> None:
     d = DomainBuilder("clubs", "1.0.0", clock=clock("2026-05-01 10:00:00", 60))
     d.table(
         "teams",
@@ -544,7 +544,13 @@ def test_builders_for_keys_id_schemes_clock_format_internal_lookups_and_new_oper
         "read",
         inputs({"holder": optional_text, "city_start": param("string"), "city_end": param("string")}),
         [
-            list_("seats", where=[F("holder").eq(arg("holder"))], internal=True, as_="held"),
+            list_(
+                "seats",
+                where=[F("holder").eq(arg("holder"))],
+                join={"team": "team_id"},
+                internal=True,
+                as_="held",
+            ),
             list_(
                 "seats",
                 where=[
@@ -558,6 +564,7 @@ def test_builders_for_keys_id_schemes_clock_format_internal_lookups_and_new_oper
                 obj(
                     {
                         "held": ops.pluck(ref("held"), "team_id"),
+                        "held_in": map_(ref("held"), "s", lambda s: s.get("team", "city")),
                         "by_city": ops.pluck(ref("by_city"), "team_id"),
                         "holder_given": has("holder"),
                         "flat": ops.flatten([[1], [2, [3]]]),
@@ -578,6 +585,7 @@ def test_builders_for_keys_id_schemes_clock_format_internal_lookups_and_new_oper
         found = ep.call("seats_of", {"city_start": "Ly"})
         assert found == {
             "held": [],
+            "held_in": [],
             "by_city": ["T-ABC123"],
             "holder_given": False,
             "flat": [1, 2, [3]],
@@ -587,7 +595,7 @@ def test_builders_for_keys_id_schemes_clock_format_internal_lookups_and_new_oper
         }
         assert ep.call("seats_of", {"holder": None, "city_start": "Pa"})["holder_given"] is True
         held = ep.call("seats_of", {"holder": "ann", "city_start": "Pa", "city_end": "is"})
-        assert (held["held"], held["by_city"]) == (["T-XYZ999"], ["T-XYZ999"])
+        assert (held["held"], held["held_in"], held["by_city"]) == (["T-XYZ999"], ["Paris"], ["T-XYZ999"])
         with pytest.raises(ToolError, match="set_key: a key is a string or a number, got null"):
             ep.call("seats_of", {})  # the computed key is null: the agent's tool error
 
