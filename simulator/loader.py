@@ -150,7 +150,7 @@ class _Loader(SeedReader):
         self.stand_ins: dict[str, set[str]] = {}  # table -> columns whose definition is wrong
         self.invalid_tools: set[str] = set()  # tools whose definition is wrong
         self.stand_in_tools: list[tuple[str, Tool]] = []  # (label, what of it is right) of each
-        self.rejected: dict[str, list[dict[str, Any]]] = {}  # table -> seed rows refused (keys kept)
+        self.rejected: dict[str, list[tuple[dict[str, Any], int]]] = {}  # table -> seed rows refused, lines
         self.seen: set[tuple[str, str]] = set()  # (location, message) of compile problems reported
 
     def problem(self, file: str, where: str, message: str) -> None:

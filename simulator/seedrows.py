@@ -20,7 +20,7 @@ class SeedReader:
 
     folder: Path
     stand_ins: dict[str, set[str]]  # table -> columns whose definition is wrong
-    rejected: dict[str, list[dict[str, Any]]]  # table -> seed rows refused (their keys still count)
+    rejected: dict[str, list[tuple[dict[str, Any], int]]]  # table -> seed rows refused, and their lines
 
     def problem(self, file: str, where: str, message: str) -> None:
         raise NotImplementedError
@@ -53,9 +53,8 @@ class SeedReader:
                     self.problem(file, f"line {lineno}", "a seed row is a JSON object")
                     continue
                 row = self._seed_row(info, raw, file, lineno, start)
-                if row is None:
-                    if info.pk in raw:  # rows referring to it are not wrong as well
-                        self.rejected.setdefault(tname, []).append(raw)
+                if row is None:  # its key still counts, and its foreign keys are still checked
+                    self.rejected.setdefault(tname, []).append((raw, lineno))
                     continue
                 if info.pk in self.stand_ins.get(tname, ()):
                     rows[tname].append(row)
@@ -138,9 +137,11 @@ class SeedReader:
                     continue
                 if (rt, rc) not in values:
                     kept = [r[rc] for r in rows[rt]]
-                    values[(rt, rc)] = {*kept, *(r.get(rc) for r in self.rejected.get(rt, []))}
+                    values[(rt, rc)] = {*kept, *(_scalar(r.get(rc)) for r, _ in self.rejected.get(rt, []))}
                 targets = values[(rt, rc)]
-                for row, lineno in zip(rows[tname], lines[tname], strict=True):
+                refused = [(r, n) for r, n in self.rejected.get(tname, []) if _fits(infos[tname], cname, r)]
+                every = sorted([*zip(rows[tname], lines[tname], strict=True), *refused], key=lambda r: r[1])
+                for row, lineno in every:
                     value = row[cname]
                     if value is not None and value not in targets:
                         self.problem(
@@ -148,3 +149,19 @@ class SeedReader:
                             f"line {lineno}",
                             f"{cname}={value!r} refers to no row of {rt}.{rc}",
                         )
+
+
+def _scalar(value: Any) -> Any:
+    """A value that can be a key (a set member); None for one that cannot."""
+    return value if isinstance(value, str | int | float) else None
+
+
+def _fits(info: TableInfo, column: str, raw: dict[str, Any]) -> bool:
+    """A refused row's column holds a value of the column's kind (only then is its foreign key checked)."""
+    if column not in raw or _scalar(raw[column]) is None:
+        return False
+    try:
+        info.encode(column, raw[column])
+    except ValueProblem:
+        return False
+    return True

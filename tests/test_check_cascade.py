@@ -302,3 +302,18 @@ def test_a_tool_with_a_misspelt_step_still_has_its_other_steps_checked(tmp_path)
         ("domain.yaml", "tools[4] (cancel_order).operation[0].get.optionl"),
         ("domain.yaml", "tools[4] (cancel_order).operation[3].set.balance"),
     ]
+
+
+def test_a_refused_seed_row_still_has_its_foreign_keys_checked(tmp_path):
+    """Two independent mistakes in one row (a status no order can have, a customer who does not exist)."""
+    folder = shop_copy(tmp_path)
+    with (folder / "seed" / "orders.jsonl").open("a") as fh:
+        row = {"order_id": "O-9", "customer_id": "C-nobody", "total": 1.0, "status": "lost"}
+        fh.write(json.dumps(row) + "\n")
+    lines = len((folder / "seed" / "orders.jsonl").read_text().splitlines())
+    messages = [p.message for p in check_domain(folder).errors]
+    assert [p.location for p in check_domain(folder).errors] == [f"line {lines}"] * 2
+    assert (
+        'got "lost"' in messages[0]
+        and messages[1] == "customer_id='C-nobody' refers to no row of customers.customer_id"
+    )
