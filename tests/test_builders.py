@@ -447,6 +447,12 @@ def test_the_emitted_yaml_is_the_documented_shape() -> None:
         (lambda: literal(arg("x")), "takes data, not a built expression"),
         (lambda: literal({1: 2}), "keys are strings"),
         (lambda: calls_ref(-1), "0 or more"),
+        (
+            lambda: _notes_domain().tool("t", "x", "reed", inputs({}), count("notes")),
+            "tool 't': kind: Input should be",
+        ),
+        (lambda: _notes_domain().table("t", "id", {"id": column("strng")}), "table 't': columns.id.type"),
+        (lambda: _notes_domain().task("t", "x", [call("c")], ignore_columns=["nodot"]), "task 't'"),
     ],
 )
 def test_what_cannot_be_written_is_refused_when_built_naming_it(build: Any, message: str) -> None:

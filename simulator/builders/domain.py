@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
+from pydantic import BaseModel, ValidationError
 
-from ..spec import DomainSpec, Task
+from ..spec import DomainSpec, Fragment, Table, Task, Tool
 from .steps import Step, steps_raw
 
 if TYPE_CHECKING:
@@ -213,6 +214,19 @@ def dump_yaml(data: Any) -> str:
     )
 
 
+def _checked(model: type[BaseModel], raw: dict[str, Any], what: str) -> dict[str, Any]:
+    """`raw` if it is a valid `model`; else ValueError naming what and each problem's place in it
+    (raised where the builder is called, not at load)."""
+    try:
+        model.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '(top)'}: {err['msg']}" for err in exc.errors()[:5]
+        )
+        raise ValueError(f"{what}: {problems}") from None
+    return raw
+
+
 class DomainBuilder:
     """Collects a domain's parts; `raw()` is domain.yaml's content, `write(folder)` the folder."""
 
@@ -263,14 +277,15 @@ class DomainBuilder:
             raw["ids"] = dict(ids)
         raw["columns"] = {k: dict(v) for k, v in columns.items()}
         raw.update(extra)
-        self.tables[name] = raw
+        self.tables[name] = _checked(Table, raw, f"table {name!r}")
         return self
 
     def fragment(self, name: str, params: Sequence[str], steps: Step | Sequence[Step]) -> DomainBuilder:
         """Shared steps, inlined where a tool says `use(name, {...})`."""
         if name in self.fragments:
             raise ValueError(f"fragment {name!r} is defined twice")
-        self.fragments[name] = {"params": list(params), "steps": steps_raw(steps)}
+        raw = {"params": list(params), "steps": steps_raw(steps)}
+        self.fragments[name] = _checked(Fragment, raw, f"fragment {name!r}")
         return self
 
     def tool(
@@ -296,7 +311,7 @@ class DomainBuilder:
             raw["output_schema"] = dict(output_schema)
         body = steps_raw(operation)
         raw["operation"] = body[0] if isinstance(operation, Step) else body
-        self.tools.append(raw)
+        self.tools.append(_checked(Tool, raw, f"tool {name!r}"))
         return self
 
     def seed(self, table: str, rows: Sequence[Mapping[str, Any]]) -> DomainBuilder:
@@ -323,8 +338,7 @@ class DomainBuilder:
             "ignore_columns": list(ignore_columns),
             **extra,
         }
-        Task.model_validate(raw)  # a malformed task is the builder caller's error, raised here
-        self.tasks.append(raw)
+        self.tasks.append(_checked(Task, raw, f"task {id!r}"))
         return self
 
     def raw(self) -> dict[str, Any]:
