@@ -317,3 +317,34 @@ def test_a_refused_seed_row_still_has_its_foreign_keys_checked(tmp_path):
         'got "lost"' in messages[0]
         and messages[1] == "customer_id='C-nobody' refers to no row of customers.customer_id"
     )
+
+
+SHOP_COLUMNS = [
+    (table, column)
+    for table, spec in yaml.safe_load((FIXTURES / "shop" / "domain.yaml").read_text())["tables"].items()
+    for column in spec["columns"]
+]
+
+
+def test_any_one_column_with_a_bad_type_is_exactly_one_problem(tmp_path):
+    """Every column of the shop in turn (keys, foreign keys, columns tools filter, create and update
+    on, seed rows hold): one wrong type, one problem, at the column."""
+    for table, column in SHOP_COLUMNS:
+        folder = shop_copy(tmp_path / f"{table}-{column}")
+
+        def plant(raw: dict[str, Any], table: str = table, column: str = column) -> None:
+            raw["tables"][table]["columns"][column]["type"] = "text"
+
+        edit(folder, plant)
+        assert places(folder) == [("domain.yaml", f"tables.{table}.columns.{column}.type")], (table, column)
+
+
+def test_any_one_tool_with_a_wrong_field_is_exactly_one_problem(tmp_path):
+    """Every tool in turn with a kind that does not exist (tasks call every tool): one problem each."""
+    names = [t["name"] for t in yaml.safe_load((FIXTURES / "shop" / "domain.yaml").read_text())["tools"]]
+    tasks = (FIXTURES / "shop_tasks.jsonl").read_text()
+    for i, name in enumerate(names):
+        folder = shop_copy(tmp_path / name)
+        (folder / "tasks.jsonl").write_text(tasks)
+        edit(folder, lambda raw, name=name: tool(raw, name).update(kind="reed"))
+        assert places(folder) == [("domain.yaml", f"tools[{i}] ({name}).kind")], name
