@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gc
 import json
 import logging
+import types
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,7 @@ from simulator.server import (
 )
 from simulator.serving import ServeConfig, TaskCatalog, TaskView
 from simulator.sessions import check_session_id, resolve_task
+from simulator.spec import Call, Task
 from tests.conftest import FIXTURES
 from tests.helpers import calls_of, records, replay, text
 from toolgym.cli import app
@@ -450,6 +453,41 @@ def _scalars(value: Any) -> list[str]:
 @functools.cache
 def _domain(name: str) -> Domain:
     return load_domain(name)
+
+
+def _reachable(root: object) -> list[object]:
+    """Every object reachable from `root` through references, stopping at modules, classes and
+    module namespaces (what code reaches through its globals is not held by the object)."""
+    seen, out, todo = {id(root)}, [], [root]
+    while todo:
+        obj = todo.pop()
+        out.append(obj)
+        for ref in gc.get_referents(obj):
+            if isinstance(ref, types.ModuleType | type) or (isinstance(ref, dict) and "__builtins__" in ref):
+                continue
+            if id(ref) not in seen:
+                seen.add(id(ref))
+                todo.append(ref)
+    return out
+
+
+def test_the_server_holds_task_views_never_gold(bank: Domain, tmp_path: Path) -> None:
+    """Nothing reachable from a serving server (its sessions and episodes included) is a task with
+    gold calls or answer facts: it holds `TaskView`s (id, instruction, seed) and a task-less domain."""
+    task = bank.task("bank-007")
+    server = DomainServer(bank, ServeConfig(task=task.id, runs=tmp_path))
+
+    async def main() -> None:
+        async with Client(server.mcp) as client:
+            await client.call_tool(bank.tool_specs()[0].name, {}, raise_on_error=False)  # opens a session
+            held = _reachable(server)
+            assert not [o for o in held if isinstance(o, Task | Call)]
+            assert any(isinstance(o, TaskView) and o.id == task.id for o in held)
+
+    run(main())
+    assert server.domain.tasks == [] and bank.tasks  # the caller's domain keeps its tasks
+    assert server.domain.fingerprint() == bank.fingerprint()  # transcripts still name its version
+    assert records(next(tmp_path.glob("*.jsonl")))[0]["task"] == task.id
 
 
 @pytest.mark.parametrize("name", BUNDLED)
