@@ -112,6 +112,13 @@ def test_any_literal_string_and_template_text_survives_yaml_load_and_evaluation(
         d.tool(
             f"store_{i}", "stores the text", "write", inputs({}), create("notes", {"text": s, "data": [s]})
         )
+        d.tool(
+            f"find_{i}",
+            "finds it by a literal filter",
+            "read",
+            inputs({}),
+            count("notes", where=[F("text").eq(s)]),
+        )
     domain = d.load()
     with domain.episode() as ep:
         for i, s in enumerate(texts):
@@ -124,8 +131,10 @@ def test_any_literal_string_and_template_text_survives_yaml_load_and_evaluation(
             with pytest.raises(ToolError) as refused:
                 ep.call(f"fail_{i}", {})
             assert str(refused.value) == s
+            before = ep.call(f"find_{i}", {})
             stored = ep.call(f"store_{i}", {})
             assert (stored["text"], stored["data"]) == (s, [s])
+            assert ep.call(f"find_{i}", {}) == before + 1  # the filter's literal is the text itself
 
 
 @given(values=st.lists(JSON, min_size=1, max_size=3))
