@@ -5,9 +5,14 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from simulator import load_domain
@@ -171,3 +176,81 @@ def test_a_spelling_that_is_not_where_it_is_said_to_be_is_reported_not_guessed()
 def test_the_shop_fixture_has_nothing_to_migrate():
     result = runner.invoke(app, ["migrate", str(FIXTURES / "shop"), "--check"])
     assert result.exit_code == 0 and result.stdout == ""
+
+
+# ---------------------------------------------------------------------------------------------
+# any expression, in any YAML style: migrate renames exactly the old operator spellings
+
+
+Pair = tuple[Any, Any]  # (as written with old spellings, as migrated)
+
+_LEAVES: st.SearchStrategy[Pair] = st.sampled_from(["$args.x", 3, "word", "$$sum"]).map(lambda v: (v, v))
+_SPELLINGS = [("sum", "sum_of"), ("count", "count_of"), ("get", "get_key"), ("sum_of", "sum_of")]
+
+
+def _node(inner: st.SearchStrategy[Pair]) -> st.SearchStrategy[Pair]:
+    def unary(spelling: tuple[str, str], a: Pair) -> Pair:
+        old, new = spelling
+        if new == "sum_of":
+            return {old: a[0]}, {new: a[1]}
+        if new == "get_key":
+            return {old: [a[0], "k"]}, {new: [a[1], "k"]}
+        return {old: [a[0], a[0]]}, {new: [a[1], a[1]]}
+
+    return st.one_of(
+        st.builds(unary, st.sampled_from(_SPELLINGS), inner),
+        st.builds(lambda a, b: ({"add": [a[0], b[0]]}, {"add": [a[1], b[1]]}), inner, inner),
+        st.builds(lambda a: ({"not": a[0]}, {"not": a[1]}), inner),
+        st.builds(  # field names that look like operators stay as they are
+            lambda a, b: ({"object": {"sum": a[0], "get": b[0]}}, {"object": {"sum": a[1], "get": b[1]}}),
+            inner,
+            inner,
+        ),
+        st.builds(
+            lambda a, b: (
+                {"map": {"over": a[0], "as": "count", "to": b[0]}},
+                {"map": {"over": a[1], "as": "count", "to": b[1]}},
+            ),
+            inner,
+            inner,
+        ),
+    )
+
+
+EXPRESSIONS = st.recursive(_LEAVES, _node, max_leaves=6)
+
+
+def _domain(expression: Any) -> dict[str, Any]:
+    return {
+        "name": "d",
+        "version": "1.0.0",
+        "tables": {"t": {"primary_key": "id", "columns": {"id": {"type": "string"}}}},
+        "tools": [
+            {
+                "name": "f",
+                "description": "x",
+                "kind": "read",
+                "input_schema": {"type": "object", "properties": {"x": {}}},
+                "operation": [
+                    {"let": "v", "value": expression},
+                    {"return": {"object": {"a": "$v", "b": expression}}},
+                ],
+            }
+        ],
+    }
+
+
+@given(EXPRESSIONS, st.sampled_from([False, True, None]))
+def test_any_expression_in_any_style_migrates_to_exactly_the_new_spellings(pair, style):
+    written, migrated = pair
+    text = yaml.safe_dump(_domain(written), default_flow_style=style, sort_keys=False)
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "domain.yaml").write_text(text, encoding="utf-8")
+        report = check_domain(tmp)
+        assert report.errors == []
+        edits, missed = plan(text, report.spellings)
+        assert missed == []
+        new = apply(text, edits)
+        assert yaml.safe_load(new) == _domain(migrated)
+        (Path(tmp) / "domain.yaml").write_text(new, encoding="utf-8")
+        assert check_domain(tmp).spellings == []
