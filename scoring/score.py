@@ -24,7 +24,7 @@ import yaml
 
 from simulator import Domain, Episode, TaskError, load_domain
 from simulator import labels as server_labels
-from simulator.errors import TranscriptError
+from simulator.errors import ErrorKind, TranscriptError
 from simulator.spec import Task
 
 from .diff import diff_states
@@ -240,7 +240,7 @@ def _failed_sentences(rollout: Rollout, done: list[Replayed]) -> list[str]:
 
 def _fault_clauses(rollout: Rollout) -> list[str]:
     return [
-        f"call {i} ({c.name}) hit {'an' if c.fault == 'injected' else 'a'} {c.fault} fault"
+        f"call {i} ({c.name}) hit {'an' if c.fault is ErrorKind.INJECTED else 'a'} {c.fault} fault"
         for i, c in rollout.faults()
     ]
 

@@ -46,10 +46,9 @@ import asyncio
 import contextlib
 import functools
 import hmac
-import json
 import logging
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio.to_thread
@@ -58,11 +57,9 @@ from fastmcp import FastMCP
 from fastmcp.exceptions import PromptError, ResourceError
 from fastmcp.server.dependencies import fastmcp_request_ctx, get_context, get_http_request
 from fastmcp.server.middleware import Middleware
-from fastmcp.tools import Tool as MCPToolBase
 from fastmcp.tools.base import ToolResult
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, TextContent, ToolAnnotations
-from mcp_types import Tool as WireTool
+from mcp_types import INVALID_PARAMS, ToolAnnotations
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from .domain import Domain
@@ -79,10 +76,17 @@ from .errors import (
 )
 from .httpguard import body_limit
 from .labels import Key, label_token, runs_key
+from .mcptools import (
+    SUBMIT_ANSWER,
+    SUBMIT_ANSWER_DESCRIPTION,
+    SUBMIT_ANSWER_SCHEMA,
+    DomainTool,
+    error_result,
+    ok_result,
+    tool_annotations,
+)
 from .serving import ServeConfig, TaskCatalog, TaskView, serving_domain
 from .sessions import Session, SessionRegistry, check_session_id, new_handle, resolve_task
-from .spec import ANSWER_TOOL
-from .steps import CompiledTool
 
 logger = logging.getLogger("toolgym.server")
 
@@ -95,25 +99,6 @@ NO_SESSION = (
 )
 NO_TASK = "No task is assigned to this session: help the user under the policy."
 
-#: The answer channel the server adds to every domain: the agent's final answer, then the end.
-SUBMIT_ANSWER = ANSWER_TOOL
-SUBMIT_ANSWER_DESCRIPTION = (
-    "Submit your final answer to the user and end this session. Call it once, when you are done: "
-    "put in `answer` everything the user asked you to tell them (the values, names, amounts or "
-    "ids they asked for), in plain words. After it no tool can be called in this session."
-)
-SUBMIT_ANSWER_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "answer": {
-            "type": "string",
-            "description": "Your final answer to the user, with every value they asked for.",
-            "maxLength": 20000,
-        }
-    },
-    "required": ["answer"],
-    "additionalProperties": False,
-}
 #: Tool errors in a row after which a session's calls are slowed (see `DomainServer._back_off`).
 ERROR_STREAK = 4
 MAX_BACKOFF_S = 1.0
@@ -123,60 +108,6 @@ HANDLE_META = "toolgym/handle"
 
 _CONNECTION_KEY = "toolgym.connection"
 _HANDSHAKE = frozenset(HANDSHAKE_PROTOCOL_VERSIONS)
-
-
-# ---------------------------------------------------------------------------------------------
-# tools
-
-
-def tool_annotations(tool: CompiledTool) -> ToolAnnotations:
-    """Reads are read-only and idempotent; writes that update or delete rows (the compiled tool's
-    `destructive` analysis, fragments and loops included) are destructive."""
-    if tool.spec.kind == "read":
-        return ToolAnnotations(
-            read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-        )
-    return ToolAnnotations(
-        read_only_hint=False,
-        destructive_hint=tool.destructive,
-        idempotent_hint=False,
-        open_world_hint=False,
-    )
-
-
-CallFn = Callable[[str, dict[str, Any]], Awaitable[ToolResult]]
-
-
-class DomainTool(MCPToolBase):
-    """One domain tool as an MCP tool: the schema is served verbatim, the call goes to a session."""
-
-    call: CallFn
-
-    async def run(self, arguments: dict[str, Any]) -> ToolResult:
-        return await self.call(self.name, arguments)
-
-    def to_mcp_tool(self, **overrides: Any) -> WireTool:
-        # No generated title and no fastmcp `_meta`: exactly the domain's name, description, schema.
-        return super().to_mcp_tool(**overrides).model_copy(update={"title": None, "meta": None})
-
-
-def ok_result(value: Any) -> ToolResult:
-    """A tool's result: JSON text, plus structured content when it is an object.
-
-    The value is already plain JSON (an episode's result), so it is not validated again.
-    """
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-    return ToolResult.model_construct(
-        content=[TextContent(type="text", text=text)],
-        structured_content=value if isinstance(value, dict) else None,
-        meta=None,
-        is_error=False,
-    )
-
-
-def error_result(message: str) -> ToolResult:
-    """A tool error the agent sees: `isError` with the message as text."""
-    return ToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
 
 # ---------------------------------------------------------------------------------------------
