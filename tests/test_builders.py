@@ -650,8 +650,12 @@ def test_every_registered_step_kind_and_operator_has_a_builder() -> None:
     from simulator.spec import STEP_KINDS
 
     assert set(STEP_BUILDERS) == set(STEP_KINDS)
-    for name in OPERATORS:
+    from simulator.builders.expr import _SPECIAL
+
+    for name, operator in OPERATORS.items():
         assert callable(getattr(ops, name)), name
+        if operator.parse is not None:  # an operand of its own shape needs a builder of its own
+            assert name in _SPECIAL, name
 
 
 # ------------------------------------------------------------------ rebuilding real domains

@@ -161,6 +161,10 @@ def op(name: str, *operands: ExprLike) -> Expr:
     canonical = _operator(name)
     if canonical in _SPECIAL:
         raise ValueError(f"{canonical} takes its own shape: use {_SPECIAL[canonical].__name__}(...)")
+    if OPERATORS[canonical].parse is not None:  # an operand of its own shape that no builder writes yet
+        raise ValueError(
+            f"{canonical} takes an operand of its own shape, which the builders cannot write yet"
+        )
     arity = OPERATORS[canonical].arity
     if OPERATORS[canonical].fn is not None and arity is not None and len(operands) != arity:
         raise ValueError(f"{canonical} takes {arity} operand(s), got {len(operands)}")
