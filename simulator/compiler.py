@@ -31,7 +31,7 @@ from .lang import (
     uses_now,
 )
 from .lint import expressions
-from .query import CompiledFilter, Hop, Join, Query, key_encoder
+from .query import Children, CompiledFilter, Hop, Join, Query, key_encoder
 from .spec import (
     CountStep,
     CreateStep,
@@ -43,6 +43,7 @@ from .spec import (
     GetStep,
     LetStep,
     ListStep,
+    RelatedRows,
     RequireStep,
     ReturnStep,
     StepModel,
@@ -114,8 +115,8 @@ class _Compiler:
             node = parse(value)
             self._note(node)
             return compile_node(node, scope)
-        except ExprError as exc:
-            self.problems.append(CompileError(where, str(exc)))
+        except ExprError as exc:  # at its place inside the expression (`set.total.add[1]`)
+            self.problems.append(CompileError(f"{where}.{exc.path}" if exc.path else where, exc.message))
             return _broken
 
     def template(self, text: str, scope: Scope, where: str) -> Callable[[Env], str]:
@@ -241,19 +242,41 @@ class _Compiler:
             hops.append(Hop(link, here.sa_table.alias(f"{alias}_{len(hops)}"), key))
         return here, tuple(hops)
 
-    def joins(self, info: TableInfo, join: dict[str, str], at: str) -> list[Join]:
-        """`join: {NAME: fk}`: each row gets NAME, the row its foreign key (or key path) refers to."""
-        out = []
-        for i, (name, path) in enumerate(join.items()):
+    def joins(self, info: TableInfo, join: dict[str, str | RelatedRows], at: str) -> dict[str, Any]:
+        """`join: {NAME: fk}`: each row gets NAME, the row its foreign key (or key path) refers to;
+        `join: {NAME: {rows, by}}`: the rows of another table that refer to it. Query arguments."""
+        joins: list[Join] = []
+        children: list[Children] = []
+        for i, (name, how) in enumerate(join.items()):
             where = f"{at}.join.{name}"
             with self.noting():
                 if name in info.spec.columns:
                     raise CompileError(
                         where, f"{name!r} is a column of {info.name}; name the joined row otherwise"
                     )
-                target, hops = self.follow(info, path, path.split("."), where, f"join{i}")
-                out.append(Join(name, target, hops))
-        return out
+                if isinstance(how, str):
+                    target, hops = self.follow(info, how, how.split("."), where, f"join{i}")
+                    joins.append(Join(name, target, hops))
+                else:
+                    children.append(self.children(info, name, how, where))
+        return {"joins": joins, "children": children}
+
+    def children(self, info: TableInfo, name: str, how: RelatedRows, where: str) -> Children:
+        """`{rows: TABLE, by: COLUMN}`: TABLE's rows whose COLUMN (a foreign key) refers to `info`."""
+        child = self.table(how.rows, f"{where}.rows")
+        self.column(child, how.by, f"{where}.by")
+        _order_by(self, child, how.order_by, where)
+        ref = child.spec.columns[how.by].references or ""
+        table, _, column = ref.partition(".")
+        if table != info.name:
+            raise CompileError(
+                f"{where}.by",
+                f"{child.name}.{how.by} does not refer to {info.name} "
+                f"({'it refers to ' + ref if ref else 'it has no `references`'})",
+            )
+        self.read.add(child.name)
+        self.indexed.add((child.name, how.by))
+        return Children.of(name, info, child, how.by, column, how.order_by)
 
     def _error(self, text: str | None, default: str, scope: Scope, at: str) -> Callable[[Env], str]:
         found = len(self.problems)
@@ -344,7 +367,7 @@ def _get(c: _Compiler, step: GetStep, scope: Scope, at: str) -> Run:
         raise CompileError(at, "get needs `key` or `where`")
     _order_by(c, info, step.order_by, at)
     filters = c.filters(info, step.key, step.where, scope, at, step.internal)
-    q = Query(info, filters, step.order_by, paged=True, joins=c.joins(info, step.join, at))
+    q = Query(info, filters, step.order_by, paged=True, **c.joins(info, step.join, at))
     error = c._error(step.error, c._key_default(info, step.key), scope, at)
     return GetRun(info, q, error, step.optional, step.bind)
 
@@ -354,7 +377,7 @@ def _list(c: _Compiler, step: ListStep, scope: Scope, at: str) -> Run:
     info = c.table(step.table, at)
     _order_by(c, info, step.order_by, at)
     filters = c.filters(info, None, step.where, scope, at, step.internal)
-    q = Query(info, filters, step.order_by, paged=True, joins=c.joins(info, step.join, at))
+    q = Query(info, filters, step.order_by, paged=True, **c.joins(info, step.join, at))
     limit = c.expr(step.limit, scope, f"{at}.limit") if step.limit is not None else None
     offset = c.expr(step.offset, scope, f"{at}.offset") if step.offset is not None else None
     uncapped = step.internal and "max_limit" not in step.model_fields_set

@@ -56,6 +56,39 @@ class Join:
     hops: tuple[Hop, ...]
 
 
+@dataclass(frozen=True)
+class Children:
+    """`join: {name: {rows, by}}`: the rows of `info` whose column `by` refers to the row, as a list."""
+
+    name: str
+    info: TableInfo
+    by: str
+    parent_index: int  # where the parent row holds the value `by` refers to
+    statement: str  # every child of a list of parents (`:keys`, a JSON list), in order
+
+    @classmethod
+    def of(
+        cls, name: str, parent: TableInfo, info: TableInfo, by: str, to: str, order_by: list[str]
+    ) -> Children:
+        t = info.sa_table
+        members: sa.Select[Any] = sa.select(sa.column("value")).select_from(
+            sa.func.json_each(sa.bindparam("keys"))
+        )
+        order = [t.c[k.lstrip("-")].desc() if k.startswith("-") else t.c[k].asc() for k in order_by]
+        stmt = sa.select(*t.c).where(t.c[by].in_(members)).order_by(*order, *(t.c[k].asc() for k in info.key))
+        return cls(name, info, by, parent.columns.index(to), sql(stmt))
+
+    def attach(self, conn: sqlite3.Connection, raw: list[Any], rows: list[dict[str, Any]]) -> None:
+        keys = list(dict.fromkeys(r[self.parent_index] for r in raw if r[self.parent_index] is not None))
+        found: dict[Any, list[dict[str, Any]]] = {}
+        if keys:
+            at = self.info.columns.index(self.by)
+            for child in conn.execute(self.statement, {"keys": json.dumps(keys)}).fetchall():
+                found.setdefault(child[at], []).append(self.info.decode(child))
+        for r, row in zip(raw, rows, strict=True):
+            row[self.name] = found.get(r[self.parent_index], [])
+
+
 @dataclass
 class CompiledFilter:
     """`column OP value`, the value an expression of the call's environment. With `via`, the column
@@ -128,9 +161,11 @@ class Query:
         count: bool = False,
         total: str | None = None,
         joins: list[Join] | None = None,
+        children: list[Children] | None = None,
     ):
         self.info = info
         self.joins = joins or []
+        self.children = children or []
         self.filters = filters
         self.order_by = order_by
         self.paged = paged
@@ -151,6 +186,7 @@ class Query:
         self.related_reads = tuple(
             sorted(
                 {(j.info.name, "*") for j in self.joins}
+                | {(c.info.name, "*") for c in self.children}
                 | {(h.table.element.name, "*") for f in filters for h in f.via}
             )
         )
@@ -158,6 +194,14 @@ class Query:
         self.decode: Callable[[tuple[Any, ...]], dict[str, Any]] = (
             self._decode_joined if self.joins else info.decode
         )
+
+    def output(self, conn: sqlite3.Connection, raw: list[Any]) -> list[dict[str, Any]]:
+        """Fetched rows as the step returns them: decoded, with their related rows."""
+        decode = self.decode
+        rows = [decode(r) for r in raw]
+        for children in self.children:
+            children.attach(conn, raw, rows)
+        return rows
 
     def _decode_joined(self, row: tuple[Any, ...]) -> dict[str, Any]:
         at = len(self.info.columns)

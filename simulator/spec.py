@@ -265,11 +265,20 @@ def unregister_step(kind: str) -> None:
     _rebuild_steps()
 
 
+class RelatedRows(_Model):
+    """`join: {NAME: {rows: TABLE, by: COLUMN}}`: the rows of TABLE whose COLUMN refers to this row."""
+
+    rows: str = Field(description="the table whose rows refer to this one")
+    by: str = Field(description="its column that refers to this table (a foreign key)")
+    order_by: list[str] = Field(default_factory=list, description="their order (then their key)")
+
+
 def _join_field() -> Any:
     return Field(
         default_factory=dict,
-        description="related rows: `NAME: fk_column` (or a path `fk.fk2`) adds to each row NAME, "
-        "the row that foreign key refers to (null when none), in the same SQL statement",
+        description="related rows added to each row as NAME: `NAME: fk_column` (or a path `fk.fk2`) the "
+        "row that foreign key refers to (null when none), by a join in the same statement; "
+        "`NAME: {rows: TABLE, by: COLUMN}` the list of TABLE's rows whose COLUMN refers to this row",
     )
 
 
@@ -308,7 +317,7 @@ class GetStep(_RowsStep):
     )
     error: str | None = None
     optional: bool = False
-    join: dict[str, str] = _join_field()
+    join: dict[str, str | RelatedRows] = _join_field()
 
 
 @register_step
@@ -327,7 +336,7 @@ class ListStep(_RowsStep):
         default=100, description="cap on rows returned; null: no cap (for lists the agent does not page)"
     )
     offset: Expr = None
-    join: dict[str, str] = _join_field()
+    join: dict[str, str | RelatedRows] = _join_field()
 
 
 @register_step

@@ -55,6 +55,8 @@ class GetRun(Run):
             if self.optional:
                 return None
             raise ToolError(self.error(env))
+        if self.query.children:
+            return self.query.output(rt.conn, rows[:1])[0]
         return self.query.decode(rows[0])
 
 
@@ -83,8 +85,7 @@ class ListRun(Run):
         if rt.reads is not None:
             rt.reads.add((self.info.name, "*"))
             rt.reads.update(self.query.related_reads)
-        decode = self.query.decode
-        return [decode(r) for r in self.query.run(rt.conn, env, limit, offset)]
+        return self.query.output(rt.conn, self.query.run(rt.conn, env, limit, offset))
 
 
 _WHOLE = re.compile(r"\s*[+-]?[0-9]{1,30}\s*", re.ASCII)

@@ -107,9 +107,61 @@ def test_joins_follow_key_paths_and_a_table_may_join_itself(tmp_path: Path) -> N
     assert rows["P-1"]["guide"] is None and rows["P-1"]["guide_team"] is None
 
 
+def test_a_join_lists_the_rows_that_refer_to_each_row(tmp_path: Path) -> None:
+    members = {"rows": "people", "by": "team", "order_by": ["-name"]}
+    d = domain(
+        tmp_path,
+        [
+            tool("teams", {"list": "teams", "join": {"members": members}, "order_by": ["city"]}),
+            tool(
+                "team",
+                {
+                    "get": "teams",
+                    "key": {"id": "$args.id"},
+                    "join": {"members": {"rows": "people", "by": "team"}},
+                },
+                props={"id": {"type": "string"}},
+            ),
+            tool(
+                "mentees",
+                {
+                    "list": "people",
+                    "join": {"mentees": {"rows": "people", "by": "mentor"}, "guide": "mentor"},
+                },
+            ),
+        ],
+        tables=MENTORS,
+        seed={
+            **MENTORED,
+            "people": [*MENTORED["people"], {**MENTORED["people"][0], "id": "P-4", "name": "Di"}],
+        },
+    )
+    ep = d.episode()
+    teams = ep.call("teams", {})
+    assert [(t["city"], [p["name"] for p in t["members"]]) for t in teams] == [
+        ("Lima", ["Bo"]),
+        ("Oslo", ["Di", "Ada"]),
+    ]
+    assert [p["id"] for p in ep.call("team", {"id": "T-1"})["members"]] == ["P-1", "P-4"]  # by key
+    ep.call("team", {"id": "T-2"})
+    rows = {p["id"]: p for p in ep.call("mentees", {})}
+    assert [m["id"] for m in rows["P-1"]["mentees"]] == ["P-2"] and rows["P-3"]["mentees"] == []
+    assert rows["P-3"]["guide"]["id"] == "P-2"
+    assert d.tools["teams"].tables_read == {"teams", "people"}
+
+
 @pytest.mark.parametrize(
     ("join", "message"),
     [
+        (
+            {"x": {"rows": "teams", "by": "city"}},
+            "teams.city does not refer to people (it has no `references`)",
+        ),
+        (
+            {"x": {"rows": "people", "by": "team"}},
+            "people.team does not refer to people (it refers to teams.id)",
+        ),
+        ({"x": {"rows": "log", "by": "nope"}}, "table 'log' has no column 'nope'"),
         ({"team": "team"}, "'team' is a column of people; name the joined row otherwise"),
         ({"x": "name"}, "people.name is not a foreign key (no `references`), so it cannot be followed"),
         ({"x": "squad"}, "table 'people' has no column 'squad'"),
