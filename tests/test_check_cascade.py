@@ -300,7 +300,7 @@ def test_a_tool_with_a_misspelt_step_still_has_its_other_steps_checked(tmp_path)
     edit(folder, plant)
     assert sorted(places(folder)) == [
         ("domain.yaml", "tools[4] (cancel_order).operation[0].get.optionl"),
-        ("domain.yaml", "tools[4] (cancel_order).operation[3].set.balance"),
+        ("domain.yaml", "tools[4] (cancel_order).operation[3].set.balance.add[1]"),
     ]
 
 

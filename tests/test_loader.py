@@ -114,7 +114,7 @@ def test_unknown_names_in_expressions_are_load_problems(tmp_path):
     assert "$args.note is not a property of the tool's input_schema" in text
     assert "unknown name $ordr" in text
     assert "tools[3] (place_order).operation[0].get.gett: Extra inputs are not permitted" in text
-    assert "tools[4] (cancel_order).operation[1].require: unknown name $ordr" in text
+    assert "tools[4] (cancel_order).operation[1].require.eq[0]: unknown name $ordr" in text
 
 
 def test_duplicate_yaml_keys_are_refused(tmp_path):
