@@ -494,16 +494,45 @@ def test_write_gives_a_folder_that_loads_and_a_spec() -> None:
         assert sorted(p.name for p in folder.rglob("*") if p.is_file()) == [
             "domain.yaml",
             "notes.jsonl",
+            "policy.md",
             "tasks.jsonl",
         ]
         from simulator import load_domain
 
         domain = load_domain(folder)
+    assert domain.policy == "Be brief."
     with domain.episode() as ep:
         assert ep.call("n", {}) == 1
-        assert (
-            ep.export()["notes"][0]["text"] == "$not a ref"
-        )  # seed rows are data, never read as expressions
+        stored = ep.export()["notes"][0]
+        assert (stored["text"], stored["data"]) == (
+            "$not a ref",
+            {"k": "{x}"},
+        )  # seed rows are data, not expressions
+
+
+def test_write_refuses_a_folder_holding_a_domain_and_overwrites_leaving_nothing_stale(tmp_path: Path) -> None:
+    d = _notes_domain()
+    d.table("old", "id", {"id": column("integer")})
+    d.tool("n", "count notes", "read", inputs({}), count("notes"))
+    d.seed("notes", [{"id": 1, "text": "a", "data": []}]).seed("old", [{"id": 1}])
+    folder = d.write(tmp_path / "d")
+    (folder / "notes.txt").write_text("mine", encoding="utf-8")
+    with pytest.raises(FileExistsError, match="already holds domain.yaml, seed"):
+        d.write(folder)
+    again = _notes_domain()
+    again.tool("n", "count notes", "read", inputs({}), count("notes"))
+    again.seed("notes", [{"id": 2, "text": "b", "data": []}])
+    again.write(folder, overwrite=True)
+    assert sorted(p.name for p in (folder / "seed").iterdir()) == [
+        "notes.jsonl"
+    ]  # the old table's rows are gone
+    assert (folder / "notes.txt").read_text(
+        encoding="utf-8"
+    ) == "mine"  # what the builder did not write is kept
+    from simulator import load_domain
+
+    with load_domain(folder).episode() as ep:
+        assert [r["id"] for r in ep.export()["notes"]] == [2]
 
 
 def test_builders_for_keys_id_schemes_clock_format_internal_lookups_joins_and_new_operators() -> None:

@@ -356,15 +356,37 @@ class DomainBuilder:
         """The domain as the validated pydantic model (ValidationError names what is wrong)."""
         return DomainSpec.model_validate(self.raw())
 
-    def write(self, folder: str | Path) -> Path:
-        """domain.yaml, seed/<table>.jsonl and tasks.jsonl in `folder` (made if missing)."""
+    def write(self, folder: str | Path, *, overwrite: bool = False) -> Path:
+        """domain.yaml, policy.md, seed/<table>.jsonl and tasks.jsonl in `folder` (made if missing).
+
+        A folder that already holds a domain is refused (FileExistsError) unless `overwrite`; then
+        the files this builder writes are replaced and seed files of tables it no longer has are
+        removed, so nothing stale is loaded with it. Other files are left alone.
+        """
         root = Path(folder)
+        written = ["domain.yaml", "policy.md", "tasks.jsonl", "seed"]
+        present = [name for name in written if (root / name).exists()]
+        if present and not overwrite:
+            raise FileExistsError(
+                f"{root} already holds {', '.join(present)}; pass overwrite=True to replace them"
+            )
         (root / "seed").mkdir(parents=True, exist_ok=True)
-        (root / "domain.yaml").write_text(dump_yaml(self.raw()), encoding="utf-8")
+        for stale in (root / "seed").glob("*.jsonl"):
+            if stale.stem not in self.rows:
+                stale.unlink()
+        raw = self.raw()
+        policy = raw.pop("policy", None)
+        (root / "domain.yaml").write_text(dump_yaml(raw), encoding="utf-8")
+        if policy is not None:
+            (root / "policy.md").write_text(policy, encoding="utf-8")
+        elif (root / "policy.md").exists():
+            (root / "policy.md").unlink()
         for table, rows in self.rows.items():
             (root / "seed" / f"{table}.jsonl").write_text(dump_jsonl(rows), encoding="utf-8")
         if self.tasks:
             (root / "tasks.jsonl").write_text(dump_jsonl(self.tasks), encoding="utf-8")
+        elif (root / "tasks.jsonl").exists():
+            (root / "tasks.jsonl").unlink()
         return root
 
     def check(self) -> CheckReport:
