@@ -1,7 +1,8 @@
-"""`toolgym generate`: API specs → PLAN.json (domains of operations), stopping after clustering."""
+"""`toolgym generate`: API specs → PLAN.json (domains of operations) and/or domain folders (--out)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -9,10 +10,13 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from simulator.folders import BUNDLED
 from toolgen.pipeline import generate as run_generate
 from toolgen.pipeline import summarize
+from toolgen.synth.report import build_report, report_table
+from toolgen.synth.run import synthesize
 
-from ..app import JsonOpt, app, err, out, output_file, print_json
+from ..app import JsonOpt, app, err, out, output_dir, output_file, print_json
 
 
 def _progress_callback(bar: Progress, task: Any) -> Any:
@@ -44,6 +48,15 @@ def _table(summary: dict[str, Any], plan: Path) -> Table:
     return table
 
 
+def _outside_bundled(path: Path | None) -> Path | None:
+    """--out: a folder made now, never inside the bundled domains."""
+    if path is not None:
+        resolved = path.resolve()
+        if resolved == BUNDLED or BUNDLED in resolved.parents:
+            raise typer.BadParameter(f"{path} is inside the bundled domains ({BUNDLED}); give another folder")
+    return output_dir(path)
+
+
 @app.command()
 def generate(
     specs: Annotated[
@@ -54,27 +67,45 @@ def generate(
         ),
     ],
     plan: Annotated[
-        Path, typer.Option("--plan", callback=output_file, help="write the plan (PLAN.json) here")
-    ],
+        Path | None, typer.Option("--plan", callback=output_file, help="write the plan (PLAN.json) here")
+    ] = None,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            callback=_outside_bundled,
+            help="write one domain folder per kept domain here, and report.json",
+        ),
+    ] = None,
     min_tools: Annotated[int, typer.Option(min=1, help="fewest tools in a domain")] = 5,
     max_tools: Annotated[int, typer.Option(min=1, help="most tools in a domain")] = 40,
-    seed: Annotated[int, typer.Option(help="community detection seed")] = 0,
-    workers: Annotated[int, typer.Option(min=0, help="processes reading files (0: one per core)")] = 0,
+    seed: Annotated[int, typer.Option(help="seed of community detection and of the seed data")] = 0,
+    rows: Annotated[
+        int | None,
+        typer.Option(min=1, help="seed rows per table (default: 25, more for tables with parents)"),
+    ] = None,
+    workers: Annotated[int, typer.Option(min=0, help="processes (0: one per core)")] = 0,
     as_json: JsonOpt = False,
 ) -> None:
-    """Read API specs, normalize their operations and cluster them into domains (PLAN.json).
+    """Read API specs, cluster their operations into domains (PLAN.json) and write each domain's folder.
 
     Every operation lands in exactly one domain of --min-tools to --max-tools tools whose entities
     are connected, or in the plan's `skipped` with the reason; unreadable files are listed in
-    `failed_files` with theirs. The same inputs and seed give a byte-identical plan.
+    `failed_files` with theirs. The same inputs and seed give a byte-identical plan. With --out,
+    each domain becomes a folder (domain.yaml, seed/, policy.md, README.md) that `toolgym check`
+    accepts, or is left out with the reason; DIR/report.json counts operations compiled and
+    skipped (by source operation id), domains and tasks.
 
-    Example: toolgym generate specs --plan plan.json --min-tools 5 --max-tools 40
+    Example: toolgym generate specs --out generated --seed 0 --workers 2
     """
     if max_tools < min_tools:
         raise typer.BadParameter(f"--max-tools {max_tools} is below --min-tools {min_tools}")
-    columns = (TextColumn("reading specs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    if plan is None and out_dir is None:
+        raise typer.BadParameter("give --plan PLAN.json, --out DIR, or both")
+    row_count = rows
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err, transient=True, disable=as_json) as bar:
-        task = bar.add_task("read", total=None)
+        task = bar.add_task("reading specs", total=None)
         generated = run_generate(
             specs,
             min_tools=min_tools,
@@ -83,13 +114,44 @@ def generate(
             workers=workers,
             progress=_progress_callback(bar, task),
         )
-    plan.write_text(generated.plan.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    summary = summarize(generated)
-    if as_json:
-        print_json({"plan": str(plan), **summary})
-        return
-    out.print(_table(summary, plan))
+        if plan is not None:
+            plan.write_text(generated.plan.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        report = None
+        if out_dir is not None:
+            bar.update(task, description="writing domains", completed=0, total=len(generated.plan.domains))
+            results = synthesize(
+                generated.plan.domains,
+                generated.operations,
+                out_dir,
+                seed=seed,
+                rows=row_count,
+                workers=workers,
+                progress=_progress_callback(bar, task),
+            )
+            report = build_report(generated, results, seed=seed, rows=row_count)
+            (out_dir / "report.json").write_text(
+                json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+            )
+    if report is not None and out_dir is not None:
+        if as_json:
+            brief = {k: v for k, v in report.items() if k not in ("domain_results", "skipped")}
+            print_json(
+                {
+                    "out": str(out_dir),
+                    "report": str(out_dir / "report.json"),
+                    "plan": str(plan) if plan else None,
+                    **brief,
+                }
+            )
+        else:
+            out.print(report_table(report, str(out_dir)))
+    else:
+        summary = summarize(generated)
+        if as_json:
+            print_json({"plan": str(plan), **summary})
+            return
+        out.print(_table(summary, plan or Path("-")))
     for failure in generated.plan.failed_files[:10]:
         err.print(f"failed: {failure.path}: {failure.reason}", highlight=False, markup=False)
     if len(generated.plan.failed_files) > 10:
-        err.print(f"… and {len(generated.plan.failed_files) - 10} more failed files (see {plan})")
+        err.print(f"… and {len(generated.plan.failed_files) - 10} more failed files (see the plan or report)")

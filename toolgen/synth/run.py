@@ -1,0 +1,175 @@
+"""Every planned domain turned into a folder, in worker processes: schema → tools → seed → folder → check.
+
+    results = synthesize(generated, out_dir, seed=0, rows=None, workers=0, progress=None)
+
+One domain is one unit of work (`synthesize_domain`), a pure function of the planned domain, its
+operations, the seed and the row counts: the same inputs give the same folder in any process and
+with any number of workers. A domain is kept only when `toolgym check` finds no errors in its
+folder; otherwise the folder is removed and every operation of it counts as not compiled, with
+the check's first problems as the reason. Nothing one domain does stops the others.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from simulator.loader import check_domain
+from toolgen.model import Operation, PlannedDomain, SkippedOperation
+
+from .folder import build_domain, source_licenses, write_folder
+from .schema import infer_schema
+from .tools import compile_tools
+
+__all__ = ["DomainResult", "synthesize", "synthesize_domain"]
+
+#: progress(done, total): called as domains finish
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class DomainResult:
+    """What became of one planned domain."""
+
+    name: str
+    kept: bool
+    folder: str | None
+    operations: list[str]
+    compiled: dict[str, str] = field(default_factory=dict)  # op id -> tool name
+    not_compiled: list[SkippedOperation] = field(default_factory=list)
+    tables: int = 0
+    rows: int = 0
+    tools: int = 0
+    compiled_as: dict[str, int] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    warnings: int = 0
+    tasks_kept: int = 0
+    tasks_rejected: dict[str, int] = field(default_factory=dict)
+    reason: str | None = None
+
+
+def _seed_rows() -> Callable[..., dict[str, list[dict[str, Any]]]]:
+    from .seed import seed_rows
+
+    return seed_rows
+
+
+def synthesize_domain(
+    plan: PlannedDomain,
+    operations: Mapping[str, Operation],
+    out_dir: Path,
+    licenses: Mapping[str, str],
+    *,
+    seed: int = 0,
+    rows: int | Mapping[str, int] | None = None,
+) -> DomainResult:
+    """One planned domain → its folder under `out_dir` (kept only when it checks clean)."""
+    result = DomainResult(plan.name, False, None, list(plan.operations))
+    folder = out_dir / plan.name
+    try:
+        schema = infer_schema(plan, operations)
+        toolset = compile_tools(schema)
+        result.not_compiled = list(toolset.not_compiled)
+        if not toolset.tools:
+            return _drop(result, folder, "no operation of it could be compiled")
+        builder = build_domain(plan, schema, toolset)
+        tables = builder.spec().tables
+        seeded = _seed_rows()(
+            tables, schema.hints(), seed, rows, clock=builder.head["clock"]["start"], salt=plan.name
+        )
+        for table, table_rows in seeded.items():
+            builder.seed(table, table_rows)
+        if folder.exists():
+            shutil.rmtree(folder)
+        write_folder(builder, folder, plan, schema, toolset, licenses, seed=seed)
+        report = check_domain(folder)
+    except Exception as exc:  # noqa: BLE001 - one domain's failure is reported, never the run's
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        return _drop(result, folder, f"generation failed: {detail[:500]}")
+    result.warnings = len(report.warnings)
+    if report.errors:
+        result.problems = [f"{p.file}:{p.location}: {p.message}" for p in report.errors[:10]]
+        return _drop(
+            result, folder, f"`toolgym check` found {len(report.errors)} problem(s): {result.problems[0]}"
+        )
+    result.kept, result.folder = True, str(folder)
+    result.compiled = {t.op_id: t.name for t in toolset.tools}
+    result.tools = len(toolset.tools)
+    result.tables = len(schema.tables)
+    result.rows = sum(len(r) for r in builder.rows.values())
+    for tool in toolset.tools:
+        result.compiled_as[tool.compiled_as] = result.compiled_as.get(tool.compiled_as, 0) + 1
+    return result
+
+
+def _drop(result: DomainResult, folder: Path, reason: str) -> DomainResult:
+    """The domain left out: its folder removed, every operation not compiled with `reason`."""
+    if folder.exists():
+        shutil.rmtree(folder, ignore_errors=True)
+    already = {s.id for s in result.not_compiled}
+    result.not_compiled += [
+        SkippedOperation(id=i, reason=reason) for i in result.operations if i not in already
+    ]
+    result.kept, result.folder, result.reason = False, None, reason
+    result.compiled = {}
+    return result
+
+
+def _work(args: tuple[PlannedDomain, dict[str, Operation], str, dict[str, str], int, Any]) -> DomainResult:
+    plan, ops, out_dir, licenses, seed, rows = args
+    return synthesize_domain(plan, ops, Path(out_dir), licenses, seed=seed, rows=rows)
+
+
+def synthesize(
+    domains: Sequence[PlannedDomain],
+    operations: Sequence[Operation],
+    out_dir: Path,
+    *,
+    seed: int = 0,
+    rows: int | Mapping[str, int] | None = None,
+    workers: int = 0,
+    progress: Progress | None = None,
+) -> list[DomainResult]:
+    """Every planned domain → a folder under `out_dir`; results in the plan's order.
+
+    `workers` 0 means one process per core, 1 runs in this process.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    by_id = {op.id: op for op in operations}
+    licenses = source_licenses(by_id[i].source for d in domains for i in d.operations if i in by_id)
+    jobs = []
+    for plan in domains:
+        ops = {i: by_id[i] for i in plan.operations if i in by_id}
+        mine = {ops[i].source: licenses.get(ops[i].source, "unknown") for i in ops}
+        jobs.append((plan, ops, str(out_dir), mine, seed, rows))
+    n = workers or os.cpu_count() or 1
+    results: list[DomainResult | None] = [None] * len(jobs)
+    done = 0
+    if n <= 1 or len(jobs) <= 1:
+        for i, job in enumerate(jobs):
+            results[i] = _work(job)
+            done += 1
+            if progress is not None:
+                progress(done, len(jobs))
+        return [r for r in results if r is not None]
+    with ProcessPoolExecutor(max_workers=min(n, len(jobs))) as pool:
+        pending: dict[Future[DomainResult], int] = {}
+        queue = list(enumerate(jobs))
+        queue.reverse()
+        while queue or pending:
+            while queue and len(pending) < 2 * n:
+                i, job = queue.pop()
+                pending[pool.submit(_work, job)] = i
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                results[pending.pop(future)] = future.result()
+                done += 1
+                if progress is not None:
+                    progress(done, len(jobs))
+    return [r for r in results if r is not None]

@@ -1,0 +1,667 @@
+"""The tables of one planned domain, inferred from its operations, and what each argument means.
+
+    infer_schema(domain: PlannedDomain, operations: {op id: Operation}) -> DomainSchema
+
+- **Tables**: one per entity an operation acts on or names by id (`order` → `orders`).
+- **Primary key**: the record's `id`, else its `<entity>_id` / `<entity>Id`, else `<entity>_id`;
+  an integer only when the record and every argument naming it say so, else a string.
+- **Columns**: the record schema's properties (nested objects and arrays → `json`), then the
+  arguments of the operations on the entity; one column per name in any case style
+  (`firstName` and `first_name` are one column, spelled as first seen, the record's first).
+  Types: `string` (`date-time` → `datetime`), `integer`, `number`, `boolean`, `json`; sources that
+  disagree (or give no type) make `json`, integer and number make `number`. Enums are the union
+  of the sources' enums; defaults are kept where the column can hold them. A column is nullable
+  unless the record requires it and every operation that creates rows of the table requires it.
+- **Foreign keys**: an argument naming another entity's id (`user_id`, `{userId}` after `/users`,
+  `thingName` where `thing` is an entity of the api) is a column `<entity>_id` (or the record's
+  own spelling) that references that table.
+- **Arguments** (`Binding`): each argument of an operation is the entity's key, a parent's key
+  (a foreign key), a field (a column), a free-text search, the low or high end of a range,
+  paging (`limit`, `offset`, `page`), sorting, or an option that changes no data (kept in the
+  input schema, read by nothing).
+- **Hints**: `{table: {column: json_schema}}`, the fragment each column came from (with its type
+  made to match the column), for the seed generator.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+from urllib.parse import unquote
+
+from toolgen.entities import PathInfo, analyse_path, id_entity
+from toolgen.model import Operation, PlannedDomain
+from toolgen.naming import singular, snake, words
+from toolgen.relate import IDENTIFIER_WORDS
+
+__all__ = [
+    "Binding",
+    "ColumnPlan",
+    "DomainSchema",
+    "Role",
+    "TablePlan",
+    "column_type",
+    "infer_schema",
+    "table_name",
+]
+
+Role = Literal[
+    "key", "parent", "field", "in", "search", "min", "max", "limit", "offset", "page", "sort", "option"
+]
+
+_OPENAPI = frozenset(("openapi-3.0", "openapi-3.1", "swagger-2.0"))
+_IDENT = re.compile(r"[^A-Za-z0-9_]+")
+_LIMIT = frozenset(
+    "limit per_page perpage page_size pagesize max_results maxresults max_items maxitems max_count "
+    "top size num_results number_of_results results_per_page max_records count_limit".split()
+)
+_OFFSET = frozenset("offset skip start_index startindex first_result".split())
+_PAGE = frozenset("page page_number pagenumber page_no page_index".split())
+_SORT = frozenset(
+    "sort sort_by sortby order_by orderby sort_order sortorder order direction sort_direction "
+    "sort_dir dir sort_field ordering".split()
+)
+_OPTION = frozenset(
+    "fields field expand include includes select pretty pretty_print prettyprint callback alt "
+    "format output_format response_format verbose debug dry_run dryrun async page_token pagetoken "
+    "cursor next_token nexttoken continuation_token continuation starting_after ending_before "
+    "next_page_token marker quota_user quotauser user_ip userip key_only fields_mask lang locale "
+    "language hl jsonp prefer x_fields api_version version".split()
+)
+_SEARCH = frozenset("q query search keyword keywords term terms search_term search_query text".split())
+_LOW = frozenset("min from since after start gte gt lower begin earliest".split())
+_HIGH = frozenset("max to until before end lte lt upper latest".split())
+_HANDLE = ("name", "title", "display_name", "full_name", "username", "email", "label", "subject", "summary")
+_STATUS = frozenset(("status", "state"))
+_TYPE_OF = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean"}
+_JSON_TYPE = {
+    "string": "string",
+    "datetime": "string",
+    "integer": "integer",
+    "number": "number",
+    "boolean": "boolean",
+}
+
+
+@dataclass
+class ColumnPlan:
+    """One column: its type and options, and the JSON-Schema fragment it came from (the hint)."""
+
+    name: str
+    type: str
+    nullable: bool = True
+    enum: list[Any] | None = None
+    default: Any = None
+    references: str | None = None
+    description: str | None = None
+    hint: dict[str, Any] = field(default_factory=dict)
+    required_by_record: bool = False
+
+
+@dataclass
+class TablePlan:
+    """One table: the entity it holds, its key, its columns (key first)."""
+
+    name: str
+    entity: str
+    primary_key: str
+    columns: dict[str, ColumnPlan]
+    description: str = ""
+
+    @property
+    def status(self) -> str | None:
+        """The status column (`status`, `state`, `*_status` with an enum of 2+ values), if any."""
+        for name, col in self.columns.items():
+            ws = words(name)
+            if ws and ws[-1] in _STATUS and col.enum and len(col.enum) >= 2 and col.type == "string":
+                return name
+        return None
+
+    @property
+    def handle(self) -> str | None:
+        """The column a person names a row by (name, title, email, ...), if the table has one."""
+        by_snake = {snake(c): c for c, col in self.columns.items() if col.type == "string"}
+        for word in _HANDLE:
+            if word in by_snake and by_snake[word] != self.primary_key:
+                return by_snake[word]
+        for name, col in self.columns.items():
+            if col.type == "string" and name != self.primary_key and not col.references and not col.enum:
+                ws = words(name)
+                if ws and ws[-1] in ("name", "title"):
+                    return name
+        return None
+
+    def column_for(self, name: str) -> str | None:
+        """The column `name` is (any case style), or None."""
+        wanted = snake(name) or name.lower()
+        for column in self.columns:
+            if (snake(column) or column.lower()) == wanted:
+                return column
+        return None
+
+
+@dataclass(frozen=True)
+class Binding:
+    """What one argument of an operation means: its role, and the table and column it touches."""
+
+    param: str
+    role: Role
+    table: str | None = None
+    column: str | None = None
+
+
+@dataclass
+class DomainSchema:
+    """The tables of a domain and, per operation id, the meaning of each argument."""
+
+    tables: dict[str, TablePlan]
+    by_entity: dict[str, str]
+    bindings: dict[str, list[Binding]]
+    operations: dict[str, Operation]
+    tool_names: dict[str, str]
+
+    def table_of(self, op: Operation) -> TablePlan:
+        return self.tables[self.by_entity[op.entity]]
+
+    def hints(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """{table: {column: json_schema}}: what the seed generator should honour."""
+        return {t.name: {c.name: dict(c.hint) for c in t.columns.values()} for t in self.tables.values()}
+
+
+def identifier(name: str) -> str:
+    """A valid table or column name as close to `name` as possible."""
+    cleaned = _IDENT.sub("_", name).strip("_") or "value"
+    if cleaned[0].isdigit():
+        cleaned = "n_" + cleaned
+    if cleaned.lower().startswith("_toolgym") or cleaned.lower() == "rowid":
+        cleaned = "x" + cleaned
+    return cleaned[:60]
+
+
+def table_name(entity: str) -> str:
+    """The table of an entity: its name in the plural (`order` → `orders`, `company` → `companies`)."""
+    base = identifier(entity).lower()
+    if base.endswith("y") and len(base) > 1 and base[-2] not in "aeiou":
+        return base[:-1] + "ies"
+    if base.endswith(("s", "x", "z", "ch", "sh")):
+        return base + "es" if not base.endswith("ss") and singular(base) != base else base + "_records"
+    return base + "s"
+
+
+def column_type(schema: Mapping[str, Any]) -> tuple[str, bool]:
+    """(column type, nullable) of a JSON-Schema fragment; `json` when it has no single type."""
+    nullable = bool(schema.get("nullable") or schema.get("x-nullable"))
+    raw = schema.get("type")
+    types: list[str] = []
+    if isinstance(raw, str):
+        types = [raw]
+    elif isinstance(raw, list):
+        types = [t for t in raw if isinstance(t, str)]
+    for key in ("anyOf", "oneOf"):
+        options = schema.get(key)
+        if not types and isinstance(options, list):
+            for option in options:
+                if isinstance(option, dict):
+                    sub, sub_null = column_type(option)
+                    nullable = nullable or sub_null or option.get("type") == "null"
+                    if option.get("type") != "null":
+                        types.append("object" if sub == "json" else sub)
+    if "null" in types:
+        nullable = True
+        types = [t for t in types if t != "null"]
+    if not types and isinstance(schema.get("enum"), list):
+        kinds = {_value_type(v) for v in schema["enum"] if v is not None}
+        types = sorted(k for k in kinds if k)
+    distinct = sorted(set(types))
+    if distinct == ["integer", "number"]:
+        distinct = ["number"]
+    if len(distinct) != 1:
+        return "json", nullable
+    only = distinct[0]
+    if only == "string" and schema.get("format") == "date-time":
+        return "datetime", nullable
+    if only in ("datetime",):
+        return "datetime", nullable
+    return _TYPE_OF.get(only, "json"), nullable
+
+
+def _value_type(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return None
+
+
+def _fits(value: Any, ctype: str) -> bool:
+    """Whether a column of `ctype` can hold the JSON value."""
+    kind = _value_type(value)
+    if ctype == "json":
+        return True
+    if ctype == "number":
+        return kind in ("integer", "number")
+    if ctype == "datetime":
+        return kind == "string"
+    return kind == ctype
+
+
+def _merge_type(a: str, b: str) -> str:
+    if a == b:
+        return a
+    if {a, b} == {"integer", "number"}:
+        return "number"
+    if {a, b} == {"string", "datetime"}:
+        return "string"
+    return "json"
+
+
+def openapi_path(op: Operation) -> PathInfo | None:
+    """What the operation's path says (OpenAPI operations only; from its JSON pointer)."""
+    if op.format not in _OPENAPI or not op.pointer.startswith("/paths/"):
+        return None
+    parts = op.pointer[len("/paths/") :].rsplit("/", 1)
+    if len(parts) != 2:
+        return None
+    path = unquote(parts[0].replace("~1", "/").replace("~0", "~"))
+    return analyse_path(path)
+
+
+def _prop_of(op: Operation, original: str) -> str | None:
+    """The input property an original parameter name became (renamed where it had to be)."""
+    props = op.input_schema.get("properties") or {}
+    for entry in op.renamed:
+        if entry.get("from") == original and entry.get("to") in props:
+            return entry["to"]
+    return original if original in props else None
+
+
+class _Builder:
+    """Collects the tables of one domain as operations are read."""
+
+    def __init__(self, ops: list[Operation]) -> None:
+        self.ops = ops
+        self.tables: dict[str, TablePlan] = {}
+        self.by_entity: dict[str, str] = {}
+        self.records: dict[str, dict[str, Any]] = {}
+        self.required: dict[str, set[str]] = {}
+
+    # -- tables and keys -------------------------------------------------------------------
+    def entity_table(self, entity: str) -> TablePlan:
+        if entity in self.by_entity:
+            return self.tables[self.by_entity[entity]]
+        name = table_name(entity)
+        taken = {t.lower() for t in self.tables}
+        base, n = name, 2
+        while name.lower() in taken:
+            name, n = f"{base}_{n}", n + 1
+        record = self.records.get(entity, {})
+        key, original = self._key_name(entity, record)
+        found = record.get(original) if original is not None else None
+        key_schema: dict[str, Any] = found if isinstance(found, dict) else {}
+        ktype, _ = column_type(key_schema) if key_schema else ("string", False)
+        key_col = ColumnPlan(
+            key,
+            "integer" if ktype == "integer" else "string",
+            nullable=False,
+            description=_text(key_schema.get("description")) or f"the {entity.replace('_', ' ')}'s id",
+            hint=dict(key_schema),
+        )
+        table = TablePlan(name, entity, key, {key: key_col})
+        self.tables[name] = table
+        self.by_entity[entity] = name
+        return table
+
+    @staticmethod
+    def _key_name(entity: str, record: Mapping[str, Any]) -> tuple[str, str | None]:
+        """(the key column's name, the record property it comes from, if any)."""
+        lowered = {str(k).lower(): str(k) for k in record}
+        if "id" in lowered:
+            return identifier(lowered["id"]), lowered["id"]
+        ews = tuple(entity.split("_"))
+        for prop in record:
+            ws = words(str(prop))
+            if ws[:-1] == ews and ws[-1:] in (("id",), ("uuid",)):
+                return identifier(str(prop)), str(prop)
+        return identifier(f"{entity}_id"), None
+
+    def add_column(
+        self, table: TablePlan, name: str, schema: Mapping[str, Any], *, from_record: bool = False
+    ) -> str:
+        """The column `name` of `table` (added, or merged with the one of the same name)."""
+        existing = table.column_for(name)
+        ctype, nullable = column_type(schema)
+        enum = (
+            [v for v in schema.get("enum") or [] if v is not None]
+            if isinstance(schema.get("enum"), list)
+            else []
+        )
+        if existing is None:
+            col_name = identifier(name)
+            while any(c.lower() == col_name.lower() for c in table.columns):
+                col_name += "_"
+            col = ColumnPlan(
+                col_name,
+                ctype,
+                description=_text(schema.get("description")),
+                hint=dict(schema),
+            )
+            table.columns[col_name] = col
+            if enum and all(_fits(v, ctype) and _value_type(v) for v in enum) and ctype != "json":
+                col.enum = list(dict.fromkeys(enum))
+            self._default(col, schema)
+            return col_name
+        col = table.columns[existing]
+        if existing == table.primary_key or col.references:
+            return existing
+        merged = _merge_type(col.type, ctype)
+        if merged != col.type:
+            col.type = merged
+            col.enum = None if merged == "json" else col.enum
+        if enum and col.enum is not None and merged != "json":
+            extra = [v for v in enum if v not in col.enum and _fits(v, merged)]
+            col.enum = [*col.enum, *extra]
+        elif enum and col.enum is None and from_record and merged != "json":
+            col.enum = [v for v in dict.fromkeys(enum) if _fits(v, merged)] or None
+        if not col.description:
+            col.description = _text(schema.get("description"))
+        for key, value in schema.items():
+            col.hint.setdefault(key, value)
+        if col.default is None:
+            self._default(col, schema)
+        return existing
+
+    @staticmethod
+    def _default(col: ColumnPlan, schema: Mapping[str, Any]) -> None:
+        default = schema.get("default")
+        if default is None or not _fits(default, col.type) or isinstance(default, dict | list):
+            return
+        if col.enum is not None and default not in col.enum:
+            return
+        col.default = default
+
+    def foreign_key(self, table: TablePlan, other: TablePlan, spelled: str | None = None) -> str:
+        """The column of `table` that holds a row of `other`'s key."""
+        for name, col in table.columns.items():
+            if col.references == f"{other.name}.{other.primary_key}":
+                return name
+        if table is other:
+            spelled = f"parent_{other.entity}_id"
+        name = spelled if spelled and table.column_for(spelled) is None else f"{other.entity}_id"
+        existing = table.column_for(name)
+        if existing is not None and existing != table.primary_key:
+            col = table.columns[existing]
+            if col.references is None and col.type in ("string", "integer", "json"):
+                col.type = other.columns[other.primary_key].type
+                col.enum = None
+                col.default = None
+                col.references = f"{other.name}.{other.primary_key}"
+                return existing
+            name = f"{name}_ref"
+        col_name = identifier(name)
+        while table.column_for(col_name) is not None:
+            col_name += "_"
+        key = other.columns[other.primary_key]
+        table.columns[col_name] = ColumnPlan(
+            col_name,
+            key.type,
+            references=f"{other.name}.{other.primary_key}",
+            description=f"the {other.entity.replace('_', ' ')} it belongs to",
+            hint={"type": _JSON_TYPE[key.type]},
+        )
+        return col_name
+
+
+def _text(value: Any) -> str | None:
+    if isinstance(value, str) and value.strip():
+        text = " ".join(value.split())
+        return text if len(text) <= 300 else text[:299] + "…"
+    return None
+
+
+def _record_props(record: Mapping[str, Any] | None) -> tuple[dict[str, Any], set[str]]:
+    if not isinstance(record, dict):
+        return {}, set()
+    if record.get("type") == "array" and isinstance(record.get("items"), dict):
+        record = record["items"]
+    props = record.get("properties")
+    if not isinstance(props, dict):
+        for key in ("allOf", "anyOf", "oneOf"):
+            parts = record.get(key)
+            if isinstance(parts, list):
+                merged: dict[str, Any] = {}
+                for part in parts:
+                    if isinstance(part, dict) and isinstance(part.get("properties"), dict):
+                        merged.update(part["properties"])
+                if merged:
+                    props = merged
+                    break
+    if not isinstance(props, dict):
+        return {}, set()
+    required = record.get("required")
+    return (
+        {str(k): v if isinstance(v, dict) else {} for k, v in props.items()},
+        {str(r) for r in required} if isinstance(required, list) else set(),
+    )
+
+
+def _is_id_word(ws: tuple[str, ...]) -> bool:
+    return bool(ws) and ws[-1] in ("id", "uuid", "guid", "identifier")
+
+
+def _param_entity(prop: str, op: Operation, info: PathInfo | None, known: set[str]) -> str | None:
+    """The entity whose key the argument `prop` carries, if any (own or another)."""
+    original = next((e["from"] for e in op.renamed if e.get("to") == prop), prop)
+    if info is not None and original in info.collection_of:
+        noun = info.collection_of[original]
+        if noun in known:
+            return noun
+    ws = words(prop)
+    if ws in (("id",), ("uuid",), ("guid",), ("identifier",)):
+        return op.entity
+    entity = id_entity(prop)
+    if entity and entity in known:
+        return entity
+    if len(ws) >= 2 and ws[-1] in IDENTIFIER_WORDS | {"identifier", "number", "guid"} and ws[-1] != "name":
+        stem = "_".join([*ws[:-2], singular(ws[-2])])
+        if stem in known:
+            return stem
+    if len(ws) >= 2 and ws[-1] == "name":
+        stem = "_".join([*ws[:-2], singular(ws[-2])])
+        if stem in op.consumes and stem != op.entity and stem in known:
+            return stem
+    if info is not None and info.params and original == info.params[-1] and info.ends_with_param:
+        return op.entity
+    return None
+
+
+def _control_role(prop: str, schema: Mapping[str, Any], kind: str) -> Role | None:
+    joined = "_".join(words(prop))
+    numeric = schema.get("type") in ("integer", "number")
+    if kind == "read":
+        if joined in _LIMIT and (numeric or not schema.get("type")):
+            return "limit"
+        if joined in _OFFSET and (numeric or not schema.get("type")):
+            return "offset"
+        if joined in _PAGE and (numeric or not schema.get("type")):
+            return "page"
+        if joined in _SORT:
+            return "sort"
+    if joined in _OPTION:
+        return "option"
+    return None
+
+
+def _range_role(prop: str, schema: Mapping[str, Any]) -> tuple[Role, str] | None:
+    """("min" | "max", the column's name) for `min_price`, `priceMax`, `created_after`, `start_date`."""
+    ws = words(prop)
+    if len(ws) < 2:
+        return None
+    numeric = schema.get("type") in ("integer", "number")
+    dated = schema.get("format") in ("date", "date-time") or any(w in ("date", "time", "at") for w in ws)
+    if not (numeric or dated):
+        return None
+    for end, role in ((_LOW, "min"), (_HIGH, "max")):
+        if ws[0] in end:
+            rest = ws[1:]
+        elif ws[-1] in end:
+            rest = ws[:-1]
+        else:
+            continue
+        if rest in (("date",), ("time",)) or not rest:
+            return role, "date"  # type: ignore[return-value]
+        return role, "_".join(rest)  # type: ignore[return-value]
+    return None
+
+
+def infer_schema(domain: PlannedDomain, operations: Mapping[str, Operation]) -> DomainSchema:
+    """The tables of `domain` and the meaning of each argument of each of its operations."""
+    ops = [operations[i] for i in domain.operations if i in operations]
+    b = _Builder(ops)
+    for op in ops:  # the records first, so keys and columns follow the spec's spelling
+        props, required = _record_props(op.record_schema)
+        record = b.records.setdefault(op.entity, {})
+        for key, value in props.items():
+            record.setdefault(key, value)
+        if props:
+            b.required.setdefault(op.entity, set(required)).intersection_update(required)
+    known = {op.entity for op in ops}
+    infos = {op.id: openapi_path(op) for op in ops}
+    for op in ops:
+        for prop in op.input_schema.get("properties") or {}:
+            other = _param_entity(prop, op, infos[op.id], known | set(op.consumes))
+            if other is not None:
+                known.add(other)
+    for entity in sorted({op.entity for op in ops}):
+        table = b.entity_table(entity)
+        for key, value in b.records.get(entity, {}).items():
+            if table.column_for(key) is None:
+                col = b.add_column(table, key, value, from_record=True)
+                table.columns[col].required_by_record = key in b.required.get(entity, set())
+    bindings = {op.id: _bind(b, op, infos[op.id], known) for op in ops}
+    _finish(b, ops, bindings)
+    return DomainSchema(b.tables, b.by_entity, bindings, {op.id: op for op in ops}, dict(domain.tools))
+
+
+def _bind(b: _Builder, op: Operation, info: PathInfo | None, known: set[str]) -> list[Binding]:
+    table = b.entity_table(op.entity)
+    props: dict[str, Any] = op.input_schema.get("properties") or {}
+    out: list[Binding] = []
+    has_key = False
+    required = set(op.input_schema.get("required") or [])
+    keyed = op.kind in ("read", "delete") and any(
+        _param_entity(p, op, info, known) == op.entity and (op.kind == "delete" or p in required)
+        for p in props
+    )
+    for prop, raw in props.items():
+        schema = raw if isinstance(raw, dict) else {}
+        control = _control_role(prop, schema, op.kind)
+        if control is not None:
+            out.append(Binding(prop, control))
+            continue
+        entity = _param_entity(prop, op, info, known)
+        if entity == op.entity and not has_key and schema.get("type") not in ("array", "object"):
+            has_key = True
+            out.append(Binding(prop, "key", table.name, table.primary_key))
+            continue
+        if entity is not None and entity != op.entity and schema.get("type") not in ("array", "object"):
+            other = b.entity_table(entity)
+            spelled = prop if _is_id_word(words(prop)) else None
+            out.append(Binding(prop, "parent", table.name, b.foreign_key(table, other, spelled)))
+            continue
+        if keyed:
+            out.append(Binding(prop, "option"))
+            continue
+        joined = "_".join(words(prop))
+        if op.kind == "read" and joined in _SEARCH and schema.get("type") in ("string", None):
+            out.append(Binding(prop, "search", table.name, None))
+            continue
+        ranged = _range_role(prop, schema) if op.kind == "read" else None
+        if ranged is not None:
+            role, base = ranged
+            column = table.column_for(base) or b.add_column(table, base, {**schema, "description": None})
+            out.append(Binding(prop, role, table.name, column))
+            continue
+        listed = _listed_values(prop, schema) if op.kind == "read" else None
+        if listed is not None:
+            name, items = listed
+            found = table.column_for(prop) or table.column_for(name)
+            if found is None or table.columns[found].type == "json":
+                found = b.add_column(table, name, items)
+            out.append(Binding(prop, "in", table.name, found))
+            continue
+        out.append(Binding(prop, "field", table.name, b.add_column(table, prop, schema)))
+    return out
+
+
+def _listed_values(prop: str, schema: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """(the column's name, its schema) for a read's list of wanted values (`statuses: [..]`)."""
+    items = schema.get("items")
+    if schema.get("type") != "array" or not isinstance(items, dict):
+        return None
+    if column_type(items)[0] == "json":
+        return None
+    ws = words(prop)
+    if not ws:
+        return None
+    return "_".join([*ws[:-1], singular(ws[-1])]), dict(items)
+
+
+def _finish(b: _Builder, ops: list[Operation], bindings: dict[str, list[Binding]]) -> None:
+    """Search columns, nullability, and hints typed like their columns."""
+    for op in ops:
+        table = b.tables[b.by_entity[op.entity]]
+        for i, binding in enumerate(bindings[op.id]):
+            if binding.role == "search":
+                handle = table.handle or b.add_column(table, "name", {"type": "string"})
+                if table.columns[handle].type != "string":
+                    handle = b.add_column(table, "name_text", {"type": "string"})
+                bindings[op.id][i] = Binding(binding.param, "search", table.name, handle)
+    creators: dict[str, list[set[str]]] = {}
+    for op in ops:
+        if op.kind in ("create", "action"):
+            given = {x.column for x in bindings[op.id] if x.column and x.role in ("field", "parent", "key")}
+            required = set(op.input_schema.get("required") or [])
+            needed = {x.column for x in bindings[op.id] if x.param in required and x.column}
+            creators.setdefault(b.by_entity[op.entity], []).append(needed & given)
+    for table in b.tables.values():
+        musts = creators.get(table.name)
+        for name, col in table.columns.items():
+            if name == table.primary_key:
+                col.nullable = False
+            elif col.default is not None and col.enum:
+                col.nullable = False
+            else:
+                col.nullable = not (
+                    col.required_by_record
+                    and not bool(col.hint.get("nullable"))
+                    and (musts is not None and all(name in m for m in musts))
+                )
+            col.hint = _typed_hint(col)
+        if len(table.columns) == 1:
+            b.add_column(table, "name", {"type": "string", "description": f"the {table.entity}'s name"})
+            table.columns["name"].hint = _typed_hint(table.columns["name"])
+
+
+def _typed_hint(col: ColumnPlan) -> dict[str, Any]:
+    hint = {k: v for k, v in col.hint.items() if k not in ("readOnly", "writeOnly", "nullable", "x-nullable")}
+    if col.type != "json":
+        hint["type"] = _JSON_TYPE[col.type]
+        for key in ("anyOf", "oneOf", "allOf", "properties", "items"):
+            hint.pop(key, None)
+        if col.type == "datetime":
+            hint["format"] = "date-time"
+    if col.enum is not None:
+        hint["enum"] = list(col.enum)
+    elif "enum" in hint:
+        del hint["enum"]
+    if col.nullable:
+        hint["nullable"] = True
+    if col.references:
+        hint["x-references"] = col.references
+    return hint

@@ -1,0 +1,625 @@
+"""Each operation of a domain compiled into a tool through `simulator.builders`, or the reason why not.
+
+    compile_tools(schema: DomainSchema) -> Toolset(tools, not_compiled)
+
+What an operation becomes (its arguments' meaning is `schema.Binding`):
+
+- **read by key** → `get` of the row (parents' keys as filters too), with a "no such record" error;
+- **read without a key** (list / search) → `list` with a filter per argument: `eq`; `icontains` for
+  free text (`q`, `query`, `search`: the table's name-like column) and for name / title fields;
+  `ge` / `le` for ranges (`min_price`, `created_after`); `in` for a list of values; paging
+  (`limit`, `offset`, or `page` × page size) and, for a sort argument with an enum naming
+  columns, one ordered `list` per choice;
+- **create** → `create` with the arguments as values (required ones enforced by the input
+  schema; creation timestamps set from the clock);
+- **update** → `update(patch=...)` of only the fields the call gave (an absent argument is not a
+  null); an update that names no field is compiled as an action;
+- **delete** → a status change where the table's status enum has a deleted-like value, else
+  `delete`; either way after a `get` that says when the record does not exist;
+- **action** (`cancel`, `approve`, `send_*`, ...) → a status transition when the verb names a
+  value of the table's status enum, with preconditions drawn from the enum (not already there; a
+  final state such as `cancelled` or `completed` cannot change but by a restoring verb), else a
+  row in the domain's `action_log` (what was done, to which record, with which arguments); an
+  action on no record creates a row of its entity (`send_email` → an `emails` row).
+
+The input schema the agent sees keeps the spec's names, descriptions, required and optional
+arguments (no others accepted). An operation that cannot be compiled is in `not_compiled` with
+the reason, never dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from simulator.builders import (
+    NOW,
+    Expr,
+    ExprLike,
+    F,
+    Filter,
+    Step,
+    Template,
+    arg,
+    create,
+    delete,
+    get,
+    list_,
+    obj,
+    ops,
+    ref,
+    require,
+    return_,
+    template,
+    update,
+)
+from simulator.fastschema import KNOWN_KEYWORDS
+from simulator.spec import ANSWER_TOOL, NAME
+from toolgen.model import Operation, SkippedOperation
+from toolgen.naming import words
+
+from .schema import Binding, ColumnPlan, DomainSchema, TablePlan, openapi_path
+
+__all__ = ["EVENTS_TABLE", "ToolPlan", "Toolset", "compile_tools", "target_state"]
+
+#: the table that records actions on records without a status to change
+EVENTS_TABLE = "action_log"
+_SEGMENT = re.compile(r"^[A-Za-z0-9_-]+$")
+_FINAL = frozenset(
+    "cancelled canceled deleted closed completed complete refunded rejected voided archived expired "
+    "failed done finished declined terminated removed revoked".split()
+)
+_RESTORING = frozenset("reopen restore unarchive undelete reactivate recover resume reinstate unlock".split())
+_DELETED = ("deleted", "removed", "archived", "trashed", "inactive")
+_IRREGULAR = {
+    "send": ("sent",),
+    "pay": ("paid",),
+    "resume": ("active", "running", "resumed"),
+    "deactivate": ("inactive", "deactivated"),
+    "unpublish": ("unpublished", "draft"),
+    "unarchive": ("active",),
+    "reopen": ("open", "reopened"),
+    "restore": ("active", "restored"),
+    "reactivate": ("active",),
+    "open": ("open", "opened"),
+    "begin": ("started", "in_progress", "running"),
+    "run": ("running",),
+    "finish": ("finished", "completed", "done"),
+    "hold": ("on_hold", "held"),
+    "buy": ("bought", "purchased"),
+}
+_CREATED = frozenset(("created", "creation", "inserted", "added", "registered"))
+_UPDATED = frozenset(("updated", "modified", "changed", "edited"))
+
+
+@dataclass
+class ToolPlan:
+    """One compiled tool, ready for `DomainBuilder.tool`."""
+
+    op_id: str
+    name: str
+    description: str
+    kind: str
+    input_schema: dict[str, Any]
+    steps: list[Step]
+    compiled_as: str
+
+
+@dataclass
+class Toolset:
+    """The tools of a domain and the operations that could not be compiled (with why)."""
+
+    tools: list[ToolPlan] = field(default_factory=list)
+    not_compiled: list[SkippedOperation] = field(default_factory=list)
+
+
+class NotCompilable(Exception):
+    """An operation that cannot be a tool; the message says why."""
+
+
+def _readable(name: str) -> bool:
+    return bool(_SEGMENT.match(name))
+
+
+def _noun(table: TablePlan) -> str:
+    return table.entity.replace("_", " ")
+
+
+def _hole(text: str, name: str, tail: str = ".") -> Template:
+    """`text {args.name}.` when the argument can be spelled in a template, else `text` alone."""
+    if _readable(name):
+        return template(text, arg(name), tail)
+    return template(text.rstrip() + tail)
+
+
+def _tool_name(name: str, taken: set[str]) -> str:
+    fixed = name if NAME.match(name) else "op_" + re.sub(r"[^A-Za-z0-9_-]", "_", name)
+    fixed = fixed[:64]
+    if fixed == ANSWER_TOOL:
+        fixed = f"{fixed}_tool"
+    base, n = fixed, 2
+    while fixed in taken:
+        fixed, n = f"{base[:60]}_{n}", n + 1
+    taken.add(fixed)
+    return fixed
+
+
+def input_schema(op: Operation) -> dict[str, Any]:
+    """The schema the agent sees: the spec's properties, descriptions and required list, no others."""
+    props = op.input_schema.get("properties") or {}
+    required = [r for r in op.input_schema.get("required") or [] if r in props]
+    schema: dict[str, Any] = {"type": "object", "properties": {k: _clean(v) for k, v in props.items()}}
+    if required:
+        schema["required"] = list(dict.fromkeys(required))
+    schema["additionalProperties"] = False
+    return schema
+
+
+def _clean(node: Any, depth: int = 0) -> Any:
+    """A property schema with what JSON Schema 2020-12 would reject as a schema fixed or dropped."""
+    if not isinstance(node, dict) or depth > 32:
+        return node if isinstance(node, dict) else {}
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "required" and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            continue
+        if key in ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas"):
+            if isinstance(value, dict):
+                out[key] = {str(k): _clean(v, depth + 1) for k, v in value.items()}
+            continue
+        if key in ("items", "additionalProperties", "not", "contains", "propertyNames", "if", "then", "else"):
+            if isinstance(value, dict):
+                out[key] = _clean(value, depth + 1)
+            elif isinstance(value, bool) and key != "items":
+                out[key] = value
+            elif isinstance(value, list) and key == "items":
+                out["prefixItems"] = [_clean(v, depth + 1) for v in value]
+            continue
+        if key in ("allOf", "anyOf", "oneOf", "prefixItems"):
+            if isinstance(value, list) and value:
+                out[key] = [_clean(v, depth + 1) for v in value]
+            continue
+        if key == "type":
+            kept = _types(value)
+            if kept:
+                out[key] = kept
+            continue
+        if key == "enum" and not (isinstance(value, list) and value):
+            continue
+        if key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"):
+            if (
+                isinstance(value, int | float)
+                and not isinstance(value, bool)
+                and (key != "multipleOf" or value > 0)
+            ):
+                out[key] = value
+            continue
+        if key in ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties"):
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                out[key] = value
+            continue
+        if key == "pattern":
+            if isinstance(value, str) and _compiles(value):
+                out[key] = value
+            continue
+        if key in ("$ref", "$id", "$schema", "$anchor", "$dynamicRef", "uniqueItems") and not isinstance(
+            value, str | bool
+        ):
+            continue
+        if key in ("$ref", "$dynamicRef"):
+            continue  # refs are resolved by ingest; a leftover one would point nowhere
+        if key == "example" and "examples" not in node:
+            out["examples"] = [value]
+        elif key == "nullable" and value is True:
+            out["x-nullable"] = True
+        elif key in KNOWN_KEYWORDS or key.startswith("x-"):
+            out[key] = value
+        elif key != "optional":  # `optional` is the required list's business
+            out[f"x-{key}"] = value
+    if out.get("x-nullable") and isinstance(out.get("type"), str):
+        out["type"] = [out["type"], "null"]
+    return out
+
+
+_JSON_TYPES = frozenset("object array string number integer boolean null".split())
+
+
+def _types(value: Any) -> Any:
+    if isinstance(value, str):
+        return value if value in _JSON_TYPES else None
+    if isinstance(value, list):
+        kept = [v for v in value if isinstance(v, str) and v in _JSON_TYPES]
+        return list(dict.fromkeys(kept)) or None
+    return None
+
+
+def _compiles(pattern: str) -> bool:
+    try:
+        re.compile(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return False
+    return True
+
+
+def target_state(op: Operation, table: TablePlan) -> tuple[str, Any] | None:
+    """(the verb, the status value it leads to) when the operation's verb names a value of the
+    table's status enum (`cancel` → `cancelled`), else None."""
+    status = table.status
+    if status is None:
+        return None
+    values = [v for v in table.columns[status].enum or [] if isinstance(v, str)]
+    lowered = {v: "_".join(words(v)) for v in values}
+    info = openapi_path(op)
+    verbs = ((info.verb,) if info is not None and info.verb else ()) + words(op.name)
+    for verb in verbs:
+        for wanted in _IRREGULAR.get(verb, ()):
+            for value, low in lowered.items():
+                if low == wanted:
+                    return verb, value
+        stem = verb[:-1] if verb.endswith("e") and len(verb) > 4 else verb
+        if len(stem) < 3:
+            continue
+        for value, low in lowered.items():
+            first = low.split("_")[0] if low else ""
+            if first.startswith(stem) and first not in ("in", "un", "not"):
+                return verb, value
+    return None
+
+
+def _by_role(bindings: Sequence[Binding], *roles: str) -> list[Binding]:
+    return [b for b in bindings if b.role in roles and _readable(b.param)]
+
+
+def _stamp(table: TablePlan, words_wanted: frozenset[str], given: Mapping[str, Any]) -> dict[str, ExprLike]:
+    """Timestamps the clock sets: created_at on create, updated_at on update (never a given column)."""
+    out: dict[str, ExprLike] = {}
+    for name, col in table.columns.items():
+        if col.type == "datetime" and name not in given and set(words(name)) & words_wanted:
+            out[name] = NOW
+    return out
+
+
+class _Compiler:
+    def __init__(self, schema: DomainSchema) -> None:
+        self.schema = schema
+
+    def compile(self, op: Operation, name: str) -> ToolPlan:
+        bindings = self.schema.bindings[op.id]
+        table = self.schema.table_of(op)
+        keys = _by_role(bindings, "key")
+        kind = op.kind
+        fields = _by_role(bindings, "field", "in")
+        if kind == "update" and not [f for f in fields if f.role == "field"]:
+            kind = "action"
+        if kind == "read":
+            required = set(op.input_schema.get("required") or [])
+            if keys and keys[0].param in required:
+                steps, how = self.get_one(op, table, bindings), "get"
+            else:
+                steps, how = self.search(op, table, bindings), "list"
+            tool_kind = "read"
+        elif kind == "create":
+            steps, how, tool_kind = self.insert(table, bindings), "create", "write"
+        elif kind == "update":
+            steps, how, tool_kind = self.patch(op, table, bindings), "update", "write"
+        elif kind == "delete":
+            steps, how, tool_kind = self.remove(op, table, bindings)
+        else:
+            steps, how, tool_kind = self.act(op, table, bindings)
+        return ToolPlan(op.id, name, op.description, tool_kind, input_schema(op), steps, how)
+
+    # -- reads ---------------------------------------------------------------------------------
+    def _lookup(self, op: Operation, table: TablePlan, bindings: Sequence[Binding], as_: str | None) -> Step:
+        keys = _by_role(bindings, "key")
+        parents = _by_role(bindings, "parent")
+        if not keys:  # the one record its parents name, or the table's only (first) record
+            where = [F(p.column or "").eq(arg(p.param), skip_if_null=False) for p in parents]
+            error = template(f"No {_noun(table)} found" + (" for these arguments." if parents else "."))
+            return get(table.name, where=where, order_by=[table.primary_key], error=error, as_=as_)
+        key = keys[0]
+        where = [F(table.primary_key).eq(arg(key.param), skip_if_null=False)]
+        where += [F(p.column or "").eq(arg(p.param)) for p in parents]
+        error = _hole(f"No {_noun(table)} with {key.param} ", key.param)
+        return get(table.name, where=where, error=error, as_=as_)
+
+    def get_one(self, op: Operation, table: TablePlan, bindings: Sequence[Binding]) -> list[Step]:
+        return [self._lookup(op, table, bindings, None)]
+
+    def _filters(self, table: TablePlan, bindings: Sequence[Binding]) -> list[Filter]:
+        where: list[Filter] = []
+        for b in bindings:
+            if not _readable(b.param) or b.column is None:
+                continue
+            col = table.columns[b.column]
+            value = arg(b.param)
+            if b.role in ("parent", "key"):
+                where.append(F(b.column).eq(value))
+            elif b.role == "search":
+                where.append(F(b.column).icontains(value))
+            elif b.role == "min":
+                where.append(F(b.column).ge(value))
+            elif b.role == "max":
+                where.append(F(b.column).le(value))
+            elif b.role == "in":
+                where.append(F(b.column).in_(value))
+            elif b.role == "field":
+                ws = words(b.param)
+                if (
+                    col.type == "string"
+                    and not col.enum
+                    and ws
+                    and ws[-1] in ("name", "title", "description")
+                ):
+                    where.append(F(b.column).icontains(value))
+                else:
+                    where.append(F(b.column).eq(value))
+        return where
+
+    def search(self, op: Operation, table: TablePlan, bindings: Sequence[Binding]) -> list[Step]:
+        where = self._filters(table, bindings)
+        limit_b = _by_role(bindings, "limit")
+        offset_b = _by_role(bindings, "offset")
+        page_b = _by_role(bindings, "page")
+        limit: ExprLike = arg(limit_b[0].param) if limit_b else None
+        offset: ExprLike = arg(offset_b[0].param) if offset_b else None
+        if page_b and offset is None:
+            props = op.input_schema.get("properties") or {}
+            size = _int_default(props.get(limit_b[0].param) if limit_b else None, 20)
+            limit = ops.coalesce(limit, size) if limit is not None else size
+            first = 0 if _int_default(props.get(page_b[0].param), 1) == 0 else 1
+            page = arg(page_b[0].param)
+            offset = ops.if_(ops.is_null(page), 0, ops.mul(ops.max(ops.sub(page, first), 0), limit))
+        orders = self._sort_choices(op, table, bindings)
+        if not orders:
+            return [list_(table.name, where=where, order_by=[table.primary_key], limit=limit, offset=offset)]
+        sort_param, choices = orders
+        steps: list[Step] = []
+        names: list[Expr] = []
+        for i, (value, order) in enumerate(choices):
+            steps.append(
+                list_(
+                    table.name,
+                    where=where,
+                    order_by=order,
+                    limit=limit,
+                    offset=offset,
+                    as_=f"sorted_{i}",
+                    when=ops.eq(arg(sort_param), value),
+                )
+            )
+            names.append(ref(f"sorted_{i}"))
+        chosen = [value for value, _ in choices]
+        steps.append(
+            list_(
+                table.name,
+                where=where,
+                order_by=[table.primary_key],
+                limit=limit,
+                offset=offset,
+                as_="unsorted",
+                when=ops.not_in(ops.coalesce(arg(sort_param), ""), chosen),
+            )
+        )
+        steps.append(return_(ops.coalesce(*names, ref("unsorted"))))
+        return steps
+
+    def _sort_choices(
+        self, op: Operation, table: TablePlan, bindings: Sequence[Binding]
+    ) -> tuple[str, list[tuple[str, list[str]]]] | None:
+        props = op.input_schema.get("properties") or {}
+        for b in _by_role(bindings, "sort"):
+            enum = (props.get(b.param) or {}).get("enum")
+            if not isinstance(enum, list):
+                continue
+            choices: list[tuple[str, list[str]]] = []
+            for value in enum:
+                if not isinstance(value, str):
+                    continue
+                descending = value.startswith("-") or value.lower().endswith(("_desc", " desc", ":desc"))
+                base = re.sub(r"([_ :](asc|desc))$", "", value.lstrip("+-"), flags=re.IGNORECASE)
+                column = table.column_for(base)
+                if column is not None and table.columns[column].type != "json":
+                    order = [f"-{column}" if descending else column]
+                    if column != table.primary_key:
+                        order.append(table.primary_key)
+                    choices.append((value, order))
+            if choices:
+                return b.param, choices[:12]
+        return None
+
+    # -- writes --------------------------------------------------------------------------------
+    def _values(self, table: TablePlan, bindings: Sequence[Binding]) -> dict[str, ExprLike]:
+        values: dict[str, ExprLike] = {}
+        for b in _by_role(bindings, "key", "parent", "field"):
+            if b.column is not None and b.column not in values and b.table == table.name:
+                values[b.column] = arg(b.param)
+        return values
+
+    def insert(self, table: TablePlan, bindings: Sequence[Binding]) -> list[Step]:
+        values = self._values(table, bindings)
+        values.update(_stamp(table, _CREATED | _UPDATED, values))
+        return [create(table.name, values)]
+
+    def patch(self, op: Operation, table: TablePlan, bindings: Sequence[Binding]) -> list[Step]:
+        changes: dict[str, ExprLike] = {}
+        for b in _by_role(bindings, "field"):
+            if b.column is not None and b.column not in changes:
+                changes[b.column] = arg(b.param)
+        found = self._lookup(op, table, bindings, "current")
+        key = {table.primary_key: ref("current", table.primary_key)}
+        stamp = _stamp(table, _UPDATED, changes)
+        return [found, update(table.name, stamp or None, patch=changes, key=key)]
+
+    def remove(
+        self, op: Operation, table: TablePlan, bindings: Sequence[Binding]
+    ) -> tuple[list[Step], str, str]:
+        keys = _by_role(bindings, "key")
+        status = table.status
+        if keys and status is not None:
+            values = table.columns[status].enum or []
+            gone = next((v for w in _DELETED for v in values if isinstance(v, str) and v.lower() == w), None)
+            if gone is not None:
+                return self.transition(op, table, bindings, "delete", gone), "status", "write"
+        if keys:
+            found = self._lookup(op, table, bindings, "current")
+            return (
+                [found, delete(table.name, key={table.primary_key: ref("current", table.primary_key)})],
+                "delete",
+                "write",
+            )
+        where = self._filters(table, [b for b in bindings if b.role in ("parent", "field")])
+        required = set(op.input_schema.get("required") or [])
+        if not where or not all(b.param in required for b in bindings if b.role in ("parent", "field")):
+            raise NotCompilable(f"a delete of {table.name} with no required argument naming what to delete")
+        return [delete(table.name, where=where, internal=True)], "delete", "write"
+
+    def transition(
+        self, op: Operation, table: TablePlan, bindings: Sequence[Binding], verb: str, target: Any
+    ) -> list[Step]:
+        status = table.status or ""
+        key = _by_role(bindings, "key")[0]
+        current = ref("current", status)
+        steps = [self._lookup(op, table, bindings, "current")]
+        steps.append(
+            require(
+                ops.ne(current, target),
+                _hole(f"The {_noun(table)} ", key.param, f" is already {target}: nothing to {verb}."),
+            )
+        )
+        finals = [
+            v
+            for v in table.columns[status].enum or []
+            if isinstance(v, str) and v.lower() in _FINAL and v != target
+        ]
+        if finals and verb not in _RESTORING:
+            steps.append(
+                require(
+                    ops.not_in(current, finals),
+                    template(
+                        f"Cannot {verb} {_noun(table)} ",
+                        ref("current", table.primary_key),
+                        ": it is ",
+                        current,
+                        f", a final state ({', '.join(finals)}).",
+                    )
+                    if _readable(table.primary_key) and _readable(status)
+                    else template(f"Cannot {verb} this {_noun(table)}: it is in a final state."),
+                )
+            )
+        changes: dict[str, ExprLike] = {}
+        for b in _by_role(bindings, "field"):
+            if b.column is not None and b.column != status and b.column not in changes:
+                changes[b.column] = arg(b.param)
+        sets: dict[str, ExprLike] = {status: target, **_stamp(table, _UPDATED, changes)}
+        key_map = {table.primary_key: ref("current", table.primary_key)}
+        steps.append(update(table.name, sets, patch=changes or None, key=key_map))
+        return steps
+
+    def act(
+        self, op: Operation, table: TablePlan, bindings: Sequence[Binding]
+    ) -> tuple[list[Step], str, str]:
+        keys = _by_role(bindings, "key")
+        if keys:
+            state = target_state(op, table)
+            if state is not None:
+                return self.transition(op, table, bindings, state[0], state[1]), "status", "write"
+            return self.log_event(op, table, bindings), "event", "write"
+        return self.insert(table, bindings), "create", "write"
+
+    def log_event(self, op: Operation, table: TablePlan, bindings: Sequence[Binding]) -> list[Step]:
+        events = event_table(self.schema)
+        column = event_column(events, table)
+        found = self._lookup(op, table, bindings, "current")
+        details = {b.param: arg(b.param) for b in bindings if b.role not in ("key",) and _readable(b.param)}
+        values: dict[str, ExprLike] = {
+            "action": self.schema.tool_names.get(op.id, op.name),
+            column: ref("current", table.primary_key),
+            "details": ops.compact(obj(details)) if details else None,
+            "created_at": NOW,
+        }
+        return [found, create(EVENTS_TABLE, values)]
+
+
+def _int_default(schema: Any, fallback: int) -> int:
+    if isinstance(schema, dict):
+        value = schema.get("default")
+        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 1000:
+            return value
+        if isinstance(value, str) and value.isdigit() and int(value) <= 1000:
+            return int(value)
+    return fallback
+
+
+def event_table(schema: DomainSchema) -> TablePlan:
+    """The domain's `action_log` table (made on first use)."""
+    table = schema.tables.get(EVENTS_TABLE)
+    if table is None:
+        table = TablePlan(
+            EVENTS_TABLE,
+            "action_log",
+            "log_id",
+            {
+                "log_id": ColumnPlan(
+                    "log_id", "string", nullable=False, description="the entry's id", hint={"type": "string"}
+                ),
+                "action": ColumnPlan(
+                    "action",
+                    "string",
+                    nullable=False,
+                    description="the tool that acted",
+                    hint={"type": "string"},
+                ),
+                "details": ColumnPlan(
+                    "details", "json", description="the call's other arguments", hint={"type": "object"}
+                ),
+                "created_at": ColumnPlan(
+                    "created_at",
+                    "datetime",
+                    description="when it was done",
+                    hint={"type": "string", "format": "date-time"},
+                ),
+            },
+            description="What was done to which record, by which tool.",
+        )
+        schema.tables[EVENTS_TABLE] = table
+    return table
+
+
+def event_column(events: TablePlan, table: TablePlan) -> str:
+    """The column of `action_log` that refers to a row of `table` (added on first use)."""
+    wanted = f"{table.name}.{table.primary_key}"
+    for name, col in events.columns.items():
+        if col.references == wanted:
+            return name
+    name = f"{table.entity}_id"[:60]
+    while name in events.columns:
+        name += "_"
+    key = table.columns[table.primary_key]
+    events.columns[name] = ColumnPlan(
+        name,
+        key.type,
+        references=wanted,
+        description=f"the {_noun(table)} acted on",
+        hint={
+            "type": "integer" if key.type == "integer" else "string",
+            "nullable": True,
+            "x-references": wanted,
+        },
+    )
+    return name
+
+
+def compile_tools(schema: DomainSchema) -> Toolset:
+    """A tool per operation of the domain (in the plan's order), or why it could not be one."""
+    out = Toolset()
+    taken: set[str] = set()
+    for op_id, op in schema.operations.items():
+        name = _tool_name(schema.tool_names.get(op_id, op.name), taken)
+        try:
+            out.tools.append(_Compiler(schema).compile(op, name))
+        except NotCompilable as exc:
+            taken.discard(name)
+            out.not_compiled.append(SkippedOperation(id=op_id, reason=str(exc)))
+    return out
