@@ -316,14 +316,16 @@ class _Loader(SeedReader):
     def compile_tools(self, spec: DomainSpec, infos: dict[str, TableInfo]) -> dict[str, CompiledTool]:
         file = "domain.yaml"
         compiled: dict[str, CompiledTool] = {}
+        names: set[str] = set()
         wanted: set[tuple[str, str]] = set()
         for i, tool in enumerate(spec.tools):
             where = f"tools[{self.tool_positions[i]}] ({tool.name})"
-            if tool.name in compiled:
+            duplicate = tool.name in names
+            names.add(tool.name)
+            if duplicate:  # (its own problems are still reported; the first of the name is kept)
                 self.problem(
                     file, where, f"duplicate tool name {tool.name!r}: every tool name must be unique"
                 )
-                continue
             checked = tool
             try:
                 jsonschema.Draft202012Validator.check_schema(tool.input_schema)
@@ -351,8 +353,9 @@ class _Loader(SeedReader):
                 for e in exc.all:
                     self._compile_problem(file, where, e)
                 continue
-            compiled[tool.name] = ctool
-            wanted |= indexed
+            if not duplicate:
+                compiled[tool.name] = ctool
+                wanted |= indexed
         for where, tool in self.stand_in_tools:
             for at, message in literal_problems(tool.steps, "operation", infos, self.stand_ins):
                 self.problem(file, f"{where}.{at}", message)

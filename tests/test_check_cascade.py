@@ -348,3 +348,22 @@ def test_any_one_tool_with_a_wrong_field_is_exactly_one_problem(tmp_path):
         (folder / "tasks.jsonl").write_text(tasks)
         edit(folder, lambda raw, name=name: tool(raw, name).update(kind="reed"))
         assert places(folder) == [("domain.yaml", f"tools[{i}] ({name}).kind")], name
+
+
+def test_a_duplicate_tool_name_is_found_even_when_the_first_tool_fails_and_both_are_checked(tmp_path):
+    folder = shop_copy(tmp_path)
+
+    def plant(raw: dict[str, Any]) -> None:
+        first = tool(raw, "set_note")
+        first["operation"]["set"]["notes"] = "$args.note"  # no such argument
+        second = json.loads(json.dumps(first))
+        second["operation"]["set"]["vip"] = "$args.vip"  # no such argument either
+        raw["tools"].append(second)
+
+    edit(folder, plant)
+    assert places(folder) == [
+        ("domain.yaml", "tools[5] (set_note).operation[0].set.notes"),
+        ("domain.yaml", "tools[6] (set_note)"),
+        ("domain.yaml", "tools[6] (set_note).operation[0].set.notes"),
+        ("domain.yaml", "tools[6] (set_note).operation[0].set.vip"),
+    ]
