@@ -545,3 +545,20 @@ def test_manifest_refuses_unvalidated_tasks(bank: Domain, tmp_path: Path) -> Non
         DomainServer(bank, tasks={good, "nope"})
     with pytest.raises(SessionError, match="serves only validated tasks"):
         resolve_task(server.tasks, bad, None)
+
+
+def test_one_serve_configuration_object(shop: Domain, tmp_path: Path) -> None:
+    """The options live in one ServeConfig: keyword options amend it, the session registry reads the
+    same object, and a bad value is refused where the config is made."""
+    base = ServeConfig(fault_rate=0.3, runs=tmp_path)
+    server = DomainServer(shop, base, fault_seed=5, allow_hosts=["example.org"])
+    assert server.config == ServeConfig(
+        fault_rate=0.3, fault_seed=5, runs=tmp_path, allow_hosts=("example.org",)
+    )
+    assert server.sessions.config is server.config and server.sessions.fault_seed == 5
+    assert DomainServer(shop, runs=str(tmp_path)).config.runs == tmp_path
+    for bad in ({"max_sessions": 0}, {"max_sessions_per_client": 0}, {"fault_rate": 1.5}):
+        with pytest.raises(ValueError):
+            ServeConfig(**bad)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        DomainServer(shop, manifest=None)  # no option outside the config
