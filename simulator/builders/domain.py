@@ -21,13 +21,13 @@ import math
 import tempfile
 import unicodedata
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from ..calls import PREFIX, CallRef
 from ..spec import DomainSpec, Fragment, Table, Task, Tool
 from .steps import Step, steps_raw
 
@@ -131,33 +131,22 @@ def inputs(
     return schema
 
 
-@dataclass(frozen=True, slots=True)
-class CallRef:
-    """`"$calls.N.path"`: a path of gold call N's result, resolved at replay."""
-
-    index: int
-    path: tuple[str, ...]
-
-    @property
-    def raw(self) -> str:
-        return ".".join(["$calls", str(self.index), *self.path])
-
-
 def calls_ref(index: int, *path: str | int) -> CallRef:
-    """The result of an earlier gold call (`calls_ref(0, "booking_id")`)."""
+    """`"$calls.N.path"`: a path of gold call N's result (`calls_ref(0, "booking_id")`), resolved
+    at replay by `simulator.calls`, whose `CallRef` this is."""
     if index < 0:
         raise ValueError(f"a call index is 0 or more, got {index}")
     segments = tuple(str(s) for s in path)
     for segment in segments:
         if not segment or "." in segment:
             raise ValueError(f"a path segment is a non-empty key without '.', got {segment!r}")
-    return CallRef(index, segments)
+    return CallRef(PREFIX + ".".join([str(index), *segments]), index, segments)
 
 
 def _argument(value: Any) -> Any:
     """A gold call's argument as written in tasks.jsonl: a leading `$` of a literal string doubled."""
     if isinstance(value, CallRef):
-        return value.raw
+        return value.text
     if isinstance(value, str):
         return "$" + value if value.startswith("$") else value
     if isinstance(value, Mapping):

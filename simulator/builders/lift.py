@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from .. import lang
+from ..calls import CallRef
 from ..lang import nodes
 from ..spec import FILTER_ALIASES
 from .domain import NOW_DEFAULT, DomainBuilder, call, calls_ref, column
@@ -185,9 +186,11 @@ def _argument(value: Any) -> Any:
     if isinstance(value, str):
         if value.startswith("$$"):
             return value[1:]
-        if value.startswith("$calls."):
-            _, index, *path = value.split(".")
-            return calls_ref(int(index), *path)
+        reference = CallRef.parse(value)
+        if reference is not None:
+            if reference.index is None:
+                raise ValueError(f"{value}: not a reference to a call (write $calls.N.path)")
+            return calls_ref(reference.index, *reference.path)
         return value
     if isinstance(value, list):
         return [_argument(v) for v in value]
