@@ -9,9 +9,10 @@ what compiles but cannot be right, or is probably not meant:
   is not nullable). At run time such a call would fail as an ordinary tool error, so the agent would
   see a domain bug as a refusal; here it is the author's problem, found at load.
 - warnings (the domain loads): values that are lost — a `use:` of a fragment that returns a value,
-  without `as:`; a name bound by a step whose value is all it produces (`let`, `list`, `count`,
-  `sum`, an `optional` get, a `for_each`'s `collect`) and never read; steps after an unconditional
-  `return` or `fail`, which never run.
+  without `as:`; a step whose value is all it produces (`let`, a read: `list`, `count`, `sum`, an
+  `optional` get; a `for_each`'s `collect`) whose value nothing reads: unbound and not its list's
+  value (a tool's result, a fragment's, a collected pass's), or bound to a name never read; steps
+  after an unconditional `return` or `fail`, which never run — and old spellings (`Spelling`).
 
 Every finding is `(where, message)`, `where` the path inside the tool (`operation[2].set.status`) or
 fragment (`steps[0].values.kind`), in the loader's location format.
@@ -28,17 +29,14 @@ from pydantic import BaseModel
 
 from .lang import ExprError, constant, deprecations, parse
 from .spec import (
-    CountStep,
     FailStep,
     Filter,
     ForEachStep,
     Fragment,
     GetStep,
     LetStep,
-    ListStep,
     ReturnStep,
     StepModel,
-    SumStep,
     UseStep,
 )
 from .spec import walk_steps as spec_walk_steps
@@ -194,18 +192,21 @@ def _ends(step: Any) -> bool:
 
 
 def lost_values(
-    steps: list[Any], at: str, fragments: dict[str, Fragment], result_step: bool
+    steps: list[Any], at: str, fragments: dict[str, Fragment], result_step: bool = True
 ) -> list[Finding]:
-    """Warnings about values that are computed and then lost. `result_step`: the last top-level
-    step's value is the call's result (a tool), so binding it is not a loss."""
+    """Warnings about values that are computed and then lost. A list's value (a tool's result, a
+    fragment's, a `for_each` pass's when it is collected) is its last step that yields one, so that
+    step's value is not lost; `result_step=False` says the top list's value is not used."""
     out: list[Finding] = []
     read = names_read(steps)
     _unreachable(steps, at, out)
-    results = {f"{at}[{len(steps) - 1}]"} if result_step and steps else set()
+    results = {_result_at(steps, at)} if result_step else set()
     for placed in walk_steps(steps, at):
         step = placed.step
-        if isinstance(step, ForEachStep) and step.collect and step.steps:
-            results.add(f"{placed.at}.steps[{len(step.steps) - 1}]")  # each pass's value is collected
+        if isinstance(step, ForEachStep) and step.collect:
+            results.add(_result_at(step.steps, f"{placed.at}.steps"))  # each pass's value is collected
+    for placed in walk_steps(steps, at):
+        step = placed.step
         if isinstance(step, UseStep) and step.bind is None:
             fragment = fragments.get(step.use)
             if fragment is not None and _returns_value(fragment):
@@ -215,22 +216,39 @@ def lost_values(
                         f"the value fragment {step.use!r} returns is lost: add `as: NAME` to keep it",
                     )
                 )
-        name = _value_only(step)
-        if name is None or name in read or placed.at in results:
+        if not _value_only(step) or placed.at in results:
             continue
-        out.append((placed.at, f"${name} is bound here but never read: its value is lost"))
+        name = step.bound_name()
+        if name is None:
+            out.append(
+                (placed.at, "this step's value is lost: nothing reads it (bind it with `as:`, or drop it)")
+            )
+        elif name not in read:
+            out.append((placed.at, f"${name} is bound here but never read: its value is lost"))
     return out
 
 
-def _value_only(step: Any) -> str | None:
-    """The name a step binds when its value is all it produces (no write, no check that can fail)."""
-    if isinstance(step, LetStep):
-        return step.let
-    if isinstance(step, ForEachStep):
-        return step.collect
-    if isinstance(step, ListStep | CountStep | SumStep) or isinstance(step, GetStep) and step.optional:
-        return step.bind
-    return None
+def _value_only(step: Any) -> bool:
+    """A step whose value is all it produces: it writes nothing and has no check that can fail."""
+    if isinstance(step, LetStep | ForEachStep):
+        return isinstance(step, LetStep) or step.collect is not None
+    return bool(step.effect == "read" and (not isinstance(step, GetStep) or step.optional))
+
+
+def _yields(step: Any) -> bool:
+    """A step whose value becomes its list's value (a bound name, or a data step)."""
+    return step.bound_name() is not None or step.effect != "none"
+
+
+def _result_at(steps: list[Any], at: str) -> str | None:
+    """The path of the step whose value is the list's value, or None when a `return` decides it."""
+    result = None
+    for i, step in enumerate(steps):
+        if isinstance(step, ReturnStep) and step.when is None:
+            return None
+        if _yields(step):
+            result = f"{at}[{i}]"
+    return result
 
 
 def _unreachable(steps: list[Any], at: str, out: list[Finding]) -> None:

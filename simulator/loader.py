@@ -468,12 +468,12 @@ class _Loader(SeedReader):
         """Warnings: values that are lost, old spellings (see simulator/lint.py)."""
         file = "domain.yaml"
         parts = [
-            (f"tools[{self.tool_positions[i]}] ({tool.name})", "operation", tool.steps, True)
+            (f"tools[{self.tool_positions[i]}] ({tool.name})", "operation", tool.steps)
             for i, tool in enumerate(spec.tools)
         ]
-        parts += [(f"fragments.{name}", "steps", f.steps, False) for name, f in spec.fragments.items()]
-        for where, at, steps, is_tool in parts:
-            for sub, message in lost_values(steps, at, spec.fragments, result_step=is_tool):
+        parts += [(f"fragments.{name}", "steps", f.steps) for name, f in spec.fragments.items()]
+        for where, at, steps in parts:
+            for sub, message in lost_values(steps, at, spec.fragments):
                 self.warnings.append(Problem(file, f"{where}.{sub}", message))
             for spelling in old_spellings(steps, at):
                 self.spellings.append(Spelling(f"{where}.{spelling.at}", spelling.old, spelling.new))

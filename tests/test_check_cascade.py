@@ -367,3 +367,39 @@ def test_a_duplicate_tool_name_is_found_even_when_the_first_tool_fails_and_both_
         ("domain.yaml", "tools[6] (set_note).operation[0].set.notes"),
         ("domain.yaml", "tools[6] (set_note).operation[0].set.vip"),
     ]
+
+
+def test_lost_values_are_warned_about_and_results_are_not(tmp_path):
+    """A read nothing uses is lost; the last data step of a tool, of a fragment, of a collected
+    `for_each` pass is its list's value, even when checks follow it."""
+    folder = shop_copy(tmp_path)
+
+    def plant(raw: dict[str, Any]) -> None:
+        ops = tool(raw, "cancel_order")["operation"]
+        ops.insert(1, {"list": "order_items", "where": [{"column": "order_id", "value": "$order.order_id"}]})
+        ops.insert(2, {"let": "unused", "value": 1})
+        ops.append(
+            {"update": "orders", "key": {"order_id": "$order.order_id"}, "set": {"total": 0}}
+        )  # never runs
+        search = tool(raw, "search_products")
+        search["operation"] = [
+            search["operation"],
+            {"require": True, "error": "x"},
+        ]  # the list is still the result
+        raw["fragments"] = {  # its list is what the fragment gives back
+            "lookup": {
+                "params": ["sku"],
+                "steps": [{"list": "products", "where": [{"column": "sku", "value": "$sku"}]}],
+            }
+        }
+        note = tool(raw, "set_note")
+        note["operation"] = [{"use": "lookup", "with": {"sku": "SKU-001"}, "as": "p"}, note["operation"]]
+
+    edit(folder, plant)
+    report = check_domain(folder)
+    assert report.errors == []
+    assert [(w.location, w.message) for w in report.warnings] == [
+        ("tools[4] (cancel_order).operation[7]", "never runs: step 6 always ends the call before it"),
+        ("tools[4] (cancel_order).operation[1]", "this step's value is lost: nothing reads it (bind it with `as:`, or drop it)"),
+        ("tools[4] (cancel_order).operation[2]", "$unused is bound here but never read: its value is lost"),
+    ]  # fmt: skip
