@@ -191,16 +191,14 @@ def _ends(step: Any) -> bool:
     return isinstance(step, ReturnStep | FailStep) and step.when is None
 
 
-def lost_values(
-    steps: list[Any], at: str, fragments: dict[str, Fragment], result_step: bool = True
-) -> list[Finding]:
+def lost_values(steps: list[Any], at: str, fragments: dict[str, Fragment]) -> list[Finding]:
     """Warnings about values that are computed and then lost. A list's value (a tool's result, a
     fragment's, a `for_each` pass's when it is collected) is its last step that yields one, so that
-    step's value is not lost; `result_step=False` says the top list's value is not used."""
+    step's value is not lost."""
     out: list[Finding] = []
     read = names_read(steps)
     _unreachable(steps, at, out)
-    results = {_result_at(steps, at)} if result_step else set()
+    results = {_result_at(steps, at)}
     for placed in walk_steps(steps, at):
         step = placed.step
         if isinstance(step, ForEachStep) and step.collect:
