@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -152,3 +156,20 @@ def test_id_makers_are_plain_values() -> None:
     maker = IdMaker("t", scheme="counter", prefix="C", start=5, width=3)
     assert maker.candidates(0, 2) == ["C005", "C006"]
     assert maker.with_floor(["C009", "C12", "x"]).candidates(0, 1) == ["C013"]
+
+
+def test_generated_keys_are_the_same_in_another_process() -> None:
+    makers = [
+        IdMaker("t", scheme="pattern", prefix="R-", slots=("AB", "0123456789", "-", "xyz")),
+        IdMaker("t", prefix="T-"),
+    ]
+    here = [m.candidates(seed, 4) for m in makers for seed in (0, 7, 2**40)]
+    code = (
+        "from simulator.ids import IdMaker; import json; "
+        "makers = [IdMaker('t', scheme='pattern', prefix='R-', slots=('AB', '0123456789', '-', 'xyz')), "
+        "IdMaker('t', prefix='T-')]; "
+        "print(json.dumps([m.candidates(s, 4) for m in makers for s in (0, 7, 2**40)]))"
+    )
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert json.loads(done.stdout) == here
