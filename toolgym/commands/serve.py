@@ -9,7 +9,7 @@ import socket
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
@@ -20,6 +20,9 @@ from simulator import load_domain
 from simulator.serving import ServeConfig
 
 from ..app import DomainArg, JsonOpt, app, err, fail, out, output_dir, print_json
+
+if TYPE_CHECKING:  # imported when serving, after fastmcp's settings are in the environment
+    from simulator.server import DomainServer
 
 
 class Transport(StrEnum):
@@ -114,18 +117,9 @@ def serve(
     )
     logging.getLogger("toolgym").setLevel(level)
 
-    from simulator.server import DomainServer
-
-    d = load_domain(domain)
-    served = None
-    if manifest is not None:  # the grading side says which tasks passed; the server gets their ids
-        validated = load_manifest(manifest)
-        validated.check(d, task)
-        served = frozenset(validated.valid_tasks)
     config = ServeConfig(
         task=task,
         seed=seed,
-        tasks=served,
         runs=runs,
         fault_rate=fault_rate,
         fault_seed=fault_seed,
@@ -139,7 +133,8 @@ def serve(
         max_body_bytes=max_body_bytes,
         error_backoff_ms=error_backoff_ms,
     )
-    server = DomainServer(d, config)
+    server = _server(domain, config, manifest)
+    d = server.domain
     if transport is Transport.http:
         port = _bindable(host, port)
     where = f"http://{host}:{port}/mcp" if transport is Transport.http else "stdio"
@@ -155,6 +150,20 @@ def serve(
     except SystemExit as exc:  # uvicorn exits after logging a failure to start (e.g. a port taken since)
         if exc.code:
             raise fail(f"the server on {where} stopped: see the error logged above") from None
+
+
+def _server(ref: str, config: ServeConfig, manifest: Path | None) -> DomainServer:
+    """The server of a domain: the grading side reads the manifest (the domain must be the validated
+    one) and the server is told only the ids of the tasks that passed. The loaded domain, gold calls
+    and all, is not kept: the server holds task views and a domain without tasks."""
+    from simulator.server import DomainServer
+
+    domain = load_domain(ref)
+    if manifest is not None:
+        validated = load_manifest(manifest)
+        validated.check(domain, config.task)
+        config = config.with_options(tasks=validated.valid_tasks)
+    return DomainServer(domain, config)
 
 
 def _bindable(host: str, port: int) -> int:
