@@ -186,7 +186,7 @@ def table_name(entity: str) -> str:
     if base.endswith("y") and len(base) > 1 and base[-2] not in "aeiou":
         return base[:-1] + "ies"
     if base.endswith(("s", "x", "z", "ch", "sh")):
-        return base + "es" if not base.endswith("ss") and singular(base) != base else base + "_records"
+        return base + "es"
     return base + "s"
 
 
@@ -624,7 +624,8 @@ def _finish(b: _Builder, ops: list[Operation], bindings: dict[str, list[Binding]
                 bindings[op.id][i] = Binding(binding.param, "search", table.name, handle)
     creators: dict[str, list[set[str]]] = {}
     for op in ops:
-        if op.kind in ("create", "action"):
+        keyed = any(x.role == "key" for x in bindings[op.id])
+        if op.kind == "create" or (op.kind == "action" and not keyed):
             given = {x.column for x in bindings[op.id] if x.column and x.role in ("field", "parent", "key")}
             required = set(op.input_schema.get("required") or [])
             needed = {x.column for x in bindings[op.id] if x.param in required and x.column}

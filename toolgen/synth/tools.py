@@ -68,7 +68,7 @@ __all__ = ["EVENTS_TABLE", "ToolPlan", "Toolset", "compile_tools", "target_state
 EVENTS_TABLE = "action_log"
 _SEGMENT = re.compile(r"^[A-Za-z0-9_-]+$")
 _FINAL = frozenset(
-    "cancelled canceled deleted closed completed complete refunded rejected voided archived expired "
+    "cancelled canceled deleted closed completed complete delivered refunded rejected voided archived expired "
     "failed done finished declined terminated removed revoked".split()
 )
 _RESTORING = frozenset("reopen restore unarchive undelete reactivate recover resume reinstate unlock".split())
@@ -434,7 +434,8 @@ class _Compiler:
         values: dict[str, ExprLike] = {}
         for b in _by_role(bindings, "key", "parent", "field"):
             if b.column is not None and b.column not in values and b.table == table.name:
-                values[b.column] = arg(b.param)
+                default = table.columns[b.column].default
+                values[b.column] = arg(b.param) if default is None else ops.coalesce(arg(b.param), default)
         return values
 
     def insert(self, table: TablePlan, bindings: Sequence[Binding]) -> list[Step]:

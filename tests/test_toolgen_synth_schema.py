@@ -1,0 +1,205 @@
+"""toolgen.synth.schema: tables, keys, foreign keys, columns, hints and argument roles from real specs."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolgen.model import Operation, PlannedDomain
+from toolgen.synth.schema import column_type, infer_schema, table_name
+from toolgen.synth.tools import compile_tools
+
+from .synth_kit import SHOP, WEATHER, op_id, planned
+
+
+@pytest.fixture(scope="module")
+def shop():
+    plan, ops = planned(SHOP)
+    return infer_schema(plan, ops)
+
+
+@pytest.fixture(scope="module")
+def weather():
+    plan, ops = planned(WEATHER)
+    return infer_schema(plan, ops)
+
+
+def test_tables_keys_and_foreign_keys_come_from_records_and_paths(shop):
+    assert set(shop.tables) == {"users", "orders"}
+    users, orders = shop.tables["users"], shop.tables["orders"]
+    assert users.primary_key == "id" and orders.primary_key == "id"  # the record's `id`
+    assert (
+        orders.columns["user_id"].references == "users.id"
+    )  # {userId} after /users, and the record's user_id
+    assert list(orders.columns)[0] == "id"
+
+
+def test_column_types_enums_defaults_and_nullability_follow_the_spec(shop):
+    orders, users = shop.tables["orders"], shop.tables["users"]
+    assert orders.columns["shipping"].type == "json"  # a nested object
+    assert orders.columns["created_at"].type == "datetime"  # format: date-time
+    assert orders.columns["total"].type == "number"
+    status = orders.columns["status"]
+    assert status.enum == ["placed", "shipped", "delivered", "cancelled"] and status.default == "placed"
+    assert not status.nullable
+    assert not orders.columns["total"].nullable  # the record requires it, and so does every create
+    assert not users.columns["name"].nullable
+    assert users.columns["email"].nullable  # the update declares it nullable: a null can be written
+    assert orders.columns["note"].nullable  # optional everywhere
+    assert orders.columns["reason"].nullable  # cancel's argument: a column of the order, optional
+
+
+def test_hints_keep_each_columns_schema_typed_like_the_column(shop):
+    hints = shop.hints()
+    assert hints["users"]["email"]["format"] == "email"
+    assert hints["orders"]["shipping"]["properties"].keys() == {"street", "city"}
+    assert hints["orders"]["created_at"] == {"type": "string", "format": "date-time", "nullable": True}
+    assert hints["orders"]["total"]["type"] == "number" and "nullable" not in hints["orders"]["total"]
+    assert hints["orders"]["user_id"]["x-references"] == "users.id"
+    assert hints["orders"]["status"]["enum"] == ["placed", "shipped", "delivered", "cancelled"]
+    assert all(set(h) == set(shop.tables[t].columns) for t, h in hints.items())
+
+
+def test_each_argument_is_bound_to_its_role(shop):
+    def roles(tool: str) -> dict[str, tuple[str, str | None]]:
+        return {b.param: (b.role, b.column) for b in shop.bindings[op_id(SHOP, tool)]}
+
+    assert roles("list_users") == {
+        "q": ("search", "name"),
+        "status": ("field", "status"),
+        "limit": ("limit", None),
+        "offset": ("offset", None),
+    }
+    assert roles("list_user_orders") == {
+        "userId": ("parent", "user_id"),
+        "status": ("field", "status"),
+        "min_total": ("min", "total"),
+        "max_total": ("max", "total"),
+        "sort": ("sort", None),
+    }
+    assert roles("get_order") == {"orderId": ("key", "id")}
+    assert roles("update_user") == {
+        "userId": ("key", "id"),
+        "name": ("field", "name"),
+        "email": ("field", "email"),
+    }
+
+
+def test_function_lists_get_tables_and_columns_from_names_and_parameters(weather):
+    assert set(weather.tables) == {"stations", "readings"}
+    stations, readings = weather.tables["stations"], weather.tables["readings"]
+    assert stations.primary_key == "station_id" and readings.primary_key == "reading_id"
+    assert set(stations.columns) == {"station_id", "name", "country", "elevation"}
+    assert readings.columns["station_id"].references == "stations.station_id"
+    assert readings.columns["taken_at"].type == "datetime"
+    search = {b.param: b.role for b in weather.bindings[op_id(WEATHER, "search_stations")]}
+    assert search == {"query": "search", "country": "field", "min_elevation": "min", "max_results": "limit"}
+
+
+@pytest.mark.parametrize(
+    ("schema", "expected"),
+    [
+        ({"type": "string"}, ("string", False)),
+        ({"type": "string", "format": "date-time"}, ("datetime", False)),
+        ({"type": ["integer", "null"]}, ("integer", True)),
+        ({"type": "number", "nullable": True}, ("number", True)),
+        ({"type": "object", "properties": {"a": {}}}, ("json", False)),
+        ({"type": "array", "items": {"type": "string"}}, ("json", False)),
+        ({"anyOf": [{"type": "integer"}, {"type": "null"}]}, ("integer", True)),
+        ({"oneOf": [{"type": "integer"}, {"type": "string"}]}, ("json", False)),
+        ({"enum": ["a", "b"]}, ("string", False)),
+        ({"type": ["integer", "number"]}, ("number", False)),
+        ({}, ("json", False)),
+        ({"description": "[REQUIRED] string: untyped"}, ("json", False)),
+    ],
+)
+def test_column_type_of_a_schema_fragment(schema, expected):
+    assert column_type(schema) == expected
+
+
+@pytest.mark.parametrize(
+    ("entity", "table"),
+    [
+        ("order", "orders"),
+        ("company", "companies"),
+        ("box", "boxes"),
+        ("status", "statuses"),
+        ("day", "days"),
+        ("2fa_code", "n_2fa_codes"),
+        ("order-item", "order_items"),
+    ],
+)
+def test_table_names_are_plural_identifiers(entity, table):
+    assert table_name(entity) == table
+
+
+def _op(name: str, kind: str, props: dict, required: list[str] | None = None, **extra) -> Operation:
+    schema: dict = {"type": "object", "properties": props}
+    if required:
+        schema["required"] = required
+    return Operation(
+        id=f"t:{name}",
+        source="mem.json",
+        pointer=f"/{name}",
+        format="function-list",
+        api="t",
+        name=name,
+        description=name.replace("_", " "),
+        input_schema=schema,
+        entity=extra.pop("entity", "widget"),
+        kind=kind,
+        **extra,
+    )
+
+
+def _domain(*ops: Operation) -> tuple[PlannedDomain, dict[str, Operation]]:
+    plan = PlannedDomain(name="t", operations=[o.id for o in ops], tools={o.id: o.name for o in ops})
+    return plan, {o.id: o for o in ops}
+
+
+def test_sources_that_disagree_on_a_type_make_a_json_column():
+    schema = infer_schema(
+        *_domain(
+            _op("add_widget", "create", {"size": {"type": "integer"}, "weight": {"type": "integer"}}),
+            _op(
+                "set_widget",
+                "update",
+                {"widget_id": {"type": "string"}, "size": {"type": "string"}, "weight": {"type": "number"}},
+                ["widget_id"],
+            ),
+        )
+    )
+    columns = schema.tables["widgets"].columns
+    assert columns["size"].type == "json" and columns["weight"].type == "number"
+
+
+def test_column_names_meet_in_any_case_style_and_stay_valid_identifiers():
+    schema = infer_schema(
+        *_domain(
+            _op(
+                "add_widget",
+                "create",
+                {
+                    "firstName": {"type": "string"},
+                    "first-name": {"type": "string"},
+                    "2nd": {"type": "integer"},
+                    "_toolgym_x": {"type": "string"},
+                },
+            ),
+        )
+    )
+    columns = schema.tables["widgets"].columns
+    assert set(columns) == {"widget_id", "firstName", "n_2nd", "toolgym_x"}
+    roles = {b.param: b.column for b in schema.bindings["t:add_widget"]}
+    assert roles["first-name"] == roles["firstName"] == "firstName"
+
+
+def test_an_operation_that_cannot_be_compiled_is_listed_with_its_reason():
+    plan, ops = _domain(
+        _op("add_widget", "create", {"name": {"type": "string"}}),
+        _op("purge_widgets", "delete", {"older_than": {"type": "string"}}),  # nothing required names them
+    )
+    toolset = compile_tools(infer_schema(plan, ops))
+    assert [t.name for t in toolset.tools] == ["add_widget"]
+    assert [(s.id, s.reason) for s in toolset.not_compiled] == [
+        ("t:purge_widgets", "a delete of widgets with no required argument naming what to delete")
+    ]
