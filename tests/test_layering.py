@@ -164,3 +164,15 @@ def test_package_level_edges_only_go_down() -> None:
     for edge in edges:
         a, b = (part.strip().split(".")[0] for part in edge.split("->"))
         assert b in ALLOWED[a], edge
+
+
+def test_scoring_is_cut_into_scoring_validation_and_curation() -> None:
+    """Inside the grading side: curation (metrics, pass rates, health) sits on top — nothing in
+    `scoring` imports it — and the runtime's grading material lives in `scoring.validation`."""
+    graph = import_graph(sources())
+    for a, b in graph.edges:
+        if b.startswith("scoring.curation") and a.startswith("scoring"):
+            assert a.startswith("scoring.curation"), f"{a} imports {b}"
+    for module in ("gold", "manifest", "validate", "fuzz", "mutate", "orders", "reach"):
+        assert f"scoring.validation.{module}" in graph
+    assert "scoring.curation.metrics" in graph
