@@ -87,10 +87,9 @@ _MEMBERS = {"in", "not_in"}
 _TEXT = {"ieq", "contains", "icontains", "prefix", "starts_with", "ends_with"}
 
 
-def _filter_problem(info: TableInfo, f: Filter, skip: set[str]) -> str | None:
+def _filter_problem(info: TableInfo, f: Filter, skip: set[str], value: Any) -> str | None:
     if f.column not in info.spec.columns or f.column in skip:
         return None  # the compiler reports it, or the column's definition is wrong (reported there)
-    value = literal(f.value)
     if value is _NO_VALUE or value is None:
         return None  # null tests for null (eq/ne), or is the compiler's to refuse
     col = info.spec.columns[f.column]
@@ -116,17 +115,49 @@ def _filter_problem(info: TableInfo, f: Filter, skip: set[str]) -> str | None:
 
 
 def literal_problems(
-    steps: list[Any], at: str, tables: dict[str, TableInfo], unsound: dict[str, set[str]] | None = None
+    steps: list[Any],
+    at: str,
+    tables: dict[str, TableInfo],
+    unsound: dict[str, set[str]] | None = None,
+    fragments: dict[str, Fragment] | None = None,
 ) -> list[Finding]:
-    """Literals in `values`, `set`, `key` and filters that their column can never hold. `unsound`:
-    table -> columns whose definition is wrong (nothing is checked against them)."""
-    out: list[Finding] = []
+    """Literals in `values`, `set`, `key` and filters that their column can never hold; and literals
+    a `use:` passes to a fragment that puts the parameter in such a place (reported at the `with:`).
+    `unsound`: table -> columns whose definition is wrong (nothing is checked against them)."""
+    out = [(where, message) for where, message, _ in _literals(steps, at, tables, unsound or {}, literal)]
+    for placed in walk_steps(steps, at):
+        step = placed.step
+        fragment = (fragments or {}).get(step.use) if isinstance(step, UseStep) else None
+        if fragment is None:
+            continue
+        given = {f"${name}": (name, literal(expr)) for name, expr in step.with_.items()}
+        given = {ref: (name, v) for ref, (name, v) in given.items() if v is not _NO_VALUE and _plain(v)}
+
+        def passed(expr: Any, given: dict[str, tuple[str, Any]] = given) -> Any:
+            return given[expr][1] if isinstance(expr, str) and expr in given else _NO_VALUE
+
+        for where, message, expr in _literals(fragment.steps, "steps", tables, unsound or {}, passed):
+            name = given[expr][0]
+            out.append((f"{placed.at}.with.{name}", f"{message} (fragments.{step.use}.{where})"))
+    return out
+
+
+def _plain(value: Any) -> bool:
+    """A value that means itself wherever it is written (not text that would read as a reference)."""
+    return not (isinstance(value, str) and value.startswith("$"))
+
+
+def _literals(
+    steps: list[Any], at: str, tables: dict[str, TableInfo], unsound: dict[str, set[str]], value_of: Any
+) -> Iterator[tuple[str, str, Any]]:
+    """`(where, problem, expression)` for each expression `value_of` gives a constant value to
+    that its column can never hold."""
     for placed in walk_steps(steps, at):
         step = placed.step
         info = tables.get(getattr(step, "table", None) or "")
         if info is None:
             continue  # not a table step, or an unknown table (the compiler reports it)
-        skip = (unsound or {}).get(info.name, set())
+        skip = unsound.get(info.name, set())
         columns = {name: col for name, col in info.spec.columns.items() if name not in skip}
         for field, mapping in (
             ("values", getattr(step, "values", None)),
@@ -134,19 +165,18 @@ def literal_problems(
             ("key", getattr(step, "key", None)),
         ):
             for col, expr in (mapping or {}).items():
-                value = literal(expr)
+                value = value_of(expr)
                 if col not in columns or value is _NO_VALUE:
                     continue
                 if value is None and (field == "key" or (field == "values" and col == info.pk)):
                     continue  # a null key is generated (create) or matches nothing (a lookup)
                 problem = _value_problem(info, col, value)
                 if problem is not None:
-                    out.append((f"{placed.at}.{field}.{col}", f"this literal can never be stored: {problem}"))
+                    yield f"{placed.at}.{field}.{col}", f"this literal can never be stored: {problem}", expr
         for i, f in enumerate(getattr(step, "where", None) or []):
-            problem = _filter_problem(info, f, skip)
+            problem = _filter_problem(info, f, skip, value_of(f.value))
             if problem is not None:
-                out.append((f"{placed.at}.where[{i}].value", problem))
-    return out
+                yield f"{placed.at}.where[{i}].value", problem, f.value
 
 
 # ---------------------------------------------------------------------------------------------

@@ -345,7 +345,9 @@ class _Loader(SeedReader):
                     jsonschema.Draft202012Validator.check_schema(tool.output_schema)
                 except jsonschema.SchemaError as exc:
                     self.problem(file, f"{where}.output_schema", f"invalid JSON Schema: {exc.message}")
-            for at, message in literal_problems(tool.steps, "operation", infos, self.stand_ins):
+            for at, message in literal_problems(
+                tool.steps, "operation", infos, self.stand_ins, spec.fragments
+            ):
                 self.problem(file, f"{where}.{at}", message)
             try:
                 ctool, indexed = compile_tool(checked, infos, spec.fragments)
@@ -357,7 +359,9 @@ class _Loader(SeedReader):
                 compiled[tool.name] = ctool
                 wanted |= indexed
         for where, tool in self.stand_in_tools:
-            for at, message in literal_problems(tool.steps, "operation", infos, self.stand_ins):
+            for at, message in literal_problems(
+                tool.steps, "operation", infos, self.stand_ins, spec.fragments
+            ):
                 self.problem(file, f"{where}.{at}", message)
             try:
                 compile_tool(tool, infos, spec.fragments)
@@ -365,7 +369,9 @@ class _Loader(SeedReader):
                 for e in exc.all:
                     self._compile_problem(file, where, e)
         for name, fragment in spec.fragments.items():
-            for at, message in literal_problems(fragment.steps, "steps", infos, self.stand_ins):
+            for at, message in literal_problems(
+                fragment.steps, "steps", infos, self.stand_ins, spec.fragments
+            ):
                 self.problem(file, f"fragments.{name}.{at}", message)
             self._compile_fragment(spec, infos, name, fragment)
         add_indexes(infos, wanted)

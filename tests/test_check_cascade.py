@@ -403,3 +403,25 @@ def test_lost_values_are_warned_about_and_results_are_not(tmp_path):
         ("tools[4] (cancel_order).operation[1]", "this step's value is lost: nothing reads it (bind it with `as:`, or drop it)"),
         ("tools[4] (cancel_order).operation[2]", "$unused is bound here but never read: its value is lost"),
     ]  # fmt: skip
+
+
+def test_a_literal_passed_to_a_fragment_is_checked_where_the_fragment_puts_it(tmp_path):
+    folder = shop_copy(tmp_path)
+
+    def plant(raw: dict[str, Any]) -> None:
+        raw["fragments"] = {
+            "set_status": {
+                "params": ["order_id", "status"],
+                "steps": [
+                    {"update": "orders", "key": {"order_id": "$order_id"}, "set": {"status": "$status"}}
+                ],
+            }
+        }
+        ops = tool(raw, "cancel_order")["operation"]
+        ops[2] = {"use": "set_status", "with": {"order_id": "$order.order_id", "status": "canceled"}}
+        ops[-1] = {"return": "$order"}
+
+    edit(folder, plant)
+    (problem,) = check_domain(folder).errors
+    assert problem.location == "tools[4] (cancel_order).operation[2].with.status"
+    assert '"canceled"' in problem.message and "fragments.set_status.steps[0].set.status" in problem.message
