@@ -254,3 +254,16 @@ def test_any_expression_in_any_style_migrates_to_exactly_the_new_spellings(pair,
         assert yaml.safe_load(new) == _domain(migrated)
         (Path(tmp) / "domain.yaml").write_text(new, encoding="utf-8")
         assert check_domain(tmp).spellings == []
+
+
+def test_windows_line_endings_are_kept(tmp_path):
+    folder = tmp_path / "old"
+    folder.mkdir()
+    (folder / "domain.yaml").write_bytes(WRITTEN.replace("\n", "\r\n").encode())
+    assert runner.invoke(app, ["migrate", str(folder)]).exit_code == 0
+    data = (folder / "domain.yaml").read_bytes()
+    assert (
+        data.count(b"\r\n") == WRITTEN.count("\n")
+        and b"get_key" in data
+        and b"\n" not in data.replace(b"\r\n", b"")
+    )

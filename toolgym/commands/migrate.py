@@ -25,7 +25,7 @@ def _verified(folder: Path, text: str) -> None:
         for entry in folder.iterdir():
             if entry.name != "domain.yaml":
                 (copy / entry.name).symlink_to(entry.resolve())
-        (copy / "domain.yaml").write_text(text, encoding="utf-8")
+        (copy / "domain.yaml").write_text(text, encoding="utf-8", newline="")
         report = check_domain(copy)
     if report.errors:
         raise SpecError(report.errors)
@@ -34,7 +34,7 @@ def _verified(folder: Path, text: str) -> None:
 def _write(path: Path, text: str) -> None:
     """Replace the file's text at once (a crash leaves the old file or the new one, never half)."""
     tmp = path.with_name(f".{path.name}.migrate")
-    tmp.write_text(text, encoding="utf-8")
+    tmp.write_text(text, encoding="utf-8", newline="")
     os.replace(tmp, path)
 
 
@@ -59,7 +59,8 @@ def migrate(
     if report.errors:
         raise SpecError(report.errors)
     file = report.folder / "domain.yaml"
-    text = file.read_text(encoding="utf-8")
+    with file.open(encoding="utf-8", newline="") as fh:  # line endings kept as written
+        text = fh.read()
     edits, missed = plan(text, report.spellings)
     new = apply(text, edits)
     diff = "".join(
