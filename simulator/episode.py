@@ -352,13 +352,15 @@ class Episode:
             }
 
     def changes(self) -> set[tuple[str, Any]]:
-        """(table, key) of every row a successful write touched (created, updated or deleted)."""
+        """(table, key) of every row a successful write touched (created, updated or deleted); a
+        composite key is a tuple of its columns' values."""
         with self.lock:
             rows = self.conn.execute("SELECT tbl, pk FROM _toolgym_changes").fetchall()
         tables = self.domain.tables
         return {(t, tables[t].unstored_key(k)) for t, k in rows}
 
     def row(self, table: str, key: Any) -> dict[str, Any] | None:
+        """The row of `table` with `key` (a tuple for a composite key), decoded; None when absent."""
         info = self.domain.tables[table]
         with self.lock:
             raw = self.conn.execute(info.select_by_pk, info.key_params(key)).fetchone()
