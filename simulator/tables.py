@@ -231,7 +231,8 @@ class TableInfo:
         self.next_int_key = ""
         pk_col = t.c[self.pk]
         if self.spec.columns[self.pk].type == "integer":
-            zero, one = sa.literal_column("0"), sa.literal_column("1")
+            zero: sa.ColumnClause[Any] = sa.literal_column("0")
+            one: sa.ColumnClause[Any] = sa.literal_column("1")
             after: Any = sa.func.coalesce(sa.func.max(pk_col), zero) + one
             start = getattr(self.spec.ids, "start", None)
             if start is not None:

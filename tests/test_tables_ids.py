@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scoring.diff import diff_states
-from simulator import Domain, ToolError
+from simulator import Domain, ToolError, ids
 from simulator.errors import SpecError
 from simulator.ids import IdMaker, generated_key
 
@@ -164,11 +164,13 @@ def test_generated_keys_are_the_same_in_another_process() -> None:
         IdMaker("t", prefix="T-"),
     ]
     here = [m.candidates(seed, 4) for m in makers for seed in (0, 7, 2**40)]
-    code = (
-        "from simulator.ids import IdMaker; import json; "
-        "makers = [IdMaker('t', scheme='pattern', prefix='R-', slots=('AB', '0123456789', '-', 'xyz')), "
-        "IdMaker('t', prefix='T-')]; "
-        "print(json.dumps([m.candidates(s, 4) for m in makers for s in (0, 7, 2**40)]))"
+    code = (  # simulator/ids.py alone (stdlib only), so the process starts fast
+        "import importlib.util, json, sys; "
+        f"spec = importlib.util.spec_from_file_location('ids', {str(Path(ids.__file__))!r}); "
+        "m = sys.modules['ids'] = importlib.util.module_from_spec(spec); spec.loader.exec_module(m); "
+        "makers = [m.IdMaker('t', scheme='pattern', prefix='R-', slots=('AB', '0123456789', '-', 'xyz')), "
+        "m.IdMaker('t', prefix='T-')]; "
+        "print(json.dumps([k.candidates(s, 4) for k in makers for s in (0, 7, 2**40)]))"
     )
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
