@@ -516,8 +516,9 @@ class CheckReport:
     spellings: list[Spelling] = field(default_factory=list)  # in domain.yaml, for `toolgym migrate`
 
 
-def check_domain(ref: str | Path) -> CheckReport:
-    """Load and compile a domain folder (or a bundled domain by name), collecting errors and warnings."""
+def check_domain(ref: str | Path, warnings: bool = True) -> CheckReport:
+    """Load and compile a domain folder (or a bundled domain by name), collecting errors and (unless
+    `warnings` is false) warnings."""
     folder = resolve(ref)
     loader = _Loader(folder)
     spec = loader.read_spec()
@@ -531,7 +532,8 @@ def check_domain(ref: str | Path) -> CheckReport:
         return CheckReport(folder, None, loader.problems, loader.warnings, loader.spellings)
     _, infos = build_tables(loader.check_tables(spec))
     tools = loader.compile_tools(spec, infos)
-    loader.lint(spec)
+    if warnings:
+        loader.lint(spec)
     validators: dict[str, jsonschema.Draft202012Validator] = {}
     for tool in spec.tools:
         try:
@@ -563,7 +565,7 @@ def check_domain(ref: str | Path) -> CheckReport:
 
 def load_domain(ref: str | Path) -> Domain:
     """Load and compile a domain folder (or a bundled domain by name). Raises SpecError with every problem."""
-    report = check_domain(ref)
+    report = check_domain(ref, warnings=False)
     if report.domain is None:
         raise SpecError(report.errors)
     return report.domain
