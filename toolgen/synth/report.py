@@ -18,6 +18,7 @@ from typing import Any
 
 from rich.table import Table
 
+from toolgen.model import SkippedOperation
 from toolgen.pipeline import Generated, summarize
 
 from .run import DomainResult
@@ -39,15 +40,21 @@ def build_report(
     *,
     seed: int,
     rows: int | Mapping[str, int] | None,
+    skipped: Sequence[SkippedOperation] | None = None,
+    toolboxes: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """The run in numbers and lists: specs, operations, domains, tasks (see the module doc)."""
+    """The run in numbers and lists: specs, operations, domains, tasks (see the module doc).
+
+    `skipped`: the operations no domain holds (default: the plan's); `toolboxes`: the names of
+    the domains made of the plan's too-small operations."""
     summary = summarize(generated)
-    skipped: dict[str, str] = {s.id: s.reason for s in generated.plan.skipped}
+    left_out = generated.plan.skipped if skipped is None else skipped
+    skipped_reasons: dict[str, str] = {s.id: s.reason for s in left_out}
     compiled: dict[str, str] = {}
     for result in results:
         compiled.update(result.compiled)
         for entry in result.not_compiled:
-            skipped[entry.id] = entry.reason
+            skipped_reasons[entry.id] = entry.reason
     total = sum(len(d.operations) for d in generated.plan.domains) + len(generated.plan.skipped)
     kept = [r for r in results if r.kept]
     tasks_rejected: Counter[str] = Counter()
@@ -62,14 +69,18 @@ def build_report(
         "operations": {
             "total": total,
             "compiled": len(compiled),
-            "skipped": len(skipped),
+            "skipped": len(skipped_reasons),
             "compiled_share": len(compiled) / total if total else 0.0,
             "by_kind": summary["operations"]["by_kind"],
             "compiled_as": dict(sorted(compiled_as.items())),
-            "skipped_by_reason": dict(Counter(reason_kind(r) for r in skipped.values()).most_common()),
+            "skipped_by_reason": dict(
+                Counter(reason_kind(r) for r in skipped_reasons.values()).most_common()
+            ),
         },
         "domains": {
             "planned": len(generated.plan.domains),
+            "toolboxes": len(toolboxes),
+            "toolboxes_kept": sum(1 for r in kept if r.name in set(toolboxes)),
             "kept": len(kept),
             "left_out": len(results) - len(kept),
             "tools": sum(r.tools for r in kept),
@@ -90,6 +101,7 @@ def build_report(
             {
                 "name": r.name,
                 "kept": r.kept,
+                "toolbox": r.name in set(toolboxes),
                 "folder": r.folder,
                 "tools": r.tools,
                 "tables": r.tables,
@@ -105,7 +117,7 @@ def build_report(
             }
             for r in results
         ],
-        "skipped": [{"id": i, "reason": skipped[i]} for i in sorted(skipped)],
+        "skipped": [{"id": i, "reason": skipped_reasons[i]} for i in sorted(skipped_reasons)],
     }
 
 
@@ -126,6 +138,7 @@ def report_table(report: Mapping[str, Any], out: str) -> Table:
     for reason, n in list(ops["skipped_by_reason"].items())[:8]:
         table.add_row(f"    {reason}", str(n))
     table.add_row("domains planned", str(domains["planned"]))
+    table.add_row("toolbox domains (the plan's too-small operations)", str(domains["toolboxes"]))
     table.add_row("domains kept", str(domains["kept"]))
     for reason, n in list(domains["left_out_by_reason"].items())[:5]:
         table.add_row(f"  left out: {reason}", str(n))

@@ -13,6 +13,7 @@ from rich.table import Table
 from simulator.folders import BUNDLED
 from toolgen.pipeline import generate as run_generate
 from toolgen.pipeline import summarize
+from toolgen.synth.leftovers import toolbox_domains
 from toolgen.synth.report import build_report, report_table
 from toolgen.synth.run import synthesize
 
@@ -85,6 +86,13 @@ def generate(
         typer.Option(min=1, help="seed rows per table (default: 25, more for tables with parents)"),
     ] = None,
     workers: Annotated[int, typer.Option(min=0, help="processes (0: one per core)")] = 0,
+    toolboxes: Annotated[
+        bool,
+        typer.Option(
+            help="with --out, group the plan's too-small operations by api, file, then folder "
+            "into toolbox domains"
+        ),
+    ] = True,
     as_json: JsonOpt = False,
 ) -> None:
     """Read API specs, cluster their operations into domains (PLAN.json) and write each domain's folder.
@@ -118,9 +126,13 @@ def generate(
             plan.write_text(generated.plan.model_dump_json(indent=2) + "\n", encoding="utf-8")
         report = None
         if out_dir is not None:
-            bar.update(task, description="writing domains", completed=0, total=len(generated.plan.domains))
+            extra, still_skipped = (
+                toolbox_domains(generated.plan, generated.operations) if toolboxes else ([], None)
+            )
+            domains = [*generated.plan.domains, *extra]
+            bar.update(task, description="writing domains", completed=0, total=len(domains))
             results = synthesize(
-                generated.plan.domains,
+                domains,
                 generated.operations,
                 out_dir,
                 seed=seed,
@@ -128,7 +140,14 @@ def generate(
                 workers=workers,
                 progress=_progress_callback(bar, task),
             )
-            report = build_report(generated, results, seed=seed, rows=row_count)
+            report = build_report(
+                generated,
+                results,
+                seed=seed,
+                rows=row_count,
+                skipped=still_skipped,
+                toolboxes=[d.name for d in extra],
+            )
             (out_dir / "report.json").write_text(
                 json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
             )

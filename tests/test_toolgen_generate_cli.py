@@ -1,0 +1,121 @@
+"""`toolgym generate SPEC... --out DIR`: domain folders that check, a report counting every operation."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from simulator import load_domain
+from simulator.folders import BUNDLED
+from simulator.loader import check_domain
+from toolgen.synth.run import synthesize_domain
+from toolgym.cli import app
+
+from .synth_kit import FIXTURES, SHOP, planned
+
+runner = CliRunner()
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, ["generate", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    out = tmp_path_factory.mktemp("gen") / "out"
+    code, stdout, stderr = run(str(FIXTURES), "--out", str(out), "--workers", "1", "--json", "--rows", "12")
+    assert code == 0, stderr
+    return out, json.loads(stdout)
+
+
+def test_every_kept_domain_is_a_folder_that_checks_clean_and_loads(generated):
+    out, summary = generated
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    kept = [d for d in report["domain_results"] if d["kept"]]
+    assert {d["name"] for d in kept} == {
+        "tiny-shop-order-user",
+        "weather-reading-station",
+        "assorted-functions-toolbox",
+    }
+    for entry in kept:
+        folder = Path(entry["folder"])
+        assert {p.name for p in folder.iterdir()} >= {"domain.yaml", "seed", "policy.md", "README.md"}
+        check = check_domain(folder)
+        assert check.errors == [], check.errors
+        domain = load_domain(folder)
+        assert len(domain.spec.tools) == entry["tools"] and entry["rows"] > 0
+        sizes = [len(f.read_text(encoding="utf-8").splitlines()) for f in (folder / "seed").glob("*.jsonl")]
+        assert sizes and all(n <= 12 for n in sizes) and max(sizes) == 12  # --rows 12
+    assert summary["domains"]["kept"] == 3 and summary["domains"]["toolboxes_kept"] == 1
+
+
+def test_the_report_counts_every_operation_once_by_source_id(generated):
+    out, summary = generated
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    ops = report["operations"]
+    assert ops["total"] == 22 and ops["compiled"] + ops["skipped"] == ops["total"]
+    assert ops["compiled"] == 22 and report["skipped"] == [] and ops["compiled_share"] == 1.0
+    compiled_as = ops["compiled_as"]
+    assert compiled_as["status"] == 1 and compiled_as["event"] == 1 and sum(compiled_as.values()) == 22
+    assert summary["operations"] == ops and "domain_results" not in summary
+    assert report["tasks"] == {"kept": 0, "rejected": 0, "rejected_by_reason": {}}
+
+
+def test_readme_names_sources_and_their_declared_licenses_and_policy_states_the_rules(generated):
+    out, _ = generated
+    shop = out / "tiny-shop-order-user"
+    readme = (shop / "README.md").read_text(encoding="utf-8")
+    assert "shop_openapi.yaml" in readme and "| Apache-2.0 |" in readme
+    weather = (out / "weather-reading-station" / "README.md").read_text(encoding="utf-8")
+    assert "weather_tools.json` | unknown |" in weather  # a function list declares no license
+    policy = (shop / "policy.md").read_text(encoding="utf-8")
+    assert "`cancel_order` changes a order's status" in policy and "delivered, cancelled" in policy
+    assert "`update_user` changes only the fields given" in policy
+
+
+def test_a_table_is_printed_without_json(tmp_path):
+    code, stdout, stderr = run(str(SHOP), "--out", str(tmp_path / "o"), "--workers", "1")
+    assert code == 0, stderr
+    assert "compiled (tools of kept domains)" in stdout and "domains kept" in stdout
+    assert (tmp_path / "o" / "report.json").is_file()
+
+
+def test_no_output_named_is_a_usage_error(tmp_path):
+    code, _, stderr = run(str(SHOP))
+    assert code == 2 and "--plan PLAN.json, --out DIR, or both" in stderr
+
+
+def test_output_inside_the_bundled_domains_is_refused(tmp_path):
+    code, _, stderr = run(str(SHOP), "--out", str(BUNDLED / "generated-here"))
+    assert code == 2 and "inside the bundled domains" in stderr
+    assert not (BUNDLED / "generated-here").exists()
+
+
+def test_plan_and_out_together_write_both(tmp_path):
+    code, stdout, stderr = run(
+        str(SHOP), "--plan", str(tmp_path / "p.json"), "--out", str(tmp_path / "o"), "--json"
+    )
+    assert code == 0, stderr
+    assert json.loads((tmp_path / "p.json").read_text(encoding="utf-8"))["domains"]
+    assert json.loads(stdout)["plan"] == str(tmp_path / "p.json")
+
+
+def _folder_bytes(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@settings(max_examples=3, deadline=None)
+@given(seed=st.integers(min_value=0, max_value=2**31 - 1))
+def test_the_same_seed_gives_byte_identical_folders(tmp_path_factory, seed):
+    plan, ops = planned(SHOP)
+    a, b = tmp_path_factory.mktemp("a"), tmp_path_factory.mktemp("b")
+    first = synthesize_domain(plan, ops, a, {}, seed=seed, rows=6)
+    second = synthesize_domain(plan, ops, b, {}, seed=seed, rows=6)
+    assert first.kept and second.kept, (first.reason, second.reason)
+    assert _folder_bytes(a / plan.name) == _folder_bytes(b / plan.name)
