@@ -14,6 +14,9 @@ from typing import Any
 from .spec import Clock, DomainSpec
 from .tables import TableInfo, ValueProblem
 
+#: how many more lines a repeated problem names
+MAX_LINES = 10
+
 
 class SeedReader:
     """The seed-reading part of the loader (which provides these attributes)."""
@@ -26,6 +29,7 @@ class SeedReader:
         raise NotImplementedError
 
     def read_seed(self, spec: DomainSpec, infos: dict[str, TableInfo]) -> dict[str, list[dict[str, Any]]]:
+        self._repeats: dict[tuple[str, str], list[int]] = {}  # (file, message) -> its lines
         seed_dir = self.folder / "seed"
         rows: dict[str, list[dict[str, Any]]] = {t: [] for t in spec.tables}
         lines: dict[str, list[int]] = {t: [] for t in spec.tables}
@@ -47,10 +51,10 @@ class SeedReader:
                 try:
                     raw = json.loads(text)
                 except json.JSONDecodeError as exc:
-                    self.problem(file, f"line {lineno}", f"not valid JSON: {exc.msg}")
+                    self._row_problem(file, lineno, f"not valid JSON: {exc.msg}")
                     continue
                 if not isinstance(raw, dict):
-                    self.problem(file, f"line {lineno}", "a seed row is a JSON object")
+                    self._row_problem(file, lineno, "a seed row is a JSON object")
                     continue
                 row = self._seed_row(info, raw, file, lineno, start)
                 if row is None:  # its key still counts, and its foreign keys are still checked
@@ -82,7 +86,18 @@ class SeedReader:
                 rows[tname].append(row)
                 lines[tname].append(lineno)
         self._check_foreign_keys(spec, infos, rows, lines)
+        for (file, message), at in self._repeats.items():
+            more = at[1:]
+            also = ", ".join(map(str, more[:MAX_LINES])) + (
+                f" and {len(more) - MAX_LINES} more" if len(more) > MAX_LINES else ""
+            )
+            self.problem(file, f"line {at[0]}", f"{message} (also on lines {also})" if more else message)
         return rows
+
+    def _row_problem(self, file: str, lineno: int, message: str) -> None:
+        """A seed row's problem; the same problem on several rows (one mistake, often in the table's
+        definition) is reported once, at its first line, naming the others."""
+        self._repeats.setdefault((file, message), []).append(lineno)
 
     def _seed_row(
         self, info: TableInfo, raw: dict[str, Any], file: str, lineno: int, now: str
@@ -90,7 +105,7 @@ class SeedReader:
         ok = True
         for name in raw:
             if name not in info.spec.columns:
-                self.problem(file, f"line {lineno}", f"unknown column {name!r} for table {info.name}")
+                self._row_problem(file, lineno, f"unknown column {name!r} for table {info.name}")
                 ok = False
         row: dict[str, Any] = {}
         stand_ins = self.stand_ins.get(info.name, set())
@@ -105,15 +120,15 @@ class SeedReader:
             elif col.nullable:
                 value = None
             else:
-                self.problem(
-                    file, f"line {lineno}", f"missing value for column {name!r} (not nullable, no default)"
+                self._row_problem(
+                    file, lineno, f"missing value for column {name!r} (not nullable, no default)"
                 )
                 ok = False
                 continue
             try:
                 info.encode(name, value)
             except ValueProblem as exc:
-                self.problem(file, f"line {lineno}", str(exc))
+                self._row_problem(file, lineno, str(exc))
                 ok = False
             row[name] = value
         return row if ok else None
@@ -144,10 +159,8 @@ class SeedReader:
                 for row, lineno in every:
                     value = row[cname]
                     if value is not None and value not in targets:
-                        self.problem(
-                            f"seed/{tname}.jsonl",
-                            f"line {lineno}",
-                            f"{cname}={value!r} refers to no row of {rt}.{rc}",
+                        self._row_problem(
+                            f"seed/{tname}.jsonl", lineno, f"{cname}={value!r} refers to no row of {rt}.{rc}"
                         )
 
 

@@ -425,3 +425,22 @@ def test_a_literal_passed_to_a_fragment_is_checked_where_the_fragment_puts_it(tm
     (problem,) = check_domain(folder).errors
     assert problem.location == "tools[4] (cancel_order).operation[2].with.status"
     assert '"canceled"' in problem.message and "fragments.set_status.steps[0].set.status" in problem.message
+
+
+def test_one_mistake_on_many_seed_rows_is_one_problem_naming_every_line(tmp_path):
+    """Rows whose status the enum forgot (one mistake), and rows referring to a customer no one
+    seeded: each is one problem at its first line, naming the other lines."""
+    folder = shop_copy(tmp_path)
+    orders = folder / "seed" / "orders.jsonl"
+    start = len(orders.read_text().splitlines())
+    with orders.open("a") as fh:
+        for i in range(14):
+            row = {"order_id": f"O-9{i:02}", "customer_id": "C-gone", "total": 1.0, "status": "returned"}
+            fh.write(json.dumps(row) + "\n")
+    errors = check_domain(folder).errors
+    assert [p.location for p in errors] == [f"line {start + 1}"] * 2
+    lines = ", ".join(str(start + n) for n in range(2, 12))
+    assert errors[0].message.endswith(f'got "returned" (also on lines {lines} and 3 more)')
+    assert errors[1].message.startswith(
+        "customer_id='C-gone' refers to no row of customers.customer_id (also on"
+    )
