@@ -1,0 +1,481 @@
+"""Seed rows (toolgen/synth/seed.py, values.py): deterministic, realistic, loadable.
+
+Properties (hypothesis) over random table layouts: same seed -> byte-identical JSONL; every foreign
+key points at a real row; keys and unique columns unique; every value fits its column; the rows
+load with `simulator.load_domain`. Then: every bundled and fixture domain reseeded from its own
+spec loads; hints (formats, bounds, patterns, enums, examples) are honoured; id schemes; sizes; a
+domain generated from a real spec by the generator loads with its seed.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import ipaddress
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import uuid
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from simulator import load_domain
+from simulator.builders import DomainBuilder, column, counter_ids, dump_jsonl, hash_ids, pattern_ids
+from simulator.loader import check_domain
+from simulator.spec import Table
+from simulator.tables import ValueProblem, build_tables
+from toolgen.synth.seed import SeedError, seed_rows, table_order
+from toolgen.synth.values import handle_column
+
+from .conftest import FIXTURES, ROOT, SHARED
+
+DOMAINS = [ROOT / "domains" / name for name in ("bank", "logistics", "office", "tau2-retail")] + [
+    FIXTURES / "stays",
+    FIXTURES / "shop",
+]
+
+
+def _jsonl(rows: dict[str, list[dict[str, Any]]]) -> str:
+    return "".join(f"{table}\n{dump_jsonl(r)}" for table, r in rows.items())
+
+
+def _domain_folder(tmp: Path, source: Path, rows: dict[str, list[dict[str, Any]]]) -> Path:
+    """`source`'s domain.yaml (and policy) with `rows` as its seed; no tasks (they name old rows)."""
+    folder = tmp / source.name
+    (folder / "seed").mkdir(parents=True)
+    shutil.copy(source / "domain.yaml", folder / "domain.yaml")
+    if (source / "policy.md").is_file():
+        shutil.copy(source / "policy.md", folder / "policy.md")
+    for table, table_rows in rows.items():
+        (folder / "seed" / f"{table}.jsonl").write_text(dump_jsonl(table_rows), encoding="utf-8")
+    return folder
+
+
+def _assert_consistent(tables: dict[str, Table], rows: dict[str, list[dict[str, Any]]]) -> None:
+    """Keys and unique columns unique, every value fits its column, every foreign key resolves."""
+    _, infos = build_tables(tables)
+    for name, table in tables.items():
+        keys = [tuple(r[c] for c in table.key_columns) for r in rows[name]]
+        assert len(keys) == len(set(keys)), f"{name}: duplicate keys"
+        for cname, col in table.columns.items():
+            values = [r[cname] for r in rows[name]]
+            if col.unique:
+                present = [v for v in values if v is not None]
+                assert len(present) == len(set(present)), f"{name}.{cname}: duplicate unique values"
+            for value in values:
+                try:
+                    infos[name].encode(cname, value)
+                except ValueProblem as exc:  # pragma: no cover - the assertion's message
+                    raise AssertionError(f"{name}.{cname}: {exc}") from None
+            if col.references:
+                rt, rc = col.references.split(".")
+                targets = {r[rc] for r in rows[rt]}
+                missing = [v for v in values if v is not None and v not in targets]
+                assert not missing, f"{name}.{cname} refers to missing {rt}.{rc} values {missing[:3]}"
+        assert list(rows[name][0]) == list(table.columns) if rows[name] else True
+
+
+# ---------------------------------------------------------------------------------------------
+# random layouts
+
+
+_TYPES = ("string", "integer", "number", "boolean", "datetime", "json")
+_NAMES = ("name", "email", "title", "city", "amount", "created_at", "status", "notes", "tags", "code", "rank")
+
+
+@st.composite
+def layouts(draw: st.DrawFn) -> dict[str, dict[str, Any]]:
+    """Raw tables: string or integer keys under every id scheme, composite keys whose first column
+    is a foreign key, columns of every type (nullable, unique, enum, default), foreign keys to
+    earlier tables, to the table itself and (nullable) to later ones: cycles included."""
+    count = draw(st.integers(1, 4))
+    names = [f"t{i}" for i in range(count)]
+    # a foreign key names a table's whole key: only tables keyed by `id` alone are referred to
+    single = [i == 0 or draw(st.booleans()) for i in range(count)]
+    tables: dict[str, dict[str, Any]] = {}
+    for i, name in enumerate(names):
+        columns: dict[str, Any] = {}
+        composite = not single[i]
+        ids: dict[str, Any] | None = None
+        if composite:
+            parent = draw(st.sampled_from([n for n, s in zip(names[:i], single, strict=False) if s]))
+            columns["parent_id"] = column("string", references=f"{parent}.id")
+            columns["id"] = column("integer")
+            key: Any = ["parent_id", "id"]
+        else:
+            key = "id"
+            key_type = draw(st.sampled_from(("string", "integer")))
+            columns["id"] = column(key_type)
+            if key_type == "string":
+                ids = draw(
+                    st.sampled_from(
+                        (None, hash_ids("K-"), counter_ids("N-", start=100, width=5), pattern_ids("AA-999"))
+                    )
+                )
+            elif draw(st.booleans()):
+                ids = counter_ids(start=1000)
+        for j in range(draw(st.integers(0, 4))):
+            kind = draw(st.sampled_from(_TYPES))
+            base = draw(st.sampled_from(_NAMES))
+            options: dict[str, Any] = {"nullable": draw(st.booleans())}
+            if kind in ("string", "integer") and draw(st.integers(0, 3)) == 0:
+                options["unique"] = True
+            if kind == "string" and draw(st.integers(0, 3)) == 0:
+                options["enum"] = ["open", "closed", "pending"]
+                options["default"] = "open"
+            columns[f"{base}_{j}"] = column(kind, **options)
+        for j, target in enumerate(names[:i]):
+            if single[j] and draw(st.integers(0, 2)) == 0:
+                columns[f"ref_{j}"] = column(
+                    "string", nullable=draw(st.booleans()), references=f"{target}.id"
+                )
+        if not composite and draw(st.integers(0, 3)) == 0:
+            columns["self_ref"] = column(columns["id"]["type"], nullable=True, references=f"{name}.id")
+        for j, target in enumerate(names[i + 1 :], start=i + 1):
+            if single[j] and draw(st.integers(0, 4)) == 0:
+                columns[f"later_{j}"] = column("string", nullable=True, references=f"{target}.id")
+        tables[name] = {"primary_key": key, "columns": columns, **({"ids": ids} if ids else {})}
+    # foreign keys point at string `id`s: retype those columns to the key's type
+    for table in tables.values():
+        for col in table["columns"].values():
+            if col.get("references"):
+                referred = tables[col["references"].split(".")[0]]
+                col["type"] = referred["columns"]["id"]["type"]
+    return tables
+
+
+@given(layouts(), st.integers(0, 2**32), st.sampled_from((None, 0, 3, 12)))
+def test_random_layouts_seed_consistently_and_deterministically(
+    raw: dict[str, dict[str, Any]], seed: int, rows: int | None
+) -> None:
+    tables = {name: Table.model_validate(t) for name, t in raw.items()}
+    first = seed_rows(tables, {}, seed, rows)
+    assert _jsonl(first) == _jsonl(seed_rows(raw, {}, seed, rows))  # same seed: byte-identical
+    _assert_consistent(tables, first)
+    if rows is not None:
+        assert all(len(r) <= rows for r in first.values())
+
+
+@given(layouts(), st.integers(0, 2**32))
+def test_random_layouts_load(raw: dict[str, dict[str, Any]], seed: int) -> None:
+    builder = DomainBuilder("random", "1.0.0")
+    for name, table in raw.items():
+        builder.table(name, table["primary_key"], table["columns"], ids=table.get("ids"))
+    for name, table_rows in seed_rows(builder.spec(), {}, seed, 6).items():
+        builder.seed(name, table_rows)
+    report = builder.check()
+    assert not report.errors, [f"{p.file}:{p.location}: {p.message}" for p in report.errors]
+
+
+def test_parents_come_first_and_a_cycle_breaks_at_a_nullable_reference() -> None:
+    tables = {
+        "a": {
+            "primary_key": "id",
+            "columns": {"id": column("string"), "b_id": column("string", references="b.id")},
+        },
+        "b": {
+            "primary_key": "id",
+            "columns": {"id": column("string"), "a_id": column("string", nullable=True, references="a.id")},
+        },
+        "c": {
+            "primary_key": "id",
+            "columns": {"id": column("string"), "a_id": column("string", references="a.id")},
+        },
+    }
+    assert table_order(tables) == ["b", "a", "c"]
+    rows = seed_rows(tables, {}, 1, 5)
+    _assert_consistent({n: Table.model_validate(t) for n, t in tables.items()}, rows)
+    assert any(r["a_id"] is not None for r in rows["b"])  # the back edge is filled in afterwards
+
+
+# ---------------------------------------------------------------------------------------------
+# bundled domains
+
+
+@pytest.mark.parametrize("source", DOMAINS, ids=lambda p: p.name)
+def test_bundled_domains_reseeded_from_their_own_specs_load(source: Path, tmp_path: Path) -> None:
+    spec = load_domain(source).spec
+    rows = seed_rows(spec, {}, seed=3)
+    assert all(rows.values()), {t: len(r) for t, r in rows.items()}
+    domain = load_domain(_domain_folder(tmp_path, source, rows))
+    assert {t: len(r) for t, r in rows.items()} == {
+        t: len(r) for t, r in domain.episode().export().items() if t in rows
+    }
+
+
+def test_same_seed_same_bytes_in_another_process() -> None:
+    """Nothing depends on the process (hash randomisation, the clock, import order)."""
+    code = (
+        "import hashlib, sys; from simulator import load_domain; from simulator.builders import dump_jsonl; "
+        "from toolgen.synth.seed import seed_rows; "
+        f"rows = seed_rows(load_domain({str(ROOT / 'domains' / 'bank')!r}).spec, {{}}, 11); "
+        "print(hashlib.sha256(''.join(t + '\\n' + dump_jsonl(r) for t, r in rows.items()).encode()).hexdigest())"
+    )
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, check=True
+    )
+    here = seed_rows(load_domain(ROOT / "domains" / "bank").spec, {}, 11)
+    assert out.stdout.strip() == hashlib.sha256(_jsonl(here).encode()).hexdigest()
+
+
+def test_seeds_differ_and_tables_are_stable_under_additions() -> None:
+    spec = load_domain(FIXTURES / "shop").spec
+    assert _jsonl(seed_rows(spec, {}, 1)) != _jsonl(seed_rows(spec, {}, 2))
+    tables = dict(spec.tables)
+    extra = {"primary_key": "id", "columns": {"id": column("string"), "note": column("string")}}
+    grown = {**tables, "aaa_first": Table.model_validate(extra)}
+    # each column has its own stream: adding a table changes no other table's rows
+    before, after = seed_rows(tables, {}, 5, salt="x"), seed_rows(grown, {}, 5, salt="x")
+    assert all(before[t] == after[t] for t in tables)
+
+
+def test_datetimes_lie_around_the_clock_never_the_wall_clock() -> None:
+    spec = load_domain(ROOT / "domains" / "bank").spec
+    rows = seed_rows(spec, {}, 0, clock="2031-05-01T00:00:00Z")
+    stamps = [r["created_at"] for r in rows["customers"]]
+    assert all("2029-04-01" <= s <= "2031-05-01T00:00:00Z" for s in stamps), stamps[:3]
+
+
+# ---------------------------------------------------------------------------------------------
+# hints
+
+
+_HINTED_COLUMNS = {
+    "id": column("string"),
+    "email": column("string", unique=True),
+    "contact": column("string"),
+    "site": column("string"),
+    "ref": column("string"),
+    "ip": column("string"),
+    "phone": column("string"),
+    "day": column("string"),
+    "seen": column("datetime"),
+    "sku": column("string"),
+    "level": column("integer"),
+    "ratio": column("number"),
+    "short": column("string"),
+    "padded": column("string"),
+    "kind": column("string"),
+    "blob": column("string"),
+    "tagged": column("string"),
+    "profile": column("json"),
+    "stamp": column("integer"),
+}
+_HINTS: dict[str, dict[str, Any]] = {
+    "id": {"type": "string", "format": "uuid"},
+    "email": {"type": "string", "format": "email"},
+    "contact": {"type": "string", "format": "email"},
+    "site": {"type": "string", "format": "uri"},
+    "ref": {"type": "string", "format": "uuid"},
+    "ip": {"type": "string", "format": "ipv4"},
+    "phone": {"type": "string", "format": "phone"},
+    "day": {"type": "string", "format": "date"},
+    "seen": {"type": "string", "format": "date-time"},
+    "sku": {"type": "string", "pattern": "^[A-Z]{3}-[0-9]{4}$"},
+    "level": {"type": "integer", "minimum": 3, "exclusiveMaximum": 9, "multipleOf": 2},
+    "ratio": {"type": "number", "minimum": 0.5, "maximum": 0.75},
+    "short": {"type": "string", "maxLength": 5},
+    "padded": {"type": "string", "minLength": 40},
+    "kind": {"type": "string", "enum": ["alpha", "beta"]},
+    "blob": {"type": "string", "format": "byte"},
+    "tagged": {"type": "string", "example": "INV-2024-0042"},
+    "profile": {
+        "type": "object",
+        "required": ["age", "country"],
+        "properties": {
+            "age": {"type": "integer", "minimum": 18, "maximum": 30},
+            "country": {"type": "string", "enum": ["NL", "DE"]},
+            "visits": {"type": "array", "items": {"type": "string", "format": "date"}, "maxItems": 2},
+        },
+    },
+    "stamp": {"type": "integer", "format": "unix-time"},
+}
+
+
+def test_hints_are_honoured() -> None:
+    tables = {"accounts": {"primary_key": "id", "columns": _HINTED_COLUMNS}}
+    rows = seed_rows(tables, {"accounts": _HINTS}, seed=4, rows=60)["accounts"]
+    assert len(rows) == 60
+    email = re.compile(r"^[a-z0-9.]+@[a-z0-9.-]+\.[a-z]+$")
+    for r in rows:
+        assert str(uuid.UUID(r["id"])) == r["id"] and uuid.UUID(r["ref"]).version == 4
+        assert email.match(r["email"]) and email.match(r["contact"]), r
+        assert r["site"].startswith(("http://", "https://"))
+        ipaddress.IPv4Address(r["ip"])
+        assert re.search(r"\d{3}", r["phone"])
+        datetime.strptime(r["day"], "%Y-%m-%d")
+        datetime.fromisoformat(r["seen"].replace("Z", "+00:00"))
+        assert re.fullmatch(r"[A-Z]{3}-[0-9]{4}", r["sku"])
+        assert r["level"] in (4, 6, 8)
+        assert 0.5 <= r["ratio"] <= 0.75
+        assert 1 <= len(r["short"]) <= 5
+        assert len(r["padded"]) >= 40
+        assert r["kind"] in ("alpha", "beta")
+        assert base64.b64decode(r["blob"])
+        assert re.fullmatch(r"[A-Z]{3}-\d{4}-\d{4}", r["tagged"])  # the example's shape
+        assert 18 <= r["profile"]["age"] <= 30 and r["profile"]["country"] in ("NL", "DE")
+        assert all(datetime.strptime(v, "%Y-%m-%d") for v in r["profile"].get("visits", []))
+        assert len(r["profile"].get("visits", [])) <= 2
+        assert 1_500_000_000 < r["stamp"] < 1_800_000_000
+    assert len({r["email"] for r in rows}) == 60
+    assert any(r["tagged"] == "INV-2024-0042" for r in rows)  # the example itself, now and then
+
+
+def test_names_read_with_their_table() -> None:
+    tables = {
+        "customers": {
+            "primary_key": "customer_id",
+            "columns": {
+                "customer_id": column("string"),
+                "first_name": column("string"),
+                "last_name": column("string"),
+                "email": column("string", unique=True),
+                "city": column("string"),
+            },
+            "id_prefix": "CUS-",
+        },
+        "companies": {"primary_key": "id", "columns": {"id": column("integer"), "name": column("string")}},
+    }
+    rows = seed_rows(tables, {}, seed=9, rows=30)
+    for r in rows["customers"]:
+        local = r["email"].split("@")[0]
+        assert local.startswith(re.sub(r"[^a-z0-9.]", "", f"{r['first_name']}.{r['last_name']}".lower())), r
+        assert re.fullmatch(r"CUS-[0-9a-f]{8}", r["customer_id"])
+    assert [r["id"] for r in rows["companies"]] == list(range(1, 31))
+    assert handle_column(Table.model_validate(tables["customers"])) == "email"
+    assert handle_column(Table.model_validate(tables["companies"])) == "name"
+
+
+def test_handle_columns_of_bundled_tables() -> None:
+    spec = load_domain(ROOT / "domains" / "office").spec
+    assert handle_column(spec.tables["people"]) == "email"
+    assert handle_column(spec.tables["rooms"]) == "name"
+    assert handle_column(spec.tables["events"]) == "title"
+    assert handle_column(spec.tables["attendees"]) is None
+
+
+# ---------------------------------------------------------------------------------------------
+# keys and sizes
+
+
+def test_id_schemes_and_composite_keys() -> None:
+    tables = {
+        "invoices": {
+            "primary_key": "number",
+            "columns": {"number": column("string"), "total": column("number")},
+            "ids": counter_ids("INV-", start=7, width=4),
+        },
+        "tickets": {
+            "primary_key": "code",
+            "columns": {"code": column("string")},
+            "ids": pattern_ids("AA9", "T"),
+        },
+        "lines": {
+            "primary_key": ["invoice", "line"],
+            "columns": {"invoice": column("string", references="invoices.number"), "line": column("integer")},
+        },
+    }
+    rows = seed_rows(tables, {}, seed=2, rows={"invoices": 12, "tickets": 30, "lines": 40})
+    assert [r["number"] for r in rows["invoices"]] == [f"INV-{n:04d}" for n in range(7, 19)]
+    assert all(re.fullmatch(r"T[A-Z]{2}[0-9]", r["code"]) for r in rows["tickets"])
+    by_invoice: dict[str, list[int]] = {}
+    for r in rows["lines"]:
+        by_invoice.setdefault(r["invoice"], []).append(r["line"])
+    assert all(
+        lines == list(range(1, len(lines) + 1)) for lines in by_invoice.values()
+    )  # numbered per invoice
+
+
+def test_constrained_tables_get_only_the_rows_they_can_hold() -> None:
+    tables = {
+        "users": {"primary_key": "id", "columns": {"id": column("string")}},
+        "profiles": {
+            "primary_key": "id",
+            "columns": {
+                "id": column("string"),
+                "user_id": column("string", unique=True, references="users.id"),
+            },
+        },
+        "levels": {
+            "primary_key": "level",
+            "columns": {"level": column("string", enum=["bronze", "silver", "gold"])},
+        },
+    }
+    rows = seed_rows(tables, {}, seed=0, rows={"users": 4, "profiles": 10, "levels": 10})
+    assert len(rows["profiles"]) == 4 and len({r["user_id"] for r in rows["profiles"]}) == 4
+    assert sorted(r["level"] for r in rows["levels"]) == ["bronze", "gold", "silver"]
+
+
+def test_default_sizes_grow_with_depth_and_stay_bounded() -> None:
+    sizes = {t: len(r) for t, r in seed_rows(load_domain(FIXTURES / "shop").spec, {}, 0).items()}
+    assert sizes["customers"] == 25 and sizes["orders"] == 50 and sizes["order_items"] == 100
+    assert all(10 <= n <= 200 for n in sizes.values())
+
+
+@pytest.mark.parametrize(
+    ("rows", "hints", "message"),
+    [
+        ({"nope": 3}, {}, "rows names tables the domain does not have: nope"),
+        ({"customers": -1}, {}, "rows for table 'customers' must be a whole number >= 0"),
+        ("many", {}, "rows is a number or a mapping"),
+        (
+            {"customers": 0, "orders": 5},
+            {},
+            "orders.customer_id must refer to a row of customers, which has none",
+        ),
+        (None, {"ghosts": {}}, "hints name a table the domain does not have: 'ghosts'"),
+        (
+            None,
+            {"customers": {"nickname": {}}},
+            "hints name columns table 'customers' does not have: nickname",
+        ),
+    ],
+)
+def test_bad_input_is_a_clear_error(rows: Any, hints: Any, message: str) -> None:
+    spec = load_domain(FIXTURES / "shop").spec
+    with pytest.raises(SeedError, match=re.escape(message)):
+        seed_rows(spec, hints, 0, rows)
+
+
+def test_an_unsized_child_of_an_empty_parent_is_empty() -> None:
+    rows = seed_rows(load_domain(FIXTURES / "shop").spec, {}, 0, {"customers": 0})
+    assert rows["customers"] == [] and rows["orders"] == [] and rows["order_items"] == []
+    assert len(rows["products"]) == 25
+
+
+# ---------------------------------------------------------------------------------------------
+# a domain generated from a real spec
+
+
+SPEC = SHARED / "corpus" / "dev" / "openapi" / "vendor" / "apideck-libraries__openapi-specs" / "sms.yml"
+
+
+@pytest.mark.skipif(not SPEC.is_file(), reason="the shared corpus is not beside this checkout")
+def test_a_generated_domain_loads_with_its_seed(tmp_path: Path) -> None:
+    from toolgen.pipeline import generate
+    from toolgen.synth.folder import build_domain
+    from toolgen.synth.schema import infer_schema
+    from toolgen.synth.tools import compile_tools
+
+    generated = generate([SPEC])
+    operations = {op.id: op for op in generated.operations}
+    assert generated.plan.domains
+    for plan in generated.plan.domains:
+        schema = infer_schema(plan, operations)
+        builder = build_domain(plan, schema, compile_tools(schema))
+        rows = seed_rows(builder.spec(), schema.hints(), seed=1)
+        _assert_consistent(dict(builder.spec().tables), rows)
+        for table, table_rows in rows.items():
+            builder.seed(table, table_rows)
+        report = check_domain(builder.write(tmp_path / plan.name))
+        assert not [p for p in report.errors if p.file.startswith("seed/")], report.errors[:3]
+        assert json.loads(json.dumps(rows)) == rows  # plain JSON values only

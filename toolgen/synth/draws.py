@@ -1,0 +1,265 @@
+"""What seed values are drawn from: a column's `Field`, the `Draw` (its seeded Faker, the row's
+`Person`, the clock), JSON-Schema fragments made plain, datetimes relative to the clock, and the
+small makers the value rules share.
+
+Seed data never reads the wall clock: datetimes lie before the domain's clock start (after it for
+names like `expires_at`), drawn from the column's own stream.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+import string
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+from typing import Any
+
+from faker import Faker
+
+from ..naming import fold_ascii, singular, words
+from .lexicon import PRODUCT_ADJECTIVES, PRODUCT_NOUNS, is_birth, is_future
+
+#: nested JSON values: how deep, how many properties of an object, how many items of an array
+MAX_DEPTH = 3
+MAX_PROPERTIES = 8
+MAX_ITEMS = 3
+#: seed datetimes lie this many days before the clock start (or after it, for future-ish names)
+PAST_DAYS = 730
+FUTURE_DAYS = 365
+
+
+def make_faker() -> Faker:
+    """A Faker for seed data: en_US, unweighted choices (several times faster, as realistic)."""
+    return Faker("en_US", use_weighting=False)
+
+
+@dataclass(frozen=True)
+class Person:
+    """One person a row describes: its name, email and username agree."""
+
+    first: str
+    last: str
+    domain: str
+
+    @property
+    def full(self) -> str:
+        return f"{self.first} {self.last}"
+
+    @property
+    def email(self) -> str:
+        local = re.sub(r"[^a-z0-9.]", "", fold_ascii(f"{self.first}.{self.last}").lower())
+        return f"{local or 'user'}@{self.domain}"
+
+    @property
+    def username(self) -> str:
+        return re.sub(r"[^a-z0-9_]", "", fold_ascii(f"{self.first[:1]}{self.last}").lower()) or "user"
+
+
+@dataclass
+class Draw:
+    """What a maker draws from: the column's seeded Faker (and its `random`), the row's person, the clock."""
+
+    fake: Faker
+    clock: datetime
+    person: Person | None = None
+
+    @property
+    def rng(self) -> random.Random:
+        return self.fake.random
+
+
+Maker = Callable[[Draw], Any]
+
+
+@dataclass(frozen=True)
+class Field:
+    """A column (or a property inside a json column): what its values are made from.
+
+    `type` is the column's type (string, integer, number, boolean, datetime, json); `hint` its
+    JSON-Schema fragment from the source spec; `role`: the part of the row's person the column
+    holds (`first`, `last`, `full`, `email`, `username`; see `person_role`), so that they agree.
+    """
+
+    table: str
+    name: str
+    type: str
+    hint: Mapping[str, Any] = field(default_factory=dict)
+    enum: tuple[Any, ...] | None = None
+    default: Any = None
+    role: str | None = None
+    description: str | None = None
+    depth: int = 0
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON Schema fragments
+
+
+def flatten_schema(schema: Any, depth: int = 0) -> dict[str, Any]:
+    """One plain schema from a fragment: `allOf` merged, the first non-null `anyOf`/`oneOf`
+    alternative taken, a type list reduced to its first non-null type; never raises."""
+    if not isinstance(schema, Mapping) or depth > 8:
+        return {}
+    out: dict[str, Any] = {k: v for k, v in schema.items() if k not in ("allOf", "anyOf", "oneOf")}
+    for part in schema.get("allOf") or []:
+        for key, value in flatten_schema(part, depth + 1).items():
+            if key == "properties" and isinstance(out.get(key), Mapping):
+                out[key] = {**out[key], **value}
+            else:
+                out.setdefault(key, value)
+    for key in ("anyOf", "oneOf"):
+        options = [flatten_schema(o, depth + 1) for o in schema.get(key) or []]
+        options = [o for o in options if o.get("type") != "null"]
+        if options:
+            for k, v in options[0].items():
+                out.setdefault(k, v)
+    kind = out.get("type")
+    if isinstance(kind, list):
+        kinds = [k for k in kind if k != "null"]
+        out["type"] = kinds[0] if kinds else "null"
+    return out
+
+
+def examples_of(hint: Mapping[str, Any]) -> list[Any]:
+    found = list(hint.get("examples") or []) if isinstance(hint.get("examples"), list) else []
+    if "example" in hint:
+        found.insert(0, hint["example"])
+    return found
+
+
+def whole(hint: Mapping[str, Any], key: str) -> int | None:
+    """A schema keyword's value when it is a whole number >= 0 (`minLength`, `maxItems`), else None."""
+    value = hint.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def fits(kind: str, value: Any) -> bool:
+    """Whether `value` can be stored in a column of type `kind` (enums aside)."""
+    if value is None:
+        return False
+    if kind in ("string", "datetime"):
+        if kind == "datetime" and isinstance(value, str):
+            try:
+                datetime.fromisoformat(value.replace("Z", "+00:00"))
+            except ValueError:
+                return False
+        return isinstance(value, str)
+    if kind == "integer":
+        return isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63
+    if kind == "number":
+        return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    return True  # json
+
+
+def clock_start(text: str) -> datetime:
+    """The domain clock's start as an aware datetime (UTC when it names no zone)."""
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _moment(d: Draw, future: bool, days: tuple[int, int] | None = None) -> datetime:
+    low, high = days or ((1, FUTURE_DAYS) if future else (0, PAST_DAYS))
+    seconds = d.rng.randint(low * 86400, high * 86400)
+    base = d.clock.astimezone(UTC).replace(microsecond=0)
+    return base + timedelta(seconds=seconds) if future else base - timedelta(seconds=seconds)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def datetime_maker(ws: tuple[str, ...], shape: str = "datetime") -> Maker:
+    future = is_future(ws)
+    days = (18 * 365, 90 * 365) if is_birth(ws) else None
+
+    def make(d: Draw) -> Any:
+        moment = _moment(d, future and days is None, days)
+        if shape == "date":
+            return moment.strftime("%Y-%m-%d")
+        if shape == "time":
+            return moment.strftime("%H:%M:%S")
+        if shape == "rfc2822":
+            return format_datetime(moment.astimezone(UTC), usegmt=True)
+        if shape == "epoch":
+            return int(moment.timestamp())
+        if shape == "epoch_ms":
+            return int(moment.timestamp()) * 1000
+        return _iso(moment)
+
+    return make
+
+
+def random_person(d: Draw) -> Person:
+    return Person(d.fake.first_name(), d.fake.last_name(), d.fake.free_email_domain())
+
+
+def full_name(d: Draw) -> str:
+    """A person's first and last name (no titles or suffixes: what a user would type)."""
+    return f"{d.fake.first_name()} {d.fake.last_name()}"
+
+
+def person_of(d: Draw) -> Person:
+    return d.person or random_person(d)
+
+
+def title_case(text: str) -> str:
+    return " ".join(w[:1].upper() + w[1:] for w in text.split())
+
+
+def _phrase(d: Draw, low: int = 2, high: int = 5) -> str:
+    return str(d.fake.sentence(nb_words=d.rng.randint(low, high), variable_nb_words=False)).rstrip(".")
+
+
+def thing_name(entity: str) -> Maker:
+    noun = title_case(" ".join(words(singular(entity)))) if entity else ""
+
+    def make(d: Draw) -> str:
+        phrase = str(d.fake.catch_phrase()).split()
+        return (
+            title_case(" ".join(phrase[-2:]))
+            if d.rng.random() < 0.5 or not noun
+            else f"{phrase[-1].title()} {noun}"
+        )
+
+    return make
+
+
+def product_name(d: Draw) -> str:
+    return f"{d.rng.choice(PRODUCT_ADJECTIVES)} {d.fake.color_name()} {d.rng.choice(PRODUCT_NOUNS)}"
+
+
+def place_name(entity: str) -> Maker:
+    noun = title_case(" ".join(words(singular(entity))))
+    return lambda d: f"{d.fake.city()} {noun}"
+
+
+def digits(count: int) -> Maker:
+    return lambda d: "".join(d.rng.choice(string.digits) for _ in range(count))
+
+
+def hex_digits(count: int) -> Maker:
+    return lambda d: f"{d.rng.getrandbits(4 * count):0{count}x}"
+
+
+def uuid_value(d: Draw) -> str:
+    return str(uuid.UUID(int=d.rng.getrandbits(128), version=4))
+
+
+def noun(d: Draw) -> str:
+    """A category-like noun (`platform`, `hierarchy`)."""
+    return str(d.fake.catch_phrase()).split()[-1].lower()
+
+
+def sentence(d: Draw) -> str:
+    return str(d.fake.sentence(nb_words=d.rng.randint(6, 14)))
+
+
+def fake_method(method: str) -> Maker:
+    return lambda d: getattr(d.fake, method)()

@@ -1,0 +1,196 @@
+"""What names mean to the seed generator: which tables describe people, companies, places or
+products, which columns hold a row's person (first / last / full name, email, username), and which
+column a person would use to point at a row (`handle_column`: an email, a name, a title, a code).
+
+Words come from `toolgen.naming.words` (any case style); tables are read in the singular.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from simulator.spec import Table
+
+from ..naming import singular, words
+
+__all__ = ["handle_column", "handle_columns", "has_person", "person_role", "table_kind"]
+
+
+PERSON_TABLES = frozenset(
+    "person people user customer client member employee staff contact patient student teacher "
+    "driver author owner guest passenger traveler traveller agent manager candidate applicant "
+    "subscriber recipient sender attendee participant player athlete buyer seller tenant "
+    "volunteer doctor physician nurse instructor speaker host admin administrator account_holder "
+    "profile reviewer assignee worker operator pilot rider courier donor beneficiary payee cast crew "
+    "actor actress artist director musician creator follower friend".split()
+)
+COMPANY_TABLES = frozenset(
+    "company organization organisation org vendor supplier merchant business firm employer "
+    "brand carrier bank partner provider manufacturer distributor agency institution publisher "
+    "store shop retailer airline insurer lender".split()
+)
+PLACE_TABLES = frozenset(
+    "warehouse site location branch office venue hotel restaurant airport station depot facility "
+    "region zone building campus store clinic hospital school property".split()
+)
+PRODUCT_TABLES = frozenset("product item sku variant good article merchandise listing offer".split())
+JOB_TABLES = frozenset("job position role employee staff vacancy opening".split())
+PERSON_NAME_WORDS = frozenset(
+    "contact recipient sender owner author driver customer user person passenger guest holder "
+    "assignee reviewer manager agent signer cardholder beneficiary payee payer employee "
+    "attendee organizer organiser patient doctor student teacher requester approver".split()
+)
+COMPANY_NAME_WORDS = frozenset(
+    "company organization organisation org business vendor merchant employer brand carrier bank "
+    "supplier provider manufacturer publisher".split()
+)
+TEXT_WORDS = frozenset(
+    "description summary body content text message comment comments notes note bio about details "
+    "detail reason memo remarks instructions feedback explanation narrative review answer "
+    "question caption excerpt".split()
+)
+PRODUCT_NOUNS = (
+    "Backpack Blender Bookcase Boots Camera Chair Coffee Maker Desk Lamp Drone Headphones Jacket "
+    "Kettle Keyboard Laptop Stand Monitor Mouse Notebook Printer Rug Scarf Sneakers Speaker "
+    "Sunglasses Table Tent Toaster Umbrella Vacuum Wallet Watch Water Bottle"
+).split()
+PRODUCT_ADJECTIVES = (
+    "Classic Compact Deluxe Eco Ergonomic Essential Lightweight Modern Portable Premium Pro Rugged "
+    "Sleek Smart Ultra Vintage Wireless"
+).split()
+#: plausible values of free-text columns that are really categories (no enum in the spec)
+VOCABULARY: dict[str, tuple[str, ...]] = {
+    "status": ("active", "inactive", "pending", "archived"),
+    "priority": ("low", "medium", "high", "urgent"),
+    "severity": ("low", "medium", "high", "critical"),
+    "gender": ("female", "male", "non-binary"),
+    "visibility": ("public", "private", "internal"),
+    "role": ("admin", "member", "viewer", "editor"),
+    "level": ("beginner", "intermediate", "advanced"),
+    "method": ("GET", "POST", "PUT", "PATCH", "DELETE"),
+    "department": (
+        "Engineering",
+        "Sales",
+        "Marketing",
+        "Finance",
+        "Human Resources",
+        "Operations",
+        "Support",
+        "Legal",
+    ),
+}
+FUTURE_WORDS = frozenset(
+    "expires expiry expiration expire due deadline until scheduled end ends ending valid_to "
+    "renewal renews upcoming departure arrival checkout".split()
+)
+DATE_WORDS = frozenset("date day birthday dob birthdate".split())
+TIME_WORDS = frozenset("at time timestamp datetime when created updated modified deleted".split())
+
+
+#: container names inside nested JSON that say nothing of what their items are
+GENERIC_CONTAINERS = frozenset(
+    "results items data list records entries values nodes edges objects rows hits".split()
+)
+
+
+def has_word(ws: tuple[str, ...], vocabulary: Iterable[str]) -> bool:
+    return any(w in ws for w in vocabulary)
+
+
+def table_kind(table: str) -> str:
+    """`person`, `company`, `place`, `product` or `thing`: what a row of the table describes."""
+    ws = tuple(singular(w) for w in words(table))
+    last = ws[-1] if ws else ""
+    for kind, vocabulary in (
+        ("person", PERSON_TABLES),
+        ("company", COMPANY_TABLES),
+        ("place", PLACE_TABLES),
+        ("product", PRODUCT_TABLES),
+    ):
+        if last in vocabulary or "_".join(ws) in vocabulary:
+            return kind
+    return "thing"
+
+
+def person_role(name: str, table: str, columns: Iterable[str]) -> str | None:
+    """`first`, `last`, `full`, `email` or `username` when the column holds part of the row's person."""
+    ws = words(name)
+    joined = "_".join(ws)
+    if joined in ("first_name", "given_name", "firstname", "fname", "forename"):
+        return "first"
+    if joined in ("last_name", "surname", "family_name", "lastname", "lname"):
+        return "last"
+    if joined in ("email", "email_address", "contact_email", "e_mail", "mail"):
+        return "email"
+    if joined in ("username", "user_name", "login", "handle", "screen_name"):
+        return "username"
+    if joined in ("full_name", "fullname", "contact_name", "display_name", "legal_name", "name"):
+        if joined == "name" and table_kind(table) != "person":
+            names = {"_".join(words(c)) for c in columns}
+            if not names & {"first_name", "last_name", "given_name", "surname", "family_name"}:
+                return None
+        return "full"
+    return None
+
+
+def has_person(table: str, columns: Iterable[str]) -> bool:
+    """Whether a row of the table describes a person (its name, email, username agree)."""
+    cols = list(columns)
+    roles = {person_role(c, table, cols) for c in cols} - {None}
+    return table_kind(table) == "person" and bool(roles) or len(roles) >= 2
+
+
+MAPPING_WORDS = frozenset(
+    "options settings attributes metadata properties details params parameters headers config "
+    "configuration preferences extra data context annotations".split()
+)
+
+
+def is_future(ws: tuple[str, ...]) -> bool:
+    """A name for a moment still to come (`expires_at`, `due_date`, `valid_until`)."""
+    return has_word(ws, FUTURE_WORDS) or "_".join(ws[-2:]) in FUTURE_WORDS
+
+
+def is_birth(ws: tuple[str, ...]) -> bool:
+    return has_word(ws, ("birth", "birthday", "dob", "birthdate", "born"))
+
+
+HANDLE_ORDER = (
+    ("email", "email_address"),
+    ("name", "full_name", "display_name", "company_name", "contact_name"),
+    ("username", "user_name", "login", "handle"),
+    ("title", "subject", "headline", "label"),
+    ("code", "number", "sku", "slug", "plate", "reference", "serial", "iban"),
+)
+
+
+def handle_columns(table: Table) -> list[str]:
+    """The columns a person would point at a row with (an email, a name, a title, a code), best
+    first: string columns, neither key nor foreign key; unique ones before the rest."""
+    keys = set(table.key_columns)
+    ranked: list[tuple[int, int, int, str]] = []
+    for position, (name, column) in enumerate(table.columns.items()):
+        if name in keys or column.references or column.type != "string" or column.enum:
+            continue
+        rank = _handle_rank(name)
+        if rank is not None:
+            ranked.append((0 if column.unique else 1, rank, position, name))
+    return [name for *_, name in sorted(ranked)]
+
+
+def _handle_rank(name: str) -> int | None:
+    ws = words(name)
+    joined = "_".join(ws)
+    for rank, names in enumerate(HANDLE_ORDER):
+        if joined in names:
+            return rank
+    for rank, names in enumerate(HANDLE_ORDER):
+        if ws and ws[-1] in names:
+            return rank + len(HANDLE_ORDER)
+    return None
+
+
+def handle_column(table: Table) -> str | None:
+    """The best column to name a row of `table` by in an instruction, or None when it has none."""
+    found = handle_columns(table)
+    return found[0] if found else None

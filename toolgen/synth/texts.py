@@ -1,0 +1,343 @@
+"""String values: by format (`email`, `uri`, `uuid`, `phone`, `date-time`, ...), by the column's
+and its table's names (a person's name, a city, a company, a title, a sentence, a code), by a
+code-like example's shape; then `pattern`, `minLength` and `maxLength` enforced (a value that
+misses the pattern is redrawn from the pattern by rstr, seeded from the column's stream).
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import string
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+import rstr
+
+from ..naming import singular, words
+from .draws import (
+    Draw,
+    Field,
+    Maker,
+    datetime_maker,
+    digits,
+    examples_of,
+    fake_method,
+    full_name,
+    hex_digits,
+    noun,
+    person_of,
+    place_name,
+    product_name,
+    random_person,
+    sentence,
+    thing_name,
+    title_case,
+    uuid_value,
+    whole,
+)
+from .lexicon import (
+    COMPANY_NAME_WORDS,
+    DATE_WORDS,
+    JOB_TABLES,
+    PERSON_NAME_WORDS,
+    TEXT_WORDS,
+    VOCABULARY,
+    has_word,
+    is_birth,
+    is_future,
+    table_kind,
+)
+
+__all__ = ["DATE_FORMATS", "FORMATS", "string_maker"]
+
+FORMATS: dict[str, Maker] = {
+    "email": lambda d: person_of(d).email,
+    "idn-email": lambda d: person_of(d).email,
+    "uri": fake_method("url"),
+    "url": fake_method("url"),
+    "iri": fake_method("url"),
+    "uri-reference": fake_method("uri_path"),
+    "uuid": uuid_value,
+    "guid": uuid_value,
+    "hostname": fake_method("domain_name"),
+    "idn-hostname": fake_method("domain_name"),
+    "ipv4": fake_method("ipv4_public"),
+    "ip": fake_method("ipv4_public"),
+    "ipv6": fake_method("ipv6"),
+    "phone": fake_method("phone_number"),
+    "phone-number": fake_method("phone_number"),
+    "tel": fake_method("phone_number"),
+    "byte": lambda d: base64.b64encode(d.rng.randbytes(12)).decode("ascii"),
+    "password": lambda d: d.fake.password(length=12),
+    "currency": fake_method("currency_code"),
+    "currency-code": fake_method("currency_code"),
+    "iso-country-code": fake_method("country_code"),
+    "country-code": fake_method("country_code"),
+    "person-name": lambda d: person_of(d).full,
+    "organization-name": fake_method("company"),
+    "snowflake": lambda d: str(d.rng.randint(10**17, 10**19 - 1)),
+    "int64": lambda d: str(d.rng.randint(1, 10**12)),
+    "uint64": lambda d: str(d.rng.randint(1, 10**12)),
+    "int32": lambda d: str(d.rng.randint(1, 10**6)),
+    "decimal": lambda d: f"{d.rng.uniform(1, 1000):.2f}",
+    "double": lambda d: f"{d.rng.uniform(1, 1000):.2f}",
+    "float": lambda d: f"{d.rng.uniform(1, 1000):.2f}",
+    "color": fake_method("hex_color"),
+    "language": fake_method("language_code"),
+    "locale": fake_method("locale"),
+    "duration": lambda d: f"P{d.rng.randint(1, 30)}D",
+    "mac": fake_method("mac_address"),
+    "http-method": lambda d: d.rng.choice(VOCABULARY["method"]),
+}
+DATE_FORMATS = {
+    "date-time": "datetime",
+    "datetime": "datetime",
+    "dateTime": "datetime",
+    "date": "date",
+    "full-date": "date",
+    "time": "time",
+    "partial-time": "time",
+    "date-time-rfc-2822": "rfc2822",
+    "date-time-rfc1123": "rfc2822",
+    "rfc2822": "rfc2822",
+    "http-date": "rfc2822",
+    "unix-time": "epoch",
+    "unixtime": "epoch",
+    "timestamp": "epoch",
+}
+
+
+def _string_by_name(f: Field) -> Maker | None:
+    """A maker for a string column by its name (and its table's), or None."""
+    ws = words(f.name)
+    joined = "_".join(ws)
+    last = ws[-1] if ws else ""
+    kind = table_kind(f.table)
+    if f.role is not None:
+        role = f.role
+        return lambda d: getattr(person_of(d), role)
+    if "email" in ws or last == "mail":
+        return lambda d: random_person(d).email
+    if has_word(ws, ("phone", "mobile", "fax", "telephone", "tel", "msisdn")):
+        return fake_method("phone_number")
+    if joined in ("first_name", "given_name", "firstname"):
+        return fake_method("first_name")
+    if joined in ("last_name", "surname", "family_name", "lastname"):
+        return fake_method("last_name")
+    if joined in ("username", "user_name", "login", "screen_name", "handle", "nickname"):
+        return fake_method("user_name")
+    if has_word(ws, ("url", "uri", "website", "homepage", "link", "href")) or joined == "self_link":
+        return fake_method("url")
+    if joined in ("file_name", "filename") or last == "path" and not has_word(ws, ("url", "uri")):
+        return fake_method("file_path")
+    if joined in ("file_name", "filename"):
+        return fake_method("file_name")
+    if last == "name" or joined in ("label", "display_name", "full_name"):
+        if joined in ("company_name", "organization_name", "business_name", "bank_name") or has_word(
+            ws[:-1], COMPANY_NAME_WORDS
+        ):
+            return fake_method("company")
+        if has_word(ws[:-1], PERSON_NAME_WORDS) or joined == "full_name" or kind == "person":
+            return full_name
+        if kind == "company":
+            return fake_method("company")
+        if kind == "place":
+            return place_name(f.table)
+        if kind == "product":
+            return product_name
+        if has_word(ws, ("city", "town")):
+            return fake_method("city")
+        return thing_name(f.table)
+    if has_word(ws, ("signed", "received")) and has_word(ws, ("by",)) or has_word(ws, ("author", "assignee")):
+        return full_name
+    if last == "title" or joined in ("subject", "headline"):
+        if kind == "person" or singular(words(f.table)[-1] if words(f.table) else "") in JOB_TABLES:
+            return fake_method("job")
+        return lambda d: title_case(str(d.fake.catch_phrase()))
+    if has_word(
+        ws,
+        (
+            "company",
+            "employer",
+            "organization",
+            "organisation",
+            "merchant",
+            "vendor",
+            "brand",
+            "manufacturer",
+            "carrier",
+        ),
+    ):
+        return fake_method("company")
+    if joined in ("street", "street_address", "line1", "address1", "address_line1", "line_1"):
+        return fake_method("street_address")
+    if (
+        has_word(ws, ("address", "ship", "shipping", "billing", "mailing")) or joined == "ship_to"
+    ) and not has_word(ws, ("ip", "ipv4", "ipv6", "mac", "email", "wallet", "web")):
+        return lambda d: str(d.fake.address()).replace("\n", ", ")
+    if joined in ("line2", "address2", "address_line2", "line_2", "suite", "apartment"):
+        return fake_method("secondary_address")
+    if has_word(ws, ("city", "town", "location", "place", "venue")):
+        return fake_method("city")
+    if has_word(ws, ("state", "province")) and not has_word(ws, ("status",)):
+        return fake_method("state_abbr") if _short(f, 3) or "code" in ws else fake_method("state")
+    if has_word(ws, ("zip", "postcode", "zipcode")) or joined in ("postal_code", "post_code"):
+        return fake_method("postcode")
+    if "country" in ws or "3166" in joined:
+        return fake_method("country_code") if "code" in ws or _short(f, 3) else fake_method("country")
+    if "currency" in ws:
+        return fake_method("currency_code")
+    if "language" in ws or joined == "lang" or "639" in joined:
+        return fake_method("language_code")
+    if "locale" in ws:
+        return fake_method("locale")
+    if "timezone" in ws or joined in ("time_zone", "tz"):
+        return fake_method("timezone")
+    if has_word(ws, ("color", "colour")):
+        return fake_method("hex_color") if "hex" in ws or _short(f, 7) else fake_method("color_name")
+    if "ipv6" in ws:
+        return fake_method("ipv6")
+    if has_word(ws, ("ip", "ipv4")) or joined == "ip_address":
+        return fake_method("ipv4_public")
+    if "mac" in ws:
+        return fake_method("mac_address")
+    if has_word(ws, ("hostname", "host", "domain")):
+        return fake_method("domain_name")
+    if "slug" in ws:
+        return fake_method("slug")
+    if has_word(ws, ("mime", "content_type")) or joined == "content_type":
+        return fake_method("mime_type")
+    if joined in ("last4", "last_four", "last_4"):
+        return digits(4)
+    if "iban" in ws:
+        return fake_method("iban")
+    if has_word(ws, ("swift", "bic")):
+        return fake_method("swift")
+    if "ssn" in ws:
+        return fake_method("ssn")
+    if "isbn" in ws:
+        return fake_method("isbn13")
+    if has_word(ws, ("plate",)):
+        return fake_method("license_plate")
+    if has_word(ws, ("uuid", "guid")):
+        return uuid_value
+    if joined == "password":
+        return lambda d: d.fake.password(length=12)
+    if has_word(ws, ("token", "secret", "hash", "sha", "fingerprint", "etag", "checksum", "signature")):
+        return hex_digits(32)
+    if last in ("id", "sid", "uid", "key") or joined in ("external_id", "reference"):
+        return hex_digits(12)
+    if has_word(ws, ("sku", "serial", "number", "code", "ref", "barcode")):
+        return lambda d: (
+            f"{''.join(d.rng.choice(string.ascii_uppercase) for _ in range(3))}-{d.rng.randint(10000, 99999)}"
+        )
+    if "version" in ws:
+        return lambda d: f"{d.rng.randint(0, 5)}.{d.rng.randint(0, 20)}.{d.rng.randint(0, 9)}"
+    if joined in VOCABULARY:
+        options = VOCABULARY[joined]
+        return lambda d: d.rng.choice(options)
+    if has_word(ws, ("type", "kind", "category", "genre", "tag", "group", "segment", "industry")):
+        return noun
+    if has_word(ws, TEXT_WORDS):
+        return sentence
+    if has_word(ws, DATE_WORDS) or is_birth(ws) or is_future(ws):
+        return datetime_maker(ws, "date")
+    if last in ("at", "time", "timestamp", "datetime") or has_word(ws, ("created", "updated", "modified")):
+        return datetime_maker(ws)
+    return None
+
+
+def _short(f: Field, limit: int) -> bool:
+    most = f.hint.get("maxLength")
+    return isinstance(most, int) and most <= limit
+
+
+def _example_shape(example: str) -> Maker:
+    """A code-like example's shape: each digit and letter redrawn, the rest kept (`SKU-10442`)."""
+
+    def make(d: Draw) -> str:
+        out = []
+        for char in example:
+            if char.isdigit():
+                out.append(d.rng.choice(string.digits))
+            elif char.isascii() and char.isupper():
+                out.append(d.rng.choice(string.ascii_uppercase))
+            elif char.isascii() and char.islower():
+                out.append(d.rng.choice(string.ascii_lowercase))
+            else:
+                out.append(char)
+        return "".join(out)
+
+    return make
+
+
+def _code_like(value: Any) -> bool:
+    return (
+        isinstance(value, str)
+        and 2 <= len(value) <= 40
+        and " " not in value
+        and any(c.isdigit() for c in value)
+        and value.isascii()
+    )
+
+
+@lru_cache(maxsize=4096)
+def _compiled(pattern: str) -> re.Pattern[str] | None:
+    try:
+        return re.compile(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return None
+
+
+def string_maker(f: Field) -> Maker:
+    hint = f.hint
+    fmt = str(hint.get("format") or "")
+    ws = words(f.name)
+    base: Maker | None = None
+    if fmt in DATE_FORMATS:
+        shape = DATE_FORMATS[fmt]
+        base = datetime_maker(ws, "datetime" if shape == "epoch" else shape)
+    elif fmt in FORMATS:
+        base = FORMATS[fmt]
+    if base is None:
+        base = _string_by_name(f)
+    examples = [e for e in examples_of(hint) if isinstance(e, str)]
+    if base is None and examples and _code_like(examples[0]):
+        base = _example_shape(examples[0])
+    if base is None:
+        base = lambda d: " ".join(d.fake.words(nb=d.rng.randint(1, 3)))  # noqa: E731
+    return _bounded_string(base, hint)
+
+
+def _bounded_string(base: Maker, hint: Mapping[str, Any]) -> Maker:
+    pattern = hint.get("pattern")
+    compiled = _compiled(pattern) if isinstance(pattern, str) else None
+    low = whole(hint, "minLength") or 0
+    high = whole(hint, "maxLength") or None
+    if high is not None and high < low:
+        high = None
+
+    def fit(d: Draw, value: str) -> str:
+        if high is not None and len(value) > high:
+            value = value[:high].rstrip() or value[:high]
+        if len(value) < low:
+            value += "".join(d.rng.choice(string.ascii_lowercase) for _ in range(low - len(value)))
+        return value
+
+    def make(d: Draw) -> str:
+        value = fit(d, str(base(d)))
+        if compiled is None or compiled.search(value):
+            return value
+        xeger = rstr.Rstr(d.rng)
+        for _ in range(4):
+            try:
+                drawn = xeger.xeger(compiled)
+            except (ValueError, TypeError, IndexError, OverflowError, RecursionError, KeyError):
+                break
+            if compiled.search(drawn) and (high is None or len(drawn) <= high) and len(drawn) >= low:
+                return drawn
+        return value  # a pattern the generator cannot meet: the realistic value, unconstrained
+
+    return make

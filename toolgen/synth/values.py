@@ -1,0 +1,374 @@
+"""Realistic values for one column, from its type, its JSON-Schema hint and its name.
+
+    maker = plan_field(Field("customers", "email", "string", hint={"format": "email"}))
+    value = maker(draw)          # draw: the column's own seeded Faker, the row's person, the clock
+
+`plan_field` decides once per column how its values are made, first rule that applies:
+
+1. the column's enum (else the hint's), a `const`;
+2. `json` columns: nested objects and arrays from the hint's `properties` / `items` (bounded);
+3. the format (`email`, `date-time`, `date`, `time`, `uri`, `uuid`, `phone`, `ipv4`, `ipv6`,
+   `hostname`, `byte`, `unix-time`, `currency`, `iso-country-code`, `person-name`, ...);
+4. the name (`first_name`, `email`, `city`, `company_name`, `title`, `description`, `price`,
+   `latitude`, `created_at`, `expires_at`, ...), read with the table's name (a `name` of a
+   `customers` row is a person's, of a `companies` row a company's);
+5. the hint's examples: a code-like example (`SKU-10442`) gives its shape;
+6. then `pattern` (a value that does not match is redrawn from the pattern), `minimum` /
+   `maximum` / `exclusive*` / `multipleOf` and `minLength` / `maxLength` are enforced.
+
+Text comes from Faker (en_US, unweighted: much faster, as realistic); a `Draw` carries the Faker
+instance seeded for the column, so a value depends only on the seed, table, column and row.
+Datetimes lie before the domain's clock start (after it for names like `expires_at`, `due_date`):
+seed data never reads the wall clock.
+
+`handle_column(table)` names the column a person would use to point at a row (an email, a name,
+a title, a code): what task instructions mention instead of the row's id.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from simulator.spec import Column
+
+from ..naming import singular, words
+from .draws import (
+    MAX_DEPTH,
+    MAX_ITEMS,
+    MAX_PROPERTIES,
+    Draw,
+    Field,
+    Maker,
+    Person,
+    clock_start,
+    datetime_maker,
+    examples_of,
+    fits,
+    flatten_schema,
+    hex_digits,
+    make_faker,
+    random_person,
+    whole,
+)
+from .lexicon import (
+    GENERIC_CONTAINERS,
+    MAPPING_WORDS,
+    handle_column,
+    handle_columns,
+    has_person,
+    has_word,
+    person_role,
+    table_kind,
+)
+from .texts import DATE_FORMATS, string_maker
+
+__all__ = [
+    "Draw",
+    "Field",
+    "Maker",
+    "Person",
+    "clock_start",
+    "column_field",
+    "flatten_schema",
+    "handle_column",
+    "handle_columns",
+    "has_person",
+    "make_faker",
+    "person_role",
+    "plan_field",
+    "table_kind",
+]
+
+# ---------------------------------------------------------------------------------------------
+# numbers
+
+
+def _bounds(hint: Mapping[str, Any], integer: bool) -> tuple[float | None, float | None]:
+    def number(key: str) -> float | None:
+        value = hint.get(key)
+        return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+    low, high = number("minimum"), number("maximum")
+    step = 1.0 if integer else 0.01
+    if hint.get("exclusiveMinimum") is True and low is not None:
+        low += step
+    elif number("exclusiveMinimum") is not None:
+        low = number("exclusiveMinimum") + step  # type: ignore[operator]
+    if hint.get("exclusiveMaximum") is True and high is not None:
+        high -= step
+    elif number("exclusiveMaximum") is not None:
+        high = number("exclusiveMaximum") - step  # type: ignore[operator]
+    return low, high
+
+
+def _name_range(ws: tuple[str, ...], integer: bool) -> tuple[float, float, int]:
+    """A plausible (low, high, decimals) for a numeric column by its name."""
+    joined = "_".join(ws)
+    if has_word(ws, ("lat", "latitude")):
+        return -90, 90, 6
+    if has_word(ws, ("lon", "lng", "longitude")):
+        return -180, 180, 6
+    if "age" in ws:
+        return 18, 90, 0
+    if "year" in ws:
+        return 1990, 2025, 0
+    if "month" in ws:
+        return 1, 12, 0
+    if has_word(ws, ("hour", "hours")):
+        return 0, 23, 0
+    if has_word(ws, ("minute", "minutes", "second", "seconds")):
+        return 0, 59, 0
+    if "port" in ws:
+        return 1024, 65535, 0
+    if has_word(ws, ("average", "avg")):
+        return 0, 10, 0 if integer else 1
+    if "gender" in ws:
+        return 0, 2, 0
+    if has_word(ws, ("rating", "stars", "star", "score")):
+        return 1, 5, 0 if integer else 1
+    if has_word(ws, ("percent", "pct", "percentage")):
+        return 0, 100, 0 if integer else 1
+    if has_word(ws, ("ratio", "probability", "share")) and not integer:
+        return 0, 1, 3
+    if "rate" in ws and has_word(
+        ws, ("interest", "tax", "growth", "error", "success", "conversion", "churn")
+    ):
+        return 0, 100, 0 if integer else 1
+    if has_word(ws, ("cents",)):
+        return 100, 500000, 0
+    if has_word(
+        ws,
+        (
+            "price",
+            "amount",
+            "cost",
+            "total",
+            "balance",
+            "fee",
+            "charge",
+            "salary",
+            "limit",
+            "payment",
+            "revenue",
+            "value",
+            "tax",
+            "discount",
+            "credit",
+            "debit",
+            "spend",
+            "budget",
+            "rate",
+            "per",
+        ),
+    ):
+        return (5, 5000, 0) if integer else (5, 2000, 2)
+    if has_word(ws, ("weight", "kg", "lbs", "mass")):
+        return (1, 100, 0) if integer else (0.1, 50, 1)
+    if has_word(ws, ("capacity", "seats", "size")):
+        return 1, 200, 0 if integer else 1
+    if has_word(
+        ws,
+        (
+            "count",
+            "quantity",
+            "qty",
+            "stock",
+            "inventory",
+            "nights",
+            "party",
+            "guests",
+            "units",
+            "items",
+            "num",
+        ),
+    ):
+        return 1, 50, 0
+    if has_word(ws, ("floor", "level")):
+        return 0, 20, 0
+    if (
+        has_word(ws, ("position", "rank", "order", "index", "sequence", "priority", "number", "page"))
+        or joined == "sort"
+    ):
+        return 1, 100, 0
+    if has_word(ws, ("duration", "days", "timeout", "ttl")):
+        return 1, 365, 0
+    if has_word(ws, ("bytes", "length")):
+        return 100, 10**6, 0
+    return (1, 1000, 0) if integer else (0, 1000, 2)
+
+
+def _number_maker(f: Field, integer: bool) -> Maker:
+    ws = words(f.name)
+    fmt = str(f.hint.get("format") or "")
+    if integer and (
+        fmt in DATE_FORMATS and DATE_FORMATS[fmt] == "epoch" or has_word(ws, ("timestamp", "epoch", "unix"))
+    ):
+        return datetime_maker(ws, "epoch_ms" if has_word(ws, ("ms", "millis", "milliseconds")) else "epoch")
+    low, high, decimals = _name_range(ws, integer)
+    lo_bound, hi_bound = _bounds(f.hint, integer)
+    if fmt == "int32" or fmt in ("uint8", "uint32", "integer-positive"):
+        lo_bound = max(lo_bound, 0.0) if lo_bound is not None and fmt != "int32" else lo_bound
+    if lo_bound is not None and hi_bound is not None and lo_bound > hi_bound:
+        lo_bound = hi_bound = None
+    if lo_bound is not None:
+        low = max(low, lo_bound)
+        if high < low:
+            high = low + (1000 if integer else 1000.0)
+    if hi_bound is not None:
+        high = min(high, hi_bound)
+        if low > high:
+            low = high - (1000 if integer else 1000.0) if lo_bound is None else lo_bound
+    step = f.hint.get("multipleOf")
+    step = step if isinstance(step, int | float) and not isinstance(step, bool) and step > 0 else None
+
+    def make(d: Draw) -> Any:
+        if integer:
+            a, b = math.ceil(low), math.floor(high)
+            value: Any = d.rng.randint(a, b) if a <= b else a
+        else:
+            value = round(d.rng.uniform(low, high), decimals)
+        if step is not None:
+            snapped = round(value / step) * step
+            if lo_bound is not None and snapped < lo_bound:
+                snapped += step
+            value = int(snapped) if integer else round(snapped, 10)
+        return value
+
+    return make
+
+
+# ---------------------------------------------------------------------------------------------
+# json
+
+
+def _json_maker(f: Field) -> Maker:
+    hint = f.hint
+    kind = hint.get("type")
+    ws = words(f.name)
+    if f.depth >= MAX_DEPTH:
+        return lambda d: [] if kind == "array" else {}
+    if kind == "array" or (kind is None and isinstance(hint.get("items"), Mapping)):
+        item = _nested(f, f.name, hint.get("items"))
+        low = min(whole(hint, "minItems") or 0, MAX_ITEMS)
+        most = whole(hint, "maxItems")
+        high = max(min(MAX_ITEMS if most is None else most, MAX_ITEMS), low)
+        return lambda d: [item(d) for _ in range(d.rng.randint(max(low, min(1, high)), high))]
+    props = hint.get("properties")
+    if kind == "object" or isinstance(props, Mapping):
+        if not isinstance(props, Mapping) or not props:
+            return lambda d: {}
+        required = [p for p in hint.get("required") or [] if p in props]
+        names = list(dict.fromkeys([*required, *props]))[:MAX_PROPERTIES]
+        parts = [(p, _nested(f, p, props[p]), p in required) for p in names]
+        return lambda d: {p: make(d) for p, make, needed in parts if needed or d.rng.random() < 0.8}
+    if kind in ("string", "integer", "number", "boolean"):
+        return _nested(f, f.name, hint)
+    if _json_list(f, ws):
+        if has_word(ws, ("emails", "recipients")):
+            return lambda d: [random_person(d).email for _ in range(d.rng.randint(1, MAX_ITEMS))]
+        if ws and ws[-1] == "ids":
+            return lambda d: sorted(hex_digits(8)(d) for _ in range(d.rng.randint(1, MAX_ITEMS)))
+        return lambda d: sorted(set(d.fake.words(nb=d.rng.randint(1, MAX_ITEMS))))
+    if isinstance(f.default, dict) and f.default:
+        default = f.default
+        return lambda d: dict(default)
+    return lambda d: {w: d.fake.word() for w in d.fake.words(nb=d.rng.randint(1, 3), unique=True)}
+
+
+def _json_list(f: Field, ws: tuple[str, ...]) -> bool:
+    """Whether a json column without a schema holds a list: its default, its description, or a
+    plural name that is not a mapping's (`tags`, `item_ids`, `amenities`; not `options`)."""
+    if isinstance(f.default, list):
+        return True
+    if isinstance(f.default, dict):
+        return False
+    about = f" {f.description or ''} ".lower()
+    if " list " in about or " array " in about:
+        return True
+    if "->" in about or " map" in about or " object" in about:
+        return False
+    last = ws[-1] if ws else ""
+    return last not in MAPPING_WORDS and singular(last) != last
+
+
+def _nested(parent: Field, name: str, schema: Any) -> Maker:
+    hint = flatten_schema(schema)
+    kind = hint.get("type")
+    column = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean"}.get(
+        str(kind),
+        "json" if kind in ("object", "array") or "properties" in hint or "items" in hint else "string",
+    )
+    enum = hint.get("enum")
+    # what the items describe: the container's name (`cast`, `author`), unless it says nothing (`results`)
+    context = parent.table if set(words(parent.name)) & GENERIC_CONTAINERS else parent.name
+    return plan_field(
+        Field(
+            context,
+            name,
+            column,
+            hint,
+            enum=tuple(v for v in enum if v is not None) if isinstance(enum, list) and enum else None,
+            depth=parent.depth + 1,
+        )
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def plan_field(f: Field) -> Maker:
+    """How the values of a column (or a property of a json column) are made: see the module doc."""
+    hint = f.hint
+    enum = f.enum
+    if enum is None and isinstance(hint.get("enum"), list):
+        enum = tuple(v for v in hint["enum"] if fits(f.type, v)) or None
+    if enum:
+        options = tuple(enum)
+        default = f.default if f.default in options else None
+        if default is not None and len(options) > 1:
+            others = tuple(v for v in options if v != default)
+            return lambda d: default if d.rng.random() < 0.5 else d.rng.choice(others)
+        return lambda d: d.rng.choice(options)
+    if "const" in hint and fits(f.type, hint["const"]):
+        const = hint["const"]
+        return lambda d: const
+    maker = _typed_maker(f)
+    examples = [e for e in examples_of(hint) if fits(f.type, e)]
+    if f.type == "json" or not examples:
+        return maker
+    example = examples[0]
+    return lambda d: example if d.rng.random() < 0.1 else maker(d)
+
+
+def _typed_maker(f: Field) -> Maker:
+    ws = words(f.name)
+    if f.type == "json":
+        return _json_maker(f)
+    if f.type == "boolean":
+        return lambda d: d.rng.random() < 0.5
+    if f.type in ("integer", "number"):
+        return _number_maker(f, f.type == "integer")
+    if f.type == "datetime":
+        fmt = str(f.hint.get("format") or "")
+        return datetime_maker(ws, "date" if fmt in ("date", "full-date") else "datetime")
+    return string_maker(f)
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def column_field(table: str, name: str, column: Column, hint: Mapping[str, Any], role: str | None) -> Field:
+    """The `Field` of a table column: its type, enum and default from the table, the rest from the hint."""
+    return Field(
+        table,
+        name,
+        column.type,
+        flatten_schema(hint),
+        enum=tuple(column.enum) if column.enum else None,
+        default=column.default,
+        role=role,
+        description=column.description or _text(flatten_schema(hint).get("description")),
+    )
