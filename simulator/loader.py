@@ -49,6 +49,8 @@ __all__ = [
 ]
 
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: how many calls of an unknown tool its problem names
+MAX_PLACES = 11
 #: a column standing in for one whose definition is wrong: it takes any value, so nothing cascades
 _STAND_IN = Column(type="json", nullable=True)
 _KEY_STAND_IN = Column(type="string", nullable=True)  # (a key is a string or an integer)
@@ -415,6 +417,7 @@ class _Loader(SeedReader):
         if not path.is_file():
             return tasks
         file = "tasks.jsonl"
+        unknown: dict[str, list[str]] = {}  # tool name -> the calls naming it
         ids: dict[str, int] = {}
         for lineno, text in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1):
             if not text.strip():
@@ -436,8 +439,8 @@ class _Loader(SeedReader):
             for i, call in enumerate(task.calls):
                 if call.name in self.invalid_tools:
                     continue  # its definition is wrong, and reported there
-                if call.name not in tools:
-                    self.problem(file, f"{where} (task {task.id}).calls[{i}]", f"unknown tool {call.name!r}")
+                if call.name not in tools:  # (a renamed tool: one problem, naming every call)
+                    unknown.setdefault(call.name, []).append(f"{where} (task {task.id}).calls[{i}]")
                     continue
                 refs = call_references(call.arguments)
                 for ref in refs:
@@ -457,6 +460,11 @@ class _Loader(SeedReader):
                         file, f"{where} (task {task.id}).ignore_columns", f"unknown column {entry!r}"
                     )
             tasks.append(task)
+        for name, places in unknown.items():
+            also = (
+                f" (also {', '.join(places[1:MAX_PLACES])}{' and more' if len(places) > MAX_PLACES else ''})"
+            )
+            self.problem(file, places[0], f"unknown tool {name!r}" + (also if len(places) > 1 else ""))
         return tasks
 
     def _check_reference(self, task: Task, index: int, ref: CallRef, where: str) -> None:

@@ -444,3 +444,19 @@ def test_one_mistake_on_many_seed_rows_is_one_problem_naming_every_line(tmp_path
     assert errors[1].message.startswith(
         "customer_id='C-gone' refers to no row of customers.customer_id (also on"
     )
+
+
+def test_a_renamed_tool_is_one_problem_naming_every_call(tmp_path):
+    folder = shop_copy(tmp_path)
+    shutil.copy(FIXTURES / "shop_tasks.jsonl", folder / "tasks.jsonl")
+    edit(folder, lambda raw: tool(raw, "place_order").update(name="order_products"))
+    calls = [
+        f"line {n} (task {t['id']}).calls[{i}]"
+        for n, t in enumerate(map(json.loads, (folder / "tasks.jsonl").read_text().splitlines()), start=1)
+        for i, c in enumerate(t["calls"])
+        if c["name"] == "place_order"
+    ]
+    assert len(calls) >= 3
+    (problem,) = check_domain(folder).errors
+    assert (problem.file, problem.location) == ("tasks.jsonl", calls[0])
+    assert problem.message == f"unknown tool 'place_order' (also {', '.join(calls[1:])})"
