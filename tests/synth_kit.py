@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from toolgen.model import Operation, PlannedDomain
 from toolgen.pipeline import generate
@@ -25,3 +26,31 @@ def op_id(spec: Path, tool: str) -> str:
     """The operation id of the tool named `tool` in `spec`'s domain."""
     plan, _ = planned(spec)
     return next(i for i, name in plan.tools.items() if name == tool)
+
+
+def make_op(
+    name: str, kind: str, props: dict[str, Any], required: list[str] | None = None, **extra: Any
+) -> Operation:
+    """A function-list operation on `entity` (default `widget`) with these arguments."""
+    schema: dict[str, Any] = {"type": "object", "properties": props}
+    if required:
+        schema["required"] = required
+    return Operation(
+        id=f"t:{name}",
+        source="mem.json",
+        pointer=f"/{name}",
+        format="function-list",
+        api="t",
+        name=name,
+        description=name.replace("_", " "),
+        input_schema=schema,
+        entity=extra.pop("entity", "widget"),
+        kind=kind,
+        **extra,
+    )
+
+
+def planned_from(*ops: Operation) -> tuple[PlannedDomain, dict[str, Operation]]:
+    """A planned domain `t` of exactly these operations."""
+    plan = PlannedDomain(name="t", operations=[o.id for o in ops], tools={o.id: o.name for o in ops})
+    return plan, {o.id: o for o in ops}

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from toolgen.model import Operation, PlannedDomain
 from toolgen.synth.schema import column_type, infer_schema, table_name
 from toolgen.synth.tools import compile_tools
 
-from .synth_kit import SHOP, WEATHER, op_id, planned
+from .synth_kit import SHOP, WEATHER, make_op, op_id, planned, planned_from
 
 
 @pytest.fixture(scope="module")
@@ -132,35 +131,11 @@ def test_table_names_are_plural_identifiers(entity, table):
     assert table_name(entity) == table
 
 
-def _op(name: str, kind: str, props: dict, required: list[str] | None = None, **extra) -> Operation:
-    schema: dict = {"type": "object", "properties": props}
-    if required:
-        schema["required"] = required
-    return Operation(
-        id=f"t:{name}",
-        source="mem.json",
-        pointer=f"/{name}",
-        format="function-list",
-        api="t",
-        name=name,
-        description=name.replace("_", " "),
-        input_schema=schema,
-        entity=extra.pop("entity", "widget"),
-        kind=kind,
-        **extra,
-    )
-
-
-def _domain(*ops: Operation) -> tuple[PlannedDomain, dict[str, Operation]]:
-    plan = PlannedDomain(name="t", operations=[o.id for o in ops], tools={o.id: o.name for o in ops})
-    return plan, {o.id: o for o in ops}
-
-
 def test_sources_that_disagree_on_a_type_make_a_json_column():
     schema = infer_schema(
-        *_domain(
-            _op("add_widget", "create", {"size": {"type": "integer"}, "weight": {"type": "integer"}}),
-            _op(
+        *planned_from(
+            make_op("add_widget", "create", {"size": {"type": "integer"}, "weight": {"type": "integer"}}),
+            make_op(
                 "set_widget",
                 "update",
                 {"widget_id": {"type": "string"}, "size": {"type": "string"}, "weight": {"type": "number"}},
@@ -174,8 +149,8 @@ def test_sources_that_disagree_on_a_type_make_a_json_column():
 
 def test_column_names_meet_in_any_case_style_and_stay_valid_identifiers():
     schema = infer_schema(
-        *_domain(
-            _op(
+        *planned_from(
+            make_op(
                 "add_widget",
                 "create",
                 {
@@ -194,12 +169,14 @@ def test_column_names_meet_in_any_case_style_and_stay_valid_identifiers():
 
 
 def test_an_operation_that_cannot_be_compiled_is_listed_with_its_reason():
-    plan, ops = _domain(
-        _op("add_widget", "create", {"name": {"type": "string"}}),
-        _op("purge_widgets", "delete", {"older_than": {"type": "string"}}),  # nothing required names them
+    plan, ops = planned_from(
+        make_op("add_widget", "create", {"name": {"type": "string"}}),
+        make_op(
+            "purge_widgets", "delete", {"older.than": {"type": "string"}}
+        ),  # no argument a filter can read
     )
     toolset = compile_tools(infer_schema(plan, ops))
     assert [t.name for t in toolset.tools] == ["add_widget"]
     assert [(s.id, s.reason) for s in toolset.not_compiled] == [
-        ("t:purge_widgets", "a delete of widgets with no required argument naming what to delete")
+        ("t:purge_widgets", "a delete of widgets whose arguments cannot be read as filters")
     ]

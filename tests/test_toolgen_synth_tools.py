@@ -9,7 +9,7 @@ from toolgen.synth.folder import build_domain
 from toolgen.synth.schema import infer_schema
 from toolgen.synth.tools import compile_tools, input_schema
 
-from .synth_kit import SHOP, WEATHER, planned
+from .synth_kit import SHOP, WEATHER, make_op, planned, planned_from
 
 USERS = [
     {"id": "U-1", "name": "Ada Lovelace", "email": "ada@example.com", "status": "active"},
@@ -217,3 +217,29 @@ def test_a_schema_the_spec_wrote_loosely_is_made_valid_keeping_its_information()
     assert schema["required"] == ["a"]
     assert schema["properties"]["a"] == {"type": ["integer", "null"], "examples": [3], "x-nullable": True}
     assert schema["properties"]["b"] == {"x-keep": 1, "x-weird": "w"}
+
+
+def test_a_singleton_is_updated_and_deleted_and_a_collection_delete_takes_filters():
+    plan, ops = planned_from(
+        make_op("get_settings", "read", {}, entity="setting"),
+        make_op("update_settings", "update", {"theme": {"type": "string"}}, entity="setting"),
+        make_op("delete_settings", "delete", {}, entity="setting"),
+        make_op("delete_logs", "delete", {"level": {"type": "string"}}, entity="log"),
+    )
+    schema = infer_schema(plan, ops)
+    toolset = compile_tools(schema)
+    assert toolset.not_compiled == []
+    builder = build_domain(plan, schema, toolset)
+    builder.seed("settings", [{"setting_id": "S-1", "theme": "dark"}])
+    builder.seed(
+        "logs", [{"log_id": f"L-{i}", "level": level} for i, level in enumerate(["info", "error", "info"])]
+    )
+    assert builder.check().errors == []
+    ep = builder.load().episode(seed=0)
+    assert ep.call("update_settings", {"theme": "light"})["theme"] == "light"
+    ep.call("delete_logs", {"level": "info"})
+    assert [r["log_id"] for r in ep.export()["logs"]] == ["L-1"]
+    ep.call("delete_settings", {})
+    assert ep.export()["settings"] == []
+    with pytest.raises(ToolError, match="No setting found"):
+        ep.call("update_settings", {"theme": "dark"})

@@ -316,6 +316,7 @@ class _Compiler:
         parents = _by_role(bindings, "parent")
         if not keys:  # the one record its parents name, or the table's only (first) record
             where = [F(p.column or "").eq(arg(p.param), skip_if_null=False) for p in parents]
+            where = where or [F(table.primary_key).is_not_null()]  # every row: the first is the one
             error = template(f"No {_noun(table)} found" + (" for these arguments." if parents else "."))
             return get(table.name, where=where, order_by=[table.primary_key], error=error, as_=as_)
         key = keys[0]
@@ -470,11 +471,18 @@ class _Compiler:
                 "delete",
                 "write",
             )
-        where = self._filters(table, [b for b in bindings if b.role in ("parent", "field")])
-        required = set(op.input_schema.get("required") or [])
-        if not where or not all(b.param in required for b in bindings if b.role in ("parent", "field")):
-            raise NotCompilable(f"a delete of {table.name} with no required argument naming what to delete")
-        return [delete(table.name, where=where, internal=True)], "delete", "write"
+        selectors = [b for b in bindings if b.role in ("parent", "field", "in")]
+        if not selectors:  # names nothing: the table's one record (a singleton such as a settings object)
+            found = self._lookup(op, table, bindings, "current")
+            return (
+                [found, delete(table.name, key={table.primary_key: ref("current", table.primary_key)})],
+                "delete",
+                "write",
+            )
+        if not _by_role(selectors, "parent", "field", "in"):
+            raise NotCompilable(f"a delete of {table.name} whose arguments cannot be read as filters")
+        # every record matching the arguments given (a collection delete: all when none is given)
+        return [delete(table.name, where=self._filters(table, selectors))], "delete", "write"
 
     def transition(
         self, op: Operation, table: TablePlan, bindings: Sequence[Binding], verb: str, target: Any
