@@ -205,6 +205,11 @@ def test_bundled_domains_reseeded_from_their_own_specs_load(source: Path, tmp_pa
     spec = load_domain(source).spec
     rows = seed_rows(spec, {}, seed=3)
     assert all(rows.values()), {t: len(r) for t, r in rows.items()}
+    for name, table in spec.tables.items():  # a row can be named: its handle is set and distinct
+        handle = handle_column(table)
+        if handle is not None:
+            values = [r[handle] for r in rows[name]]
+            assert None not in values and len(set(values)) == len(values), (name, handle)
     domain = load_domain(_domain_folder(tmp_path, source, rows))
     assert {t: len(r) for t, r in rows.items()} == {
         t: len(r) for t, r in domain.episode().export().items() if t in rows

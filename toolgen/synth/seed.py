@@ -265,8 +265,10 @@ class _Seeder:
         roles = {c: person_role(c, name, columns) for c in columns} if people else {}
         # a self-reference to a non-key column is filled after that column
         later = [c for c in columns if c in by_column and by_column[c].later]
+        handles = handle_columns(table)
         for column in [c for c in columns if c not in table.key_columns and c not in later]:
-            self.column(name, column, rows, people, roles.get(column), by_column.get(column))
+            rank = handles.index(column) if column in handles else None
+            self.column(name, column, rows, people, roles.get(column), by_column.get(column), rank)
         self.out[name] = [{c: row[c] for c in columns if c in row} for row in rows]
         _order_pairs(table, self.out[name], self.draw(name, "\x00pairs").rng)
 
@@ -371,18 +373,23 @@ class _Seeder:
         people: list[Person] | None,
         role: str | None,
         ref: _Reference | None,
+        handle: int | None = None,
     ) -> None:
+        """Fill one non-key column of `rows`. `handle`: the column's rank among the table's handles
+        (`handle_columns`): a handle is never null, and the best one is distinct, so that an
+        instruction can name a row by it."""
         col = self.tables[table].columns[column]
         d = self.draw(table, column)
         null_share = EVENT_NULL_SHARE if set(words(column)) & EVENT_WORDS else NULL_SHARE
-        if column in handle_columns(self.tables[table]):
-            null_share = 0.0  # a row a person would name is named
+        if handle is not None:
+            null_share = 0.0
         if ref is not None:
             self.foreign(table, column, rows, ref, d, null_share)
             return
         make = self.maker(table, column, role)
         default = col.default if col.default is not None and col.default != "$now" and not col.enum else None
         seen: set[Any] = set()
+        distinct = col.unique or handle == 0
         space = _finite(col) if col.unique else None
         if space is not None:  # a unique enum (or boolean): each value once, then null
             d.rng.shuffle(space)
@@ -394,11 +401,11 @@ class _Seeder:
             if col.nullable and d.rng.random() < null_share:
                 row[column] = None
                 continue
-            if default is not None and not col.unique and d.rng.random() < DEFAULT_SHARE:
+            if default is not None and not distinct and d.rng.random() < DEFAULT_SHARE:
                 row[column] = default
                 continue
             value = make(d)
-            if col.unique:
+            if distinct:
                 value = _unique(value, seen, make, d)
                 seen.add(value)
             row[column] = value
