@@ -81,7 +81,17 @@ def _value_problem(info: TableInfo, column: str, value: Any) -> str | None:
 
 
 #: filter operators whose value is compared with the column's stored value as it is
-_EXACT = {"eq", "ne", "lt", "le", "gt", "ge"}
+_EXACT = {"eq", "ne"}
+#: filter operators that order values: the value is of the column's type (any value of it)
+_RANGE = {"lt", "le", "gt", "ge"}
+#: the JSON values a column type holds (booleans are not numbers)
+_KINDS: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "datetime": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+}
 _MEMBERS = {"in", "not_in"}
 #: filter operators that test text: the column holds text and the value is a string
 _TEXT = {"ieq", "contains", "icontains", "prefix", "starts_with", "ends_with"}
@@ -102,7 +112,12 @@ def _filter_problem(info: TableInfo, f: Filter, skip: set[str], value: Any) -> s
             if problem is not None:
                 return f"`{f.op}` lists a value no row can hold: {problem}"
         return None
-    if op in _EXACT:
+    if op in _RANGE and col.enum is not None:  # any value of the type orders against the enum's
+        kinds = _KINDS.get(col.type)
+        if kinds is None or (isinstance(value, kinds) and (bool in kinds or not isinstance(value, bool))):
+            return None
+        return f"`{f.op}` compares {info.name}.{f.column} ({col.type}) with {value!r}"
+    if op in _EXACT | _RANGE:
         problem = _value_problem(info, f.column, value)
         if problem is None:
             return None

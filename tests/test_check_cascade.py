@@ -460,3 +460,18 @@ def test_a_renamed_tool_is_one_problem_naming_every_call(tmp_path):
     (problem,) = check_domain(folder).errors
     assert (problem.file, problem.location) == ("tasks.jsonl", calls[0])
     assert problem.message == f"unknown tool 'place_order' (also {', '.join(calls[1:])})"
+
+
+def test_an_ordering_filter_on_an_enum_column_takes_any_value_of_its_type(tmp_path):
+    folder = shop_copy(tmp_path)
+
+    def plant(raw: dict[str, Any]) -> None:
+        ops = tool(raw, "cancel_order")["operation"]
+        where = [{"column": "status", "op": "ge", "value": "a"}, {"column": "status", "op": "lt", "value": 5}]
+        ops.insert(0, {"count": "orders", "where": where, "as": "n"})
+        ops[-1] = {"return": {"object": {"order": "$order", "n": "$n"}}}
+
+    edit(folder, plant)
+    (problem,) = check_domain(folder).errors
+    assert problem.location == "tools[4] (cancel_order).operation[0].where[1].value"
+    assert problem.message == "`lt` compares orders.status (string) with 5"
