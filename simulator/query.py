@@ -38,6 +38,13 @@ class Runtime(Protocol):
 MISSING = object()
 
 
+def ordering(info: TableInfo, order_by: list[str]) -> list[Any]:
+    """`order_by` (`col`, `-col` descending), then the key: every order is total."""
+    t = info.sa_table
+    order = [t.c[k.lstrip("-")].desc() if k.startswith("-") else t.c[k].asc() for k in order_by]
+    return [*order, *(t.c[k].asc() for k in info.key)]
+
+
 @dataclass(frozen=True)
 class Hop:
     """One step along a foreign key: `column` (of the table before) refers to `key` of `table`."""
@@ -71,11 +78,8 @@ class Children:
         cls, name: str, parent: TableInfo, info: TableInfo, by: str, to: str, order_by: list[str]
     ) -> Children:
         t = info.sa_table
-        members: sa.Select[Any] = sa.select(sa.column("value")).select_from(
-            sa.func.json_each(sa.bindparam("keys"))
-        )
-        order = [t.c[k.lstrip("-")].desc() if k.startswith("-") else t.c[k].asc() for k in order_by]
-        stmt = sa.select(*t.c).where(t.c[by].in_(members)).order_by(*order, *(t.c[k].asc() for k in info.key))
+        members = _members(sa.bindparam("keys"))
+        stmt = sa.select(*t.c).where(t.c[by].in_(members)).order_by(*ordering(info, order_by))
         return cls(name, info, by, parent.columns.index(to), sql(stmt))
 
     def attach(self, conn: sqlite3.Connection, raw: list[Any], rows: list[dict[str, Any]]) -> None:
@@ -227,11 +231,7 @@ class Query:
             for i in active:
                 stmt = stmt.where(_clause(t, self.filters[i], f"f{i}"))
             if not self.count:
-                for key in self.order_by:
-                    desc = key.startswith("-")
-                    col = t.c[key.lstrip("-")]
-                    stmt = stmt.order_by(col.desc() if desc else col.asc())
-                stmt = stmt.order_by(*(t.c[c].asc() for c in self.info.key))
+                stmt = stmt.order_by(*ordering(self.info, self.order_by))
                 if self.paged:
                     stmt = stmt.limit(sa.bindparam("limit")).offset(sa.bindparam("offset"))
             text = self._cache[active] = sql(stmt)

@@ -206,9 +206,7 @@ class UpdateRun(TargetedRun):
     statement_for: Callable[[tuple[str, ...]], str] | None = None  # the UPDATE of these columns
 
     def _columns(self, env: Env) -> tuple[dict[str, Compiled], str]:
-        """The columns this call sets, and the statement that sets them."""
-        if not self.patch:
-            return self.sets, self.statement
+        """The columns this call sets (`set`, and the `patch` columns it gave), and their statement."""
         given = env.get("args") or {}
         sets = dict(self.sets)
         sets.update((col, fn) for col, (fn, needs) in self.patch.items() if needs.issubset(given))
@@ -218,7 +216,7 @@ class UpdateRun(TargetedRun):
     def run(self, rt: Runtime, env: Env) -> Any:
         info = self.info
         rows = self.targets(rt, env)
-        sets, statement = self._columns(env)
+        sets, statement = self._columns(env) if self.patch else (self.sets, self.statement)
         out = []
         previous = env.get("row", MISSING)
         try:
