@@ -20,14 +20,13 @@ fragment (`steps[0].values.kind`), in the loader's location format.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel
 
-from .lang import ExprError, constant, deprecations, parse
+from .lang import ExprError, constant, deprecations, free_names, parse, parse_template
 from .spec import (
     FailStep,
     Filter,
@@ -198,29 +197,23 @@ def _literals(
 # warnings: values that are lost
 
 
-_REF = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
-_TEMPLATE_REF = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)")
-
-
-def names_read(value: Any) -> set[str]:
-    """Every name an operation's text may read: `$name...` in expressions, `{name...}` in templates.
-
-    A generous reading (a string that merely looks like a reference counts), so that a name is
-    called unread only when nothing could read it.
-    """
+def names_read(steps: list[Any], at: str = "") -> set[str]:
+    """Every name the steps read, from the expression tree: the free names of each expression
+    (`simulator.lang.free_names`) and of each text field read as a template (`error:`, `fail:`)."""
     out: set[str] = set()
-    if isinstance(value, str):
-        text = value.replace("$$", "")
-        out.update(_REF.findall(text))
-        out.update(_TEMPLATE_REF.findall(value.replace("{{", "")))
-    elif isinstance(value, dict):
-        for item in value.values():
-            out |= names_read(item)
-    elif isinstance(value, list):
-        for item in value:
-            out |= names_read(item)
-    elif hasattr(value, "model_dump"):
-        out |= names_read(value.model_dump(by_alias=True, exclude_defaults=True))
+    for placed in walk_steps(steps, at):
+        for _, expr in expressions(placed.step, placed.at):
+            try:
+                out |= free_names(parse(expr))
+            except ExprError:
+                continue  # the compiler reports it
+        for name in type(placed.step).model_fields:
+            text = getattr(placed.step, name)
+            if isinstance(text, str) and "{" in text:
+                try:
+                    out |= free_names(parse_template(text))
+                except ExprError:
+                    continue
     return out
 
 
@@ -241,7 +234,7 @@ def lost_values(steps: list[Any], at: str, fragments: dict[str, Fragment]) -> li
     fragment's, a `for_each` pass's when it is collected) is its last step that yields one, so that
     step's value is not lost."""
     out: list[Finding] = []
-    read = names_read(steps)
+    read = names_read(steps, at)
     _unreachable(steps, at, out)
     results = {_result_at(steps, at)}
     for placed in walk_steps(steps, at):

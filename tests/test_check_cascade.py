@@ -475,3 +475,18 @@ def test_an_ordering_filter_on_an_enum_column_takes_any_value_of_its_type(tmp_pa
     (problem,) = check_domain(folder).errors
     assert problem.location == "tools[4] (cancel_order).operation[0].where[1].value"
     assert problem.message == "`lt` compares orders.status (string) with 5"
+
+
+def test_a_name_read_only_in_a_template_or_a_fragment_argument_is_read(tmp_path):
+    folder = shop_copy(tmp_path)
+
+    def plant(raw: dict[str, Any]) -> None:
+        ops = tool(raw, "cancel_order")["operation"]
+        ops.insert(1, {"let": "shown", "value": "x"})
+        ops.insert(2, {"require": True, "error": "{shown:>5}"})
+        ops.insert(3, {"count": "orders", "as": "n"})
+        ops.insert(4, {"use": "noop", "with": {"v": {"map": {"over": [1], "as": "m", "to": "$n"}}}})
+        raw["fragments"] = {"noop": {"params": ["v"], "steps": [{"let": "w", "value": "$v"}]}}
+
+    edit(folder, plant)
+    assert check_domain(folder).warnings == []
