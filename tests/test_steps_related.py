@@ -151,22 +151,54 @@ def test_a_join_lists_the_rows_that_refer_to_each_row(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("join", "message"),
+    ("join", "where", "message"),
     [
         (
             {"x": {"rows": "teams", "by": "city"}},
+            "join.x.by",
             "teams.city does not refer to people (it has no `references`)",
         ),
         (
             {"x": {"rows": "people", "by": "team"}},
+            "join.x.by",
             "people.team does not refer to people (it refers to teams.id)",
         ),
-        ({"x": {"rows": "log", "by": "nope"}}, "table 'log' has no column 'nope'"),
-        ({"team": "team"}, "'team' is a column of people; name the joined row otherwise"),
-        ({"x": "name"}, "people.name is not a foreign key (no `references`), so it cannot be followed"),
-        ({"x": "squad"}, "table 'people' has no column 'squad'"),
+        ({"x": {"rows": "log", "by": "nope"}}, "join.x.by", "table 'log' has no column 'nope'"),
+        ({"team": "team"}, "join.team", "'team' is a column of people; name the joined row otherwise"),
+        (
+            {"x": "name"},
+            "join.x",
+            "people.name is not a foreign key (no `references`), so it cannot be followed",
+        ),
+        ({"x": "squad"}, "join.x", "table 'people' has no column 'squad'"),
     ],
 )
-def test_join_mistakes_are_load_problems(tmp_path: Path, join: dict[str, str], message: str) -> None:
-    with pytest.raises(SpecError, match=re.escape(message)):
+def test_join_mistakes_are_load_problems_at_their_place(
+    tmp_path: Path, join: dict[str, str], where: str, message: str
+) -> None:
+    with pytest.raises(
+        SpecError, match=re.escape(f"tools[0] (t).operation[0].{where}: ") + ".*" + re.escape(message)
+    ):
         domain(tmp_path, [tool("t", {"list": "people", "join": join})])
+
+
+def test_every_bad_join_and_patch_entry_is_its_own_problem(tmp_path: Path) -> None:
+    operation = [
+        {
+            "list": "people",
+            "join": {"a": "squad", "b": {"rows": "teams", "by": "city"}, "c": "team"},
+            "as": "ps",
+        },
+        {"update": "people", "key": {"id": "P-1"}, "patch": {"mail": "$args.v", "note": "fixed"}},
+    ]
+    with pytest.raises(SpecError) as caught:
+        domain(tmp_path, [tool("t", operation, "write", {"v": {}})])
+    text = str(caught.value)
+    assert text.startswith("4 problem(s)")
+    for where in (
+        "operation[0].join.a",
+        "operation[0].join.b.by",
+        "operation[1].patch.mail",
+        "operation[1].patch.note",
+    ):
+        assert f"(t).{where}: " in text
