@@ -10,6 +10,14 @@ reported beside it), the number of domains, tools per domain min / median /
 p90 / max, the share of domains drawn from a single api, the skipped share, and ten random (seeded)
 domains with their tool names. `--check` exits 1 when an issue limit is broken: ≤ 120 s wall,
 ≤ 2 GiB peak, skipped ≤ 5%, every domain 5–40 tools with a connected entity graph.
+
+With `--out DIR` it then writes every domain folder as `toolgym generate --out` does (toolbox
+domains included) and adds `synth`: the wall time, domains written and left out (with why), the
+share of the corpus' operations compiled into tools of kept domains (denominator: every operation
+read, each BFCL function once, as `count_ops.py` counts), and, from each folder's tasks.jsonl, the
+valid tasks, the domains with write tools that have at least 5, and the share of tasks with 3 or
+more gold calls where a read precedes a write. Its limits (`--check`): compiled ≥ 90%, no domain
+left out for failing `toolgym check`, every domain with write tools ≥ 5 tasks, chains ≥ 50%.
 """
 
 from __future__ import annotations
@@ -25,16 +33,23 @@ import time
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # runnable from a checkout without `pip install -e .`
     sys.path.insert(0, str(ROOT))
 
 from toolgen.graph import is_connected  # noqa: E402
 from toolgen.pipeline import generate, summarize  # noqa: E402
+from toolgen.synth.leftovers import toolbox_domains  # noqa: E402
+from toolgen.synth.report import build_report  # noqa: E402
+from toolgen.synth.run import synthesize  # noqa: E402
 
 SHARED = ROOT.parent / "shared" if (ROOT.parent / "shared").is_dir() else Path("/work/shared")
 SCALE = SHARED / "corpus" / "scale" / "scale_corpus.tar.gz"
 LIMITS = {"wall_s": 120.0, "peak_mib": 2048.0, "skipped_share": 0.05, "min_tools": 5, "max_tools": 40}
+SYNTH_LIMITS = {"compiled_share": 0.9, "min_tasks": 5, "chain_share": 0.5}
+_READS = frozenset(("get", "list"))
 
 
 def _rss_tree_kib(root: int) -> int:
@@ -91,6 +106,64 @@ def peak_mib(workers: int, sampled_kib: int) -> dict[str, float]:
     }
 
 
+def _tasks(folder: Path) -> list[dict[str, Any]]:
+    path = folder / "tasks.jsonl"
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
+
+
+def _chain(task: dict[str, Any], reads: set[str]) -> bool:
+    """3+ gold calls where a read comes before a write."""
+    names = [c["name"] for c in task.get("calls", [])]
+    if len(names) < 3:
+        return False
+    first_read = next((i for i, n in enumerate(names) if n in reads), None)
+    return first_read is not None and any(n not in reads for n in names[first_read + 1 :])
+
+
+def synth(generated: Any, out: Path, workers: int, seed: int) -> dict[str, Any]:
+    """Every domain folder written under `out`; the rates of the issue."""
+    start = time.perf_counter()
+    extra, still_skipped = toolbox_domains(generated.plan, generated.operations)
+    results = synthesize(
+        [*generated.plan.domains, *extra], generated.operations, out, seed=seed, workers=workers
+    )
+    wall = time.perf_counter() - start
+    report = build_report(
+        generated, results, seed=seed, rows=None, skipped=still_skipped, toolboxes=[d.name for d in extra]
+    )
+    tasks = chains = 0
+    short: list[str] = []
+    for r in results:
+        if not r.kept or r.folder is None:
+            continue
+        spec = yaml.safe_load((Path(r.folder) / "domain.yaml").read_text(encoding="utf-8"))
+        reads = {t["name"] for t in spec["tools"] if t["kind"] == "read"}
+        found = _tasks(Path(r.folder))
+        tasks += len(found)
+        chains += sum(1 for t in found if _chain(t, reads))
+        if len(reads) < len(spec["tools"]) and len(found) < SYNTH_LIMITS["min_tasks"]:
+            short.append(r.name)
+    left_check = [r.name for r in results if not r.kept and (r.reason or "").startswith("`toolgym check`")]
+    kept = report["domains"]["kept"]
+    return {
+        "out": str(out),
+        "wall_s": round(wall, 2),
+        "domains_per_s": round(len(results) / wall, 2) if wall else 0.0,
+        "operations": {k: v for k, v in report["operations"].items() if k != "skipped_by_reason"},
+        "skipped_by_reason": dict(list(report["operations"]["skipped_by_reason"].items())[:10]),
+        "domains": report["domains"],
+        "domains_failing_check": left_check,
+        "tasks": {
+            "valid": tasks,
+            "per_domain": round(tasks / kept, 2) if kept else 0.0,
+            "chain_share": round(chains / tasks, 4) if tasks else 0.0,
+            "write_domains_under_min": len(short),
+        },
+    }
+
+
 def run(paths: list[Path], workers: int, seed: int, plan_path: Path | None) -> dict[str, Any]:
     sampler = TreeSampler()
     sampler.start()
@@ -123,6 +196,7 @@ def run(paths: list[Path], workers: int, seed: int, plan_path: Path | None) -> d
             {"name": d.name, "apis": d.apis, "tools": [d.tools.get(i, ops[i].name) for i in d.operations]}
             for d in sample
         ],
+        "_generated": generated,
     }
 
 
@@ -141,6 +215,22 @@ def broken(report: dict[str, Any]) -> list[str]:
         problems.append(f"{len(report['out_of_bounds_domains'])} domains outside 5-40 tools")
     if report["tool_name_clashes_left"]:
         problems.append(f"{len(report['tool_name_clashes_left'])} domains with two tools of one name")
+    rates = report.get("synth")
+    if rates is not None:
+        share = rates["operations"]["compiled_share"]
+        if share < SYNTH_LIMITS["compiled_share"]:
+            problems.append(f"compiled {share:.1%} of operations < {SYNTH_LIMITS['compiled_share']:.0%}")
+        if rates["domains_failing_check"]:
+            problems.append(f"{len(rates['domains_failing_check'])} domains fail `toolgym check`")
+        if rates["tasks"]["write_domains_under_min"]:
+            problems.append(
+                f"{rates['tasks']['write_domains_under_min']} domains with write tools have < "
+                f"{SYNTH_LIMITS['min_tasks']} valid tasks"
+            )
+        if rates["tasks"]["chain_share"] < SYNTH_LIMITS["chain_share"]:
+            problems.append(
+                f"chain tasks {rates['tasks']['chain_share']:.1%} < {SYNTH_LIMITS['chain_share']:.0%}"
+            )
     return problems
 
 
@@ -156,8 +246,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, help="write the report here")
     parser.add_argument("--check", action="store_true", help="exit 1 when a limit of the issue is broken")
+    parser.add_argument("--out", type=Path, help="also write every domain folder here and measure the rates")
     args = parser.parse_args(argv)
     report = run(args.corpus, args.workers, args.seed, args.plan)
+    generated = report.pop("_generated")
+    if args.out is not None:
+        report["synth"] = synth(generated, args.out, args.workers, args.seed)
     sizes = report["tools_per_domain"]
     print(f"corpus: {', '.join(report['corpus'])}")
     print(f"wall: {report['wall_s']} s   peak: {report['peak_mib']} MiB")
@@ -175,6 +269,23 @@ def main(argv: list[str] | None = None) -> int:
     )
     for d in report["sample"]:
         print(f"- {d['name']} ({len(d['tools'])} tools; {', '.join(d['apis'])}): {', '.join(d['tools'])}")
+    rates = report.get("synth")
+    if rates is not None:
+        ops, doms, tasks = rates["operations"], rates["domains"], rates["tasks"]
+        print(
+            f"synth: {rates['wall_s']} s ({rates['domains_per_s']} domains/s)   operations compiled into tools of "
+            f"kept domains: {ops['compiled']} / {ops['total']} ({ops['compiled_share']:.1%})"
+        )
+        print(
+            f"domains kept: {doms['kept']} of {doms['planned'] + doms['toolboxes']} "
+            f"({doms['toolboxes_kept']} toolboxes); failing check: {len(rates['domains_failing_check'])}; "
+            f"left out: {doms['left_out_by_reason']}"
+        )
+        print(
+            f"tasks: {tasks['valid']} valid ({tasks['per_domain']} per domain), chains {tasks['chain_share']:.1%}, "
+            f"domains with write tools under {SYNTH_LIMITS['min_tasks']}: {tasks['write_domains_under_min']}"
+        )
+        print(f"skipped by reason: {rates['skipped_by_reason']}")
     if args.json:
         args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     problems = broken(report)

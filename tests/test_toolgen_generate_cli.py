@@ -119,3 +119,38 @@ def test_the_same_seed_gives_byte_identical_folders(tmp_path_factory, seed):
     second = synthesize_domain(plan, ops, b, {}, seed=seed, rows=6)
     assert first.kept and second.kept, (first.reason, second.reason)
     assert _folder_bytes(a / plan.name) == _folder_bytes(b / plan.name)
+
+
+def test_the_benchmark_measures_the_compiled_share_on_written_domains(tmp_path):
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    report_path = tmp_path / "bench.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(root / "benchmarks" / "toolgen.py"),
+            str(FIXTURES),
+            "--workers",
+            "1",
+            "--out",
+            str(tmp_path / "out"),
+            "--json",
+            str(report_path),
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rates = json.loads(report_path.read_text(encoding="utf-8"))["synth"]
+    assert rates["operations"]["total"] == 22 and rates["operations"]["compiled_share"] == 1.0
+    assert rates["domains"]["kept"] == 3 and rates["domains_failing_check"] == []
+    assert rates["tasks"]["valid"] == sum(
+        len((p / "tasks.jsonl").read_text(encoding="utf-8").splitlines())
+        for p in (tmp_path / "out").iterdir()
+        if (p / "tasks.jsonl").is_file()
+    )
+    assert "operations compiled into tools of kept domains: 22 / 22 (100.0%)" in proc.stdout
