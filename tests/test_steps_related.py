@@ -6,8 +6,10 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from simulator import ToolError
+from simulator import Domain, ToolError
 from simulator.errors import SpecError
 
 from .test_steps_registry import MENTORED, MENTORS, domain, tool
@@ -58,6 +60,56 @@ def test_a_join_replaces_list_index_by_and_filter(tmp_path: Path) -> None:
         assert ep.call("new", {"city": city}) == ep.call("old", {"city": city})
     assert ep.call("new", {"city": "Oslo"})[0]["team_row"] == {"id": "T-1", "name": "Core", "city": "Oslo"}
     assert d.tools["new"].tables_read == {"people", "teams"}
+
+
+@pytest.fixture(scope="module")
+def growing(tmp_path_factory: pytest.TempPathFactory) -> Domain:
+    """The workaround and the related-row form side by side, with tools that add teams and people."""
+    team = {"name": {"type": "string"}, "city": {"type": "string"}}
+    person = {"name": {"type": "string"}, "team": {"type": ["string", "null"]}}
+    children = {"rows": "people", "by": "team", "order_by": ["name"]}
+    return domain(
+        tmp_path_factory.mktemp("growing"),
+        [
+            tool("old", WORKAROUND, props=CITY),
+            tool("new", RELATED, props=CITY),
+            tool(
+                "add_team",
+                {"create": "teams", "values": {"name": "$args.name", "city": "$args.city"}},
+                "write",
+                team,
+            ),
+            tool(
+                "add_person",
+                {"create": "people", "values": {"name": "$args.name", "team": "$args.team"}},
+                "write",
+                person,
+            ),
+            tool("teams", {"list": "teams", "internal": True, "join": {"members": children}}),
+            tool("people", {"list": "people", "internal": True, "order_by": ["name"]}),
+        ],
+    )
+
+
+CITIES = st.sampled_from(["Oslo", "Lima", "oslo", ""])
+
+
+@given(
+    teams=st.lists(CITIES, max_size=4),
+    people=st.lists(st.tuples(st.text(max_size=3), st.integers(-1, 5)), max_size=8),
+    city=CITIES,
+)
+def test_related_rows_agree_with_the_workaround_on_any_data(
+    growing: Domain, teams: list[str], people: list[tuple[str, int]], city: str
+) -> None:
+    ep = growing.episode()
+    ids = [ep.call("add_team", {"name": f"t{i}", "city": c})["id"] for i, c in enumerate(teams)]
+    for name, at in people:  # a team of the list, or none (-1, or past the end)
+        ep.call("add_person", {"name": name, "team": ids[at] if 0 <= at < len(ids) else None})
+    assert ep.call("new", {"city": city}) == ep.call("old", {"city": city})
+    everyone = ep.call("people", {})
+    for t in ep.call("teams", {}):
+        assert t["members"] == [p for p in everyone if p["team"] == t["id"]]
 
 
 def test_joined_rows_are_null_without_a_referenced_row_and_get_keeps_its_error(tmp_path: Path) -> None:
