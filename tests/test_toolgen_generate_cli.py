@@ -154,3 +154,12 @@ def test_the_benchmark_measures_the_compiled_share_on_written_domains(tmp_path):
         if (p / "tasks.jsonl").is_file()
     )
     assert "operations compiled into tools of kept domains: 22 / 22 (100.0%)" in proc.stdout
+
+
+def test_fuzzing_every_generated_tool_finds_nothing_but_precise_tool_errors(generated):
+    from scoring.validation.fuzz import fuzz_domain
+
+    out, _ = generated
+    for folder in sorted(p for p in out.iterdir() if p.is_dir()):
+        findings = [(f.tool, f.findings) for f in fuzz_domain(load_domain(folder), 15) if f.findings]
+        assert findings == [], folder.name
