@@ -163,3 +163,25 @@ def test_fuzzing_every_generated_tool_finds_nothing_but_precise_tool_errors(gene
     for folder in sorted(p for p in out.iterdir() if p.is_dir()):
         findings = [(f.tool, f.findings) for f in fuzz_domain(load_domain(folder), 15) if f.findings]
         assert findings == [], folder.name
+
+
+def test_licenses_are_read_as_declared_from_files_and_archive_members(tmp_path):
+    import tarfile
+
+    from toolgen.synth.folder import source_licenses
+
+    archive = tmp_path / "specs.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(SHOP, arcname="a/shop.yaml")
+        tar.add(FIXTURES / "weather_tools.json", arcname="b/weather.json")
+    as_json = tmp_path / "spec.json"
+    as_json.write_text(json.dumps({"openapi": "3.0.0", "info": {"title": "t", "license": {"name": "MIT"}}}))
+    found = source_licenses(
+        [f"{archive}!a/shop.yaml", f"{archive}!b/weather.json", str(as_json), str(tmp_path / "gone")]
+    )
+    assert found == {
+        f"{archive}!a/shop.yaml": "Apache-2.0",
+        f"{archive}!b/weather.json": "unknown",
+        str(as_json): "MIT",
+        str(tmp_path / "gone"): "unknown",
+    }
