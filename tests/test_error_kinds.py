@@ -101,3 +101,11 @@ def test_a_label_of_an_unknown_kind_never_verifies() -> None:
     assert good is not None and good.verify(key, "t", {})
     forged = read_label("x " + label_token(key, "s", 0, "t", {}, "bogus"))
     assert forged is not None and not forged.verify(key, "t", {})
+
+
+def test_the_cli_tells_the_agents_errors_from_the_environments() -> None:
+    from toolgym.app import describe
+
+    assert describe(ToolError("No customer C-9.")) == "tool error: No customer C-9."
+    assert describe(CallTimeout(2.0)).startswith("infrastructure error (timeout): The call took longer")
+    assert describe(SessionError("Invalid seed 'x'.")) == "Invalid seed 'x'."

@@ -28,7 +28,7 @@ from rich.console import Console, ConsoleDimensions
 from rich.text import Text
 from typer.core import TyperGroup
 
-from simulator import SpecError, ToolError, ToolgymError
+from simulator import InfraError, SpecError, ToolError, ToolgymError
 
 #: Errors the library raises on purpose or that the system reports (files, values): one line, exit 1.
 LIBRARY_ERRORS = (ToolgymError, OSError, ValueError)
@@ -74,6 +74,8 @@ def describe(exc: BaseException) -> str:
         return f"{len(exc.problems)} problems, the first: {first}; `toolgym check` lists them all"
     if isinstance(exc, ToolError):
         return f"tool error: {exc}"
+    if isinstance(exc, InfraError):  # not the call's fault: a limit or a failure of the environment
+        return f"infrastructure error ({exc.kind}): {exc}"
     if isinstance(exc, OSError) and exc.filename is not None:
         what = f"{exc.filename} -> {exc.filename2}" if exc.filename2 is not None else str(exc.filename)
         return f"{what}: {(exc.strerror or type(exc).__name__).lower()}"
