@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
-from typing import Any
+from typing import Any, cast
 
 from faker import Faker
 
@@ -34,8 +34,10 @@ FUTURE_DAYS = 365
 
 
 def make_faker() -> Faker:
-    """A Faker for seed data: en_US, unweighted choices (several times faster, as realistic)."""
-    return Faker("en_US", use_weighting=False)
+    """Faker's en_US generator for seed data: unweighted choices (several times faster, as
+    realistic), called directly rather than through the `Faker` proxy (half the cost a call).
+    Typed as the proxy, whose stub lists the provider methods the generator answers at run time."""
+    return cast(Faker, Faker("en_US", use_weighting=False).factories[0])
 
 
 @dataclass(frozen=True)
@@ -62,15 +64,19 @@ class Person:
 
 @dataclass
 class Draw:
-    """What a maker draws from: the column's seeded Faker (and its `random`), the row's person, the clock."""
+    """What a maker draws from: the column's seeded Faker generator and its `random` (`Draw.of`),
+    the clock, the row's person."""
 
     fake: Faker
+    rng: random.Random
     clock: datetime
     person: Person | None = None
 
-    @property
-    def rng(self) -> random.Random:
-        return self.fake.random
+    @classmethod
+    def of(cls, fake: Faker, seed: int, clock: datetime) -> Draw:
+        """`fake` reseeded with `seed` (its `random` is only its own once seeded: taken after)."""
+        fake.seed_instance(seed)
+        return cls(fake, fake.random, clock)
 
 
 Maker = Callable[[Draw], Any]

@@ -226,8 +226,9 @@ class _Seeder:
 
     def draw(self, table: str, column: str, person: Person | None = None) -> Draw:
         """The column's own stream: the shared Faker reseeded for (seed, table, column)."""
-        self.fake.seed_instance(_stream(self.seed, self.salt, table, column))
-        return Draw(self.fake, self.start, person)
+        draw = Draw.of(self.fake, _stream(self.seed, self.salt, table, column), self.start)
+        draw.person = person
+        return draw
 
     def maker(self, table: str, column: str, role: str | None) -> Maker:
         col = self.tables[table].columns[column]
