@@ -185,3 +185,29 @@ def test_licenses_are_read_as_declared_from_files_and_archive_members(tmp_path):
         str(as_json): "MIT",
         str(tmp_path / "gone"): "unknown",
     }
+
+
+def _stage(kept: int):
+    """A task stage writing `kept` real read-only tasks (list_users, answered by a user's name)."""
+    from simulator.builders import call
+
+    def make_tasks(builder, folder, schema, toolset, *, seed):
+        for i in range(kept):
+            builder.task(
+                f"t-{i}", "Who are the users?", [call("list_users", {"limit": i + 1})], answer_facts=[]
+            )
+        builder.write(folder, overwrite=True)
+        return kept, {"no-op-passes": 2}
+
+    return make_tasks
+
+
+def test_a_domain_keeps_its_tasks_or_is_left_out_below_five(tmp_path):
+    plan, ops = planned(SHOP)
+    kept = synthesize_domain(plan, ops, tmp_path / "a", {}, rows=5, tasks=_stage(5))
+    assert kept.kept and kept.tasks_kept == 5 and kept.tasks_rejected == {"no-op-passes": 2}
+    assert len((tmp_path / "a" / plan.name / "tasks.jsonl").read_text(encoding="utf-8").splitlines()) == 5
+    short = synthesize_domain(plan, ops, tmp_path / "b", {}, rows=5, tasks=_stage(4))
+    assert not short.kept and short.reason == "fewer than 5 valid tasks: 4"
+    assert not (tmp_path / "b" / plan.name).exists()
+    assert {s.id for s in short.not_compiled} == set(plan.operations) and short.compiled == {}

@@ -55,7 +55,7 @@ def _prefix(table: TablePlan) -> str:
 
 
 def build_domain(plan: PlannedDomain, schema: DomainSchema, toolset: Toolset) -> DomainBuilder:
-    """The domain's tables and tools in a `DomainBuilder` (no seed rows or tasks yet)."""
+    """The domain's tables, tools and policy in a `DomainBuilder` (no seed rows or tasks yet)."""
     apis = ", ".join(plan.apis) or "its specs"
     description = f"Generated from {apis}: {', '.join(plan.entities[:8]) or 'records'}."
     d = DomainBuilder(
@@ -63,6 +63,7 @@ def build_domain(plan: PlannedDomain, schema: DomainSchema, toolset: Toolset) ->
         VERSION,
         description=description,
         clock=clock(CLOCK_START),
+        policy=policy_text(plan, schema, toolset),
     )
     for table in schema.tables.values():
         columns = {
@@ -199,9 +200,8 @@ def write_folder(
     seed: int,
 ) -> Path:
     """The domain folder: domain.yaml, seed, tasks (via the builder), policy.md and README.md."""
-    builder.write(folder)
+    builder.write(folder)  # domain.yaml, policy.md, seed/, tasks.jsonl
     rows = {table: len(r) for table, r in builder.rows.items()}
-    (folder / "policy.md").write_text(policy_text(plan, schema, toolset), encoding="utf-8")
     (folder / "README.md").write_text(
         readme_text(plan, schema, toolset, licenses, seed=seed, rows=rows), encoding="utf-8"
     )

@@ -11,6 +11,8 @@ the check's first problems as the reason. Nothing one domain does stops the othe
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import os
 import shutil
 import traceback
@@ -60,6 +62,25 @@ def _seed_rows() -> Callable[..., dict[str, list[dict[str, Any]]]]:
     return seed_rows
 
 
+#: fewest valid tasks a kept domain has, once a task stage exists
+MIN_TASKS = 5
+
+#: The task stage: `make_tasks(builder, folder, schema, toolset, seed=...) -> (kept, {reason: n})`
+#: adds the tasks it keeps (validated) to the builder, writes them into the checked folder and
+#: says how many it kept and why it rejected the others. `toolgen.synth.tasks.make_tasks` when
+#: that module exists; until then domains are written without tasks.
+TaskStage = Callable[..., tuple[int, dict[str, int]]]
+
+
+def task_stage() -> TaskStage | None:
+    """`toolgen.synth.tasks.make_tasks`, or None while the task generator is not in this checkout."""
+    if importlib.util.find_spec("toolgen.synth.tasks") is None:
+        return None
+    module = importlib.import_module("toolgen.synth.tasks")
+    stage: TaskStage | None = getattr(module, "make_tasks", None)
+    return stage
+
+
 def synthesize_domain(
     plan: PlannedDomain,
     operations: Mapping[str, Operation],
@@ -68,8 +89,10 @@ def synthesize_domain(
     *,
     seed: int = 0,
     rows: int | Mapping[str, int] | None = None,
+    tasks: TaskStage | None = None,
 ) -> DomainResult:
-    """One planned domain → its folder under `out_dir` (kept only when it checks clean)."""
+    """One planned domain → its folder under `out_dir` (kept only when it checks clean and,
+    once there is a task stage (`tasks`, default `task_stage()`), has `MIN_TASKS` valid tasks)."""
     result = DomainResult(plan.name, False, None, list(plan.operations))
     folder = out_dir / plan.name
     try:
@@ -98,6 +121,15 @@ def synthesize_domain(
         return _drop(
             result, folder, f"`toolgym check` found {len(report.errors)} problem(s): {result.problems[0]}"
         )
+    stage = task_stage() if tasks is None else tasks
+    if stage is not None:
+        try:
+            result.tasks_kept, result.tasks_rejected = stage(builder, folder, schema, toolset, seed=seed)
+        except Exception as exc:  # noqa: BLE001 - one domain's failure is reported, never the run's
+            detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+            return _drop(result, folder, f"task generation failed: {detail[:500]}")
+        if result.tasks_kept < MIN_TASKS:
+            return _drop(result, folder, f"fewer than {MIN_TASKS} valid tasks: {result.tasks_kept}")
     result.kept, result.folder = True, str(folder)
     result.compiled = {t.op_id: t.name for t in toolset.tools}
     result.tools = len(toolset.tools)
