@@ -103,99 +103,64 @@ def _bounds(hint: Mapping[str, Any], integer: bool) -> tuple[float | None, float
     return low, high
 
 
-def _name_range(ws: tuple[str, ...], integer: bool) -> tuple[float, float, int]:
+#: (words, (low, high, decimals) of an integer column, of a number column), first match wins
+_Range = tuple[float, float, int]
+NUMBER_RULES: tuple[tuple[frozenset[str], _Range, _Range], ...] = tuple(
+    (frozenset(names.split()), integer, number)
+    for names, integer, number in (
+        ("lat latitude", (-90, 90, 0), (-90, 90, 6)),
+        ("lon lng longitude", (-180, 180, 0), (-180, 180, 6)),
+        ("age", (18, 90, 0), (18, 90, 1)),
+        ("year", (1990, 2025, 0), (1990, 2025, 0)),
+        ("month", (1, 12, 0), (1, 12, 0)),
+        ("hour hours", (0, 23, 0), (0, 23, 1)),
+        ("minute minutes second seconds", (0, 59, 0), (0, 59, 1)),
+        ("port", (1024, 65535, 0), (1024, 65535, 0)),
+        ("average avg", (0, 10, 0), (0, 10, 1)),
+        ("gender", (0, 2, 0), (0, 2, 0)),
+        ("rating stars star score", (1, 5, 0), (1, 5, 1)),
+        ("percent pct percentage", (0, 100, 0), (0, 100, 1)),
+        ("ratio probability share", (0, 1, 0), (0, 1, 3)),
+        (
+            "interest_rate tax_rate growth_rate error_rate success_rate conversion_rate churn_rate",
+            (0, 100, 0),
+            (0, 100, 1),
+        ),
+        ("cents", (100, 500000, 0), (100, 500000, 0)),
+        ("per hourly nightly daily", (1, 50, 0), (0.5, 25, 2)),
+        (
+            "price amount cost total balance fee charge salary limit payment revenue value tax discount "
+            "credit debit spend budget rate",
+            (5, 5000, 0),
+            (5, 2000, 2),
+        ),
+        ("weight kg lbs mass", (1, 100, 0), (0.1, 50, 1)),
+        ("capacity seats size", (1, 200, 0), (1, 200, 1)),
+        ("count quantity qty stock inventory nights party guests units items num", (1, 50, 0), (1, 50, 0)),
+        ("floor level", (0, 20, 0), (0, 20, 1)),
+        ("position rank order index sequence priority number page sort", (1, 100, 0), (1, 100, 0)),
+        ("duration days timeout ttl", (1, 365, 0), (1, 365, 1)),
+        ("bytes length", (100, 10**6, 0), (100, 10**6, 0)),
+    )
+)
+_AMOUNTS = frozenset("total amount value".split())
+#: words of a plural count (`total_baggages`, `nonfree_bags`) that are money instead
+_MONEY = frozenset(
+    "cents fees charges payments taxes credits debits costs prices amounts savings earnings".split()
+)
+
+
+def _name_range(ws: tuple[str, ...], integer: bool) -> _Range:
     """A plausible (low, high, decimals) for a numeric column by its name."""
-    joined = "_".join(ws)
-    if has_word(ws, ("lat", "latitude")):
-        return -90, 90, 6
-    if has_word(ws, ("lon", "lng", "longitude")):
-        return -180, 180, 6
-    if "age" in ws:
-        return 18, 90, 0
-    if "year" in ws:
-        return 1990, 2025, 0
-    if "month" in ws:
-        return 1, 12, 0
-    if has_word(ws, ("hour", "hours")):
-        return 0, 23, 0
-    if has_word(ws, ("minute", "minutes", "second", "seconds")):
-        return 0, 59, 0
-    if "port" in ws:
-        return 1024, 65535, 0
-    if has_word(ws, ("average", "avg")):
-        return 0, 10, 0 if integer else 1
-    if "gender" in ws:
-        return 0, 2, 0
-    if has_word(ws, ("rating", "stars", "star", "score")):
-        return 1, 5, 0 if integer else 1
-    if has_word(ws, ("percent", "pct", "percentage")):
-        return 0, 100, 0 if integer else 1
-    if has_word(ws, ("ratio", "probability", "share")) and not integer:
-        return 0, 1, 3
-    if "rate" in ws and has_word(
-        ws, ("interest", "tax", "growth", "error", "success", "conversion", "churn")
-    ):
-        return 0, 100, 0 if integer else 1
-    if has_word(ws, ("cents",)):
-        return 100, 500000, 0
-    if has_word(
-        ws,
-        (
-            "price",
-            "amount",
-            "cost",
-            "total",
-            "balance",
-            "fee",
-            "charge",
-            "salary",
-            "limit",
-            "payment",
-            "revenue",
-            "value",
-            "tax",
-            "discount",
-            "credit",
-            "debit",
-            "spend",
-            "budget",
-            "rate",
-            "per",
-        ),
-    ):
-        return (5, 5000, 0) if integer else (5, 2000, 2)
-    if has_word(ws, ("weight", "kg", "lbs", "mass")):
-        return (1, 100, 0) if integer else (0.1, 50, 1)
-    if has_word(ws, ("capacity", "seats", "size")):
-        return 1, 200, 0 if integer else 1
-    if has_word(
-        ws,
-        (
-            "count",
-            "quantity",
-            "qty",
-            "stock",
-            "inventory",
-            "nights",
-            "party",
-            "guests",
-            "units",
-            "items",
-            "num",
-        ),
-    ):
-        return 1, 50, 0
-    if has_word(ws, ("floor", "level")):
-        return 0, 20, 0
-    if (
-        has_word(ws, ("position", "rank", "order", "index", "sequence", "priority", "number", "page"))
-        or joined == "sort"
-    ):
-        return 1, 100, 0
-    if has_word(ws, ("duration", "days", "timeout", "ttl")):
-        return 1, 365, 0
-    if has_word(ws, ("bytes", "length")):
-        return 100, 10**6, 0
+    pairs = {"_".join(ws[i : i + 2]) for i in range(len(ws) - 1)}
+    last = ws[-1] if ws else ""
+    for names, as_int, as_number in NUMBER_RULES:
+        if names & set(ws) or names & pairs:
+            if integer and names & _AMOUNTS and last not in _MONEY and singular(last) != last:
+                return 0, 10, 0  # a count of things (`total_baggages`), not an amount
+            return as_int if integer else as_number
+    if integer and singular(last) != last and last not in _MONEY:
+        return 0, 20, 0  # a plural noun: how many
     return (1, 1000, 0) if integer else (0, 1000, 2)
 
 
