@@ -211,3 +211,10 @@ def test_a_domain_keeps_its_tasks_or_is_left_out_below_five(tmp_path):
     assert not short.kept and short.reason == "fewer than 5 valid tasks: 4"
     assert not (tmp_path / "b" / plan.name).exists()
     assert {s.id for s in short.not_compiled} == set(plan.operations) and short.compiled == {}
+
+
+def test_domain_yaml_has_no_aliases(generated):
+    out, _ = generated
+    for path in out.glob("*/domain.yaml"):
+        text = path.read_text(encoding="utf-8")
+        assert "&id0" not in text and "*id0" not in text, path

@@ -125,6 +125,7 @@ def test_column_type_of_a_schema_fragment(schema, expected):
         ("day", "days"),
         ("2fa_code", "n_2fa_codes"),
         ("order-item", "order_items"),
+        ("news_items", "news_items"),
     ],
 )
 def test_table_names_are_plural_identifiers(entity, table):

@@ -12,6 +12,7 @@ operations that could not be compiled, with why).
 
 from __future__ import annotations
 
+import json
 import re
 import tarfile
 from collections.abc import Iterable, Mapping
@@ -21,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from simulator.builders import DomainBuilder, clock, column, hash_ids
+from simulator.builders import DomainBuilder, Step, clock, column, hash_ids
 from toolgen.model import PlannedDomain
 
 from .schema import DomainSchema, TablePlan
@@ -87,7 +88,10 @@ def build_domain(plan: PlannedDomain, schema: DomainSchema, toolset: Toolset) ->
             description=table.description or f"{table.entity.replace('_', ' ')} records",
         )
     for tool in toolset.tools:
-        d.tool(tool.name, tool.description, tool.kind, tool.input_schema, tool.steps)
+        # each step's YAML as its own tree: a part built once and used twice (a filter list in
+        # several sorted reads, a page size in limit and offset) would be written as a YAML alias
+        steps = [Step(json.loads(json.dumps(step.raw))) for step in tool.steps]
+        d.tool(tool.name, tool.description, tool.kind, tool.input_schema, steps)
     return d
 
 

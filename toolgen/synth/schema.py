@@ -183,6 +183,9 @@ def identifier(name: str) -> str:
 def table_name(entity: str) -> str:
     """The table of an entity: its name in the plural (`order` → `orders`, `company` → `companies`)."""
     base = identifier(entity).lower()
+    last = base.rsplit("_", 1)[-1]
+    if singular(last) != last:  # already a plural (`news_items`)
+        return base
     if base.endswith("y") and len(base) > 1 and base[-2] not in "aeiou":
         return base[:-1] + "ies"
     if base.endswith(("s", "x", "z", "ch", "sh")):
