@@ -216,6 +216,16 @@ def test_bundled_domains_reseeded_from_their_own_specs_load(source: Path, tmp_pa
     }
 
 
+def test_a_foreign_key_follows_from_another_of_the_row() -> None:
+    """A card's customer is its account's (bank); a message's owner is its folder's (office)."""
+    rows = seed_rows(load_domain(ROOT / "domains" / "bank").spec, {}, seed=8)
+    owner = {a["account_id"]: a["customer_id"] for a in rows["accounts"]}
+    assert all(card["customer_id"] == owner[card["account_id"]] for card in rows["cards"])
+    rows = seed_rows(load_domain(ROOT / "domains" / "office").spec, {}, seed=8)
+    owner = {f["folder_id"]: f["owner_id"] for f in rows["folders"]}
+    assert all(m["owner_id"] == owner[m["folder_id"]] for m in rows["messages"])
+
+
 def test_same_seed_same_bytes_in_another_process() -> None:
     """Nothing depends on the process (hash randomisation, the clock, import order)."""
     code = (

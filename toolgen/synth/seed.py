@@ -266,12 +266,57 @@ class _Seeder:
         roles = {c: person_role(c, name, columns) for c in columns} if people else {}
         # a self-reference to a non-key column is filled after that column
         later = [c for c in columns if c in by_column and by_column[c].later]
+        derived = self.derivable(name, refs)
         handles = handle_columns(table)
         for column in [c for c in columns if c not in table.key_columns and c not in later]:
+            if column in derived:
+                continue
             rank = handles.index(column) if column in handles else None
             self.column(name, column, rows, people, roles.get(column), by_column.get(column), rank)
+        for column, (via, ref, through) in derived.items():
+            self.derive(name, column, rows, via, ref, through)
         self.out[name] = [{c: row[c] for c in columns if c in row} for row in rows]
         _order_pairs(table, self.out[name], self.draw(name, "\x00pairs").rng)
+
+    def derivable(self, name: str, refs: list[_Reference]) -> dict[str, tuple[_Reference, _Reference, str]]:
+        """Foreign keys that follow from another one of the row: `cards.customer_id` is the customer
+        of the card's account when `accounts.customer_id` is the only reference of `accounts` to
+        `customers` ({column: (the reference it follows, its own, the parent's column)})."""
+        table = self.tables[name]
+        out: dict[str, tuple[_Reference, _Reference, str]] = {}
+        plain = [r for r in refs if not r.later and not r.unique and r.column not in table.key_columns]
+        for ref in plain:
+            for via in plain:
+                if via is ref or via.column in out or via.table == name:
+                    continue
+                through = [
+                    c
+                    for c, col in self.tables[via.table].columns.items()
+                    if col.references == f"{ref.table}.{ref.target}"
+                ]
+                if len(through) == 1:
+                    out[ref.column] = (via, ref, through[0])
+                    break
+        return {c: how for c, how in out.items() if how[0].column not in out}  # one step: no chains
+
+    def derive(
+        self,
+        name: str,
+        column: str,
+        rows: list[dict[str, Any]],
+        via: _Reference,
+        ref: _Reference,
+        through: str,
+    ) -> None:
+        """Fill `column` from the row `via` refers to (its `through`), else as a plain foreign key."""
+        parent = {r[via.target]: r for r in self.out[via.table]}
+        rest = [row for row in rows if parent.get(row[via.column], {}).get(through) is None]
+        for row in rows:
+            found = parent.get(row[via.column])
+            if found is not None and found[through] is not None:
+                row[column] = found[through]
+        if rest:  # no row to follow (a null reference, or a null in the parent): drawn as usual
+            self.foreign(name, column, rest, ref, self.draw(name, column), NULL_SHARE)
 
     def people(self, table: str, columns: list[str], count: int) -> list[Person] | None:
         if not has_person(table, columns):
