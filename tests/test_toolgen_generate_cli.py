@@ -218,3 +218,48 @@ def test_domain_yaml_has_no_aliases(generated):
     for path in out.glob("*/domain.yaml"):
         text = path.read_text(encoding="utf-8")
         assert "&id0" not in text and "*id0" not in text, path
+
+
+def test_a_generated_domain_is_served_to_the_official_mcp_client(generated, tmp_path):
+    import asyncio
+    import os
+    import sys
+
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    out, _ = generated
+    folder = out / "tiny-shop-order-user"
+    domain = load_domain(folder)
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root), "FASTMCP_CHECK_FOR_UPDATES": "off"}
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=[
+            "-c",
+            "from toolgym.cli import main; main()",
+            "serve",
+            str(folder),
+            "--runs",
+            str(tmp_path / "runs"),
+        ],
+        env=env,
+        cwd=str(root),
+    )
+
+    async def main() -> None:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            tools = await session.list_tools()
+            assert [t.name for t in tools.tools] == [t.name for t in domain.tool_specs()] + ["submit_answer"]
+            created = await session.call_tool(
+                "create_user", {"name": "Edsger Dijkstra", "email": "ew@example.com"}
+            )
+            assert not created.is_error, created
+            found = await session.call_tool("list_users", {"q": "dijkstra"})
+            assert not found.is_error and "ew@example.com" in json.dumps(found.model_dump(mode="json"))
+            refused = await session.call_tool("get_user", {"userId": "nobody"})
+            assert refused.is_error and "No user with userId nobody" in json.dumps(
+                refused.model_dump(mode="json")
+            )
+
+    asyncio.run(main())
