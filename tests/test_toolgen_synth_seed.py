@@ -345,6 +345,20 @@ def test_hints_are_honoured() -> None:
     assert any(r["tagged"] == "INV-2024-0042" for r in rows)  # the example itself, now and then
 
 
+def test_descriptions_without_enums_still_say_what_values_look_like() -> None:
+    columns = {
+        "id": column("string"),
+        "flight_type": column("string", description="The type of flight, such as 'one_way' or 'round_trip'."),
+        "insurance": column("string", description="Whether the reservation has insurance."),
+        "origin": column("string", description="The origin city airport in three letters, such as 'JFK'."),
+    }
+    rows = seed_rows({"reservations": {"primary_key": "id", "columns": columns}}, {}, seed=1, rows=40)
+    for r in rows["reservations"]:
+        assert r["flight_type"] in ("one_way", "round_trip") and r["insurance"] in ("yes", "no")
+        assert re.fullmatch(r"[A-Z]{3}", r["origin"])
+    assert len({r["flight_type"] for r in rows["reservations"]}) == 2
+
+
 def test_names_read_with_their_table() -> None:
     tables = {
         "customers": {

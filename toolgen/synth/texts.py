@@ -274,13 +274,23 @@ def _example_shape(example: str) -> Maker:
 
 
 def _code_like(value: Any) -> bool:
+    """An identifier-like text (`SKU-10442`, `JFK`): short ASCII, no spaces, digits or capitals."""
     return (
         isinstance(value, str)
         and 2 <= len(value) <= 40
         and " " not in value
-        and any(c.isdigit() for c in value)
         and value.isascii()
+        and (any(c.isdigit() for c in value) or value.isupper())
     )
+
+
+_QUOTED = re.compile(r"'([^'\s]{1,40})'|\"([^\"\s]{1,40})\"|`([^`\s]{1,40})`")
+
+
+def _quoted(description: str) -> list[str]:
+    """The distinct quoted words of a description (`'one_way' or 'round_trip'`), in order."""
+    found = ("".join(groups) for groups in _QUOTED.findall(description))
+    return list(dict.fromkeys(w for w in found if w.strip(".,;:")))
 
 
 @lru_cache(maxsize=4096)
@@ -301,9 +311,14 @@ def string_maker(f: Field) -> Maker:
         base = datetime_maker(ws, "datetime" if shape == "epoch" else shape)
     elif fmt in FORMATS:
         base = FORMATS[fmt]
+    quoted = _quoted(f.description or "")
+    if base is None and len(quoted) >= 2:  # "such as 'one_way' or 'round_trip'"
+        return _bounded_string(lambda d: d.rng.choice(quoted), hint)
+    if base is None and re.match(r"(?i)\s*(whether|if)\b", f.description or ""):
+        return _bounded_string(lambda d: d.rng.choice(("yes", "no")), hint)
     if base is None:
         base = _string_by_name(f)
-    examples = [e for e in examples_of(hint) if isinstance(e, str)]
+    examples = [e for e in examples_of(hint) if isinstance(e, str)] + quoted
     if base is None and examples and _code_like(examples[0]):
         base = _example_shape(examples[0])
     if base is None:
