@@ -25,7 +25,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -35,6 +34,8 @@ from toolgen.entities import PathInfo, analyse_path, id_entity
 from toolgen.model import Operation, PlannedDomain
 from toolgen.naming import singular, snake, words
 from toolgen.relate import IDENTIFIER_WORDS
+
+from .columns import JSON_TYPE, column_type, fits, identifier, merge_type, table_name, value_type
 
 __all__ = [
     "Binding",
@@ -52,7 +53,6 @@ Role = Literal[
 ]
 
 _OPENAPI = frozenset(("openapi-3.0", "openapi-3.1", "swagger-2.0"))
-_IDENT = re.compile(r"[^A-Za-z0-9_]+")
 _LIMIT = frozenset(
     "limit per_page perpage page_size pagesize max_results maxresults max_items maxitems max_count "
     "top size num_results number_of_results results_per_page max_records count_limit".split()
@@ -75,14 +75,6 @@ _LOW = frozenset("min from since after start gte gt lower begin earliest".split(
 _HIGH = frozenset("max to until before end lte lt upper latest".split())
 _HANDLE = ("name", "title", "display_name", "full_name", "username", "email", "label", "subject", "summary")
 _STATUS = frozenset(("status", "state"))
-_TYPE_OF = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean"}
-_JSON_TYPE = {
-    "string": "string",
-    "datetime": "string",
-    "integer": "integer",
-    "number": "number",
-    "boolean": "boolean",
-}
 
 
 @dataclass
@@ -168,100 +160,6 @@ class DomainSchema:
     def hints(self) -> dict[str, dict[str, dict[str, Any]]]:
         """{table: {column: json_schema}}: what the seed generator should honour."""
         return {t.name: {c.name: dict(c.hint) for c in t.columns.values()} for t in self.tables.values()}
-
-
-def identifier(name: str) -> str:
-    """A valid table or column name as close to `name` as possible."""
-    cleaned = _IDENT.sub("_", name).strip("_") or "value"
-    if cleaned[0].isdigit():
-        cleaned = "n_" + cleaned
-    if cleaned.lower().startswith("_toolgym") or cleaned.lower() == "rowid":
-        cleaned = "x" + cleaned
-    return cleaned[:60]
-
-
-def table_name(entity: str) -> str:
-    """The table of an entity: its name in the plural (`order` → `orders`, `company` → `companies`)."""
-    base = identifier(entity).lower()
-    last = base.rsplit("_", 1)[-1]
-    if singular(last) != last:  # already a plural (`news_items`)
-        return base
-    if base.endswith("y") and len(base) > 1 and base[-2] not in "aeiou":
-        return base[:-1] + "ies"
-    if base.endswith(("s", "x", "z", "ch", "sh")):
-        return base + "es"
-    return base + "s"
-
-
-def column_type(schema: Mapping[str, Any]) -> tuple[str, bool]:
-    """(column type, nullable) of a JSON-Schema fragment; `json` when it has no single type."""
-    nullable = bool(schema.get("nullable") or schema.get("x-nullable"))
-    raw = schema.get("type")
-    types: list[str] = []
-    if isinstance(raw, str):
-        types = [raw]
-    elif isinstance(raw, list):
-        types = [t for t in raw if isinstance(t, str)]
-    for key in ("anyOf", "oneOf"):
-        options = schema.get(key)
-        if not types and isinstance(options, list):
-            for option in options:
-                if isinstance(option, dict):
-                    sub, sub_null = column_type(option)
-                    nullable = nullable or sub_null or option.get("type") == "null"
-                    if option.get("type") != "null":
-                        types.append("object" if sub == "json" else sub)
-    if "null" in types:
-        nullable = True
-        types = [t for t in types if t != "null"]
-    if not types and isinstance(schema.get("enum"), list):
-        kinds = {_value_type(v) for v in schema["enum"] if v is not None}
-        types = sorted(k for k in kinds if k)
-    distinct = sorted(set(types))
-    if distinct == ["integer", "number"]:
-        distinct = ["number"]
-    if len(distinct) != 1:
-        return "json", nullable
-    only = distinct[0]
-    if only == "string" and schema.get("format") == "date-time":
-        return "datetime", nullable
-    if only in ("datetime",):
-        return "datetime", nullable
-    return _TYPE_OF.get(only, "json"), nullable
-
-
-def _value_type(value: Any) -> str | None:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return None
-
-
-def _fits(value: Any, ctype: str) -> bool:
-    """Whether a column of `ctype` can hold the JSON value."""
-    kind = _value_type(value)
-    if ctype == "json":
-        return True
-    if ctype == "number":
-        return kind in ("integer", "number")
-    if ctype == "datetime":
-        return kind == "string"
-    return kind == ctype
-
-
-def _merge_type(a: str, b: str) -> str:
-    if a == b:
-        return a
-    if {a, b} == {"integer", "number"}:
-        return "number"
-    if {a, b} == {"string", "datetime"}:
-        return "string"
-    return "json"
 
 
 def openapi_path(op: Operation) -> PathInfo | None:
@@ -355,22 +253,22 @@ class _Builder:
                 hint=dict(schema),
             )
             table.columns[col_name] = col
-            if enum and all(_fits(v, ctype) and _value_type(v) for v in enum) and ctype != "json":
+            if enum and all(fits(v, ctype) and value_type(v) for v in enum) and ctype != "json":
                 col.enum = list(dict.fromkeys(enum))
             self._default(col, schema)
             return col_name
         col = table.columns[existing]
         if existing == table.primary_key or col.references:
             return existing
-        merged = _merge_type(col.type, ctype)
+        merged = merge_type(col.type, ctype)
         if merged != col.type:
             col.type = merged
             col.enum = None if merged == "json" else col.enum
         if enum and col.enum is not None and merged != "json":
-            extra = [v for v in enum if v not in col.enum and _fits(v, merged)]
+            extra = [v for v in enum if v not in col.enum and fits(v, merged)]
             col.enum = [*col.enum, *extra]
         elif enum and col.enum is None and from_record and merged != "json":
-            col.enum = [v for v in dict.fromkeys(enum) if _fits(v, merged)] or None
+            col.enum = [v for v in dict.fromkeys(enum) if fits(v, merged)] or None
         if not col.description:
             col.description = _text(schema.get("description"))
         for key, value in schema.items():
@@ -382,7 +280,7 @@ class _Builder:
     @staticmethod
     def _default(col: ColumnPlan, schema: Mapping[str, Any]) -> None:
         default = schema.get("default")
-        if default is None or not _fits(default, col.type) or isinstance(default, dict | list):
+        if default is None or not fits(default, col.type) or isinstance(default, dict | list):
             return
         if col.enum is not None and default not in col.enum:
             return
@@ -415,7 +313,7 @@ class _Builder:
             key.type,
             references=f"{other.name}.{other.primary_key}",
             description=f"the {other.entity.replace('_', ' ')} it belongs to",
-            hint={"type": _JSON_TYPE[key.type]},
+            hint={"type": JSON_TYPE[key.type]},
         )
         return col_name
 
@@ -655,7 +553,7 @@ def _finish(b: _Builder, ops: list[Operation], bindings: dict[str, list[Binding]
 def _typed_hint(col: ColumnPlan) -> dict[str, Any]:
     hint = {k: v for k, v in col.hint.items() if k not in ("readOnly", "writeOnly", "nullable", "x-nullable")}
     if col.type != "json":
-        hint["type"] = _JSON_TYPE[col.type]
+        hint["type"] = JSON_TYPE[col.type]
         for key in ("anyOf", "oneOf", "allOf", "properties", "items"):
             hint.pop(key, None)
         if col.type == "datetime":

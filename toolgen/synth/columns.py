@@ -1,0 +1,120 @@
+"""Column names, table names and column types from JSON-Schema fragments (used by `schema`).
+
+identifier("first-name") -> "first_name"      table_name("company") -> "companies"
+column_type({"type": ["integer", "null"]}) -> ("integer", True)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from toolgen.naming import singular
+
+__all__ = ["JSON_TYPE", "column_type", "fits", "identifier", "merge_type", "table_name", "value_type"]
+
+_IDENT = re.compile(r"[^A-Za-z0-9_]+")
+_TYPE_OF = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean"}
+#: the JSON Schema type of each column type (`json`: any)
+JSON_TYPE = {
+    "string": "string",
+    "datetime": "string",
+    "integer": "integer",
+    "number": "number",
+    "boolean": "boolean",
+}
+
+
+def identifier(name: str) -> str:
+    """A valid table or column name as close to `name` as possible."""
+    cleaned = _IDENT.sub("_", name).strip("_") or "value"
+    if cleaned[0].isdigit():
+        cleaned = "n_" + cleaned
+    if cleaned.lower().startswith("_toolgym") or cleaned.lower() == "rowid":
+        cleaned = "x" + cleaned
+    return cleaned[:60]
+
+
+def table_name(entity: str) -> str:
+    """The table of an entity: its name in the plural (`order` → `orders`, `company` → `companies`)."""
+    base = identifier(entity).lower()
+    last = base.rsplit("_", 1)[-1]
+    if singular(last) != last:  # already a plural (`news_items`)
+        return base
+    if base.endswith("y") and len(base) > 1 and base[-2] not in "aeiou":
+        return base[:-1] + "ies"
+    if base.endswith(("s", "x", "z", "ch", "sh")):
+        return base + "es"
+    return base + "s"
+
+
+def column_type(schema: Mapping[str, Any]) -> tuple[str, bool]:
+    """(column type, nullable) of a JSON-Schema fragment; `json` when it has no single type."""
+    nullable = bool(schema.get("nullable") or schema.get("x-nullable"))
+    raw = schema.get("type")
+    types: list[str] = []
+    if isinstance(raw, str):
+        types = [raw]
+    elif isinstance(raw, list):
+        types = [t for t in raw if isinstance(t, str)]
+    for key in ("anyOf", "oneOf"):
+        options = schema.get(key)
+        if not types and isinstance(options, list):
+            for option in options:
+                if isinstance(option, dict):
+                    sub, sub_null = column_type(option)
+                    nullable = nullable or sub_null or option.get("type") == "null"
+                    if option.get("type") != "null":
+                        types.append("object" if sub == "json" else sub)
+    if "null" in types:
+        nullable = True
+        types = [t for t in types if t != "null"]
+    if not types and isinstance(schema.get("enum"), list):
+        kinds = {value_type(v) for v in schema["enum"] if v is not None}
+        types = sorted(k for k in kinds if k)
+    distinct = sorted(set(types))
+    if distinct == ["integer", "number"]:
+        distinct = ["number"]
+    if len(distinct) != 1:
+        return "json", nullable
+    only = distinct[0]
+    if only == "string" and schema.get("format") == "date-time":
+        return "datetime", nullable
+    if only in ("datetime",):
+        return "datetime", nullable
+    return _TYPE_OF.get(only, "json"), nullable
+
+
+def value_type(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return None
+
+
+def fits(value: Any, ctype: str) -> bool:
+    """Whether a column of `ctype` can hold the JSON value."""
+    kind = value_type(value)
+    if ctype == "json":
+        return True
+    if ctype == "number":
+        return kind in ("integer", "number")
+    if ctype == "datetime":
+        return kind == "string"
+    return kind == ctype
+
+
+def merge_type(a: str, b: str) -> str:
+    if a == b:
+        return a
+    if {a, b} == {"integer", "number"}:
+        return "number"
+    if {a, b} == {"string", "datetime"}:
+        return "string"
+    return "json"
