@@ -122,12 +122,17 @@ def _chain(task: dict[str, Any], reads: set[str]) -> bool:
     return first_read is not None and any(n not in reads for n in names[first_read + 1 :])
 
 
-def synth(generated: Any, out: Path, workers: int, seed: int) -> dict[str, Any]:
+def synth(generated: Any, out: Path, workers: int, seed: int, with_tasks: bool = True) -> dict[str, Any]:
     """Every domain folder written under `out`; the rates of the issue."""
     start = time.perf_counter()
     extra, still_skipped = toolbox_domains(generated.plan, generated.operations)
     results = synthesize(
-        [*generated.plan.domains, *extra], generated.operations, out, seed=seed, workers=workers
+        [*generated.plan.domains, *extra],
+        generated.operations,
+        out,
+        seed=seed,
+        workers=workers,
+        with_tasks=with_tasks,
     )
     wall = time.perf_counter() - start
     report = build_report(
@@ -247,11 +252,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write the report here")
     parser.add_argument("--check", action="store_true", help="exit 1 when a limit of the issue is broken")
     parser.add_argument("--out", type=Path, help="also write every domain folder here and measure the rates")
+    parser.add_argument("--no-tasks", action="store_true", help="with --out: write the domains without tasks")
     args = parser.parse_args(argv)
     report = run(args.corpus, args.workers, args.seed, args.plan)
     generated = report.pop("_generated")
     if args.out is not None:
-        report["synth"] = synth(generated, args.out, args.workers, args.seed)
+        report["synth"] = synth(generated, args.out, args.workers, args.seed, with_tasks=not args.no_tasks)
     sizes = report["tools_per_domain"]
     print(f"corpus: {', '.join(report['corpus'])}")
     print(f"wall: {report['wall_s']} s   peak: {report['peak_mib']} MiB")

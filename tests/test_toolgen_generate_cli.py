@@ -29,7 +29,9 @@ def run(*args: str) -> tuple[int, str, str]:
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     out = tmp_path_factory.mktemp("gen") / "out"
-    code, stdout, stderr = run(str(FIXTURES), "--out", str(out), "--workers", "1", "--json", "--rows", "12")
+    code, stdout, stderr = run(
+        str(FIXTURES), "--out", str(out), "--workers", "1", "--json", "--rows", "12", "--no-tasks"
+    )
     assert code == 0, stderr
     return out, json.loads(stdout)
 
@@ -80,7 +82,7 @@ def test_readme_names_sources_and_their_declared_licenses_and_policy_states_the_
 
 
 def test_a_table_is_printed_without_json(tmp_path):
-    code, stdout, stderr = run(str(SHOP), "--out", str(tmp_path / "o"), "--workers", "1")
+    code, stdout, stderr = run(str(SHOP), "--out", str(tmp_path / "o"), "--workers", "1", "--no-tasks")
     assert code == 0, stderr
     assert "compiled (tools of kept domains)" in stdout and "domains kept" in stdout
     assert (tmp_path / "o" / "report.json").is_file()
@@ -99,7 +101,7 @@ def test_output_inside_the_bundled_domains_is_refused(tmp_path):
 
 def test_plan_and_out_together_write_both(tmp_path):
     code, stdout, stderr = run(
-        str(SHOP), "--plan", str(tmp_path / "p.json"), "--out", str(tmp_path / "o"), "--json"
+        str(SHOP), "--plan", str(tmp_path / "p.json"), "--out", str(tmp_path / "o"), "--json", "--no-tasks"
     )
     assert code == 0, stderr
     assert json.loads((tmp_path / "p.json").read_text(encoding="utf-8"))["domains"]
@@ -115,8 +117,8 @@ def _folder_bytes(folder: Path) -> dict[str, bytes]:
 def test_the_same_seed_gives_byte_identical_folders(tmp_path_factory, seed):
     plan, ops = planned(SHOP)
     a, b = tmp_path_factory.mktemp("a"), tmp_path_factory.mktemp("b")
-    first = synthesize_domain(plan, ops, a, {}, seed=seed, rows=6)
-    second = synthesize_domain(plan, ops, b, {}, seed=seed, rows=6)
+    first = synthesize_domain(plan, ops, a, {}, seed=seed, rows=6, with_tasks=False)
+    second = synthesize_domain(plan, ops, b, {}, seed=seed, rows=6, with_tasks=False)
     assert first.kept and second.kept, (first.reason, second.reason)
     assert _folder_bytes(a / plan.name) == _folder_bytes(b / plan.name)
 
@@ -136,6 +138,7 @@ def test_the_benchmark_measures_the_compiled_share_on_written_domains(tmp_path):
             "1",
             "--out",
             str(tmp_path / "out"),
+            "--no-tasks",
             "--json",
             str(report_path),
         ],
@@ -263,3 +266,21 @@ def test_a_generated_domain_is_served_to_the_official_mcp_client(generated, tmp_
             )
 
     asyncio.run(main())
+
+
+def test_with_tasks_a_kept_domain_has_five_valid_tasks_and_the_report_counts_them(tmp_path):
+    code, stdout, stderr = run(str(SHOP), "--out", str(tmp_path / "o"), "--workers", "1", "--json")
+    assert code == 0, stderr
+    summary = json.loads(stdout)
+    report = json.loads((tmp_path / "o" / "report.json").read_text(encoding="utf-8"))
+    (entry,) = report["domain_results"]
+    if entry["kept"]:
+        lines = (Path(entry["folder"]) / "tasks.jsonl").read_text(encoding="utf-8").splitlines()
+        assert len(lines) == entry["tasks_kept"] == summary["tasks"]["kept"] >= 5
+        assert check_domain(Path(entry["folder"])).errors == []
+    else:  # left out: every operation counted as skipped, with the reason
+        assert entry["reason"].startswith("fewer than 5 valid tasks")
+        assert (
+            report["operations"]["compiled"] == 0 and len(report["skipped"]) == report["operations"]["total"]
+        )
+    assert summary["tasks"]["rejected"] == sum(summary["tasks"]["rejected_by_reason"].values())

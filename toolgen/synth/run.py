@@ -90,6 +90,7 @@ def synthesize_domain(
     seed: int = 0,
     rows: int | Mapping[str, int] | None = None,
     tasks: TaskStage | None = None,
+    with_tasks: bool = True,
 ) -> DomainResult:
     """One planned domain → its folder under `out_dir` (kept only when it checks clean and,
     once there is a task stage (`tasks`, default `task_stage()`), has `MIN_TASKS` valid tasks)."""
@@ -121,7 +122,7 @@ def synthesize_domain(
         return _drop(
             result, folder, f"`toolgym check` found {len(report.errors)} problem(s): {result.problems[0]}"
         )
-    stage = task_stage() if tasks is None else tasks
+    stage = (task_stage() if tasks is None else tasks) if with_tasks else None
     if stage is not None:
         try:
             result.tasks_kept, result.tasks_rejected = stage(builder, folder, schema, toolset, seed=seed)
@@ -153,9 +154,11 @@ def _drop(result: DomainResult, folder: Path, reason: str) -> DomainResult:
     return result
 
 
-def _work(args: tuple[PlannedDomain, dict[str, Operation], str, dict[str, str], int, Any]) -> DomainResult:
-    plan, ops, out_dir, licenses, seed, rows = args
-    return synthesize_domain(plan, ops, Path(out_dir), licenses, seed=seed, rows=rows)
+def _work(
+    args: tuple[PlannedDomain, dict[str, Operation], str, dict[str, str], int, Any, bool],
+) -> DomainResult:
+    plan, ops, out_dir, licenses, seed, rows, with_tasks = args
+    return synthesize_domain(plan, ops, Path(out_dir), licenses, seed=seed, rows=rows, with_tasks=with_tasks)
 
 
 def synthesize(
@@ -167,10 +170,12 @@ def synthesize(
     rows: int | Mapping[str, int] | None = None,
     workers: int = 0,
     progress: Progress | None = None,
+    with_tasks: bool = True,
 ) -> list[DomainResult]:
     """Every planned domain → a folder under `out_dir`; results in the plan's order.
 
-    `workers` 0 means one process per core, 1 runs in this process.
+    `workers` 0 means one process per core, 1 runs in this process; `with_tasks` False writes the
+    domains without tasks (and keeps them without the 5-task rule).
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     by_id = {op.id: op for op in operations}
@@ -179,7 +184,7 @@ def synthesize(
     for plan in domains:
         ops = {i: by_id[i] for i in plan.operations if i in by_id}
         mine = {ops[i].source: licenses.get(ops[i].source, "unknown") for i in ops}
-        jobs.append((plan, ops, str(out_dir), mine, seed, rows))
+        jobs.append((plan, ops, str(out_dir), mine, seed, rows, with_tasks))
     n = workers or os.cpu_count() or 1
     results: list[DomainResult | None] = [None] * len(jobs)
     done = 0

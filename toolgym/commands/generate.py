@@ -93,6 +93,13 @@ def generate(
             "into toolbox domains"
         ),
     ] = True,
+    tasks: Annotated[
+        bool,
+        typer.Option(
+            help="with --out, generate and validate tasks (a domain with fewer than 5 valid ones is "
+            "left out); --no-tasks writes the domains without tasks"
+        ),
+    ] = True,
     as_json: JsonOpt = False,
 ) -> None:
     """Read API specs, cluster their operations into domains (PLAN.json) and write each domain's folder.
@@ -139,6 +146,7 @@ def generate(
                 rows=row_count,
                 workers=workers,
                 progress=_progress_callback(bar, task),
+                with_tasks=tasks,
             )
             report = build_report(
                 generated,
