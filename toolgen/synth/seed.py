@@ -12,7 +12,8 @@
   email and username agree; a (start, end) pair of datetimes is in order.
 - **Loadable**: tables are filled parents first (foreign keys, composite keys included; a cycle of
   references is broken at a column that may be null, else its values are filled in last); every
-  foreign key points at a real row; unique columns and keys are unique; a key follows its
+  foreign key points at a real row (one that follows from another of the row is taken from it:
+  a card's customer is its account's); unique columns and keys are unique; a key follows its
   table's id scheme (`counter` numbers, `pattern` slots, `hash`: prefix + 8 hex digits); integer
   keys count up (within the rest of a composite key). A table whose rows a constraint bounds (a
   unique foreign key, an enum key) gets at most as many rows as it can hold.
@@ -69,31 +70,9 @@ EVENT_WORDS = frozenset(
     "cancelled canceled closed deleted resolved completed delivered ended archived revoked "
     "replaces reply parent reason refunded returned approved rejected".split()
 )
-START_WORDS = (
-    "start",
-    "starts",
-    "begin",
-    "begins",
-    "from",
-    "checkin",
-    "departure",
-    "opened",
-    "created",
-    "create",
-)
-END_WORDS = (
-    "end",
-    "ends",
-    "finish",
-    "until",
-    "to",
-    "checkout",
-    "arrival",
-    "closed",
-    "updated",
-    "modified",
-    "update",
-)
+#: words of the first and the second datetime of a pair (`starts_at` / `ends_at`, `created_at` / `updated_at`)
+START_WORDS = frozenset("start starts begin begins from checkin departure opened created create".split())
+END_WORDS = frozenset("end ends finish until to checkout arrival closed updated modified update".split())
 
 Hints = Mapping[str, Mapping[str, Mapping[str, Any]]]
 Rows = dict[str, list[dict[str, Any]]]
@@ -313,7 +292,7 @@ class _Seeder:
         rest = [row for row in rows if parent.get(row[via.column], {}).get(through) is None]
         for row in rows:
             found = parent.get(row[via.column])
-            if found is not None and found[through] is not None:
+            if found is not None and found.get(through) is not None:  # (a cycle's column comes last)
                 row[column] = found[through]
         if rest:  # no row to follow (a null reference, or a null in the parent): drawn as usual
             self.foreign(name, column, rest, ref, self.draw(name, column), NULL_SHARE)
