@@ -1,0 +1,173 @@
+"""Task instructions from templates: every fact the agent needs, nothing of the solution.
+
+A row is named the way a person would name it (`the customer whose email is "ada@example.com"`,
+`the user of reservation RES-1a2b`); a write is said with the verb of its operation (`cancel`,
+`send a certificate`), never with a tool's name; values are quoted as they must be given. The
+phrasing is chosen by a seeded `random.Random`, so the same seed gives the same text.
+
+    row_phrase(entity, column, value)        -> 'the order whose order number is "A-17"'
+    value_text(value)                        -> '"blue"', '12.5', 'true', '{"a": 1}'
+    write_sentence(verb, target, settings)   -> 'Cancel the order whose ... .'
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from toolgen.naming import words
+
+__all__ = [
+    "ask_sentence",
+    "field_phrase",
+    "id_phrase",
+    "join_clauses",
+    "noun",
+    "refusal_sentence",
+    "row_phrase",
+    "row_where",
+    "settings_phrase",
+    "value_text",
+    "verb_phrase",
+    "via_phrase",
+    "write_sentence",
+]
+
+_OPENERS = ("", "Please ", "Hi, could you ", "I need you to ", "Can you ")
+_QUESTION = (
+    "What is the {field} of {target}?",
+    "Tell me the {field} of {target}.",
+    "Look up the {field} of {target}.",
+)
+_FILLER = frozenset("a an the of for to by with and or in on at from into".split())
+
+
+def noun(entity: str) -> str:
+    """An entity's name as words (`reservation_flight` → `reservation flight`)."""
+    return " ".join(words(entity)) or entity
+
+
+def field_phrase(column: str) -> str:
+    """A column's name as words (`first_name` → `first name`; `emailAddress` → `email address`)."""
+    return " ".join(words(column)) or column
+
+
+def value_text(value: Any) -> str:
+    """A value written so that the agent can pass it back exactly."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return json.dumps(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def row_phrase(entity: str, column: str, value: Any) -> str:
+    """`the <entity> whose <column> is <value>`."""
+    return f"the {noun(entity)} whose {field_phrase(column)} is {value_text(value)}"
+
+
+def row_where(entity: str, pairs: Sequence[tuple[str, Any]]) -> str:
+    """`the <entity> whose <a> is <x> and <b> is <y>`."""
+    said = join_clauses([f"{field_phrase(c)} is {value_text(v)}" for c, v in pairs])
+    return f"the {noun(entity)} whose {said}"
+
+
+def id_phrase(entity: str, key: Any) -> str:
+    """`the <entity> <id>`: a row named by its id (the instruction gives it)."""
+    return f"the {noun(entity)} {key}"
+
+
+def via_phrase(entity: str, child_entity: str, child: str) -> str:
+    """`the <entity> of <child phrase>`: a row named through a row that refers to it."""
+    return f"the {noun(entity)} of {child}" if child_entity != entity else child
+
+
+def verb_phrase(op_words: Sequence[str], entity: str) -> str:
+    """What an operation does, in its own words without its entity (`cancel_order` → `cancel`)."""
+    mine = set(words(entity)) | {w + "s" for w in words(entity)}
+    kept = [w for w in op_words if w not in mine and w not in _FILLER]
+    return " ".join(kept) or " ".join(op_words) or "update"
+
+
+def settings_phrase(settings: Sequence[tuple[str, Any]]) -> str:
+    """`its status to "open" and its priority to 2`."""
+    parts = [f"its {field_phrase(c)} to {value_text(v)}" for c, v in settings]
+    return join_clauses(parts)
+
+
+def join_clauses(parts: Sequence[str]) -> str:
+    parts = [p for p in parts if p]
+    if len(parts) <= 1:
+        return "".join(parts)
+    return ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def _sentence(rng: random.Random, body: str) -> str:
+    opener = rng.choice(_OPENERS)
+    text = opener + (body if opener else body[:1].upper() + body[1:])
+    return text.rstrip(".") + ("?" if opener.endswith("you ") else ".")
+
+
+def write_sentence(rng: random.Random, clauses: Sequence[str]) -> str:
+    """One request made of clauses (`cancel the order ...`, `then set ...`)."""
+    return _sentence(rng, join_clauses(clauses))
+
+
+def refusal_sentence(rng: random.Random, clause: str) -> str:
+    """A request the tools will refuse: the agent must try, then say why it could not."""
+    return _sentence(rng, clause) + " If that is not possible, tell me the reason, naming its current state."
+
+
+def ask_sentence(rng: random.Random, column: str, target: str) -> str:
+    """A question about one value of a row."""
+    return rng.choice(_QUESTION).format(field=field_phrase(column), target=target)
+
+
+def count_sentence(rng: random.Random, entity: str, column: str, value: Any) -> str:
+    """A question about how many rows have a value."""
+    return rng.choice(
+        ("How many {e} records have {c} {v}?", "Count the {e} records whose {c} is {v}.")
+    ).format(e=noun(entity), c=field_phrase(column), v=value_text(value))
+
+
+def clause(verb: str, target: str, settings: Sequence[tuple[str, Any]] = ()) -> str:
+    """`<verb> <target>` (+ `, setting its x to y`)."""
+    text = f"{verb} {target}"
+    if settings:
+        text += ", setting " + settings_phrase(settings)
+    return text
+
+
+def update_clause(target: str, settings: Sequence[tuple[str, Any]]) -> str:
+    """`change <field> of <target> to <value> (and ...)`."""
+    parts = [f"the {field_phrase(c)} to {value_text(v)}" for c, v in settings]
+    return (
+        f"change {join_clauses(parts)} for {target}"
+        if len(parts) > 1
+        else (f"change the {field_phrase(settings[0][0])} of {target} to {value_text(settings[0][1])}")
+    )
+
+
+#: verbs an operation's name may start with that say how a record comes to be
+_ACTS = frozenset(
+    "send book calculate add schedule register submit issue open start generate upload invite request "
+    "reserve place order buy purchase import log record assign transfer publish file report compute "
+    "convert subscribe enroll apply".split()
+)
+
+
+def create_clause(verb: str, entity: str, owners: Sequence[str], settings: Sequence[tuple[str, Any]]) -> str:
+    """`create a new <entity> for <owner> with <field> <value>, ...` (`book a new ...`, `send a new ...`)."""
+    text = f"{verb if verb in _ACTS else 'create'} a new {noun(entity)}"
+    if owners:
+        text += " for " + join_clauses(owners)
+    if settings:
+        text += " with " + join_clauses([f"{field_phrase(c)} {value_text(v)}" for c, v in settings])
+    return text
+
+
+__all__ += ["clause", "count_sentence", "create_clause", "update_clause"]
