@@ -24,6 +24,36 @@ from faker import Faker
 from ..naming import fold_ascii, singular, words
 from .lexicon import PRODUCT_ADJECTIVES, PRODUCT_NOUNS, is_birth, is_future
 
+__all__ = [
+    "Draw",
+    "Field",
+    "MAX_DEPTH",
+    "MAX_ITEMS",
+    "MAX_PROPERTIES",
+    "Maker",
+    "Person",
+    "clock_start",
+    "datetime_maker",
+    "digits",
+    "examples_of",
+    "fake_method",
+    "fits",
+    "flatten_schema",
+    "full_name",
+    "hex_digits",
+    "make_faker",
+    "noun",
+    "person_of",
+    "place_name",
+    "product_name",
+    "random_person",
+    "sentence",
+    "thing_name",
+    "title_case",
+    "uuid_value",
+    "whole",
+]
+
 #: nested JSON values: how deep, how many properties of an object, how many items of an array
 MAX_DEPTH = 3
 MAX_PROPERTIES = 8
