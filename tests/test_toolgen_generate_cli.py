@@ -93,6 +93,21 @@ def test_no_output_named_is_a_usage_error(tmp_path):
     assert code == 2 and "--plan PLAN.json, --out DIR, or both" in stderr
 
 
+def test_an_unknown_executor_is_a_usage_error(tmp_path):
+    code, _, stderr = run(str(SHOP), "--out", str(tmp_path / "o"), "--executor", "dask")
+    assert code == 2 and "--executor must be local or ray, not 'dask'" in stderr
+
+
+def test_two_local_workers_write_the_same_folders_as_one(generated, tmp_path):
+    out, _ = generated
+    code, _, stderr = run(
+        str(FIXTURES), "--out", str(tmp_path / "o"), "--workers", "2", "--rows", "12", "--no-tasks"
+    )
+    assert code == 0, stderr
+    for folder in sorted(p for p in out.iterdir() if p.is_dir()):
+        assert _folder_bytes(folder) == _folder_bytes(tmp_path / "o" / folder.name), folder.name
+
+
 def test_output_inside_the_bundled_domains_is_refused(tmp_path):
     code, _, stderr = run(str(SHOP), "--out", str(BUNDLED / "generated-here"))
     assert code == 2 and "inside the bundled domains" in stderr
@@ -284,3 +299,22 @@ def test_with_tasks_a_kept_domain_has_five_valid_tasks_and_the_report_counts_the
             report["operations"]["compiled"] == 0 and len(report["skipped"]) == report["operations"]["total"]
         )
     assert summary["tasks"]["rejected"] == sum(summary["tasks"]["rejected_by_reason"].values())
+
+
+def test_the_ray_executor_writes_the_same_folder(generated, tmp_path):
+    out, _ = generated
+    code, _, stderr = run(
+        str(SHOP),
+        "--out",
+        str(tmp_path / "o"),
+        "--executor",
+        "ray",
+        "--workers",
+        "1",
+        "--rows",
+        "12",
+        "--no-tasks",
+    )
+    assert code == 0, stderr
+    name = "tiny-shop-order-user"
+    assert _folder_bytes(out / name) == _folder_bytes(tmp_path / "o" / name)

@@ -16,12 +16,12 @@ import importlib.util
 import os
 import shutil
 import traceback
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from scoring.executor import Executor, run_units
 from simulator.loader import check_domain
 from toolgen.model import Operation, PlannedDomain, SkippedOperation
 
@@ -155,10 +155,20 @@ def _drop(result: DomainResult, folder: Path, reason: str) -> DomainResult:
 
 
 def _work(
-    args: tuple[PlannedDomain, dict[str, Operation], str, dict[str, str], int, Any, bool],
-) -> DomainResult:
-    plan, ops, out_dir, licenses, seed, rows, with_tasks = args
-    return synthesize_domain(plan, ops, Path(out_dir), licenses, seed=seed, rows=rows, with_tasks=with_tasks)
+    index: int,
+    plan: PlannedDomain,
+    ops: dict[str, Operation],
+    out_dir: str,
+    licenses: dict[str, str],
+    seed: int,
+    rows: Any,
+    with_tasks: bool,
+) -> tuple[int, DomainResult]:
+    """One unit of work for the executor (module level, so processes and Ray can run it)."""
+    result = synthesize_domain(
+        plan, ops, Path(out_dir), licenses, seed=seed, rows=rows, with_tasks=with_tasks
+    )
+    return index, result
 
 
 def synthesize(
@@ -171,42 +181,30 @@ def synthesize(
     workers: int = 0,
     progress: Progress | None = None,
     with_tasks: bool = True,
+    executor: Executor = "local",
 ) -> list[DomainResult]:
     """Every planned domain → a folder under `out_dir`; results in the plan's order.
 
-    `workers` 0 means one process per core, 1 runs in this process; `with_tasks` False writes the
-    domains without tasks (and keeps them without the 5-task rule).
+    `workers` 0 means one process per core (1 runs in this process); `executor` "ray" runs the
+    domains on a Ray cluster (`scoring.executor`, as validation does); `with_tasks` False writes
+    the domains without tasks (and keeps them without the 5-task rule).
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     by_id = {op.id: op for op in operations}
     licenses = source_licenses(by_id[i].source for d in domains for i in d.operations if i in by_id)
-    jobs = []
+    jobs: list[tuple[Any, ...]] = []
     for plan in domains:
         ops = {i: by_id[i] for i in plan.operations if i in by_id}
         mine = {ops[i].source: licenses.get(ops[i].source, "unknown") for i in ops}
-        jobs.append((plan, ops, str(out_dir), mine, seed, rows, with_tasks))
+        jobs.append((len(jobs), plan, ops, str(out_dir), mine, seed, rows, with_tasks))
     n = workers or os.cpu_count() or 1
     results: list[DomainResult | None] = [None] * len(jobs)
-    done = 0
-    if n <= 1 or len(jobs) <= 1:
-        for i, job in enumerate(jobs):
-            results[i] = _work(job)
-            done += 1
-            if progress is not None:
-                progress(done, len(jobs))
-        return [r for r in results if r is not None]
-    with ProcessPoolExecutor(max_workers=min(n, len(jobs))) as pool:
-        pending: dict[Future[DomainResult], int] = {}
-        queue = list(enumerate(jobs))
-        queue.reverse()
-        while queue or pending:
-            while queue and len(pending) < 2 * n:
-                i, job = queue.pop()
-                pending[pool.submit(_work, job)] = i
-            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in finished:
-                results[pending.pop(future)] = future.result()
-                done += 1
-                if progress is not None:
-                    progress(done, len(jobs))
+    if executor == "local" and (n <= 1 or len(jobs) <= 1):
+        outcomes: Iterable[tuple[int, DomainResult]] = (_work(*job) for job in jobs)
+    else:
+        outcomes = (result for _, result in run_units(_work, jobs, min(n, len(jobs)), executor))
+    for done, (index, result) in enumerate(outcomes, start=1):
+        results[index] = result
+        if progress is not None:
+            progress(done, len(jobs))
     return [r for r in results if r is not None]

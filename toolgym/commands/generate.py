@@ -10,6 +10,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from scoring.executor import EXECUTORS
 from simulator.folders import BUNDLED
 from toolgen.pipeline import generate as run_generate
 from toolgen.pipeline import summarize
@@ -85,7 +86,10 @@ def generate(
         int | None,
         typer.Option(min=1, help="seed rows per table (default: 25, more for tables with parents)"),
     ] = None,
-    workers: Annotated[int, typer.Option(min=0, help="processes (0: one per core)")] = 0,
+    workers: Annotated[int, typer.Option(min=0, help="processes (0: one per core), or Ray CPUs")] = 0,
+    executor: Annotated[
+        str, typer.Option(help="local (a process pool) or ray (a Ray cluster; RAY_ADDRESS or a local one)")
+    ] = "local",
     toolboxes: Annotated[
         bool,
         typer.Option(
@@ -117,6 +121,9 @@ def generate(
         raise typer.BadParameter(f"--max-tools {max_tools} is below --min-tools {min_tools}")
     if plan is None and out_dir is None:
         raise typer.BadParameter("give --plan PLAN.json, --out DIR, or both")
+    chosen = next((e for e in EXECUTORS if e == executor), None)
+    if chosen is None:
+        raise typer.BadParameter(f"--executor must be local or ray, not {executor!r}")
     row_count = rows
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err, transient=True, disable=as_json) as bar:
@@ -147,6 +154,7 @@ def generate(
                 workers=workers,
                 progress=_progress_callback(bar, task),
                 with_tasks=tasks,
+                executor=chosen,
             )
             report = build_report(
                 generated,
