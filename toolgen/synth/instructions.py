@@ -70,10 +70,14 @@ def row_phrase(entity: str, column: str, value: Any) -> str:
     return f"the {noun(entity)} whose {field_phrase(column)} is {value_text(value)}"
 
 
-def row_where(entity: str, pairs: Sequence[tuple[str, Any]]) -> str:
-    """`the <entity> whose <a> is <x> and <b> is <y>`."""
-    said = join_clauses([f"{field_phrase(c)} is {value_text(v)}" for c, v in pairs])
-    return f"the {noun(entity)} whose {said}"
+def row_where(entity: str, pairs: Sequence[tuple[str, Any]], owners: Sequence[str] = ()) -> str:
+    """`the <entity> of <owner> whose <a> is <x> and <b> is <y>`."""
+    text = f"the {noun(entity)}"
+    if owners:
+        text += " of " + join_clauses(list(owners))
+    if pairs:
+        text += " whose " + join_clauses([f"{field_phrase(c)} is {value_text(v)}" for c, v in pairs])
+    return text
 
 
 def id_phrase(entity: str, key: Any) -> str:

@@ -193,7 +193,7 @@ class _World:
                 out.append((t, None, None))
         return out
 
-    def by_handle(self, table: TablePlan, row: Row) -> Ref | None:
+    def by_handle(self, table: TablePlan, row: Row, depth: int = 0) -> Ref | None:
         """`the customer whose email is "..."`, found by a read tool that shows its id; else the
         row named by the values a filtering read tool needs (`the metric whose host id is ...`)."""
         pk = table.primary_key
@@ -209,7 +209,7 @@ class _World:
                 args = {param: value} if param is not None else {}
                 if _reveals(self.read(tool.name, args), pk, row[pk]):
                     return Ref(say.row_phrase(table.entity, column, value), [(tool.name, args)])
-        return self.by_filters(table, row)
+        return self.by_filters(table, row, depth)
 
     def _unique(self, table: TablePlan, row: Row, columns: Sequence[str]) -> bool:
         """Whether no other row of `table` has the same values in `columns`."""
@@ -217,8 +217,10 @@ class _World:
         same = sum(1 for r in self.rows.get(table.name, []) if [r.get(c) for c in columns] == wanted)
         return same == 1
 
-    def by_filters(self, table: TablePlan, row: Row) -> Ref | None:
-        """A row named by the values of every argument a listing of its table requires."""
+    def by_filters(self, table: TablePlan, row: Row, depth: int = 0) -> Ref | None:
+        """A row named by the values a listing of its table requires: a parent by what a person
+        knows of it (`the order of the user whose email is ...`: that lookup first), other
+        values as they are; plus one more value of the row when that is needed to tell it apart."""
         pk = table.primary_key
         for t in self.tools:
             if t.plan.compiled_as != "list" or t.table.name != table.name or not t.required:
@@ -229,12 +231,42 @@ class _World:
             if any(b.role not in ("parent", "field", "search") or b.column is None for b in bound.values()):
                 continue
             columns = [b.column or "" for b in bound.values()]
-            if not all(_scalar(row.get(c)) for c in columns) or not self._unique(table, row, columns):
+            if not all(_scalar(row.get(c)) for c in columns):
                 continue
             args = {p: row[b.column or ""] for p, b in bound.items()}
-            if _reveals(self.read(t.name, args), pk, row[pk]):
-                phrase = say.row_where(table.entity, [(c, row[c]) for c in columns])
-                return Ref(phrase, [(t.name, args)])
+            if not _reveals(self.read(t.name, args), pk, row[pk]):
+                continue
+            owners: list[str] = []
+            stated: list[tuple[str, Any]] = []
+            calls: list[tuple[str, Args]] = []
+            for b in bound.values():
+                parent = self.parent_of(t, b) if b.role == "parent" else None
+                prow = self._row_by_key(parent, row[b.column or ""]) if parent is not None else None
+                found = self.by_handle(parent, prow, depth + 1) if parent and prow and depth == 0 else None
+                if found is not None and found.calls:
+                    owners.append(found.phrase)
+                    calls = _seq(calls, found.calls)
+                else:
+                    stated.append((b.column or "", row[b.column or ""]))
+            if not self._unique(table, row, columns):
+                extra = self._telling(table, row, columns)
+                if extra is None:
+                    continue
+                stated.append((extra, row[extra]))
+            phrase = say.row_where(table.entity, stated, owners)
+            return Ref(phrase, [*calls, (t.name, args)])
+        return None
+
+    def _row_by_key(self, table: TablePlan, key: Any) -> Row | None:
+        return next((r for r in self.rows.get(table.name, []) if r.get(table.primary_key) == key), None)
+
+    def _telling(self, table: TablePlan, row: Row, columns: Sequence[str]) -> str | None:
+        """A column whose value tells `row` apart from the others that share `columns`."""
+        for name, col in table.columns.items():
+            if name == table.primary_key or col.references or col.type == "json" or name in columns:
+                continue
+            if _scalar(row.get(name)) and self._unique(table, row, [*columns, name]):
+                return name
         return None
 
     def via_child(self, table: TablePlan, row: Row, rng: random.Random) -> Ref | None:
@@ -251,7 +283,9 @@ class _World:
         for child, column in children:
             mine = [r for r in self.rows.get(child.name, []) if r.get(column) == row[pk]]
             for kid in mine[:2]:
-                ref = self.by_handle(child, kid)
+                ref = self.by_handle(child, kid, depth=1)
+                if ref is not None and str(row[pk]) in ref.phrase:
+                    continue  # a child named by this row's own id says nothing new
                 if ref is None:
                     getter = self.getter(child)
                     if getter is None or getter.key is None:
@@ -690,7 +724,7 @@ def validate_candidates(
     rejected: dict[str, int] = {}
     with tempfile.TemporaryDirectory(prefix="toolgym-tasks-") as tmp:
         scratch = Path(tmp) / name
-        shutil.copytree(folder, scratch, ignore=shutil.ignore_patterns("tasks.jsonl"))
+        shutil.copytree(folder, scratch)  # (a table may be called `tasks`: seed/tasks.jsonl stays)
         (scratch / "tasks.jsonl").write_text(dump_jsonl(raws), encoding="utf-8")
         for raw in raws:
             if len(kept) >= limit:
