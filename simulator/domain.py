@@ -147,16 +147,21 @@ class Domain:
         return self._seed_digest
 
     def fingerprint(self) -> str:
-        """Version plus a hash of schema, tools, seed snapshot and tasks."""
+        """Version plus a hash of schema, tools, seed snapshot and tasks.
+
+        The spec is hashed without the fields left at their defaults, so a new optional field of
+        the format (added with a default that keeps today's meaning) leaves every existing
+        domain's fingerprint, and the manifests validated against it, as they were.
+        """
         if self._fingerprint is None:
             h = hashlib.sha256()
-            h.update(self.spec.model_dump_json(by_alias=True).encode())
+            h.update(self.spec.model_dump_json(by_alias=True, exclude_defaults=True).encode())
             h.update(self.policy.encode())
             for name in sorted(self.seed_rows):
                 h.update(name.encode())
                 for row in self.seed_rows[name]:
                     h.update(json.dumps(row, sort_keys=True).encode())
             for task in self.tasks:
-                h.update(task.model_dump_json().encode())
+                h.update(task.model_dump_json(exclude_defaults=True).encode())
             self._fingerprint = f"{self.spec.version}-{h.hexdigest()[:16]}"
         return self._fingerprint
