@@ -181,3 +181,25 @@ def test_an_operation_that_cannot_be_compiled_is_listed_with_its_reason():
     assert [(s.id, s.reason) for s in toolset.not_compiled] == [
         ("t:purge_widgets", "a delete of widgets whose arguments cannot be read as filters")
     ]
+
+
+def test_an_argument_with_one_possible_value_is_an_option_not_a_column():
+    schema = infer_schema(
+        *planned_from(
+            make_op(
+                "add_widget",
+                "create",
+                {
+                    "target": {"type": "string", "enum": ["Widgets.Add"]},
+                    "v": {"const": 2},
+                    "name": {"type": "string"},
+                },
+            )
+        )
+    )
+    assert set(schema.tables["widgets"].columns) == {"widget_id", "name"}
+    assert {b.param: b.role for b in schema.bindings["t:add_widget"]} == {
+        "target": "option",
+        "v": "option",
+        "name": "field",
+    }

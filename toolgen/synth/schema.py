@@ -18,7 +18,8 @@
 - **Arguments** (`Binding`): each argument of an operation is the entity's key, a parent's key
   (a foreign key), a field (a column), a free-text search, the low or high end of a range,
   paging (`limit`, `offset`, `page`), sorting, or an option that changes no data (kept in the
-  input schema, read by nothing).
+  input schema, read by nothing: response shaping such as `fields`, cursors, and arguments with
+  a single possible value).
 - **Hints**: `{table: {column: json_schema}}`, the fragment each column came from (with its type
   made to match the column), for the seed generator.
 """
@@ -382,6 +383,9 @@ def _param_entity(prop: str, op: Operation, info: PathInfo | None, known: set[st
 
 
 def _control_role(prop: str, schema: Mapping[str, Any], kind: str) -> Role | None:
+    enum = schema.get("enum")
+    if "const" in schema or (isinstance(enum, list) and len(enum) == 1):
+        return "option"  # one possible value (an RPC target, a fixed version): it carries no data
     joined = "_".join(words(prop))
     numeric = schema.get("type") in ("integer", "number")
     if kind == "read":
