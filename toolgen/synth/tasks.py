@@ -52,10 +52,12 @@ __all__ = ["MAX_CANDIDATES", "MAX_TASKS", "Candidate", "make_tasks", "propose"]
 
 #: most tasks kept per domain; most candidates validated per domain
 MAX_TASKS = 12
-MAX_CANDIDATES = 20
+MAX_CANDIDATES = 24
+#: a domain keeps short tasks (1-2 calls) only up to the number of long ones, or up to this many in all
+MIN_KEPT = 5
 _KEYED = frozenset(("status", "update", "delete", "event"))
 #: how many of each kind a domain's candidates hold at most (chains first: they teach the most)
-_QUOTA = {"double": 7, "chain": 5, "read": 4, "refusal": 2, "single": 4}
+_QUOTA = {"double": 8, "chain": 6, "read": 4, "refusal": 2, "single": 4}
 
 Args = dict[str, Any]
 Row = dict[str, Any]
@@ -119,6 +121,11 @@ class Candidate:
     instruction: str
     calls: list[dict[str, Any]]
     answer_facts: list[Any] = field(default_factory=list)
+
+    @property
+    def long(self) -> bool:
+        """3+ calls where lookups come first and feed a write (or the write refused)."""
+        return self.kind in ("chain", "double", "refusal") and len(self.calls) >= 3
 
 
 def _reveals(result: Any, column: str, value: Any, depth: int = 0) -> bool:
@@ -720,21 +727,25 @@ def validate_candidates(
     """Each candidate through `check_task` (on a scratch copy of the folder), in order, until
     `limit` are valid: (the valid tasks as written, {status: number rejected})."""
     raws = [_raw(f"{name}-{i + 1:03d}", c) for i, c in enumerate(candidates)]
-    kept: list[dict[str, Any]] = []
+    kept: list[tuple[int, dict[str, Any]]] = []
     rejected: dict[str, int] = {}
+    order = sorted(range(len(raws)), key=lambda i: not candidates[i].long)
+    longs = 0
     with tempfile.TemporaryDirectory(prefix="toolgym-tasks-") as tmp:
         scratch = Path(tmp) / name
         shutil.copytree(folder, scratch)  # (a table may be called `tasks`: seed/tasks.jsonl stays)
         (scratch / "tasks.jsonl").write_text(dump_jsonl(raws), encoding="utf-8")
-        for raw in raws:
-            if len(kept) >= limit:
-                break
-            verdict = check_task(str(scratch), raw["id"])
+        for i in order:
+            short = len(kept) - longs
+            if len(kept) >= limit or (not candidates[i].long and short >= max(longs, MIN_KEPT - longs)):
+                continue
+            verdict = check_task(str(scratch), raws[i]["id"])
             if verdict.valid:
-                kept.append(raw)
+                kept.append((i, raws[i]))
+                longs += candidates[i].long
             else:
                 rejected[verdict.status] = rejected.get(verdict.status, 0) + 1
-    return kept, rejected
+    return [raw for _, raw in sorted(kept, key=lambda k: k[0])], rejected
 
 
 def make_tasks(

@@ -1,0 +1,195 @@
+"""Tasks of generated domains: walks on the tool graph, run on the simulator, kept only when valid."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scoring.validation.validate import validate_domains
+from simulator import load_domain
+from simulator.errors import ToolError
+from toolgen.synth import instructions as say
+from toolgen.synth.folder import build_domain, write_folder
+from toolgen.synth.run import synthesize_domain
+from toolgen.synth.schema import infer_schema
+from toolgen.synth.seed import seed_rows
+from toolgen.synth.tasks import MAX_TASKS, _Proposer, _World, make_tasks, propose
+from toolgen.synth.tools import compile_tools
+
+from .synth_kit import SHOP, WEATHER, planned
+
+
+def _tasks(folder: Path) -> list[dict[str, Any]]:
+    lines = (folder / "tasks.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("tasks")
+    folders = {}
+    for spec in (SHOP, WEATHER):
+        plan, ops = planned(spec)
+        result = synthesize_domain(plan, ops, out, {}, seed=0)
+        assert result.kept, result.reason
+        assert 5 <= result.tasks_kept <= MAX_TASKS
+        folders[plan.name] = Path(result.folder or "")
+    return folders
+
+
+def test_every_kept_task_is_valid_under_toolgym_validate(generated):
+    report = validate_domains(list(generated.values()), reruns=2, workers=1, fuzz=0)
+    for domain in report.domains:
+        assert len(domain.tasks) >= 5
+        bad = [(t.task, t.status, [f.message for f in t.findings]) for t in domain.tasks if not t.valid]
+        assert bad == []
+
+
+def _reads(folder: Path) -> set[str]:
+    return {name for name, tool in load_domain(folder).tools.items() if not tool.writes}
+
+
+def _fed(task: dict[str, Any], reads: set[str], folder: Path) -> bool:
+    """Whether a write's argument is a value that an earlier read returned and the instruction does not give."""
+    results: list[Any] = []
+    with load_domain(folder).episode(seed=0) as ep:
+        for c in task["calls"]:
+            if c["name"] not in reads:
+                for value in c.get("arguments", {}).values():
+                    if (
+                        isinstance(value, str)
+                        and value not in task["instruction"]
+                        and any(value in json.dumps(r) for r in results)
+                    ):
+                        return True
+            try:
+                results.append(ep.call(c["name"], c.get("arguments", {})))
+            except ToolError:  # an expected refusal
+                results.append(None)
+    return False
+
+
+def test_a_spread_with_lookups_feeding_writes(generated):
+    for folder in generated.values():
+        tasks = _tasks(folder)
+        kinds = {t["tags"][-1] for t in tasks}
+        assert {"single", "chain", "read"} <= kinds, kinds
+        reads = _reads(folder)
+        chains = [t for t in tasks if len(t["calls"]) >= 3 and _fed(t, reads, folder)]
+        assert len(chains) * 2 >= len(tasks), [t["instruction"] for t in tasks]
+        for task in tasks:
+            if task["tags"][-1] == "read":
+                assert task["answer_facts"] and all(c["name"] in reads for c in task["calls"])
+
+
+def test_instructions_name_no_tool_and_give_no_id_the_agent_must_look_up(generated):
+    for folder in generated.values():
+        tools = set(load_domain(folder).tools)
+        reads = _reads(folder)
+        for task in _tasks(folder):
+            text = task["instruction"]
+            assert not [t for t in tools if t in text], text
+            if task["tags"][-1] in ("chain", "double"):
+                assert _fed(task, reads, folder), task
+                first_read = next(i for i, c in enumerate(task["calls"]) if c["name"] in reads)
+                assert first_read == 0 and len(task["calls"]) >= 2
+
+
+def _world(spec: Path, seed: int, folder: Path) -> tuple[_World, Any, Any, Any]:
+    plan, ops = planned(spec)
+    schema = infer_schema(plan, ops)
+    toolset = compile_tools(schema)
+    builder = build_domain(plan, schema, toolset)
+    rows = seed_rows(builder.spec().tables, schema.hints(), seed, 20, clock=builder.head["clock"]["start"])
+    for table, table_rows in rows.items():
+        builder.seed(table, table_rows)
+    write_folder(builder, folder, plan, schema, toolset, {}, seed=seed)
+    return _World(load_domain(folder), schema, toolset, builder.rows), builder, schema, toolset
+
+
+def test_a_refusal_is_an_expected_error_with_the_current_state_as_answer(tmp_path):
+    world, *_ = _world(SHOP, 0, tmp_path / "shop")
+    try:
+        refusals = _Proposer(world, random.Random(3)).refusals()
+    finally:
+        world.close()
+    assert refusals, "the shop's cancel_order refuses a cancelled or delivered order"
+    for r in refusals:
+        assert r.calls[-1]["expect_error"] is True and not any(c.get("expect_error") for c in r.calls[:-1])
+        assert r.answer_facts and r.answer_facts[0] in ("cancelled", "delivered", "shipped", "placed")
+
+
+def test_rejections_are_counted_by_status(tmp_path):
+    world, builder, schema, toolset = _world(WEATHER, 1, tmp_path / "weather")
+    try:
+        candidates = propose(world, random.Random(1))
+    finally:
+        world.close()
+    kept, rejected = make_tasks(builder, tmp_path / "weather", schema, toolset, seed=1)
+    assert kept == len(_tasks(tmp_path / "weather")) == len(builder.tasks)
+    assert kept + sum(rejected.values()) <= len(candidates)
+    assert set(rejected) <= {
+        "broken-gold",
+        "no-op-passes",
+        "weak-verifier",
+        "weak-answer",
+        "order-sensitive",
+        "unreachable-answer",
+        "unreachable-fact",
+        "flaky",
+        "network",
+    }
+
+
+@settings(max_examples=3)
+@given(seed=st.integers(min_value=0, max_value=2**31))
+def test_same_seed_same_tasks(tmp_path_factory, seed):
+    texts = []
+    for _ in range(2):
+        out = tmp_path_factory.mktemp("det")
+        plan, ops = planned(WEATHER)
+        result = synthesize_domain(plan, ops, out, {}, seed=seed)
+        texts.append(
+            (
+                result.tasks_kept,
+                result.tasks_rejected,
+                (out / plan.name / "tasks.jsonl").read_bytes() if result.kept else b"",
+            )
+        )
+    assert texts[0] == texts[1]
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        ('a "q"', '"a \\"q\\""'),
+        (12.5, "12.5"),
+        (3, "3"),
+        (True, "true"),
+        ({"b": 1, "a": [2]}, '{"a": [2], "b": 1}'),
+    ],
+)
+def test_values_are_written_as_the_agent_must_pass_them(value, text):
+    assert say.value_text(value) == text
+    assert json.loads(say.value_text(value)) == value
+
+
+def test_phrases():
+    assert (
+        say.row_phrase("user_account", "emailAddress", "a@b.c")
+        == 'the user account whose email address is "a@b.c"'
+    )
+    assert say.row_where("order", [("total", 5)], ['the user whose email is "x"']) == (
+        'the order of the user whose email is "x" whose total is 5'
+    )
+    assert say.verb_phrase(("cancel", "order"), "order") == "cancel"
+    assert (
+        say.create_clause("book", "reservation", [], [("seats", 2)]) == "book a new reservation with seats 2"
+    )
+    assert say.create_clause("bfcl", "thing", [], []) == "create a new thing"
