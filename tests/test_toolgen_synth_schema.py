@@ -203,3 +203,29 @@ def test_an_argument_with_one_possible_value_is_an_option_not_a_column():
         "v": "option",
         "name": "field",
     }
+
+
+def test_two_entities_naming_each_other_get_one_foreign_key_not_a_cycle():
+    schema = infer_schema(
+        *planned_from(
+            make_op(
+                "add_firewall",
+                "create",
+                {"droplet_id": {"type": "string"}, "name": {"type": "string"}},
+                entity="firewall",
+            ),
+            make_op(
+                "add_droplet",
+                "create",
+                {"firewall_id": {"type": "string"}, "size": {"type": "string"}},
+                entity="droplet",
+            ),
+        )
+    )
+    droplets, firewalls = schema.tables["droplets"], schema.tables["firewalls"]
+    refs = {droplets.columns["firewall_id"].references, firewalls.columns["droplet_id"].references}
+    assert refs == {
+        None,
+        "droplets.droplet_id",
+    }  # the first seen is the foreign key, the other a plain column
+    assert droplets.columns["firewall_id"].type == "string"

@@ -287,13 +287,33 @@ class _Builder:
             return
         col.default = default
 
+    def _reaches(self, start: TablePlan, goal: TablePlan) -> bool:
+        """Whether `start`'s foreign keys lead (through any tables) to `goal`."""
+        seen: set[str] = set()
+        stack = [start.name]
+        while stack:
+            name = stack.pop()
+            if name == goal.name:
+                return True
+            if name in seen or name not in self.tables:
+                continue
+            seen.add(name)
+            stack.extend(
+                c.references.split(".")[0] for c in self.tables[name].columns.values() if c.references
+            )
+        return False
+
     def foreign_key(self, table: TablePlan, other: TablePlan, spelled: str | None = None) -> str:
-        """The column of `table` that holds a row of `other`'s key."""
+        """The column of `table` that holds a row of `other`'s key: a foreign key, unless `other`
+        already leads back to `table` (two tables referring to each other cannot be created in
+        order): then a plain column of the key's type."""
+        target = f"{other.name}.{other.primary_key}"
         for name, col in table.columns.items():
-            if col.references == f"{other.name}.{other.primary_key}":
+            if col.references == target:
                 return name
         if table is other:
             spelled = f"parent_{other.entity}_id"
+        cyclic = table is not other and self._reaches(other, table)
         name = spelled if spelled and table.column_for(spelled) is None else f"{other.entity}_id"
         existing = table.column_for(name)
         if existing is not None and existing != table.primary_key:
@@ -302,7 +322,7 @@ class _Builder:
                 col.type = other.columns[other.primary_key].type
                 col.enum = None
                 col.default = None
-                col.references = f"{other.name}.{other.primary_key}"
+                col.references = None if cyclic else target
                 return existing
             name = f"{name}_ref"
         col_name = identifier(name)
@@ -312,7 +332,7 @@ class _Builder:
         table.columns[col_name] = ColumnPlan(
             col_name,
             key.type,
-            references=f"{other.name}.{other.primary_key}",
+            references=None if cyclic else target,
             description=f"the {other.entity.replace('_', ' ')} it belongs to",
             hint={"type": JSON_TYPE[key.type]},
         )
