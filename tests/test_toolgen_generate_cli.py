@@ -318,3 +318,14 @@ def test_the_ray_executor_writes_the_same_folder(generated, tmp_path):
     assert code == 0, stderr
     name = "tiny-shop-order-user"
     assert _folder_bytes(out / name) == _folder_bytes(tmp_path / "o" / name)
+
+
+def test_without_toolboxes_the_plans_too_small_operations_stay_skipped(tmp_path):
+    code, stdout, stderr = run(
+        str(FIXTURES), "--out", str(tmp_path / "o"), "--no-toolboxes", "--no-tasks", "--json"
+    )
+    assert code == 0, stderr
+    ops = json.loads(stdout)["operations"]
+    assert (ops["total"], ops["compiled"], ops["skipped"]) == (22, 16, 6)
+    assert ops["skipped_by_reason"] == {"too small and unrelated": 6}
+    assert not (tmp_path / "o" / "assorted-functions-toolbox").exists()
