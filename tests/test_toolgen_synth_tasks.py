@@ -16,11 +16,13 @@ from simulator import load_domain
 from simulator.errors import ToolError
 from toolgen.synth import instructions as say
 from toolgen.synth.folder import build_domain, write_folder
+from toolgen.synth.lookups import World
 from toolgen.synth.run import synthesize_domain
 from toolgen.synth.schema import infer_schema
 from toolgen.synth.seed import seed_rows
-from toolgen.synth.tasks import MAX_TASKS, _Proposer, _World, make_tasks, propose
+from toolgen.synth.tasks import MAX_TASKS, make_tasks
 from toolgen.synth.tools import compile_tools
+from toolgen.synth.walks import Proposer, propose
 
 from .synth_kit import SHOP, WEATHER, planned
 
@@ -101,7 +103,7 @@ def test_instructions_name_no_tool_and_give_no_id_the_agent_must_look_up(generat
                 assert first_read == 0 and len(task["calls"]) >= 2
 
 
-def _world(spec: Path, seed: int, folder: Path) -> tuple[_World, Any, Any, Any]:
+def _world(spec: Path, seed: int, folder: Path) -> tuple[World, Any, Any, Any]:
     plan, ops = planned(spec)
     schema = infer_schema(plan, ops)
     toolset = compile_tools(schema)
@@ -110,13 +112,13 @@ def _world(spec: Path, seed: int, folder: Path) -> tuple[_World, Any, Any, Any]:
     for table, table_rows in rows.items():
         builder.seed(table, table_rows)
     write_folder(builder, folder, plan, schema, toolset, {}, seed=seed)
-    return _World(load_domain(folder), schema, toolset, builder.rows), builder, schema, toolset
+    return World(load_domain(folder), schema, toolset, builder.rows), builder, schema, toolset
 
 
 def test_a_refusal_is_an_expected_error_with_the_current_state_as_answer(tmp_path):
     world, *_ = _world(SHOP, 0, tmp_path / "shop")
     try:
-        refusals = _Proposer(world, random.Random(3)).refusals()
+        refusals = Proposer(world, random.Random(3)).refusals()
     finally:
         world.close()
     assert refusals, "the shop's cancel_order refuses a cancelled or delivered order"

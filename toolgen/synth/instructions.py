@@ -15,11 +15,14 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from toolgen.naming import words
 
 __all__ = [
+    "Said",
+    "plain",
     "ask_sentence",
     "field_phrase",
     "id_phrase",
@@ -54,8 +57,25 @@ def field_phrase(column: str) -> str:
     return " ".join(words(column)) or column
 
 
+@dataclass(frozen=True)
+class Said:
+    """A value the instruction does not state but points at (`the same as the city of ...`);
+    `calls` are the lookups that reveal it."""
+
+    value: Any
+    text: str
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list, compare=False)
+
+
+def plain(value: Any) -> Any:
+    """The value itself (of a `Said`, what it points at)."""
+    return value.value if isinstance(value, Said) else value
+
+
 def value_text(value: Any) -> str:
-    """A value written so that the agent can pass it back exactly."""
+    """A value written so that the agent can pass it back exactly (a `Said`: its words)."""
+    if isinstance(value, Said):
+        return value.text
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):

@@ -1,0 +1,379 @@
+"""What a person knows of a row, and the read calls that find it: the lookups of generated tasks.
+
+    world = World(domain, schema, toolset, rows)     # a read-only episode of the written folder
+    world.name_row(table, row, rng, lookup=True)     # Ref('the user whose email is "..."', [calls])
+    world.copied(rng, tool, binding, current)        # Said('the same as the city of ...', value, [calls])
+    world.value_for(rng, tool, binding, current)     # a value for a field argument
+
+A row is named by a handle (`lexicon.handle_columns`: an email, a name, a title) that a read tool
+filters on or lists; else by the values a filtering read tool requires, a parent by its own
+handle (`the order of the user whose email is ...`: that lookup first); else through a row that
+refers to it (`the user of the reservation RES-1`); each only when the read's result shows the
+row's id, run on the episode.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from simulator import Domain, Episode
+from simulator.errors import ToolgymError
+from toolgen.model import Operation
+from toolgen.naming import words
+
+from . import instructions as say
+from .lexicon import handle_columns
+from .schema import Binding, DomainSchema, TablePlan
+from .tools import ToolPlan, Toolset
+
+__all__ = ["Args", "Ref", "Row", "Tool", "World", "fits", "reveals", "scalar", "seq"]
+
+Args = dict[str, Any]
+Row = dict[str, Any]
+
+
+@dataclass
+class Tool:
+    """A compiled tool with what its arguments mean."""
+
+    plan: ToolPlan
+    op: Operation
+    table: TablePlan
+    bindings: list[Binding]
+    required: set[str]
+    props: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        return self.plan.name
+
+    def role(self, *roles: str) -> list[Binding]:
+        return [b for b in self.bindings if b.role in roles]
+
+    @property
+    def op_name(self) -> str:
+        return self.op.name
+
+    @property
+    def key(self) -> Binding | None:
+        found = self.role("key")
+        return found[0] if found else None
+
+
+@dataclass
+class Ref:
+    """How an instruction names a row, and the read calls that reveal its id."""
+
+    phrase: str
+    calls: list[tuple[str, Args]]
+
+
+def reveals(result: Any, column: str, value: Any, depth: int = 0) -> bool:
+    """Whether a tool result holds a record whose `column` is `value`."""
+    if depth > 6:
+        return False
+    if isinstance(result, dict):
+        if column in result and result[column] == value and type(result[column]) is type(value):
+            return True
+        return any(reveals(v, column, value, depth + 1) for v in result.values())
+    if isinstance(result, list):
+        return any(reveals(v, column, value, depth + 1) for v in result)
+    return False
+
+
+def scalar(value: Any) -> bool:
+    return value is not None and isinstance(value, str | int | float | bool)
+
+
+class World:
+    """One domain's tools, rows and a read-only episode to run lookups on."""
+
+    def __init__(self, domain: Domain, schema: DomainSchema, toolset: Toolset, rows: Mapping[str, list[Row]]):
+        self.domain = domain
+        self.schema = schema
+        self.rows = {t: list(r) for t, r in rows.items()}
+        self.tools: list[Tool] = []
+        for plan in toolset.tools:
+            op = schema.operations[plan.op_id]
+            props = plan.input_schema.get("properties") or {}
+            self.tools.append(
+                Tool(
+                    plan,
+                    op,
+                    schema.table_of(op),
+                    list(schema.bindings.get(plan.op_id, [])),
+                    set(plan.input_schema.get("required") or []),
+                    props,
+                )
+            )
+        self.reader: Episode = domain.episode(seed=0)
+        self._lookups: dict[tuple[str, str], Ref | None] = {}
+
+    def close(self) -> None:
+        self.reader.close()
+
+    def read(self, name: str, args: Args) -> Any:
+        try:
+            return self.reader.call(name, args)
+        except ToolgymError:
+            return None
+
+    # -- naming a row --------------------------------------------------------------------------
+    def getter(self, table: TablePlan) -> Tool | None:
+        """A read tool that fetches one row of `table` by its key alone."""
+        for t in self.tools:
+            if t.plan.compiled_as == "get" and t.table.name == table.name and t.key is not None:
+                if t.required <= {t.key.param}:
+                    return t
+        return None
+
+    def finders(self, table: TablePlan) -> list[tuple[Tool, str | None, str | None]]:
+        """Read tools that list rows of `table`: (tool, argument, column it filters), or a plain listing."""
+        out: list[tuple[Tool, str | None, str | None]] = []
+        for t in self.tools:
+            if t.plan.compiled_as != "list" or t.table.name != table.name:
+                continue
+            for b in t.role("search", "field"):
+                if b.column is not None and t.required <= {b.param}:
+                    out.append((t, b.param, b.column))
+            if not t.required:
+                out.append((t, None, None))
+        return out
+
+    def by_handle(self, table: TablePlan, row: Row, depth: int = 0) -> Ref | None:
+        """`the customer whose email is "..."`, found by a read tool that shows its id; else the
+        row named by the values a filtering read tool needs (`the metric whose host id is ...`)."""
+        pk = table.primary_key
+        handles = handle_columns(self.domain.spec.tables[table.name])
+        finders = self.finders(table)
+        for column in handles:
+            value = row.get(column)
+            if not isinstance(value, str) or not value.strip() or not self._unique(table, row, [column]):
+                continue
+            for tool, param, filtered in finders:
+                if filtered is not None and filtered != column:
+                    continue
+                args = {param: value} if param is not None else {}
+                if reveals(self.read(tool.name, args), pk, row[pk]):
+                    return Ref(say.row_phrase(table.entity, column, value), [(tool.name, args)])
+        return self.by_filters(table, row, depth)
+
+    def _unique(self, table: TablePlan, row: Row, columns: Sequence[str]) -> bool:
+        """Whether no other row of `table` has the same values in `columns`."""
+        wanted = [row.get(c) for c in columns]
+        same = sum(1 for r in self.rows.get(table.name, []) if [r.get(c) for c in columns] == wanted)
+        return same == 1
+
+    def by_filters(self, table: TablePlan, row: Row, depth: int = 0) -> Ref | None:
+        """A row named by the values a listing of its table requires: a parent by what a person
+        knows of it (`the order of the user whose email is ...`: that lookup first), other
+        values as they are; plus one more value of the row when that is needed to tell it apart."""
+        pk = table.primary_key
+        for t in self.tools:
+            if t.plan.compiled_as != "list" or t.table.name != table.name or not t.required:
+                continue
+            bound = {b.param: b for b in t.bindings if b.param in t.required}
+            if set(bound) != t.required:
+                continue
+            if any(b.role not in ("parent", "field", "search") or b.column is None for b in bound.values()):
+                continue
+            columns = [b.column or "" for b in bound.values()]
+            if not all(scalar(row.get(c)) for c in columns):
+                continue
+            args = {p: row[b.column or ""] for p, b in bound.items()}
+            if not reveals(self.read(t.name, args), pk, row[pk]):
+                continue
+            owners: list[str] = []
+            stated: list[tuple[str, Any]] = []
+            calls: list[tuple[str, Args]] = []
+            for b in bound.values():
+                parent = self.parent_of(t, b) if b.role == "parent" else None
+                prow = self._row_by_key(parent, row[b.column or ""]) if parent is not None else None
+                found = self.by_handle(parent, prow, depth + 1) if parent and prow and depth == 0 else None
+                if found is not None and found.calls:
+                    owners.append(found.phrase)
+                    calls = seq(calls, found.calls)
+                else:
+                    stated.append((b.column or "", row[b.column or ""]))
+            if not self._unique(table, row, columns):
+                extra = self._telling(table, row, columns)
+                if extra is None:
+                    continue
+                stated.append((extra, row[extra]))
+            phrase = say.row_where(table.entity, stated, owners)
+            return Ref(phrase, [*calls, (t.name, args)])
+        return None
+
+    def _row_by_key(self, table: TablePlan, key: Any) -> Row | None:
+        return next((r for r in self.rows.get(table.name, []) if r.get(table.primary_key) == key), None)
+
+    def _telling(self, table: TablePlan, row: Row, columns: Sequence[str]) -> str | None:
+        """A column whose value tells `row` apart from the others that share `columns`."""
+        for name, col in table.columns.items():
+            if name == table.primary_key or col.references or col.type == "json" or name in columns:
+                continue
+            if scalar(row.get(name)) and self._unique(table, row, [*columns, name]):
+                return name
+        return None
+
+    def via_child(self, table: TablePlan, row: Row, rng: random.Random) -> Ref | None:
+        """`the customer of the order whose number is "..."`: a row that refers to this one, found first."""
+        pk = table.primary_key
+        children = [
+            (child, name)
+            for child in self.schema.tables.values()
+            if child.name != table.name
+            for name, col in child.columns.items()
+            if col.references == f"{table.name}.{pk}"
+        ]
+        rng.shuffle(children)
+        for child, column in children:
+            mine = [r for r in self.rows.get(child.name, []) if r.get(column) == row[pk]]
+            for kid in mine[:2]:
+                ref = self.by_handle(child, kid, depth=1)
+                if ref is not None and str(row[pk]) in ref.phrase:
+                    continue  # a child named by this row's own id says nothing new
+                if ref is None:
+                    getter = self.getter(child)
+                    if getter is None or getter.key is None:
+                        continue
+                    args = {getter.key.param: kid[child.primary_key]}
+                    ref = Ref(say.id_phrase(child.entity, kid[child.primary_key]), [(getter.name, args)])
+                name, args = ref.calls[-1]
+                if reveals(self.read(name, args), column, row[pk]):
+                    return Ref(say.via_phrase(table.entity, child.entity, ref.phrase), ref.calls)
+        return None
+
+    def name_row(self, table: TablePlan, row: Row, rng: random.Random, *, lookup: bool) -> Ref | None:
+        """How to name a row: by what a person knows (with lookups) or, with `lookup` False, by id."""
+        if not lookup:
+            return Ref(say.id_phrase(table.entity, row[table.primary_key]), [])
+        ref = self.by_handle(table, row)
+        if ref is None or rng.random() < 0.25:
+            ref = self.via_child(table, row, rng) or ref
+        return ref
+
+    def parent_of(self, tool: Tool, b: Binding) -> TablePlan | None:
+        """The table a parent argument's column refers to."""
+        col = tool.table.columns.get(b.column or "")
+        target = (col.references or "").split(".")[0] if col is not None else ""
+        return self.schema.tables.get(target)
+
+    def some_row(self, table: TablePlan, rng: random.Random, *, lookup: bool) -> tuple[Row, Ref] | None:
+        """A row of `table` and how to name it (with lookups that find it, when `lookup`)."""
+        rows = list(self.rows.get(table.name, []))
+        rng.shuffle(rows)
+        for row in rows[:8]:
+            ref = self.name_row(table, row, rng, lookup=lookup)
+            if ref is not None and (ref.calls or not lookup):
+                return row, ref
+        return None
+
+    # -- values to write -------------------------------------------------------------------------
+    def copied(self, rng: random.Random, tool: Tool, b: Binding, current: Any) -> say.Said | None:
+        """A value for a field taken from a row found by lookups (`the same as the city of the
+        user whose email is ...`): the lookup's result feeds the write."""
+        if b.column is None:
+            return None
+        prop = tool.props.get(b.param) or {}
+        wanted = words(b.column)
+        tables = list(self.schema.tables.values())
+        rng.shuffle(tables)
+        for table in tables:
+            column = next((c for c in table.columns if words(c) == wanted), None)
+            if column is None or column == table.primary_key or table.columns[column].references:
+                continue
+            rows = [
+                r
+                for r in self.rows.get(table.name, [])
+                if scalar(r.get(column)) and r.get(column) != current and fits(prop, r.get(column))
+            ]
+            for row in rng.sample(rows, min(3, len(rows))):
+                ref = self.by_handle(table, row)
+                if ref is None or not ref.calls or say.value_text(row[column]) in ref.phrase:
+                    continue  # (a value the phrase states is no lookup)
+                if not reveals(self.read(*ref.calls[-1]), column, row[column]):
+                    continue
+                text = f"the same as the {say.field_phrase(column)} of {ref.phrase}"
+                return say.Said(row[column], text, ref.calls)
+        return None
+
+    def value_for(self, rng: random.Random, tool: Tool, b: Binding, current: Any) -> Any:
+        """A value for a field argument: another of the column's values, else one from its schema."""
+        prop = tool.props.get(b.param) or {}
+        enum = prop.get("enum") or (
+            tool.table.columns[b.column].enum if b.column in tool.table.columns else None
+        )
+        if enum:
+            choices = [v for v in enum if scalar(v) and v != current]
+            return rng.choice(choices) if choices else None
+        column = b.column or ""
+        pool = sorted(
+            {
+                repr(r.get(column)): r.get(column)
+                for r in self.rows.get(tool.table.name, [])
+                if r.get(column) is not None
+                and r.get(column) != current
+                and fits(prop, r.get(column))
+                and len(say.value_text(r.get(column))) <= 120
+            }.items()
+        )
+        if pool and b.column is not None:
+            return rng.choice(pool)[1]
+        return _from_schema(rng, prop, current)
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list,),
+    "object": (dict,),
+}
+
+
+def fits(prop: Mapping[str, Any], value: Any) -> bool:
+    """Whether a value has a type the argument's schema allows (any, when it names none)."""
+    kinds = prop.get("type")
+    kinds = [kinds] if isinstance(kinds, str) else kinds if isinstance(kinds, list) else []
+    if not kinds:
+        return True
+    if isinstance(value, bool):
+        return "boolean" in kinds
+    return any(isinstance(value, _JSON_TYPES.get(k, ())) for k in kinds)
+
+
+def _from_schema(rng: random.Random, prop: Mapping[str, Any], current: Any) -> Any:
+    kind = prop.get("type")
+    kind = next((k for k in kind if k != "null"), None) if isinstance(kind, list) else kind
+    if kind == "boolean":
+        return not current if isinstance(current, bool) else True
+    if kind in ("integer", "number"):
+        low = prop.get("minimum", 1)
+        high = prop.get("maximum", max(low, 1) + 50)
+        value = rng.randint(int(low), int(max(low, min(high, low + 50))))
+        return value if value != current else (value + 1 if value + 1 <= high else value - 1)
+    if kind == "string":
+        fmt = prop.get("format")
+        day = rng.randint(1, 28)
+        if fmt == "date-time":
+            return f"2026-04-{day:02d}T10:00:00Z"
+        if fmt == "date":
+            return f"2026-04-{day:02d}"
+        if fmt == "email":
+            return f"contact{day}@example.com"
+        return rng.choice(("priority", "reviewed", "follow up", "on hold", "urgent")) + f" {day}"
+    return None
+
+
+def seq(*parts: Sequence[tuple[str, Args]]) -> list[tuple[str, Args]]:
+    out: list[tuple[str, Args]] = []
+    for part in parts:
+        for item in part:
+            if item not in out:
+                out.append(item)
+    return out

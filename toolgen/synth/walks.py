@@ -1,0 +1,369 @@
+"""Walks on a generated domain's tool graph: candidate tasks of every kind, executed on the simulator.
+
+    propose(world, rng) -> [Candidate]   # chains and doubles first, then reads, refusals, singles
+
+See `toolgen.synth.tasks` for the kinds and for how candidates are validated and kept.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from simulator.builders import call
+from simulator.errors import ToolgymError
+from toolgen.naming import words
+
+from . import instructions as say
+from .lookups import Args, Ref, Row, Tool, World, reveals, scalar, seq
+from .schema import Binding, TablePlan
+
+__all__ = ["MAX_CANDIDATES", "Candidate", "Proposer", "Write", "propose"]
+
+#: most candidates proposed per domain
+MAX_CANDIDATES = 24
+_KEYED = frozenset(("status", "update", "delete", "event"))
+#: how many of each kind a domain's candidates hold at most (chains first: they teach the most)
+_QUOTA = {"double": 8, "chain": 6, "read": 4, "refusal": 2, "single": 4}
+
+
+@dataclass
+class Write:
+    """One write of a task: its clause, the lookups that find its ids, the call."""
+
+    text: str
+    lookups: list[tuple[str, Args]]
+    tool: str
+    args: Args
+
+    @property
+    def calls(self) -> list[tuple[str, Args]]:
+        return [*self.lookups, (self.tool, self.args)]
+
+
+@dataclass
+class Candidate:
+    """A task before validation."""
+
+    kind: str
+    instruction: str
+    calls: list[dict[str, Any]]
+    answer_facts: list[Any] = field(default_factory=list)
+
+    @property
+    def long(self) -> bool:
+        """3+ calls where lookups come first and feed a write (or the write refused)."""
+        return self.kind in ("chain", "double", "refusal") and len(self.calls) >= 3
+
+
+class Proposer:
+    """Candidates of every kind for one domain."""
+
+    def __init__(self, world: World, rng: random.Random):
+        self.w = world
+        self.rng = rng
+
+    def _fields(
+        self, tool: Tool, row: Row | None, extra: int, lookup: bool = False
+    ) -> list[tuple[Binding, Any]] | None:
+        """Field arguments: every required one and up to `extra` optional ones (None: cannot fill).
+        With `lookup`, one value may be another row's (`say.Said`: found by that row's lookups)."""
+        chosen: list[tuple[Binding, Any]] = []
+        optional = [b for b in tool.role("field") if b.param not in tool.required and b.column is not None]
+        optional = [b for b in optional if tool.table.columns[b.column or ""].type != "json"]
+        self.rng.shuffle(optional)
+        copy = lookup and self.rng.random() < 0.7
+        for b in [b for b in tool.bindings if b.param in tool.required and b.role == "field"] + optional[
+            :extra
+        ]:
+            current = row.get(b.column) if row is not None and b.column else None
+            value = self.w.copied(self.rng, tool, b, current) if copy else None
+            copy = copy and value is None
+            if value is None:
+                value = self.w.value_for(self.rng, tool, b, current)
+            if value is None:
+                if b.param in tool.required:
+                    return None
+                continue
+            chosen.append((b, value))
+        return chosen
+
+    def _covered(self, tool: Tool, given: set[str]) -> bool:
+        return tool.required <= given
+
+    def keyed(self, tool: Tool, row: Row, ref: Ref, *, expect_error: bool = False) -> Write | None:
+        """(clause, lookups, arguments) of a write on one row."""
+        table = tool.table
+        key = tool.key
+        assert key is not None
+        args: Args = {key.param: row[table.primary_key]}
+        owners = []
+        for b in tool.role("parent"):
+            if b.param in tool.required and b.column is not None:
+                if row.get(b.column) is None:
+                    return None
+                args[b.param] = row[b.column]
+                parent = self.w.parent_of(tool, b)
+                if not ref.calls and parent is not None:  # named by id: its parents' ids are given too
+                    owners.append(say.id_phrase(parent.entity, row[b.column]))
+                elif not ref.calls:
+                    return None
+        if owners:
+            ref = Ref(f"{ref.phrase} (of {say.join_clauses(owners)})", ref.calls)
+        extra = 0 if tool.plan.compiled_as != "update" else self.rng.choice((1, 1, 2))
+        fields = self._fields(tool, row, extra, lookup=bool(ref.calls))
+        if fields is None or (tool.plan.compiled_as == "update" and not fields):
+            return None
+        lookups = list(ref.calls)
+        for b, value in fields:
+            args[b.param] = say.plain(value)
+            lookups = seq(lookups, value.calls if isinstance(value, say.Said) else [])
+        if not self._covered(tool, set(args)):
+            return None
+        settings = [(b.param, v) for b, v in fields]
+        if tool.plan.compiled_as == "update":
+            text = say.update_clause(ref.phrase, settings)
+        elif tool.plan.compiled_as == "delete":
+            text = say.clause("delete", ref.phrase, settings)
+        else:
+            text = say.clause(say.verb_phrase(words(tool.op_name), table.entity), ref.phrase, settings)
+        return Write(text, lookups, tool.name, args)
+
+    def create(self, tool: Tool, lookup: bool) -> Write | None:
+        args: Args = {}
+        owners: list[str] = []
+        lookups: list[tuple[str, Args]] = []
+        for b in tool.role("parent"):
+            parent = self.w.parent_of(tool, b)
+            if parent is None or (b.param not in tool.required and self.rng.random() < 0.5):
+                if b.param in tool.required:
+                    return None
+                continue
+            named = self.w.some_row(parent, self.rng, lookup=lookup)
+            if named is None:
+                if b.param in tool.required:
+                    return None
+                continue
+            row, ref = named
+            args[b.param] = row[parent.primary_key]
+            owners.append(ref.phrase)
+            lookups = seq(lookups, ref.calls)
+        key = tool.key
+        if key is not None and key.param in tool.required:
+            args[key.param] = self._new_key(tool.table)
+        fields = self._fields(tool, None, self.rng.choice((1, 2)), lookup=lookup)
+        if fields is None or not self._covered(tool, set(args) | {b.param for b, _ in fields}):
+            return None
+        for b, value in fields:
+            args[b.param] = say.plain(value)
+            lookups = seq(lookups, value.calls if isinstance(value, say.Said) else [])
+        settings = [(b.param, v) for b, v in fields]
+        if key is not None and key.param in args:
+            settings.insert(0, (key.param, args[key.param]))
+        verb = say.verb_phrase(words(tool.op_name), tool.table.entity).split(" ")[0]
+        text = say.create_clause(verb, tool.table.entity, owners, settings)
+        return Write(text, lookups, tool.name, args)
+
+    def _new_key(self, table: TablePlan) -> Any:
+        if table.columns[table.primary_key].type == "integer":
+            taken = [r.get(table.primary_key) for r in self.w.rows.get(table.name, [])]
+            return max([t for t in taken if isinstance(t, int)] or [0]) + 100 + self.rng.randint(1, 99)
+        return f"new-{table.entity.replace('_', '-')}-{self.rng.randint(100, 999)}"
+
+    def rows_of(self, table: TablePlan) -> list[Row]:
+        rows = list(self.w.rows.get(table.name, []))
+        self.rng.shuffle(rows)
+        return rows[:6]
+
+    def one_write(self, tool: Tool, lookup: bool) -> Write | None:
+        if tool.plan.compiled_as in _KEYED and tool.key is not None:
+            for row in self.rows_of(tool.table):
+                ref = self.w.name_row(tool.table, row, self.rng, lookup=lookup)
+                if ref is None or (lookup and not ref.calls):
+                    continue
+                made = self.keyed(tool, row, ref)
+                if made is not None and self._succeeds(made.calls):
+                    return made
+            return None
+        if tool.plan.compiled_as == "create":
+            for _ in range(3):
+                made = self.create(tool, lookup)
+                if made is None or not made.args or (lookup and not made.lookups):
+                    continue
+                if self._succeeds(made.calls):
+                    return made
+        return None
+
+    def _succeeds(self, calls: list[tuple[str, Args]], failing: int | None = None) -> bool:
+        """Whether the calls run as planned on a fresh episode (call `failing` must fail)."""
+        with self.w.domain.episode(seed=0) as ep:
+            for i, (name, args) in enumerate(calls):
+                try:
+                    ep.call(name, args)
+                except ToolgymError:
+                    if i != failing:
+                        return False
+                    continue
+                if i == failing:
+                    return False
+        return True
+
+    def writes(self) -> list[Tool]:
+        return [t for t in self.w.tools if t.plan.kind == "write"]
+
+    def singles(self) -> list[Candidate]:
+        out: list[Candidate] = []
+        for _ in range(2):
+            for tool in self.writes():
+                made = self.one_write(tool, lookup=False)
+                if made is not None and all(c.calls[-1]["arguments"] != made.args for c in out):
+                    out.append(self._candidate("single", [made]))
+        return out
+
+    def counts(self) -> list[Candidate]:
+        """`How many <entities> have <field> <value>?`, answered by a listing filtered on that field."""
+        out: list[Candidate] = []
+        for tool in self.w.tools:
+            if tool.plan.compiled_as != "list":
+                continue
+            table = tool.table
+            for b in tool.role("field"):
+                col = table.columns.get(b.column or "")
+                if col is None or not col.enum or not tool.required <= {b.param}:
+                    continue
+                rows = self.w.rows.get(table.name, [])
+                column = b.column or ""
+                values = sorted({str(r[column]) for r in rows if isinstance(r.get(column), str)})
+                if not values:
+                    continue
+                value = self.rng.choice(values)
+                count = sum(1 for r in rows if r.get(column) == value)
+                result = self.w.read(tool.name, {b.param: value})
+                if isinstance(result, list) and len(result) == count:
+                    text = say.count_sentence(self.rng, table.entity, b.column or b.param, value)
+                    out.append(Candidate("read", text, _gold([(tool.name, {b.param: value})]), [count]))
+                    break
+        return out
+
+    def chains(self) -> list[Candidate]:
+        out = []
+        for tool in self.writes():
+            made = self.one_write(tool, lookup=True)
+            if made is not None:
+                out.append(self._candidate("chain", [made]))
+        return out
+
+    def doubles(self) -> list[Candidate]:
+        """Two writes in one request: each found by its lookups, then done."""
+        out: list[Candidate] = []
+        tools = self.writes()
+        for _ in range(2):
+            for tool in tools:
+                if len(out) >= _QUOTA["double"]:
+                    return out
+                first = self.one_write(tool, lookup=True)
+                if first is None:
+                    continue
+                for other in self.rng.sample(tools, min(3, len(tools))):
+                    second = self.one_write(other, lookup=True)
+                    if second is None or (tool is other and first.args == second.args):
+                        continue
+                    calls = seq(first.calls, second.calls)
+                    if len(calls) >= 3 and self._succeeds(calls):
+                        out.append(self._candidate("double", [first, second]))
+                        break
+        return out
+
+    def refusals(self) -> list[Candidate]:
+        out = []
+        for tool in self.writes():
+            status = tool.table.status
+            if tool.plan.compiled_as != "status" or status is None or tool.key is None:
+                continue
+            for row in self.rows_of(tool.table):
+                if not isinstance(row.get(status), str):
+                    continue
+                ref = self.w.name_row(tool.table, row, self.rng, lookup=True)
+                if ref is None or not ref.calls:
+                    continue
+                made = self.keyed(tool, row, ref)
+                if made is None:
+                    continue
+                calls = made.calls
+                if self._succeeds(calls, failing=len(calls) - 1):
+                    text = say.refusal_sentence(self.rng, made.text)
+                    out.append(
+                        Candidate("refusal", text, _gold(calls, failing=len(calls) - 1), [row[status]])
+                    )
+                    break
+        return out
+
+    def reads(self) -> list[Candidate]:
+        out = []
+        tables = list(self.w.schema.tables.values())
+        self.rng.shuffle(tables)
+        for table in tables:
+            for row in self.rows_of(table)[:3]:
+                ref = self.w.name_row(table, row, self.rng, lookup=True)
+                getter = self.w.getter(table)
+                if (ref is None or not ref.calls) and getter is not None and getter.key is not None:
+                    args = {getter.key.param: row[table.primary_key]}
+                    ref = Ref(say.id_phrase(table.entity, row[table.primary_key]), [(getter.name, args)])
+                if ref is None or not ref.calls:
+                    continue
+                result = self.w.read(*ref.calls[-1])
+                asked = [
+                    c
+                    for c, col in table.columns.items()
+                    if c != table.primary_key
+                    and not col.references
+                    and col.type != "json"
+                    and scalar(row.get(c))
+                    and not isinstance(row.get(c), bool)
+                    and c not in ref.phrase
+                    and str(row.get(c)) not in ref.phrase
+                    and reveals(result, c, row[c])
+                ]
+                if not asked:
+                    continue
+                column = self.rng.choice(sorted(asked))
+                text = say.ask_sentence(self.rng, column, ref.phrase)
+                out.append(Candidate("read", text, _gold(ref.calls), [row[column]]))
+                if len(out) >= 2 * _QUOTA["read"]:
+                    return out
+        return out
+
+    def _candidate(self, kind: str, writes: list[Write]) -> Candidate:
+        calls: list[tuple[str, Args]] = []
+        for w in writes:
+            calls = seq(calls, w.lookups)
+            calls.append((w.tool, w.args))
+        return Candidate(kind, say.write_sentence(self.rng, [w.text for w in writes]), _gold(calls))
+
+
+def _gold(calls: Sequence[tuple[str, Args]], failing: int | None = None) -> list[dict[str, Any]]:
+    return [call(name, args, expect_error=i == failing) for i, (name, args) in enumerate(calls)]
+
+
+def propose(world: World, rng: random.Random) -> list[Candidate]:
+    """Candidates of every kind, interleaved (chains first), at most `MAX_CANDIDATES`."""
+    p = Proposer(world, rng)
+    by_kind = {
+        "double": p.doubles(),
+        "chain": p.chains(),
+        "read": p.reads() + p.counts(),
+        "refusal": p.refusals(),
+        "single": p.singles(),
+    }
+    spare = {kind: found[_QUOTA[kind] :] for kind, found in by_kind.items()}
+    for kind, found in by_kind.items():
+        del found[_QUOTA[kind] :]
+    out: list[Candidate] = []
+    for pools in (by_kind, spare):  # each kind up to its quota first, then whatever is left
+        while any(pools.values()) and len(out) < MAX_CANDIDATES:
+            for found in pools.values():
+                if found:
+                    out.append(found.pop(0))
+    return out[:MAX_CANDIDATES]
