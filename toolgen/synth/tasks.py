@@ -21,7 +21,12 @@ answer is reachable and not guessable by listing, independent calls commute, eve
 reachable). Chosen for speed in this loop: one run per task (reruns in fresh processes and tool
 fuzzing are what `toolgym validate` adds; the gold calls are also replayed under another seed
 here, which catches ids that only exist under one). Only `valid` tasks are kept; the others are
-counted by status. Deterministic from `seed` and the domain's name.
+counted by status. Long tasks (3+ calls, lookups feeding writes) are validated first; short
+ones are kept up to a third of the long ones (or up to `MIN_KEPT` in all, for a domain with no
+long ones). Deterministic from `seed` and the domain's name.
+
+Modules: `lookups` (naming a row and the reads that find it; values for fields, or a value copied
+from a looked-up row), `walks` (the candidates), `instructions` (the templates), this one (keeping).
 """
 
 from __future__ import annotations
