@@ -288,10 +288,10 @@ class _Seeder:
         through: str,
     ) -> None:
         """Fill `column` from the row `via` refers to (its `through`), else as a plain foreign key."""
-        parent = {r[via.target]: r for r in self.out[via.table]}
-        rest = [row for row in rows if parent.get(row[via.column], {}).get(through) is None]
+        parent = {r.get(via.target): r for r in self.out[via.table]}
+        rest = [row for row in rows if parent.get(row.get(via.column), {}).get(through) is None]
         for row in rows:
-            found = parent.get(row[via.column])
+            found = parent.get(row.get(via.column))
             if found is not None and found.get(through) is not None:  # (a cycle's column comes last)
                 row[column] = found[through]
         if rest:  # no row to follow (a null reference, or a null in the parent): drawn as usual
