@@ -17,9 +17,9 @@ from simulator.spec import DomainSpec
 
 PINNED = {
     "bank": "1.1.0-5a288308e64545f5",
-    "logistics": "1.1.0-fbccae96242d179e",
+    "logistics": "1.1.0-37bc3065985c0454",
     "office": "1.0.0-70242c7e864c9aae",
-    "tau2-retail": "0.2.0-4c33762f958b8073",
+    "tau2-retail": "0.2.0-9976cd11c2f83657",
 }
 
 

@@ -82,7 +82,7 @@ user_view:
                   to:
                     pick:
                       - {object: {source: $pm.source, id: $pm.payment_method_id, brand: $pm.brand, last_four: $pm.last_four, balance: $pm.balance}}
-                      - {get: [{object: @PM_FIELDS@}, $pm.source]}
+                      - {get_key: [{object: @PM_FIELDS@}, $pm.source]}
           orders: $orders.order_id
 """
 
@@ -158,7 +158,7 @@ exchange_delivered_order_items:
     as: order_items
   # the first requested id asked for more often than the order holds it
   - let: missing
-    value: {filter: {over: $args.item_ids, as: x, where: {gt: [{count: [$args.item_ids, $x]}, {count: [$order_items.item_id, $x]}]}}}
+    value: {filter: {over: $args.item_ids, as: x, where: {gt: [{count_of: [$args.item_ids, $x]}, {count_of: [$order_items.item_id, $x]}]}}}
   - fail: "Number of {missing.0} not found."
     when: {exists: $missing}
   - require: {eq: [{len: $args.item_ids}, {len: $args.new_item_ids}]}
@@ -299,7 +299,7 @@ modify_pending_order_items:
     max_limit: null
     as: order_items
   - let: missing
-    value: {filter: {over: $args.item_ids, as: x, where: {gt: [{count: [$args.item_ids, $x]}, {count: [$order_items.item_id, $x]}]}}}
+    value: {filter: {over: $args.item_ids, as: x, where: {gt: [{count_of: [$args.item_ids, $x]}, {count_of: [$order_items.item_id, $x]}]}}}
   - fail: "{missing.0} not found"
     when: {exists: $missing}
   - require: {eq: [{len: $args.item_ids}, {len: $args.new_item_ids}]}
@@ -457,7 +457,7 @@ return_delivered_order_items:
     where: [{column: order_id, value: $args.order_id, skip_if_null: false}]
     max_limit: null
     as: order_items
-  - require: {not: {exists: {filter: {over: $args.item_ids, as: x, where: {gt: [{count: [$args.item_ids, $x]}, {count: [$order_items.item_id, $x]}]}}}}}
+  - require: {not: {exists: {filter: {over: $args.item_ids, as: x, where: {gt: [{count_of: [$args.item_ids, $x]}, {count_of: [$order_items.item_id, $x]}]}}}}}
     error: Some item not found
   - update: orders
     key: {order_id: $args.order_id}
