@@ -258,6 +258,13 @@ def test_datetimes_lie_around_the_clock_never_the_wall_clock() -> None:
     rows = seed_rows(spec, {}, 0, clock="2031-05-01T00:00:00Z")
     stamps = [r["created_at"] for r in rows["customers"]]
     assert all("2029-04-01" <= s <= "2031-05-01T00:00:00Z" for s in stamps), stamps[:3]
+    assert all(r["updated_at"] is None or r["created_at"] <= r["updated_at"] for r in rows["customers"])
+    events = seed_rows(load_domain(ROOT / "domains" / "office").spec, {}, 0)["events"]
+    for event in events:  # a span: the end an hour to ten days after the start
+        start, end = (
+            datetime.fromisoformat(event[k].replace("Z", "+00:00")) for k in ("starts_at", "ends_at")
+        )
+        assert 3600 <= (end - start).total_seconds() <= 10 * 86400, event
 
 
 # ---------------------------------------------------------------------------------------------

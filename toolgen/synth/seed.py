@@ -70,9 +70,18 @@ EVENT_WORDS = frozenset(
     "cancelled canceled closed deleted resolved completed delivered ended archived revoked "
     "replaces reply parent reason refunded returned approved rejected".split()
 )
-#: words of the first and the second datetime of a pair (`starts_at` / `ends_at`, `created_at` / `updated_at`)
-START_WORDS = frozenset("start starts begin begins from checkin departure opened created create".split())
-END_WORDS = frozenset("end ends finish until to checkout arrival closed updated modified update".split())
+#: the first and the second datetime of a pair, by family: a span (`starts_at` / `ends_at`: the end
+#: follows the start by an hour to ten days) and a life (`created_at` / `updated_at`: put in order)
+PAIR_WORDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "span": (
+        frozenset("start starts begin begins from checkin departure".split()),
+        frozenset("end ends finish until to checkout arrival".split()),
+    ),
+    "life": (
+        frozenset("created create opened".split()),
+        frozenset("updated update modified closed".split()),
+    ),
+}
 
 Hints = Mapping[str, Mapping[str, Mapping[str, Any]]]
 Rows = dict[str, list[dict[str, Any]]]
@@ -501,30 +510,28 @@ def _unique(value: Any, seen: set[Any], make: Maker, d: Draw) -> Any:
 
 
 def _order_pairs(table: Table, rows: list[dict[str, Any]], rng: random.Random) -> None:
-    """(start, end) datetime pairs of one stem (`starts_at`/`ends_at`, `created_at`/`updated_at`)
-    put in order in every row where both are set; a span's end (`starts_at`/`ends_at`,
-    `check_in`/`check_out`) follows its start by 1 hour to 10 days."""
-    stems: dict[tuple[str, ...], dict[str, str]] = {}
+    """Datetime pairs of one stem and family (`PAIR_WORDS`) made to agree in every row where both
+    are set: a span's end follows its start by 1 hour to 10 days, a life's events are in order."""
+    pairs: dict[tuple[str, tuple[str, ...]], dict[int, str]] = {}
     for name, col in table.columns.items():
         if col.type != "datetime":
             continue
         ws = words(name)
         for i, w in enumerate(ws):
-            side = "start" if w in START_WORDS else "end" if w in END_WORDS else None
-            if side is not None:
-                stem = ws[:i] + ws[i + 1 :]
-                stem = tuple(s for s in stem if s not in ("at", "date", "time", "on"))
-                stems.setdefault(stem, {})[side] = name
-    for pair in stems.values():
+            for family, sides in PAIR_WORDS.items():
+                for side, vocabulary in enumerate(sides):
+                    if w in vocabulary:
+                        stem = tuple(s for s in ws[:i] + ws[i + 1 :] if s not in ("at", "date", "time", "on"))
+                        pairs.setdefault((family, stem), {}).setdefault(side, name)
+    for (family, _), pair in sorted(pairs.items()):
         if len(pair) != 2:
             continue
-        first, second = pair["start"], pair["end"]
-        span = not set(words(first)) & {"created", "opened", "create"}
+        first, second = pair[0], pair[1]
         for row in rows:
             a, b = row.get(first), row.get(second)
             if not (isinstance(a, str) and isinstance(b, str)):
                 continue
-            if span and a.endswith("Z") and len(a) == 20:
+            if family == "span" and a.endswith("Z") and len(a) == 20:
                 end = datetime.fromisoformat(a.replace("Z", "+00:00")) + timedelta(
                     minutes=15 * rng.randint(4, 960)
                 )
