@@ -232,7 +232,10 @@ class UpdateRun(TargetedRun):
                 except ValueProblem as exc:
                     raise ToolError(f"invalid value: {exc}") from None
                 key = info.key_of(raw)
-                params.update(info.key_params(key))
+                if info.composite:
+                    params.update(info.key_params(key))
+                else:
+                    params["pk"] = key
                 try:
                     execute(rt.conn, statement, params, self.labels)
                 except sqlite3.IntegrityError as exc:

@@ -14,6 +14,7 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from operator import itemgetter
 from typing import Any
 
 import sqlalchemy as sa
@@ -213,6 +214,8 @@ class TableInfo:
     _decoders: list[tuple[str, Callable[[Any], Any]]] = field(default_factory=list)
     composite: bool = field(init=False, default=False)
     _params: tuple[str, ...] = field(init=False, default=())
+    #: the key of a row as stored (a tuple for a composite key): an itemgetter, as this runs per row
+    key_of: Callable[[tuple[Any, ...]], Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         t = self.sa_table
@@ -220,6 +223,7 @@ class TableInfo:
             self.key = (self.pk,)
         self.key_index = tuple(self.columns.index(c) for c in self.key)
         self.composite = len(self.key) > 1
+        self.key_of = itemgetter(*self.key_index)
         self._params = (
             ("pk",) if not self.composite else tuple(f"_toolgym_k{i}" for i in range(len(self.key)))
         )
@@ -266,12 +270,6 @@ class TableInfo:
         """`key columns = :params` (the parameters `key_params` gives)."""
         t = self.sa_table
         return sa.and_(*(t.c[c] == sa.bindparam(p) for c, p in zip(self.key, self._params, strict=True)))
-
-    def key_of(self, row: tuple[Any, ...]) -> Any:
-        """The key of a row as stored (a tuple for a composite key)."""
-        if not self.composite:
-            return row[self.pk_index]
-        return tuple(row[i] for i in self.key_index)
 
     def key_in(self, values: dict[str, Any]) -> Any:
         """The key of a row given as {column: value}."""
