@@ -165,6 +165,7 @@ def synth(generated: Any, out: Path, workers: int, seed: int, with_tasks: bool =
             "per_domain": round(tasks / kept, 2) if kept else 0.0,
             "chain_share": round(chains / tasks, 4) if tasks else 0.0,
             "write_domains_under_min": len(short),
+            "rejected_by_reason": report["tasks"].get("rejected_by_reason", {}),
         },
     }
 
