@@ -148,8 +148,17 @@ class World:
         row named by the values a filtering read tool needs (`the metric whose host id is ...`)."""
         pk = table.primary_key
         handles = handle_columns(self.domain.spec.tables[table.name])
+        others = [  # a table without a handle: any other text column that tells the row apart
+            name
+            for name, col in table.columns.items()
+            if col.type == "string"
+            and not col.references
+            and not col.enum
+            and name != pk
+            and name not in handles
+        ]
         finders = self.finders(table)
-        for column in handles:
+        for column in [*handles, *others]:
             value = row.get(column)
             if not isinstance(value, str) or not value.strip() or not self._unique(table, row, [column]):
                 continue

@@ -305,7 +305,7 @@ class Proposer:
         tables = list(self.w.schema.tables.values())
         self.rng.shuffle(tables)
         for table in tables:
-            for row in self.rows_of(table)[:3]:
+            for row in self.rows_of(table)[: 6 if len(tables) <= 2 else 3]:
                 ref = self.w.name_row(table, row, self.rng, lookup=True)
                 getter = self.w.getter(table)
                 if (ref is None or not ref.calls) and getter is not None and getter.key is not None:
