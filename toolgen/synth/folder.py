@@ -26,7 +26,7 @@ from simulator.builders import DomainBuilder, Step, clock, column, hash_ids
 from toolgen.model import PlannedDomain
 
 from .schema import DomainSchema, TablePlan
-from .tools import EVENTS_TABLE, Toolset
+from .tools import EVENTS_TABLE, FINAL_STATES, Toolset
 
 __all__ = [
     "CLOCK_START",
@@ -129,11 +129,9 @@ def policy_text(plan: PlannedDomain, schema: DomainSchema, toolset: Toolset) -> 
 
 
 def _finals(table: TablePlan) -> list[str]:
-    from .tools import _FINAL
-
     status = table.status
     enum = table.columns[status].enum if status else None
-    return [v for v in enum or [] if isinstance(v, str) and v.lower() in _FINAL]
+    return [v for v in enum or [] if isinstance(v, str) and v.lower() in FINAL_STATES]
 
 
 def _table_of(schema: DomainSchema, op_id: str) -> TablePlan | None:

@@ -62,12 +62,20 @@ from toolgen.naming import words
 from .inputs import input_schema
 from .schema import Binding, ColumnPlan, DomainSchema, TablePlan, openapi_path
 
-__all__ = ["EVENTS_TABLE", "ToolPlan", "Toolset", "compile_tools", "target_state"]
+__all__ = [
+    "EVENTS_TABLE",
+    "FINAL_STATES",
+    "ToolPlan",
+    "Toolset",
+    "compile_tools",
+    "input_schema",
+    "target_state",
+]
 
 #: the table that records actions on records without a status to change
 EVENTS_TABLE = "action_log"
 _SEGMENT = re.compile(r"^[A-Za-z0-9_-]+$")
-_FINAL = frozenset(
+FINAL_STATES = frozenset(
     "cancelled canceled deleted closed completed complete delivered refunded rejected voided archived expired "
     "failed done finished declined terminated removed revoked".split()
 )
@@ -403,7 +411,7 @@ class _Compiler:
         finals = [
             v
             for v in table.columns[status].enum or []
-            if isinstance(v, str) and v.lower() in _FINAL and v != target
+            if isinstance(v, str) and v.lower() in FINAL_STATES and v != target
         ]
         if finals and verb not in _RESTORING:
             steps.append(
