@@ -75,6 +75,7 @@ __all__ = [
 #: the table that records actions on records without a status to change
 EVENTS_TABLE = "action_log"
 _SEGMENT = re.compile(r"^[A-Za-z0-9_-]+$")
+#: status values a record does not leave (but by a restoring verb such as `reopen`)
 FINAL_STATES = frozenset(
     "cancelled canceled deleted closed completed complete delivered refunded rejected voided archived expired "
     "failed done finished declined terminated removed revoked".split()
