@@ -29,6 +29,10 @@ import golden_replays  # noqa: E402
 
 runner = CliRunner()
 
+#: operator spellings of the documentation before the one-tree language (as the bundled domains
+#: were first written); `migrate` must bring them back to the new words
+_WRITTEN_IN_OLD_DOCS = {"get_key:": "get:", "sum_of:": "sum:", "count_of:": "count:"}
+
 
 def test_every_pinned_domain_migrates_and_replays_its_golden_record(tmp_path):
     """Copies of the bundled and fixture domains: after `migrate`, no old spelling is left, only the
@@ -38,7 +42,12 @@ def test_every_pinned_domain_migrates_and_replays_its_golden_record(tmp_path):
     for source in golden_replays._folders(tmp_path / "sources"):
         folder = tmp_path / "copies" / source.name
         shutil.copytree(source, folder)
-        before = (folder / "domain.yaml").read_text(encoding="utf-8")
+        # the bundled domains are migrated already: put back the spellings they were written in
+        written = (folder / "domain.yaml").read_text(encoding="utf-8")
+        for new_word, old_word in _WRITTEN_IN_OLD_DOCS.items():
+            written = written.replace(new_word, old_word)
+        (folder / "domain.yaml").write_text(written, encoding="utf-8")
+        before = written
         spellings = check_domain(folder).spellings
         result = runner.invoke(app, ["migrate", str(folder)])
         assert result.exit_code == 0, result.output
@@ -59,7 +68,7 @@ def test_every_pinned_domain_migrates_and_replays_its_golden_record(tmp_path):
             migrated += 1
             domain = load_domain(folder)
             assert golden_replays.record_domain(domain) == pinned[domain.ref], domain.ref
-    assert migrated >= 2  # the test exercises real rewrites (logistics, tau2-retail, stays today)
+    assert migrated >= 3  # the test exercises real rewrites (logistics, tau2-retail, stays today)
 
 
 WRITTEN = """\
