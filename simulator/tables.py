@@ -216,6 +216,8 @@ class TableInfo:
     _params: tuple[str, ...] = field(init=False, default=())
     #: the key of a row as stored (a tuple for a composite key): an itemgetter, as this runs per row
     key_of: Callable[[tuple[Any, ...]], Any] = field(init=False, repr=False, compare=False)
+    #: the key of a row given as {column: value}
+    key_in: Callable[[dict[str, Any]], Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         t = self.sa_table
@@ -224,6 +226,7 @@ class TableInfo:
         self.key_index = tuple(self.columns.index(c) for c in self.key)
         self.composite = len(self.key) > 1
         self.key_of = itemgetter(*self.key_index)
+        self.key_in = itemgetter(*self.key)
         self._params = (
             ("pk",) if not self.composite else tuple(f"_toolgym_k{i}" for i in range(len(self.key)))
         )
@@ -270,12 +273,6 @@ class TableInfo:
         """`key columns = :params` (the parameters `key_params` gives)."""
         t = self.sa_table
         return sa.and_(*(t.c[c] == sa.bindparam(p) for c, p in zip(self.key, self._params, strict=True)))
-
-    def key_in(self, values: dict[str, Any]) -> Any:
-        """The key of a row given as {column: value}."""
-        if not self.composite:
-            return values[self.pk]
-        return tuple(values[c] for c in self.key)
 
     def key_params(self, key: Any) -> dict[str, Any]:
         """The parameters of a statement by key (`select_by_pk`, `delete_by_pk`, `key_clause`)."""
