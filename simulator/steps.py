@@ -244,7 +244,7 @@ class UpdateRun(TargetedRun):
                 after = dict(before)
                 after.update(info.decode_some(params, new))
                 stored = tuple(params[c] if c in new else v for c, v in zip(info.columns, raw, strict=True))
-                new_key = info.key_of(stored)
+                new_key = info.key_of(stored) if info.composite or info.pk in new else key
                 if new_key != key:
                     rt.changed(info.name, new_key)
                     rt.cache[(info.name, key)] = None
