@@ -1,6 +1,6 @@
 """Generated keys: how `create` makes a key the call did not give, per table's id scheme.
 
-Three schemes, all deterministic per episode (the n-th new key of a table depends only on the
+Four schemes, all deterministic per episode (the n-th new key of a table depends only on the
 scheme, the table, the episode's seed and n; a candidate that exists already is skipped):
 
 - `hash` (the default): `prefix` + 8 hex digits of sha256("seed:table:n"), as toolgym always did;
@@ -10,7 +10,9 @@ scheme, the table, the episode's seed and n; a candidate that exists already is 
 - `pattern`: `prefix` + one character per pattern slot, drawn from sha256("seed:table:n"):
   `A` an upper-case letter, `a` a lower-case letter, `9` a digit, `X` an upper-case letter or a
   digit, `x` a lower-case letter or a digit; any other character stands for itself, and `\\`
-  makes a slot letter literal (`AAA999` -> `QZK402`).
+  makes a slot letter literal (`AAA999` -> `QZK402`);
+- `uuid`: a version-4 UUID made from sha256("seed:table:n") (`0f8e4c2a-…-…`), for keys a spec
+  declares `format: uuid`.
 
 Integer keys are max + 1 (within the rest of a composite key), or at least `start` for a counter.
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import re
 import string
+import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -38,6 +41,12 @@ MAX_TRIES = 1000
 def generated_key(seed: int, table: str, prefix: str, n: int) -> str:
     """The n-th generated string key of a table under a seed: prefix + 8 hex digits of a hash."""
     return prefix + hashlib.sha256(f"{seed}:{table}:{n}".encode()).hexdigest()[:8]
+
+
+def uuid_key(seed: int, table: str, n: int) -> str:
+    """The n-th generated key of a table under the `uuid` scheme: a version-4 UUID from a hash."""
+    digest = hashlib.sha256(f"{seed}:{table}:{n}".encode()).digest()
+    return str(uuid.UUID(bytes=digest[:16], version=4))
 
 
 def parse_pattern(pattern: str) -> tuple[str, ...]:
@@ -102,6 +111,8 @@ class IdMaker:
                     slot = slot[i]
                 out.append(slot)
             return self.prefix + "".join(out)
+        if self.scheme == "uuid":
+            return uuid_key(seed, self.table, n)
         return generated_key(seed, self.table, self.prefix, n)
 
     def candidates(self, seed: int, count: int) -> list[str]:

@@ -77,6 +77,7 @@ __all__ = [
     "ListStep",
     "NAME",
     "PatternIds",
+    "UuidIds",
     "register_step",
     "RelatedRows",
     "RequireStep",
@@ -151,7 +152,13 @@ class PatternIds(_Model):
         return value
 
 
-IdScheme = Annotated[HashIds | CounterIds | PatternIds, Field(discriminator="scheme")]
+class UuidIds(_Model):
+    """Generated keys: a version-4 UUID derived from the episode's seed (for `format: uuid` keys)."""
+
+    scheme: Literal["uuid"]
+
+
+IdScheme = Annotated[HashIds | CounterIds | PatternIds | UuidIds, Field(discriminator="scheme")]
 
 
 class Table(_Model):
@@ -186,7 +193,7 @@ class Table(_Model):
 
     @field_validator("ids")
     @classmethod
-    def _ids_fit(cls, value: HashIds | CounterIds | PatternIds | None, info: ValidationInfo) -> Any:
+    def _ids_fit(cls, value: HashIds | CounterIds | PatternIds | UuidIds | None, info: ValidationInfo) -> Any:
         if value is None:
             return value
         if info.data.get("id_prefix"):
@@ -195,7 +202,7 @@ class Table(_Model):
         last = key if isinstance(key, str) else key[-1] if key else None
         column = (info.data.get("columns") or {}).get(last)
         if column is not None and column.type == "integer":
-            if value.scheme != "counter" or value.prefix or value.width:
+            if not isinstance(value, CounterIds) or value.prefix or value.width:
                 raise ValueError(
                     f"{last} is an integer key, generated as max+1; only `scheme: counter` "
                     "with `start` applies to it (no prefix, width or pattern)"

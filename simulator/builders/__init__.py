@@ -36,6 +36,7 @@ from .domain import (
     inputs,
     param,
     pattern_ids,
+    uuid_ids,
 )
 from .expr import (
     NOW,
@@ -119,6 +120,7 @@ __all__ = [
     "ops",
     "param",
     "pattern_ids",
+    "uuid_ids",
     "ref",
     "require",
     "return_",

@@ -99,6 +99,11 @@ def pattern_ids(pattern: str, prefix: str = "") -> dict[str, Any]:
     return {"scheme": "pattern", "prefix": prefix, "pattern": pattern}
 
 
+def uuid_ids() -> dict[str, Any]:
+    """Generated keys: a version-4 UUID drawn from the episode's seed (for `format: uuid` keys)."""
+    return {"scheme": "uuid"}
+
+
 def clock(start: str, tick_seconds: int = 60, format: str | None = None) -> dict[str, Any]:  # noqa: A002
     """The simulated clock; `$now` is rendered like `start`, or with the strftime `format`."""
     return {"start": start, "tick_seconds": tick_seconds, **_given({"format": format})}

@@ -8,11 +8,24 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolgen.naming import singular
 
-__all__ = ["JSON_TYPE", "column_type", "fits", "identifier", "merge_type", "table_name", "value_type"]
+if TYPE_CHECKING:
+    from .schema import ColumnPlan
+
+__all__ = [
+    "JSON_TYPE",
+    "column_type",
+    "fits",
+    "identifier",
+    "merge_type",
+    "record_props",
+    "table_name",
+    "typed_hint",
+    "value_type",
+]
 
 _IDENT = re.compile(r"[^A-Za-z0-9_]+")
 _TYPE_OF = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean"}
@@ -118,3 +131,48 @@ def merge_type(a: str, b: str) -> str:
     if {a, b} == {"string", "datetime"}:
         return "string"
     return "json"
+
+
+def record_props(record: Mapping[str, Any] | None) -> tuple[dict[str, Any], set[str]]:
+    if not isinstance(record, dict):
+        return {}, set()
+    if record.get("type") == "array" and isinstance(record.get("items"), dict):
+        record = record["items"]
+    props = record.get("properties")
+    if not isinstance(props, dict):
+        for key in ("allOf", "anyOf", "oneOf"):
+            parts = record.get(key)
+            if isinstance(parts, list):
+                merged: dict[str, Any] = {}
+                for part in parts:
+                    if isinstance(part, dict) and isinstance(part.get("properties"), dict):
+                        merged.update(part["properties"])
+                if merged:
+                    props = merged
+                    break
+    if not isinstance(props, dict):
+        return {}, set()
+    required = record.get("required")
+    return (
+        {str(k): v if isinstance(v, dict) else {} for k, v in props.items()},
+        {str(r) for r in required} if isinstance(required, list) else set(),
+    )
+
+
+def typed_hint(col: ColumnPlan) -> dict[str, Any]:
+    hint = {k: v for k, v in col.hint.items() if k not in ("readOnly", "writeOnly", "nullable", "x-nullable")}
+    if col.type != "json":
+        hint["type"] = JSON_TYPE[col.type]
+        for key in ("anyOf", "oneOf", "allOf", "properties", "items"):
+            hint.pop(key, None)
+        if col.type == "datetime":
+            hint["format"] = "date-time"
+    if col.enum is not None:
+        hint["enum"] = list(col.enum)
+    elif "enum" in hint:
+        del hint["enum"]
+    if col.nullable:
+        hint["nullable"] = True
+    if col.references:
+        hint["x-references"] = col.references
+    return hint

@@ -25,6 +25,7 @@ import yaml
 from simulator.builders import DomainBuilder, Step, clock, column, hash_ids
 from toolgen.model import PlannedDomain
 
+from .keys import hash_prefix
 from .schema import DomainSchema, TablePlan
 from .tools import EVENTS_TABLE, FINAL_STATES, Toolset
 
@@ -46,13 +47,6 @@ _LICENSE_YAML = re.compile(r"^\s*license:\s*\n((?:\s+\S.*\n){1,4})", re.MULTILIN
 _LICENSE_JSON = re.compile(r'"license"\s*:\s*\{([^{}]*)\}')
 _NAME_YAML = re.compile(r"^\s+name:\s*['\"]?(.+?)['\"]?\s*$", re.MULTILINE)
 _NAME_JSON = re.compile(r'"name"\s*:\s*"((?:[^"\\]|\\.)*)"')
-
-
-def _prefix(table: TablePlan) -> str:
-    letters = "".join(w[0] for w in table.entity.split("_") if w)[:3].upper()
-    if len(letters) < 2:
-        letters = re.sub(r"[^A-Za-z]", "", table.entity)[:3].upper() or "ID"
-    return letters + "-"
 
 
 def build_domain(plan: PlannedDomain, schema: DomainSchema, toolset: Toolset) -> DomainBuilder:
@@ -79,7 +73,7 @@ def build_domain(plan: PlannedDomain, schema: DomainSchema, toolset: Toolset) ->
             for c in table.columns.values()
         }
         key_type = table.columns[table.primary_key].type
-        ids = hash_ids(_prefix(table)) if key_type == "string" else None
+        ids = table.ids or (hash_ids(hash_prefix(table.entity)) if key_type == "string" else None)
         d.table(
             table.name,
             table.primary_key,

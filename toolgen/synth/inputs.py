@@ -11,23 +11,35 @@ unknown words → `x-<word>`, a broken `pattern` or bound dropped, a leftover `$
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from simulator.fastschema import KNOWN_KEYWORDS
 from toolgen.model import Operation
 
-__all__ = ["input_schema"]
+__all__ = ["clean_schema", "input_schema"]
 
 
-def input_schema(op: Operation) -> dict[str, Any]:
-    """The schema the agent sees: the spec's properties, descriptions and required list, no others."""
+def input_schema(op: Operation, replaced: Mapping[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The schema the agent sees: the spec's properties, descriptions and required list, no others
+    (a property in `replaced`, a key argument relaxed to accept the table's keys, as given there)."""
     props = op.input_schema.get("properties") or {}
     required = [r for r in op.input_schema.get("required") or [] if r in props]
-    schema: dict[str, Any] = {"type": "object", "properties": {k: _clean(v) for k, v in props.items()}}
+    replaced = replaced or {}
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {k: replaced[k] if k in replaced else _clean(v) for k, v in props.items()},
+    }
     if required:
         schema["required"] = list(dict.fromkeys(required))
     schema["additionalProperties"] = False
     return schema
+
+
+def clean_schema(node: Any) -> dict[str, Any]:
+    """One property's schema as the agent sees it (what 2020-12 would reject fixed or dropped)."""
+    cleaned = _clean(node)
+    return cleaned if isinstance(cleaned, dict) else {}
 
 
 def _clean(node: Any, depth: int = 0) -> Any:

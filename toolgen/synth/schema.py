@@ -4,7 +4,9 @@
 
 - **Tables**: one per entity an operation acts on or names by id (`order` → `orders`).
 - **Primary key**: the record's `id`, else its `<entity>_id` / `<entity>Id`, else `<entity>_id`;
-  an integer only when the record and every argument naming it say so, else a string.
+  its type and id scheme follow the arguments that carry it (`keys.key_shape`: integer arguments
+  make an integer key, `format: uuid` a `uuid` scheme, a simple pattern a `pattern` scheme), and
+  an argument whose schema those keys would fail gets a relaxed input schema (`key_inputs`).
 - **Columns**: the record schema's properties (nested objects and arrays → `json`), then the
   arguments of the operations on the entity; one column per name in any case style
   (`firstName` and `first_name` are one column, spelled as first seen, the record's first).
@@ -36,7 +38,19 @@ from toolgen.model import Operation, PlannedDomain
 from toolgen.naming import singular, snake, words
 from toolgen.relate import IDENTIFIER_WORDS
 
-from .columns import JSON_TYPE, column_type, fits, identifier, merge_type, table_name, value_type
+from .columns import (
+    JSON_TYPE,
+    column_type,
+    fits,
+    identifier,
+    merge_type,
+    record_props,
+    table_name,
+    typed_hint,
+    value_type,
+)
+from .inputs import clean_schema
+from .keys import hash_prefix, key_samples, key_shape, relaxed
 
 __all__ = [
     "Binding",
@@ -76,6 +90,8 @@ _LOW = frozenset("min from since after start gte gt lower begin earliest".split(
 _HIGH = frozenset("max to until before end lte lt upper latest".split())
 _HANDLE = ("name", "title", "display_name", "full_name", "username", "email", "label", "subject", "summary")
 _STATUS = frozenset(("status", "state"))
+#: what a key column's id scheme decides (its hint keeps the scheme's shape instead of the record's)
+_KEY_DECIDES = frozenset(("format", "pattern", "minLength", "maxLength"))
 
 
 @dataclass
@@ -102,6 +118,8 @@ class TablePlan:
     primary_key: str
     columns: dict[str, ColumnPlan]
     description: str = ""
+    #: how `create` makes keys (builder `ids`); None: integer max+1
+    ids: dict[str, Any] | None = None
 
     @property
     def status(self) -> str | None:
@@ -154,6 +172,8 @@ class DomainSchema:
     bindings: dict[str, list[Binding]]
     operations: dict[str, Operation]
     tool_names: dict[str, str]
+    #: {op id: {argument: its input schema}}: key arguments relaxed to accept the table's keys
+    key_inputs: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
     def table_of(self, op: Operation) -> TablePlan:
         return self.tables[self.by_entity[op.entity]]
@@ -192,6 +212,7 @@ class _Builder:
         self.by_entity: dict[str, str] = {}
         self.records: dict[str, dict[str, Any]] = {}
         self.required: dict[str, set[str]] = {}
+        self.key_args: dict[str, list[dict[str, Any]]] = {}
 
     # -- tables and keys -------------------------------------------------------------------
     def entity_table(self, entity: str) -> TablePlan:
@@ -206,15 +227,18 @@ class _Builder:
         key, original = self._key_name(entity, record)
         found = record.get(original) if original is not None else None
         key_schema: dict[str, Any] = found if isinstance(found, dict) else {}
-        ktype, _ = column_type(key_schema) if key_schema else ("string", False)
+        shape = key_shape(key_schema, self.key_args.get(entity, []))
         key_col = ColumnPlan(
             key,
-            "integer" if ktype == "integer" else "string",
+            shape.type,
             nullable=False,
             description=_text(key_schema.get("description")) or f"the {entity.replace('_', ' ')}'s id",
-            hint=dict(key_schema),
+            hint={**{k: v for k, v in key_schema.items() if k not in _KEY_DECIDES}, **shape.shape},
         )
-        table = TablePlan(name, entity, key, {key: key_col})
+        ids = shape.ids or (
+            {"scheme": "hash", "prefix": hash_prefix(entity)} if shape.type == "string" else None
+        )
+        table = TablePlan(name, entity, key, {key: key_col}, ids=ids)
         self.tables[name] = table
         self.by_entity[entity] = name
         return table
@@ -329,12 +353,14 @@ class _Builder:
         while table.column_for(col_name) is not None:
             col_name += "_"
         key = other.columns[other.primary_key]
+        # a column that cannot be a foreign key (a cycle) still holds values shaped like the keys
+        shape: dict[str, Any] = {k: key.hint[k] for k in ("format", "pattern") if cyclic and k in key.hint}
         table.columns[col_name] = ColumnPlan(
             col_name,
             key.type,
             references=None if cyclic else target,
             description=f"the {other.entity.replace('_', ' ')} it belongs to",
-            hint={"type": JSON_TYPE[key.type]},
+            hint={"type": JSON_TYPE[key.type], **shape},
         )
         return col_name
 
@@ -344,32 +370,6 @@ def _text(value: Any) -> str | None:
         text = " ".join(value.split())
         return text if len(text) <= 300 else text[:299] + "…"
     return None
-
-
-def _record_props(record: Mapping[str, Any] | None) -> tuple[dict[str, Any], set[str]]:
-    if not isinstance(record, dict):
-        return {}, set()
-    if record.get("type") == "array" and isinstance(record.get("items"), dict):
-        record = record["items"]
-    props = record.get("properties")
-    if not isinstance(props, dict):
-        for key in ("allOf", "anyOf", "oneOf"):
-            parts = record.get(key)
-            if isinstance(parts, list):
-                merged: dict[str, Any] = {}
-                for part in parts:
-                    if isinstance(part, dict) and isinstance(part.get("properties"), dict):
-                        merged.update(part["properties"])
-                if merged:
-                    props = merged
-                    break
-    if not isinstance(props, dict):
-        return {}, set()
-    required = record.get("required")
-    return (
-        {str(k): v if isinstance(v, dict) else {} for k, v in props.items()},
-        {str(r) for r in required} if isinstance(required, list) else set(),
-    )
 
 
 def _is_id_word(ws: tuple[str, ...]) -> bool:
@@ -449,7 +449,7 @@ def infer_schema(domain: PlannedDomain, operations: Mapping[str, Operation]) -> 
     ops = [operations[i] for i in domain.operations if i in operations]
     b = _Builder(ops)
     for op in ops:  # the records first, so keys and columns follow the spec's spelling
-        props, required = _record_props(op.record_schema)
+        props, required = record_props(op.record_schema)
         record = b.records.setdefault(op.entity, {})
         for key, value in props.items():
             record.setdefault(key, value)
@@ -462,6 +462,13 @@ def infer_schema(domain: PlannedDomain, operations: Mapping[str, Operation]) -> 
             other = _param_entity(prop, op, infos[op.id], known | set(op.consumes))
             if other is not None:
                 known.add(other)
+    for op in ops:  # the schemas of the arguments carrying each entity's key
+        for prop, raw in (op.input_schema.get("properties") or {}).items():
+            schema = raw if isinstance(raw, dict) else {}
+            if _control_role(prop, schema, op.kind) is None and schema.get("type") not in ("array", "object"):
+                other = _param_entity(prop, op, infos[op.id], known)
+                if other is not None:
+                    b.key_args.setdefault(other, []).append(schema)
     for entity in sorted({op.entity for op in ops}):
         table = b.entity_table(entity)
         for key, value in b.records.get(entity, {}).items():
@@ -470,7 +477,40 @@ def infer_schema(domain: PlannedDomain, operations: Mapping[str, Operation]) -> 
                 table.columns[col].required_by_record = key in b.required.get(entity, set())
     bindings = {op.id: _bind(b, op, infos[op.id], known) for op in ops}
     _finish(b, ops, bindings)
-    return DomainSchema(b.tables, b.by_entity, bindings, {op.id: op for op in ops}, dict(domain.tools))
+    key_inputs = _relax_keys(b, ops, bindings, infos, known)
+    return DomainSchema(
+        b.tables, b.by_entity, bindings, {op.id: op for op in ops}, dict(domain.tools), key_inputs
+    )
+
+
+def _relax_keys(
+    b: _Builder,
+    ops: list[Operation],
+    bindings: dict[str, list[Binding]],
+    infos: Mapping[str, PathInfo | None],
+    known: set[str],
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """{op id: {argument: relaxed schema}} for key arguments the table's keys would fail."""
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    samples: dict[str, list[Any]] = {}
+    for op in ops:
+        props = op.input_schema.get("properties") or {}
+        for binding in bindings[op.id]:
+            if binding.role not in ("key", "parent"):
+                continue
+            entity = op.entity
+            if binding.role == "parent":
+                entity = _param_entity(binding.param, op, infos[op.id], known) or ""
+                if entity not in b.by_entity:
+                    continue
+            table = b.tables[b.by_entity[entity]]
+            key_type = table.columns[table.primary_key].type
+            if table.name not in samples:
+                samples[table.name] = key_samples(table.name, key_type, table.ids)
+            loosened = relaxed(clean_schema(props.get(binding.param)), samples[table.name], key_type)
+            if loosened is not None:
+                out.setdefault(op.id, {})[binding.param] = loosened
+    return out
 
 
 def _bind(b: _Builder, op: Operation, info: PathInfo | None, known: set[str]) -> list[Binding]:
@@ -568,26 +608,7 @@ def _finish(b: _Builder, ops: list[Operation], bindings: dict[str, list[Binding]
                     and not bool(col.hint.get("nullable"))
                     and (musts is not None and all(name in m for m in musts))
                 )
-            col.hint = _typed_hint(col)
+            col.hint = typed_hint(col)
         if len(table.columns) == 1:
             b.add_column(table, "name", {"type": "string", "description": f"the {table.entity}'s name"})
-            table.columns["name"].hint = _typed_hint(table.columns["name"])
-
-
-def _typed_hint(col: ColumnPlan) -> dict[str, Any]:
-    hint = {k: v for k, v in col.hint.items() if k not in ("readOnly", "writeOnly", "nullable", "x-nullable")}
-    if col.type != "json":
-        hint["type"] = JSON_TYPE[col.type]
-        for key in ("anyOf", "oneOf", "allOf", "properties", "items"):
-            hint.pop(key, None)
-        if col.type == "datetime":
-            hint["format"] = "date-time"
-    if col.enum is not None:
-        hint["enum"] = list(col.enum)
-    elif "enum" in hint:
-        del hint["enum"]
-    if col.nullable:
-        hint["nullable"] = True
-    if col.references:
-        hint["x-references"] = col.references
-    return hint
+            table.columns["name"].hint = typed_hint(table.columns["name"])

@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import random
 import threading
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -389,7 +390,9 @@ class _Seeder:
             return lambda d, rest, numbers: (
                 prefix + "".join(d.rng.choice(s) if len(s) > 1 else s for s in slots)
             )
-        prefix = ids.prefix if ids is not None else table.id_prefix
+        if ids is not None and ids.scheme == "uuid":
+            return lambda d, rest, numbers: str(uuid.UUID(int=d.rng.getrandbits(128), version=4))
+        prefix = getattr(ids, "prefix", "") if ids is not None else table.id_prefix
         if (
             ids is None
             and not prefix

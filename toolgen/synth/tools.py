@@ -220,7 +220,15 @@ class _Compiler:
             steps, how, tool_kind = self.remove(op, table, bindings)
         else:
             steps, how, tool_kind = self.act(op, table, bindings)
-        return ToolPlan(op.id, name, op.description, tool_kind, input_schema(op), steps, how)
+        return ToolPlan(
+            op.id,
+            name,
+            op.description,
+            tool_kind,
+            input_schema(op, self.schema.key_inputs.get(op.id)),
+            steps,
+            how,
+        )
 
     # -- reads ---------------------------------------------------------------------------------
     def _lookup(self, op: Operation, table: TablePlan, bindings: Sequence[Binding], as_: str | None) -> Step:
