@@ -135,6 +135,32 @@ def test_simple_patterns_become_pattern_ids_the_pattern_accepts(regex, slots):
         assert jsonschema.Draft202012Validator({"pattern": regex}).is_valid(maker.key(3, n))
 
 
+_CLASSES = ["[0-9]", "[a-f0-9]", "[0-9a-fA-F]", "[A-Z]", "[a-zA-Z0-9]", "\\d", "[A-Z0-9]", "[a-z]", "[_a-z]"]
+_PIECES = st.one_of(
+    st.sampled_from(_CLASSES),
+    st.sampled_from(list("ABCaxz-_:09")),
+    st.sampled_from(["\\.", "\\-", "\\$"]),
+)
+
+
+@given(
+    pieces=st.lists(
+        st.tuples(_PIECES, st.sampled_from(["", "{3}", "{2,5}", "{0,2}", "+", "*", "?", "{1,}"])),
+        min_size=1,
+        max_size=6,
+    ),
+    slot=st.sampled_from(_CLASSES),
+    seed=st.integers(min_value=0, max_value=2**20),
+)
+def test_pattern_ids_from_any_simple_pattern_match_it(pieces, slot, seed):
+    regex = "^" + "".join(p + r for p, r in pieces) + slot + "{4}$"
+    slots = pattern_slots(regex)
+    assert slots is not None, regex
+    maker = IdMaker("t", "pattern", slots=parse_pattern(slots))
+    for key in maker.candidates(seed, 5):
+        assert jsonschema.Draft202012Validator({"pattern": regex}).is_valid(key), (regex, slots, key)
+
+
 @pytest.mark.parametrize("regex", ["^(0|[1-9][0-9]*)$", "^a|b$", "^\\w+$", "[0-9]+", "^[^x]{3}$", "^.{4}$"])
 def test_other_patterns_are_not_guessed(regex):
     assert pattern_slots(regex) is None
