@@ -18,6 +18,7 @@ from simulator import Domain, Episode
 from simulator.errors import CallFailed, ErrorKind
 from simulator.spec import Task
 
+from .rollout import Rollout
 from .validation.gold import replay_gold
 
 
@@ -58,6 +59,20 @@ def replay(
         else:
             done.append(Replayed(name, True, result=result))
     return episode, done
+
+
+def replay_rollout(
+    domain: Domain, rollout: Rollout, seed: int = 0, carry_faults: bool = False
+) -> tuple[Episode, list[Replayed]]:
+    """A rollout's calls replayed on a fresh episode: malformed and voided calls are not run, nor
+    faulted calls unless `carry_faults` (then they run as if the fault had not happened)."""
+    skip: dict[int, str] = {}
+    for i, call in enumerate(rollout.calls):
+        if call.malformed or call.voided:
+            skip[i] = call.error or "not run"
+        elif call.outcome == "fault" and not carry_faults:
+            skip[i] = f"{call.fault} fault: {call.error or 'not run'}"
+    return replay(domain, ((c.name, c.arguments) for c in rollout.calls), seed, skip)
 
 
 def expected_episode(domain: Domain, task: Task | str, seed: int | None = None) -> Episode:

@@ -30,7 +30,7 @@ from simulator.spec import Task
 from .diff import diff_states
 from .explain import MISSING, Scored, call_sentence, explain, json_differences
 from .facts import NAMED, find_facts, shotgun, shotgun_sentence
-from .replay import Replayed, expected_episode, replay
+from .replay import Replayed, expected_episode, replay_rollout
 from .report import Divergence, FactResult, ScoreReport, StateDiff, show
 from .rollout import Format, Rollout, RolloutCall
 from .transcripts import load_transcript
@@ -135,13 +135,7 @@ def _run(
     carry_faults: bool,
     answers: str,
 ) -> tuple[_Run, Episode]:
-    skip: dict[int, str] = {}
-    for i, call in enumerate(rollout.calls):
-        if call.malformed or call.voided:
-            skip[i] = call.error or "not run"
-        elif call.outcome == "fault" and not carry_faults:
-            skip[i] = f"{call.fault} fault: {call.error or 'not run'}"
-    actual, done = replay(domain, ((c.name, c.arguments) for c in rollout.calls), seed, skip)
+    actual, done = replay_rollout(domain, rollout, seed, carry_faults)
     try:
         diff = diff_states(expected, actual, gold.ignore_columns)
     except BaseException:

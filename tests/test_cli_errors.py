@@ -334,6 +334,7 @@ def baselines(ws: Path, busy: int, tmp: Path) -> dict[str, dict[str, Any]]:
         "domains": {},
         "check": {"path": SHOP},
         "migrate": {"path": SHOP, "dry_run": True},
+        "export": {"domain": SHOP, "out_file": str(tmp / "state.db")},
         "call": {"domain": SHOP, "tool": "get_customer", "arguments": '{"customer_id": "C-0001"}'},
         "serve": {
             "domain": SHOP,
@@ -361,6 +362,8 @@ BAD_TEXT = {
     ("call", "arguments"): "{nope",
     ("check", "path"): "no-such-domain",
     ("migrate", "path"): "no-such-domain",
+    ("export", "domain"): "no-such-domain",
+    ("export", "task"): "no-such-task",
     ("serve", "domain"): "no-such-domain",
     ("serve", "task"): "no-such-task",
     ("serve", "log_level"): "loud",
