@@ -55,6 +55,8 @@ class Domain:
         for name, info in self.tables.items():  # a counter continues after the seed's largest number
             info.ids = info.ids.with_floor(row.get(info.pk) for row in self.seed_rows.get(name, ()))
         self._tasks_by_id = {t.id: t for t in self.tasks}
+        #: whether any table has a composite key (its change-log keys are stored as JSON text)
+        self.composite_keys = any(t.composite for t in self.tables.values())
 
     @property
     def name(self) -> str:

@@ -84,8 +84,6 @@ class Episode:
         self._counters: dict[str, int] = {}
         self._pending_counters: dict[str, int] = {}
         self._pending_changes: set[tuple[str, Any]] = set()
-        #: whether any table has a composite key (whose keys the change log stores as JSON text)
-        self._composite = any(t.composite for t in domain.tables.values())
         self.cache: dict[tuple[str, Any], Any] = {}  # the current call's rows, by (table, key)
         self.transcript = transcript
         if transcript is not None:
@@ -216,7 +214,8 @@ class Episode:
             if self._pending_changes:
                 changes = self._pending_changes
                 conn.executemany(
-                    _LOG_CHANGE, [(t, stored_key(k)) for t, k in changes] if self._composite else changes
+                    _LOG_CHANGE,
+                    [(t, stored_key(k)) for t, k in changes] if self.domain.composite_keys else changes,
                 )
             conn.executemany(_SET_META, [("ticks", ticks + 1), *self._pending_counters.items()])
             self._record_before_commit(name, args, started, result)
