@@ -9,6 +9,7 @@ steps are in `steps.py`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -207,17 +208,20 @@ def _patch_entry(
     return fn, needs
 
 
+#: distinct column sets whose UPDATE is kept per table: a tool patching n columns has 2^n subsets,
+#: and the agent chooses which one each call gives, so the cache is bounded (beyond it, compiled again)
+UPDATE_STATEMENTS_KEPT = 256
+
+
 def _update_statements(info: TableInfo) -> Callable[[tuple[str, ...]], str]:
-    """`UPDATE table SET these columns WHERE key`, built once per set of columns."""
-    cache: dict[tuple[str, ...], str] = {}
+    """`UPDATE table SET these columns WHERE key`, built once per set of columns (the most recent
+    `UPDATE_STATEMENTS_KEPT` sets are kept; `.cache_info()` says how many)."""
     t = info.sa_table
 
+    @functools.lru_cache(maxsize=UPDATE_STATEMENTS_KEPT)
     def statement(columns: tuple[str, ...]) -> str:
-        text = cache.get(columns)
-        if text is None:
-            values: dict[str, Any] = {col: sa.bindparam(col) for col in columns}
-            text = cache[columns] = sql(sa.update(t).where(info.key_clause()).values(values))
-        return text
+        values: dict[str, Any] = {col: sa.bindparam(col) for col in columns}
+        return sql(sa.update(t).where(info.key_clause()).values(values))
 
     return statement
 

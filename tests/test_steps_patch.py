@@ -109,3 +109,32 @@ def test_each_column_changes_exactly_when_its_argument_is_given(
 def test_patch_mistakes_are_load_problems(tmp_path: Path, step: dict[str, Any], message: str) -> None:
     with pytest.raises(SpecError, match=re.escape(message)):
         domain(tmp_path, [_edit(**step)])
+
+
+def test_the_agent_cannot_grow_the_update_statement_cache_without_bound(tmp_path: Path) -> None:
+    """A tool patching n columns has 2^n column sets, and each call picks one: the UPDATE statements
+    kept per table are bounded, and every set still updates exactly what it gave."""
+    from simulator.compiler import UPDATE_STATEMENTS_KEPT
+
+    names = [f"c{i}" for i in range(10)]  # 1,024 subsets
+    columns = {"id": {"type": "string"}, **{n: {"type": "string", "nullable": True} for n in names}}
+    wide = domain(
+        tmp_path,
+        [
+            tool(
+                "edit_wide",
+                {"update": "wide", "key": {"id": "$args.id"}, "patch": {n: f"$args.{n}" for n in names}},
+                "write",
+                {"id": {"type": "string"}, **{n: OPTIONAL for n in names}},
+            )
+        ],
+        tables={"wide": {"primary_key": "id", "columns": columns}},
+        seed={"wide": [{"id": "W-1", **dict.fromkeys(names)}]},
+    )
+    run = next(r for r in wide.tools["edit_wide"].steps if hasattr(r, "statement_for"))
+    with wide.episode() as ep:
+        for mask in range(1, 1024):
+            given = {n: str(mask) for i, n in enumerate(names) if mask >> i & 1}
+            row = ep.call("edit_wide", {"id": "W-1", **given})
+            assert {n: row[n] for n in given} == given
+    assert run.statement_for.cache_info().currsize <= UPDATE_STATEMENTS_KEPT < 1023
