@@ -37,6 +37,10 @@ class Runtime(Protocol):
 
 MISSING = object()
 
+#: statements kept per query, one per combination of present filters: a search with n optional
+#: filters has 2^n and the agent picks one per call, so beyond this many they are compiled per call
+STATEMENTS_KEPT = 256
+
 
 def ordering(info: TableInfo, order_by: list[str]) -> list[Any]:
     """`order_by` (`col`, `-col` descending), then the key: every order is total."""
@@ -234,7 +238,9 @@ class Query:
                 stmt = stmt.order_by(*ordering(self.info, self.order_by))
                 if self.paged:
                     stmt = stmt.limit(sa.bindparam("limit")).offset(sa.bindparam("offset"))
-            text = self._cache[active] = sql(stmt)
+            text = sql(stmt)
+            if len(self._cache) < STATEMENTS_KEPT:
+                self._cache[active] = text
         return text
 
     def _select(self, t: sa.Table) -> sa.Select[Any]:

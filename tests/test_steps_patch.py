@@ -138,3 +138,26 @@ def test_the_agent_cannot_grow_the_update_statement_cache_without_bound(tmp_path
             row = ep.call("edit_wide", {"id": "W-1", **given})
             assert {n: row[n] for n in given} == given
     assert run.statement_for.cache_info().currsize <= UPDATE_STATEMENTS_KEPT < 1023
+
+
+def test_the_agent_cannot_grow_a_search_statement_cache_without_bound(tmp_path: Path) -> None:
+    """A search with n optional filters has 2^n statements, one per set of filters given: the
+    statements kept are bounded, and every set still filters by what it gave."""
+    from simulator.query import STATEMENTS_KEPT
+
+    names = [f"c{i}" for i in range(10)]
+    columns = {"id": {"type": "string"}, **{n: {"type": "string", "nullable": True} for n in names}}
+    where = [{"column": n, "value": f"$args.{n}"} for n in names]
+    wide = domain(
+        tmp_path,
+        [tool("find_wide", {"list": "wide", "where": where}, "read", {n: OPTIONAL for n in names})],
+        tables={"wide": {"primary_key": "id", "columns": columns}},
+        seed={"wide": [{"id": "W-1", **dict.fromkeys(names, "v")}, {"id": "W-2", **dict.fromkeys(names)}]},
+    )
+    run = wide.tools["find_wide"].steps[0]
+    with wide.episode() as ep:
+        for mask in range(1, 1024):
+            given = {n: "v" for i, n in enumerate(names) if mask >> i & 1}
+            assert [r["id"] for r in ep.call("find_wide", given)] == ["W-1"]
+            assert ep.call("find_wide", {**given, "c0": "other"}) == []
+    assert len(run.query._cache) <= STATEMENTS_KEPT < 1023
