@@ -24,7 +24,7 @@ from toolgen.synth.tasks import MAX_TASKS, make_tasks
 from toolgen.synth.tools import compile_tools
 from toolgen.synth.walks import Proposer, propose
 
-from .synth_kit import SHOP, WEATHER, planned
+from .synth_kit import SHOP, WEATHER, make_op, planned, planned_from
 
 
 def _tasks(folder: Path) -> list[dict[str, Any]]:
@@ -195,3 +195,26 @@ def test_phrases():
         say.create_clause("book", "reservation", [], [("seats", 2)]) == "book a new reservation with seats 2"
     )
     assert say.create_clause("bfcl", "thing", [], []) == "create a new thing"
+
+
+def test_a_read_only_domain_of_bare_lookups_gets_questions(tmp_path):
+    """Reads that only find rows by another row's id (no record schema): the question asks for the
+    row's id, found by the lookup; the domain reaches 5 valid tasks."""
+    browse = {"browse_id": {"type": "string", "description": "the browse id"}}
+    video = {"video_id": {"type": "string", "description": "the video id"}}
+    ops = [
+        make_op("get_album", "read", browse, ["browse_id"], entity="album"),
+        make_op("get_lyrics", "read", browse, ["browse_id"], entity="lyric"),
+        make_op("get_song", "read", video, ["video_id"], entity="song"),
+        make_op("get_watch_playlist", "read", video, ["video_id"], entity="watch_playlist"),
+        make_op("get_song_related", "read", browse, ["browse_id"], entity="song_related"),
+    ]
+    plan, by_id = planned_from(*ops)
+    result = synthesize_domain(plan, by_id, tmp_path, {}, seed=0)
+    assert result.kept, result.reason
+    tasks = _tasks(Path(result.folder or ""))
+    assert len(tasks) >= 5
+    for task in tasks:
+        [lookup] = task["calls"]
+        assert task["answer_facts"] and str(task["answer_facts"][0]) not in task["instruction"]
+        assert all(str(v) in task["instruction"] for v in lookup["arguments"].values())

@@ -306,34 +306,46 @@ class Proposer:
         self.rng.shuffle(tables)
         for table in tables:
             for row in self.rows_of(table)[: 6 if len(tables) <= 2 else 3]:
-                ref = self.w.name_row(table, row, self.rng, lookup=True)
-                getter = self.w.getter(table)
-                if (ref is None or not ref.calls) and getter is not None and getter.key is not None:
-                    args = {getter.key.param: row[table.primary_key]}
-                    ref = Ref(say.id_phrase(table.entity, row[table.primary_key]), [(getter.name, args)])
-                if ref is None or not ref.calls:
+                found = self._question(table, row)
+                if found is None:
                     continue
-                result = self.w.read(*ref.calls[-1])
-                asked = [
-                    c
-                    for c, col in table.columns.items()
-                    if c != table.primary_key
-                    and not col.references
-                    and col.type != "json"
-                    and scalar(row.get(c))
-                    and not isinstance(row.get(c), bool)
-                    and c not in ref.phrase
-                    and str(row.get(c)) not in ref.phrase
-                    and reveals(result, c, row[c])
-                ]
-                if not asked:
-                    continue
-                column = self.rng.choice(sorted(asked))
+                ref, column = found
                 text = say.ask_sentence(self.rng, column, ref.phrase)
                 out.append(Candidate("read", text, _gold(ref.calls), [row[column]]))
                 if len(out) >= 2 * _QUOTA["read"]:
                     return out
         return out
+
+    def _question(self, table: TablePlan, row: Row) -> tuple[Ref, str] | None:
+        """A way to find `row` and a value of it to ask for: named by what a person knows of it
+        (lookups), else by its id through a getter; the value one the reads show and the name
+        does not state (a reference to another row counts: `the customer id of ...`, and so does
+        the row's own id when nothing else is shown)."""
+        refs = []
+        ref = self.w.name_row(table, row, self.rng, lookup=True)
+        if ref is not None and ref.calls:
+            refs.append(ref)
+        getter = self.w.getter(table)
+        if getter is not None and getter.key is not None:
+            args = {getter.key.param: row[table.primary_key]}
+            refs.append(Ref(say.id_phrase(table.entity, row[table.primary_key]), [(getter.name, args)]))
+        for ref in refs:
+            result = self.w.read(*ref.calls[-1])
+            asked = [
+                c
+                for c, col in table.columns.items()
+                if col.type != "json"
+                and scalar(row.get(c))
+                and not isinstance(row.get(c), bool)
+                and c not in ref.phrase
+                and str(row.get(c)) not in ref.phrase
+                and reveals(result, c, row[c])
+            ]
+            if asked:  # its own values first, then a row it refers to, then its id
+                plain = [c for c in asked if not table.columns[c].references and c != table.primary_key]
+                refers = [c for c in asked if c != table.primary_key]
+                return ref, self.rng.choice(sorted(plain or refers or asked))
+        return None
 
     def _candidate(self, kind: str, writes: list[Write]) -> Candidate:
         calls: list[tuple[str, Args]] = []
