@@ -103,6 +103,17 @@ def pools(domain: Domain) -> Pools:
     return {k: v for k, v in out.items() if v}
 
 
+def seen_pools(values: Iterable[Any]) -> Pools:
+    """Pools from JSON values an agent has seen (e.g. earlier results): leaf values by the key they
+    sit under; "" -> the strings under id-like keys (`id`, `*_id`)."""
+    found: dict[str, list[Any]] = {}
+    for value in values:
+        _leaf_values(value, None, found)
+    out = {k: _ordered(v) for k, v in found.items()}
+    out[""] = _ordered(v for k, vs in found.items() if k == "id" or k.endswith("_id") for v in vs)
+    return {k: v for k, v in out.items() if v}
+
+
 def _pool(pools: Pools, key: str | None) -> list[Any]:
     if key is None:
         return []

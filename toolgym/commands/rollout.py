@@ -1,0 +1,140 @@
+"""`toolgym rollout`: run policies on domains' tasks, k samples each; transcripts plus results lines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from scoring.executor import EXECUTORS
+from scoring.rollouts.runner import RESULTS, TRANSCRIPTS, VIAS, Options, plan, run_rollouts
+from scoring.validation.manifest import load_manifest
+
+from ..app import JsonOpt, app, err, fail, out, output_dir, print_json
+
+
+@app.command()
+def rollout(
+    domains: Annotated[list[str], typer.Argument(help="bundled domain names or domain folder paths")],
+    runs: Annotated[
+        Path,
+        typer.Option(
+            "--out",
+            callback=output_dir,
+            help=f"the runs folder: {TRANSCRIPTS}/*.jsonl (signed transcripts) and {RESULTS} (one line per rollout)",
+        ),
+    ],
+    policy: Annotated[
+        list[str],
+        typer.Option(
+            help="noop, random, read-only, gold, gold-corrupt:N or openai:MODEL@URL (repeat for several)",
+        ),
+    ],
+    k: Annotated[int, typer.Option("--k", min=1, help="rollouts per task and policy")] = 8,
+    tasks: Annotated[
+        list[str] | None, typer.Option("--tasks", help="only these task ids (repeat, or comma-separated)")
+    ] = None,
+    manifest: Annotated[
+        list[Path] | None,
+        typer.Option(
+            exists=True, dir_okay=False, help="only the tasks a validated manifest lists (repeat per domain)"
+        ),
+    ] = None,
+    workers: Annotated[int, typer.Option(min=1, help="worker processes (or Ray CPUs); 1 runs inline")] = 1,
+    executor: Annotated[
+        str, typer.Option(help="local (a process pool) or ray (RAY_ADDRESS or a local one)")
+    ] = "local",
+    via: Annotated[
+        str | None,
+        typer.Option(
+            help="mcp (a real MCP client of the server; default) or inprocess (the server's sessions, no protocol; default under ray)"
+        ),
+    ] = None,
+    fault_rate: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="inject seeded transient faults into this share of calls")
+    ] = 0.0,
+    fault_seed: Annotated[int, typer.Option(help="seed of the injected faults")] = 0,
+    max_turns: Annotated[
+        int, typer.Option(min=1, help="turns a model policy gets before it is cut off")
+    ] = 30,
+    seed: Annotated[int, typer.Option(help="base seed of the policies' random streams")] = 0,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run each task k times under each policy; write transcripts and one results line per rollout.
+
+    Every rollout is scored as `toolgym score` scores its transcript. Results lines (domain@version,
+    fingerprint, task, sample, policy, status, reward, partial, infra, calls, turns, wall time) go to
+    OUT/results.jsonl, which `toolgym curate`, `toolgym report --results` and `toolgym quality` read.
+    Rollouts already in OUT are skipped, so a stopped run goes on where it was. An endpoint failure
+    or a fault that decided the outcome marks the rollout infra-failed: kept out of rewards.
+
+    Example: toolgym rollout bank office --policy gold --policy random --policy noop --k 4 --out runs
+    """
+    chosen = next((e for e in EXECUTORS if e == executor), None)
+    if chosen is None:
+        raise fail(f"--executor must be local or ray, not {executor!r}", 2)
+    way = via or ("inprocess" if chosen == "ray" else "mcp")
+    picked = next((v for v in VIAS if v == way), None)
+    if picked is None:
+        raise fail(f"--via must be mcp or inprocess, not {via!r}", 2)
+    wanted = [t.strip() for item in tasks or [] for t in item.split(",") if t.strip()] or None
+    manifests = [load_manifest(m) for m in manifest or []]
+    options = Options(
+        runs=str(runs),
+        via=picked,
+        fault_rate=fault_rate,
+        fault_seed=fault_seed,
+        max_turns=max_turns,
+        seed=seed,
+    )
+    total = len(plan(domains, policy, k, options, wanted, manifests).units)
+    progress = Progress(
+        TextColumn("[bold]rollouts"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=as_json,
+    )
+    with progress:
+        bar = progress.add_task("rollout", total=total)
+        summary = run_rollouts(
+            domains,
+            policy,
+            k=k,
+            runs=runs,
+            tasks=wanted,
+            workers=workers,
+            executor=chosen,
+            on_result=lambda _: progress.advance(bar),
+            manifests=manifests,
+            via=picked,
+            fault_rate=fault_rate,
+            fault_seed=fault_seed,
+            max_turns=max_turns,
+            seed=seed,
+        )
+    if as_json:
+        print_json(json.loads(summary.model_dump_json()))
+        return
+    table = Table(
+        title=f"rollouts: {summary.rollouts} run, {summary.skipped} already in {runs} ({summary.seconds:.1f} s)"
+    )
+    for col in ("policy", "rollouts", "scored", "infra-failed", "errors", "pass rate", "mean partial"):
+        table.add_column(col)
+    for name, row in summary.by_policy.items():
+        table.add_row(
+            name,
+            str(row["rollouts"]),
+            str(row["scored"]),
+            str(row["infra"]),
+            str(row["errors"]),
+            "" if row["pass_rate"] is None else f"{row['pass_rate']:.1%}",
+            "" if row["mean_partial"] is None else f"{row['mean_partial']:.3f}",
+        )
+    out.print(table)
+    err.print(f"results: {summary.results}", highlight=False)
