@@ -10,7 +10,10 @@ step destructive. Arguments are checked by the episode against the domain's vali
 **Which episode a request belongs to** (the session key):
 
 1. `?session=<id>` (or `?episode=<id>`) in the server URL. It works in every protocol era,
-   including the stateless 2026-07-28 one, where a connection lasts one request.
+   including the stateless 2026-07-28 one, where a connection lasts one request. Such a session
+   is bound to the MCP session that opened it, or (stateless) to the handle its first result
+   carries in `_meta["toolgym/handle"]`, which the client passes back in each request's
+   `_meta["toolgym/handle"]` (or as `&handle=` in the URL).
 2. Otherwise, over HTTP, the `mcp-session-id` of a stateful (handshake-era) session. A client that
    passes nothing special is steered into that era: when the URL has no session id, the answer to
    the modern `server/discover` probe advertises only handshake-era protocol versions, so official
@@ -37,6 +40,10 @@ session id, an unknown task, an ended session) is answered as an error before an
 Injected faults (`fault_rate`) fail a seeded fraction of calls with a transient error that changes
 nothing and is labelled `injected`.
 
+Over HTTP, the tool calls of an established session are answered by a hand-written fast path in
+front of the SDK (`simulator.fastcall`: the same answers at a fraction of the CPU); everything
+else, a session's first call included, goes through fastmcp and the SDK.
+
 This module is the agent-facing runtime: it never imports `scoring`.
 """
 
@@ -61,6 +68,7 @@ from fastmcp.tools.base import ToolResult
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS, ToolAnnotations
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from starlette.middleware import Middleware as StarletteMiddleware
 
 from .domain import Domain
 from .errors import (
@@ -74,6 +82,7 @@ from .errors import (
     TaskError,
     ToolError,
 )
+from .fastcall import FastToolCalls
 from .httpguard import body_limit
 from .labels import Key, label_token, runs_key
 from .mcptools import (
@@ -131,6 +140,18 @@ def _client() -> str:
     return peer.host if peer is not None else "unknown"
 
 
+def _request_handle() -> str | None:
+    """The episode handle the current request carries in its `_meta`, if any."""
+    rctx = fastmcp_request_ctx.get()
+    meta = getattr(rctx, "meta", None) if rctx is not None else None
+    value = meta.get(HANDLE_META) if isinstance(meta, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def _connection_id(conn: Any) -> str | None:
+    return conn.session_id if conn is not None else None
+
+
 def _explicit_session(query: Any) -> str | None:
     for name in SESSION_PARAMS:
         value = query.get(name)
@@ -176,6 +197,8 @@ class DomainServer:
         self.sessions = SessionRegistry(self.domain, config, key=self.key)
         self.internal_errors = 0
         self.unguarded_errors = 0
+        self.fast_answered = 0  # tool calls the HTTP fast path answered (simulator.fastcall)
+        self._endpoints: list[Any] = []  # the HTTP app's MCP endpoints (their SDK session managers)
         self.mcp = FastMCP(
             domain.name,
             instructions=self.instructions(self.default_task),
@@ -229,7 +252,7 @@ class DomainServer:
             key, query, conn = None, _http_query(), None
         session = self.sessions.live.get(key) if key is not None else None
         if session is not None:
-            self._check_owner(session, query, conn)
+            self.check_owner(session, query, _connection_id(conn), _request_handle())
             return session.task
         if query is None:
             return self.default_task
@@ -279,12 +302,8 @@ class DomainServer:
         conn = getattr(rctx.session, "_connection", None) if rctx is not None else None
         query = _http_query()
         if query is not None:
-            explicit = _explicit_session(query)
-            if explicit is not None:
-                return "q:" + explicit, explicit, True, query, conn
-            if conn is not None and conn.session_id:
-                return "s:" + conn.session_id, conn.session_id, True, query, conn
-            raise SessionError(NO_SESSION)
+            key, name = self.key_for(query, conn.session_id if conn is not None else None)
+            return key, name, True, query, conn
         if conn is not None and conn.protocol_version in _HANDSHAKE:
             cid = conn.state.get(_CONNECTION_KEY)
             if cid is None:
@@ -292,12 +311,22 @@ class DomainServer:
             return "c:" + cid, cid, False, None, conn
         return "local", "", False, None, conn
 
+    def key_for(self, query: Any, connection_id: str | None) -> tuple[str, str]:
+        """(key, name) of an HTTP request's session: its explicit `?session=` id, else its MCP
+        session's id; SessionError when it has neither (or a malformed id)."""
+        explicit = _explicit_session(query)
+        if explicit is not None:
+            return "q:" + explicit, explicit
+        if connection_id:
+            return "s:" + connection_id, connection_id
+        raise SessionError(NO_SESSION)
+
     def current_session(self) -> Session:
         """The session of the current request, created on first use (raises SessionError)."""
         key, name, reapable, query, conn = self._session_key()
         session = self.sessions.get(key)
         if session is not None:
-            self._check_owner(session, query, conn)
+            self.check_owner(session, query, _connection_id(conn), _request_handle())
             return session
         task, seed = resolve_task(
             self.tasks,
@@ -328,20 +357,25 @@ class DomainServer:
             conn.exit_stack.push_async_callback(self._end, key)
         return session
 
-    def _check_owner(self, session: Session, query: Any, conn: Any) -> None:
-        """Refuse a request that names a live session it does not own, or another task for it."""
+    def check_owner(
+        self, session: Session, query: Any, connection_id: str | None, handle: str | None = None
+    ) -> None:
+        """Refuse (SessionError) a request that names a live session it does not own, or another
+        task for it; `connection_id` is the request's MCP session id, `handle` the episode handle
+        its `_meta` carries (else the URL's `&handle=` counts), if any."""
         owner = session.owner
         if owner is not None:
             if owner.startswith("s:"):
-                ok = conn is not None and conn.session_id == owner[2:]
+                ok = connection_id == owner[2:]
             else:
-                given = query.get("handle") if query is not None else None
+                given = handle if handle is not None else (query.get("handle") if query is not None else None)
                 ok = isinstance(given, str) and hmac.compare_digest(given.encode(), owner[2:].encode())
             if not ok:
                 how = (
                     "it is bound to the MCP session that opened it"
                     if owner.startswith("s:")
-                    else f"pass the handle its first result returned in _meta[{HANDLE_META!r}] as ?handle="
+                    else f"pass the handle its first result returned in _meta[{HANDLE_META!r}] back in "
+                    f"each request's _meta[{HANDLE_META!r}] (or as &handle= in the URL)"
                 )
                 raise SessionError(
                     f"Session {session.name!r} belongs to another connection: {how}. "
@@ -390,6 +424,10 @@ class DomainServer:
         session = self._open_or_refuse(name, arguments)
         if not isinstance(session, Session):
             return session
+        return await self.call_in(session, name, arguments)
+
+    async def call_in(self, session: Session, name: str, arguments: dict[str, Any]) -> ToolResult:
+        """Run one tool call in `session` (the SDK path and the HTTP fast path both end here)."""
         async with session.gate:  # one call of a session at a time: no session holds many workers
             await self._back_off(session)
             result, server_fault = await self._run(session, name, arguments)
@@ -473,6 +511,10 @@ class DomainServer:
         session = self._open_or_refuse(name, arguments)
         if not isinstance(session, Session):
             return session
+        return await self.submit_in(session, name, arguments)
+
+    async def submit_in(self, session: Session, name: str, arguments: dict[str, Any]) -> ToolResult:
+        """Record `session`'s final answer and end it."""
         if session.ended is not None:
             return error_result(f"This session has ended ({session.ended}). Start a new session.")
         answer = arguments.get("answer") if isinstance(arguments, dict) else None
@@ -518,17 +560,34 @@ class DomainServer:
             "allowed_origins": list(self.config.allow_origins),
             "middleware": [body_limit(self.config.max_body_bytes, on_refused=self.note_refusal)],
         }
+        if self.config.fast_calls:  # behind the guards: see simulator.fastcall
+            guards["middleware"].append(StarletteMiddleware(FastToolCalls, server=self, path=path))
         if self.idle_timeout:
-            return self.mcp.http_app(
+            app = self.mcp.http_app(
                 path=path, stateless_http=False, session_idle_timeout=self.idle_timeout, **guards
             )
-        # http_app reads "never" (None) from the settings, not from its argument
-        saved = fastmcp.settings.http_session_idle_timeout
-        fastmcp.settings.http_session_idle_timeout = None
-        try:
-            return self.mcp.http_app(path=path, stateless_http=False, **guards)
-        finally:
-            fastmcp.settings.http_session_idle_timeout = saved
+        else:
+            # http_app reads "never" (None) from the settings, not from its argument
+            saved = fastmcp.settings.http_session_idle_timeout
+            fastmcp.settings.http_session_idle_timeout = None
+            try:
+                app = self.mcp.http_app(path=path, stateless_http=False, **guards)
+            finally:
+                fastmcp.settings.http_session_idle_timeout = saved
+        self._endpoints = [
+            endpoint
+            for route in app.router.routes
+            if hasattr(endpoint := getattr(route, "endpoint", None), "session_manager")
+        ]
+        return app
+
+    @property
+    def session_manager(self) -> Any | None:
+        """The SDK's streamable-HTTP session manager of the running HTTP app, if any."""
+        for endpoint in self._endpoints:
+            if endpoint.session_manager is not None:
+                return endpoint.session_manager
+        return None
 
     async def run_async(
         self, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp"

@@ -49,6 +49,8 @@ class ServeConfig:
     allow_hosts: tuple[str, ...] = ()
     max_body_bytes: int = MAX_BODY_BYTES
     error_backoff_ms: float = 10.0
+    #: answer established HTTP sessions' tool calls on the fast path (`simulator.fastcall`)
+    fast_calls: bool = True
 
     def __post_init__(self) -> None:
         if self.max_sessions < 1:
