@@ -1,7 +1,8 @@
 """A loaded domain: its spec, compiled tables and tools, seed rows, tasks and seed snapshot.
 
 The seed snapshot (a serialized SQLite database) is built once per domain and process; every
-episode deserializes its own copy of it.
+episode starts on its own copy of it: a new one, or the connection of a closed episode of the
+domain put back to the seed state (`simulator.pool`), whose statements are already prepared.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from .budget import Budget
 from .clock import parse_time, renderer
 from .errors import TaskError
 from .fastschema import compile_check
+from .pool import ConnectionPool
 from .spec import DomainSpec, Task, Tool
 from .steps import CompiledTool
 from .tables import META_TABLES, TableInfo, ddl
@@ -47,6 +49,7 @@ class Domain:
     _seed_digest: str | None = field(default=None, repr=False)
     #: what one call of an episode may do (episodes may be given their own)
     budget: Budget = field(default_factory=Budget)
+    _pool: ConnectionPool | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.clock_start = parse_time(self.spec.clock.start)
@@ -123,6 +126,24 @@ class Domain:
         from .episode import Episode
 
         return Episode(self, seed=seed, task=task, transcript=transcript, budget=budget, observer=observer)
+
+    def connection(self) -> sqlite3.Connection:
+        """A connection holding the seed state: an idle one of an earlier episode of this domain
+        (restored to the seed state, `simulator.pool`), else a new copy of the snapshot."""
+        return self.pool().take(self.snapshot())
+
+    def release(self, conn: sqlite3.Connection) -> None:
+        """Take back a closed episode's connection for a later episode, or close it."""
+        self.pool().give(conn, self.snapshot())
+
+    def pool(self) -> ConnectionPool:
+        """The domain's idle episode connections."""
+        if self._pool is None:
+            with self._lock:
+                if self._pool is None:
+                    metadata = next(iter(self.tables.values())).sa_table.metadata
+                    self._pool = ConnectionPool(self.tables, [t.name for t in metadata.sorted_tables])
+        return self._pool
 
     def seed_index(self) -> dict[str, dict[Any, tuple[Any, ...]]]:
         """{table: {key: row as stored}} of the seed state (built on first use)."""

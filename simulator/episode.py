@@ -23,7 +23,7 @@ from .fastschema import brief
 from .ids import MAX_TRIES
 from .observe import ReadObserver
 from .spec import Task
-from .tables import TableInfo, ValueProblem, install_functions, stored_key
+from .tables import TableInfo, ValueProblem, stored_key
 
 if TYPE_CHECKING:
     from .domain import Domain
@@ -34,6 +34,11 @@ _GET_META = "SELECT value FROM _toolgym_meta WHERE key = ?"
 _SET_META = "INSERT INTO _toolgym_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value"
 _LOG_CHANGE = "INSERT OR IGNORE INTO _toolgym_changes (tbl, pk) VALUES (?, ?)"
 
+
+#: What a closed episode's `conn` is: a closed connection, so that any use fails as it always did
+#: (its own connection has gone back to the domain for a later episode).
+_CLOSED = sqlite3.connect(":memory:", check_same_thread=False)
+_CLOSED.close()
 
 _SHOWN_ERRORS = 10  # schema errors a message lists
 _ERROR_CHARS = 600  # characters one listed error may take (values in it are quoted by `brief`)
@@ -70,10 +75,7 @@ class Episode:
         self.meter = Meter(budget or domain.budget)  # what one call may do (simulator.budget)
         self.seed = seed
         self.task: Task | None = domain.task(task) if isinstance(task, str) else task
-        self.conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-        self.conn.deserialize(domain.snapshot())
-        self.conn.execute("PRAGMA foreign_keys=ON")
-        install_functions(self.conn)
+        self.conn = domain.connection()
         self.lock = threading.RLock()
         self.calls = 0
         self._recorded = False
@@ -383,7 +385,11 @@ class Episode:
             )
 
     def close(self) -> None:
-        self.conn.close()
+        """Hand the database back to the domain (idempotent); the episode cannot be used after."""
+        with self.lock:
+            conn, self.conn = self.conn, _CLOSED
+            if conn is not _CLOSED:
+                self.domain.release(conn)
 
     def __enter__(self) -> Episode:
         return self

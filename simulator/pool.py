@@ -1,0 +1,273 @@
+"""Idle episode connections of a domain, put back to the seed state for its next episodes.
+
+Opening an episode on a new connection costs more than its first calls: SQLite parses the schema
+and prepares every statement again on each connection (~250 us on tau2-retail, against ~60 us for
+a read on a warm one). So a closed episode's connection goes back to its domain, which restores
+its seed state in place and keeps it for a later episode: the rows the episode changed (its change
+log) are put back as the seed holds them, with the same rowids, so the database answers every
+query exactly as a fresh copy would (scans in rowid order included); the generated-id counters,
+clock and change log are emptied. The connection's prepared statements stay valid, since its
+schema never changes (deserializing into it instead would invalidate them, and SQLite's check does
+not catch a schema freed and rebuilt, which crashes).
+
+SQLite counts each prepared statement's virtual-machine steps over its whole life, and the step
+budget's progress handler fires at multiples of that count (simulator.budget): so that a call's
+budget verdict never depends on earlier episodes, the counts of every statement of a reused
+connection are reset (`sqlite3_stmt_status(..., SQLITE_STMTSTATUS_VM_STEP, 1)`, through ctypes on
+the library the interpreter's sqlite3 module uses). Where that is not possible (an interpreter whose
+connection layout is not known), connections are not reused at all.
+
+A connection is closed instead of kept when it is in a transaction, when a statement on it is
+still active (a cursor not read to its end that something still holds), when the restore fails
+(a foreign key the restore order cannot satisfy, say), or when the domain already keeps
+`IDLE_CONNECTIONS` connections or `IDLE_BYTES` of them. tests/test_episode_pool.py holds a
+restored connection to a fresh copy of the seed, row by row with rowids, under random calls.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import sqlite3
+import sys
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .tables import TableInfo, install_functions
+
+#: The idle connections a domain keeps for its next episodes: at most this many ...
+IDLE_CONNECTIONS = 8
+#: ... and at most this many bytes of databases in them (snapshot size times their number)
+IDLE_BYTES = 256 * 2**20
+#: Prepared statements a connection keeps (sqlite3's cache; a domain's tools use a few dozen)
+CACHED_STATEMENTS = 512
+
+#: The statements of a connection that are active (stepped, neither finished nor reset).
+_ACTIVE = "SELECT count(*) FROM sqlite_stmt WHERE busy"
+_SCHEMA = "SELECT 1 FROM _toolgym_meta LIMIT 0"
+_CHANGES = "SELECT tbl, pk FROM _toolgym_changes"
+_CLEAR = ("DELETE FROM _toolgym_changes", "DELETE FROM _toolgym_meta")
+
+
+_VM_STEP = 4  # SQLITE_STMTSTATUS_VM_STEP
+
+
+class _Statements:
+    """The C API needed to reset a connection's statements' step counts (see the module docstring)."""
+
+    def __init__(self) -> None:
+        import _sqlite3
+
+        lib = ctypes.CDLL(_sqlite3.__file__)  # its symbols and those of the libsqlite3 it links
+        self.next_stmt = lib.sqlite3_next_stmt
+        self.next_stmt.restype, self.next_stmt.argtypes = ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_void_p]
+        self.stmt_status = lib.sqlite3_stmt_status
+        self.stmt_status.restype = ctypes.c_int
+        self.stmt_status.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
+        self.limit = lib.sqlite3_limit
+        self.limit.restype, self.limit.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
+        self.total_changes = lib.sqlite3_total_changes
+        self.total_changes.restype, self.total_changes.argtypes = ctypes.c_int, [ctypes.c_void_p]
+
+    @staticmethod
+    def handle(conn: sqlite3.Connection) -> int | None:
+        """The `sqlite3 *` of a connection: CPython's connection object starts with it, right after
+        the object header (3.11 to 3.14)."""
+        return ctypes.c_void_p.from_address(id(conn) + object.__basicsize__).value
+
+    def check(self, conn: sqlite3.Connection) -> bool:
+        """Whether `handle` finds this connection's database (its limits and change count agree)."""
+        db = self.handle(conn)
+        return (
+            bool(db)
+            and all(
+                self.limit(db, which, -1) == conn.getlimit(which)
+                for which in (sqlite3.SQLITE_LIMIT_LENGTH, sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+            )
+            and self.total_changes(db) == conn.total_changes
+        )
+
+    def reset_counts(self, conn: sqlite3.Connection) -> None:
+        db = self.handle(conn)
+        stmt = self.next_stmt(db, None)
+        while stmt:
+            self.stmt_status(stmt, _VM_STEP, 1)
+            stmt = self.next_stmt(db, stmt)
+
+
+def _statements_api() -> _Statements | None:
+    if sys.implementation.name != "cpython" or not (3, 11) <= sys.version_info[:2] <= (3, 14):
+        return None
+    try:
+        return _Statements()
+    except (ImportError, OSError, AttributeError):
+        return None
+
+
+_API = _statements_api()
+
+
+def new_connection(snapshot: bytes) -> sqlite3.Connection:
+    """A connection holding its own copy of the snapshot, with the episode runtime's settings."""
+    conn = sqlite3.connect(
+        ":memory:", isolation_level=None, check_same_thread=False, cached_statements=CACHED_STATEMENTS
+    )
+    try:
+        conn.deserialize(snapshot)
+        conn.execute("PRAGMA foreign_keys=ON")
+        install_functions(conn)
+        # read the schema now, not inside the first call: its reading runs SQLite steps that the
+        # call's step budget would count on a new connection and not on a reused one
+        conn.execute(_SCHEMA).fetchall()
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _no_active_statement(conn: sqlite3.Connection) -> bool:
+    """Whether only the asking statement is active on `conn` (False when SQLite cannot tell: its
+    `sqlite_stmt` table is a compile option)."""
+    try:
+        return bool(conn.execute(_ACTIVE).fetchone()[0] == 1)
+    except sqlite3.Error:
+        return False
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+@dataclass(frozen=True)
+class _Restore:
+    """The statements that put one table's rows back (rowid first, then the columns)."""
+
+    seed_row: str
+    current: str
+    update: str
+    insert: str
+    delete: str
+
+    @classmethod
+    def of(cls, info: TableInfo) -> _Restore:
+        t = _q(info.name)
+        cols = ", ".join(_q(c) for c in info.columns)
+        where = " AND ".join(f"{_q(c)} = ?" for c in info.key)
+        sets = ", ".join(f"{_q(c)} = ?" for c in info.columns)
+        marks = ", ".join("?" * (len(info.columns) + 1))
+        return cls(
+            seed_row=f"SELECT rowid, {cols} FROM {t} WHERE {where}",  # noqa: S608 - names from the spec
+            current=f"SELECT rowid FROM {t} WHERE {where}",  # noqa: S608
+            update=f"UPDATE {t} SET rowid = ?, {sets} WHERE {where}",  # noqa: S608
+            insert=f"INSERT INTO {t} (rowid, {cols}) VALUES ({marks})",  # noqa: S608
+            delete=f"DELETE FROM {t} WHERE {where}",  # noqa: S608
+        )
+
+
+@dataclass
+class ConnectionPool:
+    """A domain's idle connections (see the module docstring)."""
+
+    tables: dict[str, TableInfo]
+    order: list[str]  # tables, parents before children
+    idle: list[sqlite3.Connection] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    _seed: sqlite3.Connection | None = None
+    _seed_lock: threading.Lock = field(default_factory=threading.Lock)
+    _restore: dict[str, _Restore] = field(default_factory=dict)
+
+    def take(self, snapshot: bytes) -> sqlite3.Connection:
+        """An idle connection in the seed state, else a new one."""
+        with self.lock:
+            conn = self.idle.pop() if self.idle else None
+        return conn if conn is not None else new_connection(snapshot)
+
+    def _room(self, size: int) -> bool:
+        return len(self.idle) < IDLE_CONNECTIONS and (len(self.idle) + 1) * size <= IDLE_BYTES
+
+    def give(self, conn: sqlite3.Connection, snapshot: bytes) -> None:
+        """Keep `conn` restored to the seed state, or close it (see the module docstring)."""
+        size = len(snapshot)
+        with self.lock:
+            room = self._room(size)
+        keep = (
+            room
+            and _API is not None
+            and not conn.in_transaction
+            and _no_active_statement(conn)
+            and _API.check(conn)
+            and self.restore(conn, snapshot)
+        )
+        if keep:
+            with self.lock:
+                keep = self._room(size)
+                if keep:
+                    self.idle.append(conn)
+        if not keep:
+            conn.close()
+
+    def _statements(self, table: str) -> _Restore:
+        found = self._restore.get(table)
+        if found is None:
+            found = self._restore[table] = _Restore.of(self.tables[table])
+        return found
+
+    def _seed_rows(self, snapshot: bytes, wanted: Iterable[tuple[str, tuple[Any, ...]]]) -> list[Any]:
+        """(rowid, *columns) of each wanted (table, key values) in the seed state (None: absent)."""
+        with self._seed_lock:
+            if self._seed is None:
+                self._seed = new_connection(snapshot)
+            seed = self._seed
+            return [seed.execute(self._statements(t).seed_row, key).fetchone() for t, key in wanted]
+
+    def restore(self, conn: sqlite3.Connection, snapshot: bytes) -> bool:
+        """Put the rows `conn`'s change log names back to the seed state; False when it failed
+        (the connection is then rolled back and must not be reused)."""
+        changed = []
+        for table, stored in conn.execute(_CHANGES).fetchall():
+            info = self.tables[table]
+            key = info.unstored_key(stored)
+            changed.append((table, key if info.composite else (key,)))
+        seeded = self._seed_rows(snapshot, changed)
+        rank = {name: i for i, name in enumerate(self.order)}
+        updates, inserts, deletes = [], [], []
+        try:
+            conn.execute("BEGIN")
+            for (table, key), row in zip(changed, seeded, strict=True):
+                sql = self._statements(table)
+                if row is None:
+                    deletes.append((rank[table], sql.delete, key))
+                elif conn.execute(sql.current, key).fetchone() is None:
+                    inserts.append((rank[table], sql.insert, tuple(row)))
+                else:
+                    updates.append((sql.update, (*row, *key)))
+            for statement, params in updates:
+                conn.execute(statement, params)
+            for _, statement, params in sorted(inserts, key=lambda r: r[0]):  # parents first
+                conn.execute(statement, params)
+            for _, statement, params in sorted(deletes, key=lambda r: -r[0]):  # children first
+                conn.execute(statement, params)
+            for statement in _CLEAR:
+                conn.execute(statement)
+            conn.execute("COMMIT")
+            assert _API is not None
+            _API.reset_counts(conn)
+        except sqlite3.Error:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            return False
+        return True
+
+    def close(self) -> None:
+        """Close every idle connection and the seed reader."""
+        with self.lock:
+            idle, self.idle = self.idle, []
+        for conn in idle:
+            conn.close()
+        with self._seed_lock:
+            if self._seed is not None:
+                self._seed.close()
+                self._seed = None

@@ -1,0 +1,121 @@
+"""Episode connections reused through the domain's pool (simulator.pool) start in the seed state.
+
+A restored connection must answer every query as a fresh copy of the snapshot: the same rows with
+the same rowids (so scans and aggregates in rowid order agree), no generated-id counters, no clock
+ticks, no change log. Hypothesis drives random calls (including failing ones) on the test shop;
+the bank's gold solutions add deletes and creates referencing other rows.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from simulator import Domain, load_domain
+from simulator.calls import resolve_arguments
+from simulator.errors import ToolError
+from simulator.pool import new_connection
+from tests.conftest import ROOT
+from tests.test_properties import calls, run
+
+
+def state(conn: sqlite3.Connection, domain: Domain) -> dict[str, list[tuple]]:
+    """Every table, runtime ones included, row by row with rowids (for rowid tables)."""
+    out = {
+        name: conn.execute(f'SELECT rowid, * FROM "{name}" ORDER BY rowid').fetchall()  # noqa: S608
+        for name in domain.tables
+    }
+    for name in ("_toolgym_meta", "_toolgym_changes"):
+        out[name] = conn.execute(f"SELECT * FROM {name}").fetchall()  # noqa: S608
+    return out
+
+
+def seed_state(domain: Domain) -> dict[str, list[tuple]]:
+    conn = new_connection(domain.snapshot())
+    try:
+        return state(conn, domain)
+    finally:
+        conn.close()
+
+
+@given(st.lists(calls, max_size=12), st.integers(0, 3), st.lists(calls, max_size=6))
+def test_a_reused_connection_is_in_the_seed_state(shop, sequence, seed, after):
+    seed_rows = seed_state(shop)
+    ep = shop.episode(seed=seed)
+    conn = ep.conn
+    run(ep, sequence)
+    ep.close()
+    again = shop.episode(seed=seed)
+    assert again.conn is conn  # the pool handed the same connection back
+    assert state(again.conn, shop) == seed_rows
+    # and the episode on it behaves as one on a fresh copy would
+    fresh = shop.episode(seed=seed)
+    assert run(again, after) == run(fresh, after)
+    assert again.digest() == fresh.digest() and again.full_digest() == fresh.full_digest()
+    again.close()
+    fresh.close()
+
+
+@pytest.fixture(scope="module")
+def bank() -> Domain:
+    return load_domain(ROOT / "domains" / "bank")
+
+
+def test_gold_solutions_with_deletes_and_creates_are_undone(bank):
+    seed_rows = seed_state(bank)
+    deleted = 0
+    for task in bank.tasks:
+        ep = bank.episode(seed=task.seed)
+        results: list = []
+        for i, call in enumerate(task.calls):
+            try:
+                results.append(ep.call(call.name, resolve_arguments(call.arguments, results, task.id, i)))
+            except ToolError:
+                results.append(None)
+        deleted += sum(ep.row(t, k) is None for t, k in ep.changes())
+        conn = ep.conn
+        ep.close()
+        ep = bank.episode()
+        assert ep.conn is conn, task.id
+        assert state(ep.conn, bank) == seed_rows, task.id
+        ep.close()
+    assert deleted  # some gold solution deleted rows (or created ones, undone by a delete)
+
+
+def test_a_closed_episode_cannot_reach_the_reused_connection(shop):
+    ep = shop.episode()
+    ep.close()
+    ep.close()  # idempotent: the connection is not handed back twice
+    first, second = shop.episode(), shop.episode()
+    assert first.conn is not second.conn
+    with pytest.raises(sqlite3.ProgrammingError):
+        ep.call("get_customer", {"customer_id": "C-0001"})
+    first.close()
+    second.close()
+
+
+def test_a_connection_with_an_active_statement_is_not_reused(shop):
+    ep = shop.episode()
+    conn = ep.conn
+    cursor = conn.execute("SELECT * FROM customers")
+    cursor.fetchone()  # the statement stays active while the cursor lives
+    ep.close()
+    other = shop.episode()
+    assert other.conn is not conn
+    with pytest.raises(sqlite3.ProgrammingError):
+        conn.execute("SELECT 1")  # it was closed, not kept
+    del cursor
+    other.close()
+
+
+def test_a_connection_in_a_transaction_is_not_reused(shop):
+    ep = shop.episode()
+    conn = ep.conn
+    conn.execute("BEGIN")
+    ep.close()
+    other = shop.episode()
+    assert other.conn is not conn
+    other.close()
