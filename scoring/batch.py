@@ -11,15 +11,15 @@ errors over all of them.
 
 from __future__ import annotations
 
-from collections import OrderedDict, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from simulator import Domain, Episode, TaskError, ToolgymError, TranscriptError, load_domain
+from simulator import Domain, TaskError, ToolgymError, TranscriptError, load_domain
 from simulator.labels import Key
 
-from .replay import expected_episode
+from .expected import expected_state
 from .report import ScoreReport
 from .rollout import Rollout
 from .score import resolve_seed, resolve_task, score_rollout
@@ -100,24 +100,12 @@ class BatchScorer:
         self.manifests = manifests
         self.key, self.max_bytes = key, max_bytes
         self._domains: dict[str, Domain] = {}
-        self._gold: OrderedDict[tuple[str, str, int], Episode] = OrderedDict()
-        self._cache = cache
+        self._cache = cache  # (the expected states are cached per process: scoring.expected)
 
     def load(self, ref: str) -> Domain:
         if ref not in self._domains:
             self._domains[ref] = load_domain(ref)
         return self._domains[ref]
-
-    def _expected(self, domain: Domain, task_id: str, seed: int) -> Episode:
-        key = (domain.ref, task_id, seed)
-        episode = self._gold.get(key)
-        if episode is None:
-            episode = expected_episode(domain, task_id, seed)
-            self._gold[key] = episode
-            if len(self._gold) > self._cache:
-                self._gold.popitem(last=False)[1].close()
-        self._gold.move_to_end(key)
-        return episode
 
     def report(self, path: str | Path) -> ScoreReport:
         """Score one transcript; raises ToolgymError (TranscriptError, TaskError, SpecError)."""
@@ -131,7 +119,7 @@ class BatchScorer:
             require_validated(self.manifests, domain, task.id)
         seed = resolve_seed(rollout, task, self.seed)
         excluded = not rollout.complete or rollout.hard_faults()
-        expected = None if excluded else self._expected(domain, task.id, seed)
+        expected = None if excluded else expected_state(domain, task, seed)
         return score_rollout(domain, rollout, task, seed, expected=expected)
 
     def score(self, path: str | Path) -> dict[str, Any]:
@@ -150,9 +138,7 @@ class BatchScorer:
             return error_line(path, f"{path}: text that is not valid Unicode ({type(exc).__name__})")
 
     def close(self) -> None:
-        for episode in self._gold.values():
-            episode.close()
-        self._gold.clear()
+        """Nothing to free: the expected states are the process's (scoring.expected)."""
 
 
 def _stats(lines: list[dict[str, Any]]) -> dict[str, Any]:

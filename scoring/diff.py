@@ -16,13 +16,14 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 from simulator import Domain, Episode
 
+from .expected import ExpectedState
 from .matching import CreatedRows, Key, Row, Side, TableShape, generated_keys, same
 from .report import ColumnDiff, KeyMatch, RowDiff, StateDiff
 
@@ -123,30 +124,41 @@ def _by_table(keys: Iterable[tuple[str, Key]]) -> dict[str, set[Key]]:
     return grouped
 
 
+def _reader(state: Episode | ExpectedState) -> Callable[[str, Iterable[Key]], dict[Key, Row]]:
+    if isinstance(state, ExpectedState):
+        return state.read
+    return lambda table, keys: read_rows(state, table, keys)
+
+
 def _side(
-    episode: Episode,
+    state: Episode | ExpectedState,
     keys: dict[str, set[Key]],
     before: dict[str, dict[Key, Row]],
     shapes: dict[str, TableShape],
 ) -> tuple[Side, dict[tuple[str, Key], Row | None]]:
-    """The rows an episode created, and its version (None: deleted) of every seed row it changed."""
+    """The rows a state created, and its version (None: deleted) of every seed row it changed."""
     created: dict[str, dict[Key, Row]] = {}
     generated: dict[str, set[Key]] = defaultdict(set)
     changed: dict[tuple[str, Key], Row | None] = {}
+    read = _reader(state)
     for table, table_keys in keys.items():
-        now = read_rows(episode, table, table_keys)
+        now = read(table, table_keys)
         seeded = before[table]
         new = [k for k in table_keys if k not in seeded]
         created[table] = {k: now[k] for k in new if k in now}
-        generated[table] = generated_keys(episode.seed, shapes[table], set(created[table]), len(new))
+        generated[table] = generated_keys(state.seed, shapes[table], set(created[table]), len(new))
         changed.update(((table, k), now.get(k)) for k in table_keys if k in seeded)
     return Side(created, generated), changed
 
 
 def diff_states(
-    expected: Episode, actual: Episode, ignore: Iterable[str] = (), initial: Episode | None = None
+    expected: Episode | ExpectedState,
+    actual: Episode,
+    ignore: Iterable[str] = (),
+    initial: Episode | None = None,
 ) -> StateDiff:
-    """Diff the agent's final state (`actual`) against the expected one; see the module docstring.
+    """Diff the agent's final state (`actual`) against the expected one (an episode, or the cached
+    `scoring.expected.ExpectedState`); see the module docstring.
 
     `initial` is the state both started from: by default the domain's seed state.
     """

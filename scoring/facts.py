@@ -200,15 +200,15 @@ def stated(texts: Iterable[str | None], ruled: RuledOut) -> list[Any]:
     return [value for value, shape in zip(ruled.values, ruled.shapes, strict=True) if shape in said]
 
 
-def shotgun(expected: Episode, task: Task, texts: Iterable[str | None]) -> list[Any]:
+def shotgun(expected: Episode | RuledOut, task: Task, texts: Iterable[str | None]) -> list[Any]:
     """The ruled-out values an answer states when they outnumber the task's answer facts (the answer
-    check fails), else []."""
+    check fails), else []. `expected` is the expected final state, or what it rules out."""
     if not task.answer_facts:
         return []
     texts = list(texts)
     if not any(texts):
         return []
-    found = stated(texts, ruled_out(expected, task))
+    found = stated(texts, expected if isinstance(expected, RuledOut) else ruled_out(expected, task))
     return found if len(found) > len(task.answer_facts) else []
 
 

@@ -28,9 +28,10 @@ from simulator.errors import ErrorKind, TranscriptError
 from simulator.spec import Task
 
 from .diff import diff_states
+from .expected import ExpectedState, expected_state
 from .explain import MISSING, Scored, call_sentence, explain, json_differences
 from .facts import NAMED, find_facts, shotgun, shotgun_sentence
-from .replay import Replayed, expected_episode, replay_rollout
+from .replay import Replayed, replay_rollout
 from .report import Divergence, FactResult, ScoreReport, StateDiff, show
 from .rollout import Format, Rollout, RolloutCall
 from .transcripts import load_transcript
@@ -131,7 +132,7 @@ def _run(
     rollout: Rollout,
     gold: Task,
     seed: int,
-    expected: Episode,
+    expected: Episode | ExpectedState,
     carry_faults: bool,
     answers: str,
 ) -> tuple[_Run, Episode]:
@@ -144,7 +145,8 @@ def _run(
     found, earlier = _facts(rollout, gold, answers)
     facts = [FactResult(fact=f, found=ok) for f, ok in zip(gold.answer_facts, found, strict=True)]
     graded = [rollout.final_message, *(rollout.messages if answers == "any" else [])]
-    stated_out = shotgun(expected, gold, graded) if all(found) else []  # a shotgun answer fails the check
+    ruled = expected.ruled if isinstance(expected, ExpectedState) else expected
+    stated_out = shotgun(ruled, gold, graded) if all(found) and ruled is not None else []  # fails the check
     reward = 1.0 if diff.empty and all(found) and not stated_out and not rollout.truncated else 0.0
     units = diff.expected_changes + len(facts)
     made = diff.credit + (0 if stated_out else sum(found)) - len(diff.unexpected)
@@ -248,13 +250,15 @@ def score_rollout(
     rollout: Rollout,
     task: Task | str | None = None,
     seed: int | None = None,
-    expected: Episode | None = None,
+    expected: Episode | ExpectedState | None = None,
 ) -> ScoreReport:
     """Score a rollout on a task (default: the one its transcript names).
 
     The seed defaults to the transcript's, then the task's. `expected` may pass a gold episode
-    already replayed with that seed (batch scoring caches them). Raises TaskError for an unknown
-    or broken task and TranscriptError for a transcript that does not fit the domain.
+    already replayed with that seed; by default the expected state comes from the process's cache
+    (`scoring.expected.expected_state`: the gold calls are replayed once per task content, seed and
+    domain fingerprint). Raises TaskError for an unknown or broken task and TranscriptError for a
+    transcript that does not fit the domain.
     """
     gold = resolve_task(domain, rollout, task)
     warnings = _warnings(domain, rollout)
@@ -293,25 +297,21 @@ def score_rollout(
         )
         return _not_scored("failed-infra", said, base)
 
-    gold_episode = expected if expected is not None else expected_episode(domain, gold, seed)
+    gold_state = expected if expected is not None else expected_state(domain, gold, seed)
+    run, actual = _run(domain, rollout, gold, seed, gold_state, False, answers)
     try:
-        run, actual = _run(domain, rollout, gold, seed, gold_episode, False, answers)
-        try:
-            if rollout.digest is not None and rollout.digest != actual.digest():
-                warnings.append(
-                    "the replayed final state differs from the one the transcript recorded (its digest)"
-                )
-        finally:
-            actual.close()
-        counterfactual = None
-        faults = rollout.faults()
-        if faults and run.reward != 1.0 and not rollout.truncated:
-            other, episode = _run(domain, rollout, gold, seed, gold_episode, True, answers)
-            episode.close()
-            counterfactual = other.reward
+        if rollout.digest is not None and rollout.digest != actual.digest():
+            warnings.append(
+                "the replayed final state differs from the one the transcript recorded (its digest)"
+            )
     finally:
-        if expected is None:
-            gold_episode.close()
+        actual.close()
+    counterfactual = None
+    faults = rollout.faults()
+    if faults and run.reward != 1.0 and not rollout.truncated:
+        other, episode = _run(domain, rollout, gold, seed, gold_state, True, answers)
+        episode.close()
+        counterfactual = other.reward
     clauses = _fault_clauses(rollout)
     if counterfactual == 1.0:
         return _not_scored(
