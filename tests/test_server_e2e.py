@@ -29,7 +29,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from simulator import load_domain
 from simulator.labels import read_label, runs_key
-from simulator.server import INJECTED_FAULT, NO_SESSION
+from simulator.server import HANDLE_META, INJECTED_FAULT, NO_SESSION
 from tests.conftest import FIXTURES
 from tests.helpers import calls_of, records, replay, text
 
@@ -246,6 +246,72 @@ def test_http_with_the_official_clients(tmp_path: Path) -> None:
     modern = records(files["modern-1"])
     assert modern[0]["seed"] == 3 and modern[0]["task"] == task.id
     assert modern[-1]["reason"] == "server stopped"
+
+
+class Pinned:
+    """An official client on the 2026-07-28 revision (no handshake, no mcp-session-id) that keeps
+    one episode for its whole rollout: `?session=` in the URL, and the episode handle of its first
+    result passed back in every later request's `_meta`, as that revision carries state."""
+
+    def __init__(self, client: Any):
+        self.client = client
+        self.handle: str | None = None
+
+    def _meta(self) -> dict[str, Any] | None:
+        return {HANDLE_META: self.handle} if self.handle is not None else None
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        result = await self.client.call_tool(name, arguments, meta=self._meta())
+        if self.handle is None:
+            self.handle = (result.meta or {})[HANDLE_META]
+        return result
+
+    async def read_resource(self, uri: str) -> Any:
+        return await self.client.read_resource(uri, meta=self._meta())
+
+
+def test_one_episode_per_rollout_in_both_protocol_modes_scored_alike(tmp_path: Path) -> None:
+    """The same agent over the stateful (handshake) mode and over the newest revision: each keeps
+    one episode for its whole rollout, and both transcripts score as `toolgym score` scores them."""
+    from scoring import load_transcript, score_rollout
+
+    bank = load_domain("bank")
+    task = bank.task("bank-007")
+    runs = tmp_path / "runs"
+    answer = {"answer": "Your Visa card ending 8852 is now frozen."}
+
+    async def main(url: str) -> None:
+        async with mcp.Client(f"{url}?task={task.id}", mode="legacy") as stateful:
+            await solve_bank_007(stateful, task.instruction)
+            assert not (await stateful.call_tool("submit_answer", answer)).is_error
+        async with mcp.Client(f"{url}?session=rollout-1&task={task.id}", mode="2026-07-28") as client:
+            assert client.protocol_version == "2026-07-28"
+            pinned = Pinned(client)
+            await solve_bank_007(pinned, task.instruction)  # one Client object, one episode
+            instruction = await pinned.read_resource("task://instruction")
+            assert getattr(instruction.contents[0], "text", None) == task.instruction
+            # another client naming the same session without the handle gets nothing of it
+            async with mcp.Client(f"{url}?session=rollout-1", mode="2026-07-28") as other:
+                stolen = await other.call_tool("get_customer", {"customer_id": "CUS-21f9ccba"})
+                assert stolen.is_error and "belongs to another connection" in text(stolen)
+                forged = await other.call_tool(
+                    "get_customer", {"customer_id": "CUS-21f9ccba"}, meta={HANDLE_META: "x" * 24}
+                )
+                assert forged.is_error and "belongs to another connection" in text(forged)
+            assert not (await pinned.call_tool("submit_answer", answer)).is_error
+
+    with http_server("bank", runs) as (url, _):
+        asyncio.run(main(url))
+        files = wait_for_ends(runs, 2)
+    assert len(files) == 2
+    modern = runs / "rollout-1.jsonl"
+    (stateful,) = [p for p in files if p != modern]
+    # every call in one transcript each (solve_bank_007 saw its own freeze: one episode throughout)
+    tools = [[c["tool"] for c in calls_of(path)] for path in (stateful, modern)]
+    assert tools[0] == tools[1] and len(tools[0]) == 6
+    for path in (stateful, modern):
+        report = score_rollout(bank, load_transcript(path))
+        assert report.reward == 1.0, report.explanation
 
 
 # ---------------------------------------------------------------------------------------------
