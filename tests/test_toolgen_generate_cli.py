@@ -209,7 +209,7 @@ def _stage(kept: int):
     """A task stage writing `kept` real read-only tasks (list_users, answered by a user's name)."""
     from simulator.builders import call
 
-    def make_tasks(builder, folder, schema, toolset, *, seed):
+    def make_tasks(builder, folder, schema, toolset, *, seed, domain=None):
         for i in range(kept):
             builder.task(
                 f"t-{i}", "Who are the users?", [call("list_users", {"limit": i + 1})], answer_facts=[]

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args
@@ -143,10 +144,18 @@ def _domain(path: str) -> Domain:
     return load_domain(Path(path))
 
 
-@lru_cache(maxsize=8)
-def _ids(path: str) -> tuple[frozenset[str], dict[Any, list[Any]]]:
-    domain = _domain(path)
+#: what the checks of every task of a domain share: its seed's identifiers, and key -> its table's keys
+DomainIds = tuple[frozenset[str], dict[Any, list[Any]]]
+
+
+def domain_ids(domain: Domain) -> DomainIds:
+    """The seed's identifiers and keys the checks use: worked out once per domain, not per task."""
     return frozenset(identifiers(domain)), key_values(domain)
+
+
+@lru_cache(maxsize=8)
+def _ids(path: str) -> DomainIds:
+    return domain_ids(_domain(path))
 
 
 def fuzz_unit(path: str, tool: str, calls: int) -> ToolFuzz:
@@ -248,15 +257,49 @@ def check_task(path: str, task_id: str, deep: bool = True) -> TaskValidation:
     or in a call a check derives from it) makes the task `broken-gold`, with the message."""
     started = time.perf_counter()
     try:
-        return _check_task(path, task_id, deep, started)
+        domain = _domain(path)
+        return _check_task(domain, domain.task(task_id), deep, started, lambda: _ids(path))
     except Exception as exc:
         message = f"checking task {task_id} raised {error_text(exc)}"
         return _verdict(task_id, [Finding(check="broken-gold", message=message)], None, started)
 
 
-def _check_task(path: str, task_id: str, deep: bool, started: float) -> TaskValidation:
-    domain = _domain(path)
-    task = domain.task(task_id)
+@dataclass
+class CheckCounter:
+    """What `check_loaded_task` did in this process: tasks checked, how many valid, seconds spent
+    (the generator reads the difference around a domain's task stage for its profile)."""
+
+    tasks: int = 0
+    valid: int = 0
+    seconds: float = 0.0
+
+
+#: this process's counter
+CHECKED = CheckCounter()
+
+
+def check_loaded_task(
+    domain: Domain, task: Task, deep: bool = True, ids: DomainIds | None = None
+) -> TaskValidation:
+    """`check_task` on a domain already loaded and a task that need not be in its tasks.jsonl (the
+    generator's candidates): the same checks and verdicts, without loading the folder again. `ids`
+    (`domain_ids(domain)`), given once for many tasks of a domain, is not worked out again."""
+    started = time.perf_counter()
+    try:
+        verdict = _check_task(domain, task, deep, started, lambda: ids or domain_ids(domain))
+    except Exception as exc:
+        message = f"checking task {task.id} raised {error_text(exc)}"
+        verdict = _verdict(task.id, [Finding(check="broken-gold", message=message)], None, started)
+    CHECKED.tasks += 1
+    CHECKED.valid += verdict.valid
+    CHECKED.seconds += time.perf_counter() - started
+    return verdict
+
+
+def _check_task(
+    domain: Domain, task: Task, deep: bool, started: float, ids: Callable[[], DomainIds]
+) -> TaskValidation:
+    task_id = task.id
     findings: list[Finding] = []
     with no_network() as attempts:
         try:
@@ -276,7 +319,7 @@ def _check_task(path: str, task_id: str, deep: bool, started: float) -> TaskVali
         try:
             digest = expected.digest()
             if deep:
-                findings += _deep_checks(path, domain, task, expected, outcomes, prints, tried)
+                findings += _deep_checks(ids, domain, task, expected, outcomes, prints, tried)
         finally:
             expected.close()
         if attempts:
@@ -287,7 +330,7 @@ def _check_task(path: str, task_id: str, deep: bool, started: float) -> TaskVali
 
 
 def _deep_checks(
-    path: str,
+    domain_ids: Callable[[], DomainIds],
     domain: Domain,
     task: Task,
     expected: Episode,
@@ -329,7 +372,7 @@ def _deep_checks(
         for m in unreachable_answers(domain, task, outcomes, expected)
     ]
     findings += _shotgun_plant(task, expected, lambda text: reward(gold_calls, text), message)
-    ids, keys = _ids(path)
+    ids, keys = domain_ids()
     for i, (call, outcome) in enumerate(zip(task.calls, outcomes, strict=True)):
         if not domain.tools[call.name].writes or call.expect_error:
             continue

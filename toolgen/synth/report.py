@@ -21,9 +21,9 @@ from rich.table import Table
 from toolgen.model import SkippedOperation
 from toolgen.pipeline import Generated, summarize
 
-from .run import DomainResult
+from .run import PHASES, DomainResult
 
-__all__ = ["build_report", "reason_kind", "report_table"]
+__all__ = ["build_report", "profile", "reason_kind", "report_table"]
 
 _NUMBER = re.compile(r"\d+")
 
@@ -95,6 +95,7 @@ def build_report(
             "rejected": sum(tasks_rejected.values()),
             "rejected_by_reason": dict(tasks_rejected.most_common()),
         },
+        "profile": profile(results),
         "seed": seed,
         "rows": rows,
         "domain_results": [
@@ -114,11 +115,20 @@ def build_report(
                 "tasks_rejected": r.tasks_rejected,
                 "reason": r.reason,
                 "problems": r.problems,
+                "candidates": r.candidates,
+                "seconds": {k: round(v, 4) for k, v in r.seconds.items()},
             }
             for r in results
         ],
         "skipped": [{"id": i, "reason": skipped_reasons[i]} for i in sorted(skipped_reasons)],
     }
+
+
+def profile(results: Sequence[DomainResult]) -> dict[str, Any]:
+    """Where the domains' time went: seconds per phase summed over every domain (in whichever
+    process it ran: CPU-seconds of work, not wall time), and the task candidates validated."""
+    seconds = {phase: round(sum(r.seconds.get(phase, 0.0) for r in results), 3) for phase in PHASES}
+    return {"seconds": seconds, "candidates_checked": sum(r.candidates for r in results)}
 
 
 def report_table(report: Mapping[str, Any], out: str) -> Table:

@@ -15,6 +15,7 @@ import importlib
 import importlib.util
 import os
 import shutil
+import time
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from scoring.executor import Executor, run_units
+from scoring.validation.validate import CHECKED
 from simulator.loader import check_domain
 from toolgen.model import Operation, PlannedDomain, SkippedOperation
 
@@ -29,7 +31,7 @@ from .folder import build_domain, source_licenses, write_folder
 from .schema import infer_schema
 from .tools import compile_tools
 
-__all__ = ["DomainResult", "synthesize", "synthesize_domain"]
+__all__ = ["PHASES", "DomainResult", "synthesize", "synthesize_domain"]
 
 #: progress(done, total): called as domains finish
 Progress = Callable[[int, int], None]
@@ -54,6 +56,27 @@ class DomainResult:
     tasks_kept: int = 0
     tasks_rejected: dict[str, int] = field(default_factory=dict)
     reason: str | None = None
+    #: where the time went, seconds per phase (`PHASES`), and the candidates the task stage checked
+    seconds: dict[str, float] = field(default_factory=dict)
+    candidates: int = 0
+
+
+#: the phases of one domain, in order: schema inference and tool compilation, seed rows, the folder
+#: written, `toolgym check` (the one load), the task walks (proposing candidates, run on episodes),
+#: and the validation checks of the candidates
+PHASES = ("schema_tools", "seed", "write", "load", "walks", "checks")
+
+
+class _Clock:
+    """Seconds per phase, read as each phase ends."""
+
+    def __init__(self, into: dict[str, float]) -> None:
+        self.into, self.last = into, time.perf_counter()
+
+    def lap(self, phase: str) -> None:
+        now = time.perf_counter()
+        self.into[phase] = self.into.get(phase, 0.0) + now - self.last
+        self.last = now
 
 
 def _seed_rows() -> Callable[..., dict[str, list[dict[str, Any]]]]:
@@ -65,7 +88,8 @@ def _seed_rows() -> Callable[..., dict[str, list[dict[str, Any]]]]:
 #: fewest valid tasks a kept domain has, once a task stage exists
 MIN_TASKS = 5
 
-#: The task stage: `make_tasks(builder, folder, schema, toolset, seed=...) -> (kept, {reason: n})`
+#: The task stage: `make_tasks(builder, folder, schema, toolset, seed=..., domain=...) -> (kept,
+#: {reason: n})` (`domain`: the folder as `toolgym check` loaded it, so it is not loaded again)
 #: adds the tasks it keeps (validated) to the builder, writes them into the checked folder and
 #: says how many it kept and why it rejected the others. `toolgen.synth.tasks.make_tasks` when
 #: that module exists; until then domains are written without tasks.
@@ -96,6 +120,7 @@ def synthesize_domain(
     once there is a task stage (`tasks`, default `task_stage()`), has `MIN_TASKS` valid tasks)."""
     result = DomainResult(plan.name, False, None, list(plan.operations))
     folder = out_dir / plan.name
+    clock = _Clock(result.seconds)
     try:
         schema = infer_schema(plan, operations)
         toolset = compile_tools(schema)
@@ -104,15 +129,19 @@ def synthesize_domain(
             return _drop(result, folder, "no operation of it could be compiled")
         builder = build_domain(plan, schema, toolset)
         tables = builder.spec().tables
+        clock.lap("schema_tools")
         seeded = _seed_rows()(
             tables, schema.hints(), seed, rows, clock=builder.head["clock"]["start"], salt=plan.name
         )
         for table, table_rows in seeded.items():
             builder.seed(table, table_rows)
+        clock.lap("seed")
         if folder.exists():
             shutil.rmtree(folder)
         write_folder(builder, folder, plan, schema, toolset, licenses, seed=seed)
+        clock.lap("write")
         report = check_domain(folder)
+        clock.lap("load")
     except Exception as exc:  # noqa: BLE001 - one domain's failure is reported, never the run's
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         return _drop(result, folder, f"generation failed: {detail[:500]}")
@@ -124,11 +153,19 @@ def synthesize_domain(
         )
     stage = (task_stage() if tasks is None else tasks) if with_tasks else None
     if stage is not None:
+        checked, checks = CHECKED.tasks, CHECKED.seconds
         try:
-            result.tasks_kept, result.tasks_rejected = stage(builder, folder, schema, toolset, seed=seed)
+            result.tasks_kept, result.tasks_rejected = stage(
+                builder, folder, schema, toolset, seed=seed, domain=report.domain
+            )
         except Exception as exc:  # noqa: BLE001 - one domain's failure is reported, never the run's
             detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
             return _drop(result, folder, f"task generation failed: {detail[:500]}")
+        finally:
+            clock.lap("walks")
+            result.candidates = CHECKED.tasks - checked
+            result.seconds["checks"] = CHECKED.seconds - checks
+            result.seconds["walks"] -= result.seconds["checks"]
         if result.tasks_kept < MIN_TASKS:
             return _drop(result, folder, f"fewer than {MIN_TASKS} valid tasks: {result.tasks_kept}")
     result.kept, result.folder = True, str(folder)

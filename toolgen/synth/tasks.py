@@ -33,14 +33,12 @@ from __future__ import annotations
 
 import hashlib
 import random
-import shutil
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from scoring.validation.validate import check_task
-from simulator import load_domain
+from scoring.validation.validate import check_loaded_task, domain_ids
+from simulator import Domain, load_domain
 from simulator.builders import DomainBuilder, dump_jsonl
 from simulator.spec import Task
 
@@ -78,31 +76,30 @@ def _difficulty(c: Candidate) -> str:
 
 
 def validate_candidates(
-    folder: Path, name: str, candidates: Sequence[Candidate], *, limit: int = MAX_TASKS
+    domain: Domain, candidates: Sequence[Candidate], *, limit: int = MAX_TASKS
 ) -> tuple[list[dict[str, Any]], dict[str, int]]:
-    """Each candidate through `check_task` (on a scratch copy of the folder), in order, until
-    `limit` are valid: (the valid tasks as written, {status: number rejected})."""
+    """Each candidate through `check_loaded_task` (`check_task`'s checks on the loaded domain,
+    which is not loaded again per candidate), in order, until `limit` are valid: (the valid tasks
+    as written, {status: number rejected})."""
+    name = domain.spec.name
     raws = [_raw(f"{name}-{i + 1:03d}", c) for i, c in enumerate(candidates)]
     kept: list[tuple[int, dict[str, Any]]] = []
     rejected: dict[str, int] = {}
     order = sorted(range(len(raws)), key=lambda i: not candidates[i].long)
     longs = 0
-    with tempfile.TemporaryDirectory(prefix="toolgym-tasks-") as tmp:
-        scratch = Path(tmp) / name
-        shutil.copytree(folder, scratch)  # (a table may be called `tasks`: seed/tasks.jsonl stays)
-        (scratch / "tasks.jsonl").write_text(dump_jsonl(raws), encoding="utf-8")
-        for i in order:
-            short = len(kept) - longs
-            if len(kept) >= limit or (
-                not candidates[i].long and short >= max((longs + 2) // 3, MIN_KEPT - longs)
-            ):
-                continue
-            verdict = check_task(str(scratch), raws[i]["id"])
-            if verdict.valid:
-                kept.append((i, raws[i]))
-                longs += candidates[i].long
-            else:
-                rejected[verdict.status] = rejected.get(verdict.status, 0) + 1
+    ids = domain_ids(domain)
+    for i in order:
+        short = len(kept) - longs
+        if len(kept) >= limit or (
+            not candidates[i].long and short >= max((longs + 2) // 3, MIN_KEPT - longs)
+        ):
+            continue
+        verdict = check_loaded_task(domain, Task.model_validate(raws[i]), ids=ids)
+        if verdict.valid:
+            kept.append((i, raws[i]))
+            longs += candidates[i].long
+        else:
+            rejected[verdict.status] = rejected.get(verdict.status, 0) + 1
     return [raw for _, raw in sorted(kept, key=lambda k: k[0])], rejected
 
 
@@ -113,17 +110,19 @@ def make_tasks(
     toolset: Toolset,
     *,
     seed: int = 0,
+    domain: Domain | None = None,
 ) -> tuple[int, dict[str, int]]:
-    """Tasks for the checked domain in `folder`: proposed, validated, the valid ones added to
-    `builder` and written to `folder/tasks.jsonl`. Returns (kept, {status: rejected})."""
+    """Tasks for the checked domain in `folder` (`domain`: it loaded, when the caller has it):
+    proposed, validated, the valid ones added to `builder` and written to `folder/tasks.jsonl`.
+    Returns (kept, {status: rejected})."""
     folder = Path(folder)
-    domain = load_domain(folder)
+    domain = load_domain(folder) if domain is None else domain
     world = World(domain, schema, toolset, builder.rows)
     try:
         candidates = propose(world, random.Random(_stream(seed, domain.spec.name)))
     finally:
         world.close()
-    kept, rejected = validate_candidates(folder, domain.spec.name, candidates)
+    kept, rejected = validate_candidates(domain, candidates)
     for raw in kept:
         body = {k: v for k, v in raw.items() if k not in ("id", "instruction", "calls")}
         builder.task(raw["id"], raw["instruction"], raw["calls"], **body)

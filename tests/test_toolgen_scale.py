@@ -1,0 +1,80 @@
+"""The generator's fast path gives the same verdicts: candidates checked on the domain loaded once
+(`check_loaded_task`) get exactly what `check_task` on a folder holding them in tasks.jsonl gives."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from pathlib import Path
+from typing import Any
+
+from scoring.validation.validate import TaskValidation, check_loaded_task, check_task, domain_ids
+from simulator import load_domain
+from simulator.builders import dump_jsonl
+from simulator.spec import Task
+from toolgen.synth import tasks as synth_tasks
+from toolgen.synth.lookups import World
+from toolgen.synth.run import PHASES, synthesize_domain
+from toolgen.synth.walks import propose
+
+from .synth_kit import SHOP, planned
+from .test_validate import EXPECTED, TASKS, broken  # noqa: F401 - `broken` is a fixture
+
+
+def _same(a: TaskValidation, b: TaskValidation) -> None:
+    keep = {"task", "status", "findings", "digest", "mutations_tried", "orders_tried"}
+    assert a.model_dump(include=keep) == b.model_dump(include=keep)
+
+
+def test_every_broken_task_gets_the_same_verdict_on_the_loaded_domain(broken, tmp_path):  # noqa: F811
+    bare = tmp_path / "shop"
+    shutil.copytree(broken, bare)
+    (bare / "tasks.jsonl").unlink()  # the generator's case: the candidates are in no file
+    domain = load_domain(bare)
+    ids = domain_ids(domain)
+    for task_id in sorted(EXPECTED):
+        task = Task.model_validate(TASKS[task_id])
+        fast = check_loaded_task(domain, task, ids=ids)
+        _same(check_task(str(broken), task_id), fast)
+        assert fast.status == EXPECTED[task_id]
+
+
+def test_generated_candidates_get_the_same_verdicts_both_ways(tmp_path):
+    """Every candidate the walks propose for a generated domain, valid or not, both ways."""
+    plan, ops = planned(SHOP)
+    seen: dict[str, Any] = {}
+
+    def stage(builder, folder, schema, toolset, *, seed, domain=None):
+        world = World(domain, schema, toolset, builder.rows)
+        try:
+            seen["candidates"] = propose(world, random.Random(synth_tasks._stream(seed, domain.spec.name)))
+        finally:
+            world.close()
+        seen["folder"], seen["domain"] = folder, domain
+        return 5, {}
+
+    result = synthesize_domain(plan, ops, tmp_path / "out", {}, seed=3, rows=12, tasks=stage)
+    assert result.kept, result.reason
+    domain, candidates = seen["domain"], seen["candidates"]
+    raws = [synth_tasks._raw(f"c-{i:03d}", c) for i, c in enumerate(candidates)]
+    scratch = tmp_path / "scratch" / plan.name
+    shutil.copytree(seen["folder"], scratch)
+    (scratch / "tasks.jsonl").write_text(dump_jsonl(raws), encoding="utf-8")
+    ids = domain_ids(domain)
+    statuses = set()
+    for raw in raws:
+        fast = check_loaded_task(domain, Task.model_validate(raw), ids=ids)
+        _same(check_task(str(scratch), raw["id"]), fast)
+        statuses.add(fast.status)
+    assert "valid" in statuses and len(raws) >= 5
+
+
+def test_a_domain_result_says_where_its_time_went(tmp_path):
+    plan, ops = planned(SHOP)
+    result = synthesize_domain(plan, ops, tmp_path, {}, seed=0, rows=12)
+    assert set(result.seconds) == set(PHASES) and all(s >= 0 for s in result.seconds.values())
+    assert result.candidates >= result.tasks_kept >= 5
+    assert sum(result.tasks_rejected.values()) <= result.candidates
+    lines = (Path(result.folder or "") / "tasks.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == result.tasks_kept and all(json.loads(line)["calls"] for line in lines)
