@@ -1,0 +1,263 @@
+"""Environment quality from the rollouts of several policies (`toolgym quality`).
+
+Per domain and per task:
+
+- **difficulty**: pass rate and mean partial credit per policy (infra-failed rollouts excluded);
+- **trainability**, for the policy being trained (`train`): the share of tasks whose pass rate is
+  strictly between 0 and 1, and the spread (standard deviation) of rewards within each group of
+  k samples of a task — a group whose rewards are all equal gives no advantage signal;
+- **discriminative power**: whether rewards separate stronger from weaker baselines,
+  gold > gold-corrupt > random, read-only ≥ noop, measured on mean partial credit, with Kendall's
+  tau-b between that expected order and the observed one (1: the same order);
+- **health**: infra-failure and timeout rates over rollouts, injected and real failures apart.
+
+Flags: a task is `broken` when gold does not always pass it, `trivial` when noop, random or
+read-only passes it; a domain is `broken` or `trivial` when more than `tolerance` of its tasks are,
+and `non-discriminating` when tau is below `min_tau` or the baselines' order is not strict.
+`manifests()` gives, for every unflagged domain, a validated-manifest file of its kept tasks (not
+broken, not trivial), which `serve --manifest`, `score --manifest` and `rollout --manifest` take.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ..validation.manifest import Manifest
+
+#: the baselines' expected order (higher is stronger); other policies are left out of tau
+EXPECTED_RANK = {"gold": 3, "gold-corrupt": 2, "random": 1, "read-only": 1, "noop": 0}
+WEAK = ("noop", "random", "read-only")
+
+
+def family(policy: str) -> str:
+    """`gold-corrupt:2` -> `gold-corrupt`; `openai:m@u` -> `openai`."""
+    return policy.partition(":")[0]
+
+
+def kendall_tau(xs: list[float], ys: list[float]) -> float | None:
+    """Kendall's tau-b of two paired lists (ties handled); None when either has no spread."""
+    concordant = discordant = ties_x = ties_y = 0
+    for i in range(len(xs)):
+        for j in range(i + 1, len(xs)):
+            dx, dy = xs[i] - xs[j], ys[i] - ys[j]
+            if dx == 0 and dy == 0:
+                continue
+            if dx == 0:
+                ties_x += 1
+            elif dy == 0:
+                ties_y += 1
+            elif (dx > 0) == (dy > 0):
+                concordant += 1
+            else:
+                discordant += 1
+    n = concordant + discordant
+    denominator = math.sqrt((n + ties_x) * (n + ties_y))
+    return round((concordant - discordant) / denominator, 4) if denominator else None
+
+
+class PolicyStats(BaseModel):
+    rollouts: int = 0
+    scored: int = 0
+    infra: int = 0
+    pass_rate: float | None = None
+    mean_partial: float | None = None
+
+
+class TaskQuality(BaseModel):
+    task: str
+    policies: dict[str, PolicyStats]
+    spread: float | None = Field(
+        default=None, description="mean std of rewards within the train policy's groups"
+    )
+    flags: list[str] = Field(default_factory=list)
+
+
+class Health(BaseModel):
+    rollouts: int = 0
+    infra_failure_rate: float = 0.0
+    timeout_rate: float = 0.0
+    injected_failure_rate: float = Field(
+        default=0.0, description="rollouts infra-failed by injected faults / rollouts"
+    )
+    real_failure_rate: float = Field(
+        default=0.0, description="rollouts infra-failed by anything else / rollouts"
+    )
+    injected_call_rate: float = Field(default=0.0, description="calls that hit an injected fault / calls")
+    real_call_fault_rate: float = Field(default=0.0, description="calls that hit a real fault / calls")
+
+
+class DomainQuality(BaseModel):
+    domain: str
+    fingerprint: str
+    tasks: list[TaskQuality]
+    policies: dict[str, PolicyStats]
+    train: str | None
+    trainable_share: float | None = Field(description="tasks with a pass rate strictly in (0, 1) for `train`")
+    mean_spread: float | None
+    ranking: list[str] = Field(description="baselines by observed mean partial credit, strongest first")
+    order: str = Field(
+        default="", description="the ranking with its relations, e.g. gold > gold-corrupt:1 > noop = random"
+    )
+    tau: float | None = Field(description="Kendall tau-b of expected vs observed baseline order")
+    health: Health
+    flags: list[str]
+    kept_tasks: list[str]
+
+
+class QualityReport(BaseModel):
+    results: str
+    tolerance: float
+    min_tau: float
+    domains: list[DomainQuality]
+    flagged: list[str]
+
+
+def _stats(rows: list[dict[str, Any]]) -> PolicyStats:
+    scored = [r for r in rows if r.get("status") == "scored"]
+    return PolicyStats(
+        rollouts=len(rows),
+        scored=len(scored),
+        infra=sum(bool(r.get("infra")) for r in rows),
+        pass_rate=round(sum(r["reward"] == 1.0 for r in scored) / len(scored), 4) if scored else None,
+        mean_partial=round(statistics.fmean(r["partial"] for r in scored), 4) if scored else None,
+    )
+
+
+def _health(rows: list[dict[str, Any]]) -> Health:
+    n = len(rows) or 1
+    calls = sum(int(r.get("calls") or 0) for r in rows) or 1
+    infra = [r for r in rows if r.get("infra")]
+    injected = [r for r in infra if r.get("infra_cause") == "injected"]
+    return Health(
+        rollouts=len(rows),
+        infra_failure_rate=round(len(infra) / n, 4),
+        timeout_rate=round(sum(r.get("infra_cause") == "timeout" for r in infra) / n, 4),
+        injected_failure_rate=round(len(injected) / n, 4),
+        real_failure_rate=round((len(infra) - len(injected)) / n, 4),
+        injected_call_rate=round(sum(int(r.get("injected") or 0) for r in rows) / calls, 4),
+        real_call_fault_rate=round(sum(int(r.get("real_faults") or 0) for r in rows) / calls, 4),
+    )
+
+
+def _spread(rows: list[dict[str, Any]]) -> float | None:
+    rewards = [float(r["reward"]) for r in rows if r.get("status") == "scored"]
+    return round(statistics.pstdev(rewards), 4) if len(rewards) > 1 else None
+
+
+def _order(policies: dict[str, PolicyStats]) -> tuple[list[str], float | None, bool]:
+    """(baselines strongest first, tau, whether gold > gold-corrupt > random >= noop holds strictly)."""
+    known = {
+        p: s.mean_partial
+        for p, s in policies.items()
+        if family(p) in EXPECTED_RANK and s.mean_partial is not None
+    }
+    ranking = sorted(known, key=lambda p: (-(known[p] or 0.0), p))
+    tau = kendall_tau([EXPECTED_RANK[family(p)] for p in known], [known[p] or 0.0 for p in known])
+
+    def mean(name: str) -> float | None:
+        got = [v for p, v in known.items() if family(p) == name and v is not None]
+        return statistics.fmean(got) if got else None
+
+    chain = [mean("gold"), mean("gold-corrupt"), mean("random")]
+    present = [v for v in chain if v is not None]
+    strict = all(a > b for a, b in zip(present, present[1:], strict=False))
+    noop, rnd = mean("noop"), mean("random")
+    ok = strict and (noop is None or rnd is None or rnd >= noop)
+    return ranking, tau, ok
+
+
+def _relations(ranking: list[str], policies: dict[str, PolicyStats]) -> str:
+    if not ranking:
+        return ""
+    text = ranking[0]
+    for before, after in zip(ranking, ranking[1:], strict=False):
+        same = policies[before].mean_partial == policies[after].mean_partial
+        text += f" {'=' if same else '>'} {after}"
+    return text
+
+
+def domain_quality(
+    rows: list[dict[str, Any]], train: str | None, tolerance: float, min_tau: float
+) -> DomainQuality:
+    by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        by_task[str(r["task"])].append(r)
+    policies = sorted({str(r["policy"]) for r in rows})
+    if train is None or train not in policies:
+        train = next((p for p in policies if family(p) not in EXPECTED_RANK), None) or (
+            "random" if "random" in policies else None
+        )
+    tasks = []
+    for task, mine in sorted(by_task.items()):
+        stats = {p: _stats([r for r in mine if r["policy"] == p]) for p in policies}
+        flags = []
+        gold = stats.get("gold")
+        if gold is not None and gold.pass_rate is not None and gold.pass_rate < 1.0:
+            flags.append("broken")
+        if any(s.pass_rate for p, s in stats.items() if family(p) in WEAK):
+            flags.append("trivial")
+        spread = _spread([r for r in mine if r["policy"] == train]) if train else None
+        tasks.append(TaskQuality(task=task, policies=stats, spread=spread, flags=flags))
+    overall = {p: _stats([r for r in rows if r["policy"] == p]) for p in policies}
+    ranking, tau, ordered = _order(overall)
+    rates = [t.policies[train].pass_rate for t in tasks if train and t.policies[train].pass_rate is not None]
+    spreads = [t.spread for t in tasks if t.spread is not None]
+    flags = [
+        name
+        for name in ("broken", "trivial")
+        if tasks and sum(name in t.flags for t in tasks) / len(tasks) > tolerance
+    ]
+    if tau is None or tau < min_tau or not ordered:
+        flags.append("non-discriminating")
+    return DomainQuality(
+        domain=str(rows[0]["domain"]),
+        fingerprint=str(rows[0].get("fingerprint") or ""),
+        tasks=tasks,
+        policies=overall,
+        train=train,
+        trainable_share=round(sum(0 < r < 1 for r in rates) / len(rates), 4) if rates else None,
+        mean_spread=round(statistics.fmean(spreads), 4) if spreads else None,
+        ranking=ranking,
+        order=_relations(ranking, overall),
+        tau=tau,
+        health=_health(rows),
+        flags=flags,
+        kept_tasks=[t.task for t in tasks if not t.flags],
+    )
+
+
+def quality(
+    rows: list[dict[str, Any]],
+    results: str = "",
+    train: str | None = None,
+    tolerance: float = 0.1,
+    min_tau: float = 0.6,
+) -> QualityReport:
+    """The quality report of results lines (see the module doc)."""
+    by_domain: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        if r.get("status") == "error" or "policy" not in r:
+            continue
+        by_domain[(str(r["domain"]), str(r.get("fingerprint") or ""))].append(r)
+    domains = [domain_quality(mine, train, tolerance, min_tau) for _, mine in sorted(by_domain.items())]
+    return QualityReport(
+        results=results,
+        tolerance=tolerance,
+        min_tau=min_tau,
+        domains=domains,
+        flagged=[d.domain for d in domains if d.flags],
+    )
+
+
+def manifests(report: QualityReport) -> list[Manifest]:
+    """A validated manifest of the kept tasks of every domain the report does not flag."""
+    return [
+        Manifest(domain=d.domain, fingerprint=d.fingerprint, valid_tasks=d.kept_tasks)
+        for d in report.domains
+        if not d.flags and d.kept_tasks
+    ]
