@@ -46,6 +46,7 @@ class McpHttp:
         self.protocol = HANDSHAKE_VERSION
         self.handle: str | None = None
         self.ids = itertools.count(1)
+        self.reconnects = 0
 
     @classmethod
     async def connect(cls, host: str, port: int, path: str) -> McpHttp:
@@ -115,8 +116,7 @@ class McpHttp:
             extra[b"mcp-method"] = method.encode()
             if method == "tools/call":
                 extra[b"mcp-name"] = params["name"].encode()
-        await self._send(b"POST", body, extra)
-        status, headers, payload = await self._response()
+        status, headers, payload = await self._exchange(body, extra)
         if b"mcp-session-id" in headers and self.session_id is None:
             self.session_id = headers[b"mcp-session-id"].decode()
         message = _message(headers, payload, rid)
@@ -130,6 +130,24 @@ class McpHttp:
         await self._response()
 
     # -- HTTP/1.1 -------------------------------------------------------------------------------
+
+    async def _exchange(
+        self, body: bytes, extra: dict[bytes, bytes]
+    ) -> tuple[int, dict[bytes, bytes], bytes]:
+        """POST `body`; when the server had closed the idle keep-alive connection before reading
+        it (no byte of an answer came back), reconnect and send it again, once."""
+        await self._send(b"POST", body, extra)
+        try:
+            return await self._response()
+        except asyncio.IncompleteReadError as exc:
+            if exc.partial:
+                raise
+        host, port = self.host.rsplit(":", 1)
+        self.writer.close()
+        self.reader, self.writer = await asyncio.open_connection(host, int(port), limit=1 << 22)
+        self.reconnects += 1
+        await self._send(b"POST", body, extra)
+        return await self._response()
 
     async def _send(self, verb: bytes, body: bytes, extra: dict[bytes, bytes]) -> None:
         lines = [
