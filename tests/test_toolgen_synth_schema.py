@@ -229,3 +229,24 @@ def test_two_entities_naming_each_other_get_one_foreign_key_not_a_cycle():
         "droplets.droplet_id",
     }  # the first seen is the foreign key, the other a plain column
     assert droplets.columns["firewall_id"].type == "string"
+
+
+def test_an_allof_that_only_adds_keywords_is_one_value():
+    from toolgen.synth.columns import column_type, flat
+
+    described = {
+        "allOf": [{"type": "string", "pattern": "[a-z]+", "maxLength": 9}, {"description": "its name"}]
+    }
+    assert column_type(described) == ("string", False)
+    assert flat(described) == {
+        "type": "string",
+        "pattern": "[a-z]+",
+        "maxLength": 9,
+        "description": "its name",
+    }
+    records = {
+        "allOf": [{"properties": {"a": {"type": "string"}}}, {"properties": {"b": {"type": "integer"}}}]
+    }
+    assert flat(records) is records and column_type(records) == ("json", False)
+    clash = {"allOf": [{"type": "string"}, {"type": "integer"}]}
+    assert column_type(clash) == ("json", False)

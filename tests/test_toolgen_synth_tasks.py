@@ -218,3 +218,31 @@ def test_a_read_only_domain_of_bare_lookups_gets_questions(tmp_path):
         [lookup] = task["calls"]
         assert task["answer_facts"] and str(task["answer_facts"][0]) not in task["instruction"]
         assert all(str(v) in task["instruction"] for v in lookup["arguments"].values())
+
+
+def test_required_arguments_with_one_value_are_always_given(tmp_path):
+    """Query-style APIs (`Action: {enum: [CreateGroup]}` on every operation): the one value is
+    passed in every gold call, and the domain still gets chains and reads."""
+
+    def op(name: str, kind: str, props: dict[str, Any], required: list[str]) -> Any:
+        fixed = {
+            "Action": {"type": "string", "enum": [name]},
+            "Version": {"type": "string", "const": "2010-05-08"},
+        }
+        return make_op(name, kind, {**fixed, **props}, ["Action", "Version", *required], entity="group")
+
+    name = {"GroupName": {"type": "string", "description": "the group's name"}}
+    ops = [
+        op("CreateGroup", "create", {**name, "Path": {"type": "string"}}, ["GroupName"]),
+        op("GetGroup", "read", name, ["GroupName"]),
+        op("ListGroups", "read", {"PathPrefix": {"type": "string"}}, []),
+        op("UpdateGroup", "update", {**name, "NewPath": {"type": "string"}}, ["GroupName"]),
+        op("DeleteGroup", "delete", name, ["GroupName"]),
+    ]
+    plan, by_id = planned_from(*ops)
+    result = synthesize_domain(plan, by_id, tmp_path, {}, seed=0)
+    assert result.kept, result.reason
+    tasks = _tasks(Path(result.folder or ""))
+    calls = [c for t in tasks for c in t["calls"]]
+    assert calls and all(c["arguments"]["Action"] == c["name"] for c in calls)
+    assert all(c["arguments"]["Version"] == "2010-05-08" for c in calls)

@@ -19,6 +19,7 @@ __all__ = [
     "JSON_TYPE",
     "column_type",
     "fits",
+    "flat",
     "identifier",
     "merge_type",
     "record_props",
@@ -62,8 +63,27 @@ def table_name(entity: str) -> str:
     return base + "s"
 
 
+def flat(schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A fragment whose `allOf` only adds keywords to one value (`{"allOf": [{"type": "string",
+    "pattern": ...}, {"description": ...}]}`, as specs override a shared schema's description)
+    as one fragment; any other fragment as it is (an `allOf` of records is `record_props`' job)."""
+    parts = schema.get("allOf")
+    if not isinstance(parts, list) or not parts or not all(isinstance(p, dict) for p in parts):
+        return schema
+    if any("properties" in p or "$ref" in p or "allOf" in p for p in parts):
+        return schema
+    merged: dict[str, Any] = {}
+    for part in parts:
+        for key, value in part.items():
+            if key in merged and merged[key] != value and key not in ("description", "title"):
+                return schema  # two parts disagree: not one value's keywords
+            merged.setdefault(key, value)
+    return {**merged, **{k: v for k, v in schema.items() if k != "allOf"}}
+
+
 def column_type(schema: Mapping[str, Any]) -> tuple[str, bool]:
     """(column type, nullable) of a JSON-Schema fragment; `json` when it has no single type."""
+    schema = flat(schema)
     nullable = bool(schema.get("nullable") or schema.get("x-nullable"))
     raw = schema.get("type")
     types: list[str] = []

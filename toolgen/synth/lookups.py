@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from simulator import Domain, Episode
@@ -45,6 +45,8 @@ class Tool:
     bindings: list[Binding]
     required: set[str]
     props: dict[str, Any]
+    #: required arguments with one possible value (`Action: {enum: [DeleteGroup]}`): always given
+    fixed: dict[str, Any] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -84,6 +86,18 @@ def reveals(result: Any, column: str, value: Any, depth: int = 0) -> bool:
     return False
 
 
+def _only_value(prop: Any) -> Any:
+    """The one value an argument's schema allows (`const`, or an `enum` of one), else None."""
+    if not isinstance(prop, dict):
+        return None
+    if scalar(prop.get("const")):
+        return prop["const"]
+    enum = prop.get("enum")
+    if isinstance(enum, list) and len(enum) == 1 and scalar(enum[0]):
+        return enum[0]
+    return None
+
+
 def scalar(value: Any) -> bool:
     return value is not None and isinstance(value, str | int | float | bool)
 
@@ -99,25 +113,34 @@ class World:
         for plan in toolset.tools:
             op = schema.operations[plan.op_id]
             props = plan.input_schema.get("properties") or {}
+            required = set(plan.input_schema.get("required") or [])
+            fixed = {p: v for p in sorted(required) if (v := _only_value(props.get(p))) is not None}
             self.tools.append(
                 Tool(
                     plan,
                     op,
                     schema.table_of(op),
                     list(schema.bindings.get(plan.op_id, [])),
-                    set(plan.input_schema.get("required") or []),
+                    required - set(fixed),
                     props,
+                    fixed,
                 )
             )
+        self._fixed = {t.name: t.fixed for t in self.tools}
         self.reader: Episode = domain.episode(seed=0)
         self._lookups: dict[tuple[str, str], Ref | None] = {}
 
     def close(self) -> None:
         self.reader.close()
 
+    def full(self, name: str, args: Args) -> Args:
+        """A call's arguments with the tool's fixed ones (`Tool.fixed`) added."""
+        fixed = self._fixed.get(name)
+        return {**fixed, **args} if fixed else args
+
     def read(self, name: str, args: Args) -> Any:
         try:
-            return self.reader.call(name, args)
+            return self.reader.call(name, self.full(name, args))
         except ToolgymError:
             return None
 

@@ -42,6 +42,7 @@ from .columns import (
     JSON_TYPE,
     column_type,
     fits,
+    flat,
     identifier,
     merge_type,
     record_props,
@@ -261,6 +262,7 @@ class _Builder:
     ) -> str:
         """The column `name` of `table` (added, or merged with the one of the same name)."""
         existing = table.column_for(name)
+        schema = flat(schema)
         ctype, nullable = column_type(schema)
         enum = (
             [v for v in schema.get("enum") or [] if v is not None]

@@ -201,7 +201,7 @@ class Proposer:
         with self.w.domain.episode(seed=0) as ep:
             for i, (name, args) in enumerate(calls):
                 try:
-                    ep.call(name, args)
+                    ep.call(name, self.w.full(name, args))
                 except ToolgymError:
                     if i != failing:
                         return False
@@ -243,7 +243,7 @@ class Proposer:
                 result = self.w.read(tool.name, {b.param: value})
                 if isinstance(result, list) and len(result) == count:
                     text = say.count_sentence(self.rng, table.entity, b.column or b.param, value)
-                    out.append(Candidate("read", text, _gold([(tool.name, {b.param: value})]), [count]))
+                    out.append(Candidate("read", text, self._gold([(tool.name, {b.param: value})]), [count]))
                     break
         return out
 
@@ -295,7 +295,7 @@ class Proposer:
                 if self._succeeds(calls, failing=len(calls) - 1):
                     text = say.refusal_sentence(self.rng, made.text)
                     out.append(
-                        Candidate("refusal", text, _gold(calls, failing=len(calls) - 1), [row[status]])
+                        Candidate("refusal", text, self._gold(calls, failing=len(calls) - 1), [row[status]])
                     )
                     break
         return out
@@ -311,7 +311,7 @@ class Proposer:
                     continue
                 ref, column = found
                 text = say.ask_sentence(self.rng, column, ref.phrase)
-                out.append(Candidate("read", text, _gold(ref.calls), [row[column]]))
+                out.append(Candidate("read", text, self._gold(ref.calls), [row[column]]))
                 if len(out) >= 2 * _QUOTA["read"]:
                     return out
         return out
@@ -347,16 +347,18 @@ class Proposer:
                 return ref, self.rng.choice(sorted(plain or refers or asked))
         return None
 
+    def _gold(self, calls: Sequence[tuple[str, Args]], failing: int | None = None) -> list[dict[str, Any]]:
+        return [
+            call(name, self.w.full(name, args), expect_error=i == failing)
+            for i, (name, args) in enumerate(calls)
+        ]
+
     def _candidate(self, kind: str, writes: list[Write]) -> Candidate:
         calls: list[tuple[str, Args]] = []
         for w in writes:
             calls = seq(calls, w.lookups)
             calls.append((w.tool, w.args))
-        return Candidate(kind, say.write_sentence(self.rng, [w.text for w in writes]), _gold(calls))
-
-
-def _gold(calls: Sequence[tuple[str, Args]], failing: int | None = None) -> list[dict[str, Any]]:
-    return [call(name, args, expect_error=i == failing) for i, (name, args) in enumerate(calls)]
+        return Candidate(kind, say.write_sentence(self.rng, [w.text for w in writes]), self._gold(calls))
 
 
 def propose(world: World, rng: random.Random) -> list[Candidate]:
