@@ -205,7 +205,7 @@ def domain_quality(
         tasks.append(TaskQuality(task=task, policies=stats, spread=spread, flags=flags))
     overall = {p: _stats([r for r in rows if r["policy"] == p]) for p in policies}
     ranking, tau, ordered = _order(overall)
-    rates = [r for t in tasks if train and (r := t.policies[train].pass_rate) is not None]
+    rates = [rate for t in tasks if train and (rate := t.policies[train].pass_rate) is not None]
     spreads = [t.spread for t in tasks if t.spread is not None]
     flags = [
         name
