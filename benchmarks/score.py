@@ -11,7 +11,8 @@ generated ids and must be matched by content. Timed, interleaved, in the same pr
 | name  | toolgym                                           | baseline                                         |
 |-------|---------------------------------------------------|--------------------------------------------------|
 | diff  | `diff_states(expected, actual, ignore)`           | `expected.full_digest() == actual.full_digest()`: hash both whole databases and compare |
-| score | `score_rollout(...)` with the gold episode cached: replay the agent's calls on a fresh episode, diff, facts | the same replay, then hash both whole databases |
+| score | `score_rollout(...)` with no expected state cached (the process cache is emptied before each call): replay the gold calls, replay the agent's, diff, facts | the same two replays, then hash both whole databases |
+| score_warm | `score_rollout(...)` with the task's expected state cached (`scoring.expected`, as from the second rollout of a task on): replay the agent's calls, diff, facts | the agent's replay, then hash its whole database against the expected one's hash |
 
 The diff reads only the changed rows, so its time stays flat while the full-database baseline
 grows with the database: the ratio falls as N grows. Target: diff <= 1 ms median at every size.
@@ -30,6 +31,7 @@ from _common import (
 )
 
 from scoring import Rollout, RolloutCall, diff_states, expected_episode, replay, score_rollout
+from scoring.expected import clear_expected_states, expected_state
 from simulator import Domain
 from simulator.spec import Call, Task
 
@@ -86,24 +88,44 @@ def bench_size(
             **{**opts, "reps": max(20, reps // 2)},
         )
 
+        expected_digest = expected.full_digest()
+
         def replay_and_digest(i: int) -> bool:
             episode, _ = replay(domain, calls, seed=0)
             try:
-                return episode.full_digest() == expected.full_digest()
+                return episode.full_digest() == expected_digest
             finally:
                 episode.close()
 
+        def both_and_digest(i: int) -> bool:
+            gold = expected_episode(domain, task, seed=0)
+            try:
+                episode, _ = replay(domain, calls, seed=0)
+                try:
+                    return episode.full_digest() == gold.full_digest()
+                finally:
+                    episode.close()
+            finally:
+                gold.close()
+
+        def score_cold(i: int) -> Any:
+            clear_expected_states()
+            return score_rollout(domain, rollout, task)
+
         slow: dict[str, Any] = {**opts, "reps": max(10, reps // 20), "warmup": min(warmup, 3)}
-        score_t, full_t = measure_pair(
-            lambda i: score_rollout(domain, rollout, task, expected=expected), replay_and_digest, **slow
+        score_t, full_t = measure_pair(score_cold, both_and_digest, **slow)
+        expected_state(domain, task, 0)
+        warm_t, warm_full_t = measure_pair(
+            lambda i: score_rollout(domain, rollout, task), replay_and_digest, **slow
         )
     finally:
         expected.close()
         actual.close()
-    assert digest_t is not None and full_t is not None
+    assert digest_t is not None and full_t is not None and warm_full_t is not None
     return [
         result_row("diff", rows, diff_t.median_us, "digest both, compare", digest_t.median_us),
-        result_row("score", rows, score_t.median_us, "replay, digest both", full_t.median_us),
+        result_row("score", rows, score_t.median_us, "replay both, digest both", full_t.median_us),
+        result_row("score_warm", rows, warm_t.median_us, "replay, digest it", warm_full_t.median_us),
     ]
 
 

@@ -27,7 +27,16 @@ def test_core_quick_writes_a_report(tmp_path: Path) -> None:
     report = json.loads(out.read_text(encoding="utf-8"))
     assert report["suite"] == "core"
     results = report["results"]
-    assert {r["name"] for r in results} >= {"episode", "read", "write", "digest"}
+    assert {r["name"] for r in results} >= {
+        "episode",
+        "episode_cycle",
+        "read",
+        "write",
+        "write_seq",
+        "write_order_seq",
+        "digest",
+        "digest_full",
+    }
     for row in results:
         assert set(row) == RESULT_KEYS
         assert isinstance(row["name"], str)
@@ -38,7 +47,14 @@ def test_core_quick_writes_a_report(tmp_path: Path) -> None:
         expected = row["median_us"] / row["baseline_median_us"]
         assert abs(row["ratio"] - expected) <= 0.01 * expected + 0.001  # times are rounded
     targets = {(t["name"], t["metric"]) for t in report["targets"]}
-    assert targets == {("episode", "ratio"), ("read", "median_us"), ("write", "median_us")}
+    assert targets == {
+        ("episode", "ratio"),
+        ("episode_cycle", "ratio"),
+        ("read", "median_us"),
+        ("write", "median_us"),
+        ("write_seq", "ratio"),
+        ("write_order_seq", "ratio"),
+    }
     assert all(isinstance(t["ok"], bool) for t in report["targets"])
     assert "read" in proc.stdout  # the table was printed
 
@@ -62,7 +78,7 @@ def _suite(tmp_path: Path, script: str, *args: str) -> dict:
 
 def test_score_peer_and_validate_suites_run(tmp_path: Path) -> None:
     score = _suite(tmp_path, "score", "--quick")
-    assert {r["name"] for r in score["results"]} == {"diff", "score"}
+    assert {r["name"] for r in score["results"]} == {"diff", "score", "score_warm"}
     peer = _suite(tmp_path, "peer", "--quick")
     assert {"episode", "score_task"} <= {r["name"] for r in peer["results"]}
     validate = _suite(tmp_path, "validate", "--domains", "office", "--reruns", "1")
