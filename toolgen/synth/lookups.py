@@ -15,6 +15,7 @@ row's id, run on the episode.
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -109,6 +110,8 @@ class World:
         self.domain = domain
         self.schema = schema
         self.rows = {t: list(r) for t, r in rows.items()}
+        #: (table, columns) -> how many rows hold each (hashable) combination of values (`_unique`)
+        self._counts: dict[tuple[str, tuple[str, ...]], Counter[tuple[Any, ...]]] = {}
         self.tools: list[Tool] = []
         for plan in toolset.tools:
             op = schema.operations[plan.op_id]
@@ -195,9 +198,23 @@ class World:
 
     def _unique(self, table: TablePlan, row: Row, columns: Sequence[str]) -> bool:
         """Whether no other row of `table` has the same values in `columns`."""
-        wanted = [row.get(c) for c in columns]
-        same = sum(1 for r in self.rows.get(table.name, []) if [r.get(c) for c in columns] == wanted)
-        return same == 1
+        wanted = tuple(row.get(c) for c in columns)
+        try:
+            hash(wanted)
+        except TypeError:  # a JSON value: compared row by row
+            same = sum(1 for r in self.rows.get(table.name, []) if tuple(r.get(c) for c in columns) == wanted)
+            return same == 1
+        key = (table.name, tuple(columns))
+        if key not in self._counts:  # counted once per table and columns, not once per row asked about
+            counts: Counter[tuple[Any, ...]] = Counter()
+            for r in self.rows.get(table.name, []):
+                values = tuple(r.get(c) for c in columns)
+                try:
+                    counts[values] += 1
+                except TypeError:  # (unhashable: never equal to a hashable `wanted`)
+                    continue
+            self._counts[key] = counts
+        return self._counts[key][wanted] == 1
 
     def by_filters(self, table: TablePlan, row: Row, depth: int = 0) -> Ref | None:
         """A row named by the values a listing of its table requires: a parent by what a person
