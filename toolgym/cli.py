@@ -10,7 +10,20 @@ import importlib
 
 from .app import app
 
-for _module in ("core", "score", "serve", "validate", "curate", "generate", "migrate", "export", "rollout", "quality"):
+for _module in (
+    "core",
+    "score",
+    "serve",
+    "validate",
+    "curate",
+    "generate",
+    "migrate",
+    "export",
+    "rollout",
+    "quality",
+    "tools",
+    "sft",
+):
     try:
         importlib.import_module(f"toolgym.commands.{_module}")
     except ModuleNotFoundError as exc:  # a command group not written yet

@@ -1,0 +1,43 @@
+"""`toolgym tools DOMAIN --format openai|anthropic|mcp`: a domain's tools as a JSON list."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from simulator import load_domain
+
+from ..app import DomainArg, app, print_json
+from ..env.tools import FORMATS, ToolFormat, tool_list
+
+
+def _check_format(value: str) -> str:
+    if value not in FORMATS:
+        raise typer.BadParameter(f"unknown format {value!r}: use one of {', '.join(FORMATS)}")
+    return value
+
+
+@app.command()
+def tools(
+    domain: DomainArg,
+    form: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            callback=_check_format,
+            help="openai (Chat Completions `tools`), anthropic (Messages `tools`) or mcp (`tools/list`)",
+        ),
+    ] = "openai",
+) -> None:
+    """Print a domain's tools as a JSON list, ready to pass to a model API.
+
+    openai: [{"type": "function", "function": {name, description, parameters}}]; anthropic:
+    [{name, description, input_schema}]; mcp: [{name, description, inputSchema, annotations}],
+    exactly what `toolgym serve` lists. The domain's own tools, plus `submit_answer` (the answer
+    channel, which ends the episode) when the domain has tasks graded on answer facts.
+
+    Example: toolgym tools bank --format anthropic > bank-tools.json
+    """
+    form_name: ToolFormat = form  # type: ignore[assignment]
+    print_json(tool_list(load_domain(domain), form_name))
