@@ -116,7 +116,7 @@ class RuledOut:
     shapes: tuple[tuple[Token, ...], ...]
 
 
-_RULED: dict[tuple[str, str, str], RuledOut] = {}
+_RULED: dict[tuple[str, str, str, str], RuledOut] = {}
 
 
 def _sql_value(fact: Any, kind: str) -> Any | None:
@@ -135,15 +135,34 @@ def _sql_value(fact: Any, kind: str) -> Any | None:
     return fact_text(fact) if not isinstance(fact, dict | list) else None
 
 
+#: (type, value) -> (its tokens, its JSON sort key): the values of a domain's columns recur in
+#: every task's ruled-out set, so each is tokenized once per process (bounded; cleared when full)
+_SHAPES: dict[tuple[type, Any], tuple[tuple[Token, ...], str]] = {}
+_SHAPES_MAX = 500_000
+
+
+def _shape(value: Any) -> tuple[tuple[Token, ...], str]:
+    key = (float, repr(value)) if type(value) is float else (type(value), value)  # -0.0 is not 0.0
+    found = _SHAPES.get(key)
+    if found is None:
+        if len(_SHAPES) >= _SHAPES_MAX:
+            _SHAPES.clear()
+        found = _SHAPES[key] = (tuple(tokens(fact_text(value))), json.dumps(value, default=str))
+    return found
+
+
 def ruled_out(expected: Episode, task: Task) -> RuledOut:
-    """What `task` rules out, on the expected final state (cached per domain, task and state)."""
-    key = (expected.domain.fingerprint(), task.id, expected.digest())
+    """What `task` rules out, on the expected final state (cached per domain, task content and
+    state: its id, instruction and facts, never its id alone)."""
+    facts_key = json.dumps([task.instruction, task.answer_facts], default=str, sort_keys=True)
+    key = (expected.domain.fingerprint(), task.id, facts_key, expected.digest())
     if key in _RULED:
         return _RULED[key]
     facts = [tuple(tokens(fact_text(f))) for f in task.answer_facts]
     said = _Runs([tokens(task.instruction)])
     columns: list[str] = []
     values: dict[tuple[Token, ...], Any] = {}
+    orders: dict[tuple[Token, ...], str] = {}
     for name, info in sorted(expected.domain.tables.items()):
         for column, spec in info.spec.columns.items():
             if spec.type not in _SCALAR:
@@ -166,10 +185,11 @@ def ruled_out(expected: Episode, task: Task) -> RuledOut:
                 value = bool(raw) if spec.type == "boolean" and raw is not None else raw
                 if value is None:
                     continue
-                shape = tuple(tokens(fact_text(value)))
-                if shape and shape not in facts and shape not in said:
-                    values.setdefault(shape, value)
-    shapes = sorted(values, key=lambda s: json.dumps(values[s], default=str))
+                shape, order = _shape(value)
+                if shape and shape not in facts and shape not in said and shape not in values:
+                    values[shape] = value
+                    orders[shape] = order
+    shapes = sorted(values, key=orders.__getitem__)
     found = RuledOut(tuple(columns), tuple(values[s] for s in shapes), tuple(shapes))
     _RULED[key] = found
     if len(_RULED) > 4096:
