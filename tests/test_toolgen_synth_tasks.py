@@ -246,3 +246,26 @@ def test_required_arguments_with_one_value_are_always_given(tmp_path):
     calls = [c for t in tasks for c in t["calls"]]
     assert calls and all(c["arguments"]["Action"] == c["name"] for c in calls)
     assert all(c["arguments"]["Version"] == "2010-05-08" for c in calls)
+
+
+def test_doubles_pair_only_writes_that_commute_and_set_only_what_is_checked(tmp_path):
+    """A request of two writes does not say which comes first, so the two must leave one state in
+    either order: no write that stamps the clock, no two drawing generated ids of one table. An
+    optional argument is set only when the tool writes it somewhere (else no check sees it)."""
+    world, *_ = _world(SHOP, 0, tmp_path / "shop")
+    try:
+        proposer = Proposer(world, random.Random(5))
+        doubles = proposer.doubles()
+        singles = proposer.singles()
+    finally:
+        world.close()
+    domain = world.domain
+    assert any(t.writes and t.uses_now for t in domain.tools.values()), "the shop has writes that stamp times"
+    assert doubles
+    for d in doubles:
+        writes = [c["name"] for c in d.calls if domain.tools[c["name"]].writes]
+        assert len(writes) == 2 and not any(domain.tools[w].uses_now for w in writes)
+    for c in [c for t in doubles + singles for c in t.calls]:
+        tool = domain.tools[c["name"]]
+        required = set(tool.spec.input_schema.get("required") or [])
+        assert set(c["arguments"]) - required <= tool.arguments_read

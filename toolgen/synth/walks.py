@@ -71,7 +71,14 @@ class Proposer:
         """Field arguments: every required one and up to `extra` optional ones (None: cannot fill).
         With `lookup`, one value may be another row's (`say.Said`: found by that row's lookups)."""
         chosen: list[tuple[Binding, Any]] = []
-        optional = [b for b in tool.role("field") if b.param not in tool.required and b.column is not None]
+        used = self.w.domain.tools[
+            tool.name
+        ].arguments_read  # (an argument the tool ignores is not checkable)
+        optional = [
+            b
+            for b in tool.role("field")
+            if b.param not in tool.required and b.column is not None and b.param in used
+        ]
         optional = [b for b in optional if tool.table.columns[b.column or ""].type != "json"]
         self.rng.shuffle(optional)
         copy = lookup and self.rng.random() < 0.7
@@ -135,9 +142,11 @@ class Proposer:
         args: Args = {}
         owners: list[str] = []
         lookups: list[tuple[str, Args]] = []
+        used = self.w.domain.tools[tool.name].arguments_read
         for b in tool.role("parent"):
             parent = self.w.parent_of(tool, b)
-            if parent is None or (b.param not in tool.required and self.rng.random() < 0.5):
+            optional = b.param not in tool.required
+            if parent is None or (optional and (b.param not in used or self.rng.random() < 0.5)):
                 if b.param in tool.required:
                     return None
                 continue
@@ -255,18 +264,36 @@ class Proposer:
                 out.append(self._candidate("chain", [made]))
         return out
 
+    def _commute(self, a: Tool, b: Tool) -> bool:
+        """Whether two writes on different rows leave the same state in either order: neither
+        stamps the clock (each write's time is the number of writes before it) and they do not
+        both draw a generated id of one table (the ids would trade places)."""
+        tools = self.w.domain.tools
+        if tools[a.name].uses_now or tools[b.name].uses_now:
+            return False
+        drawn = [
+            t.table.name
+            for t in (a, b)
+            if t.plan.compiled_as in ("create", "event") and (t.key is None or t.key.param not in t.required)
+        ]
+        return len(drawn) < 2 or drawn[0] != drawn[1]
+
     def doubles(self) -> list[Candidate]:
-        """Two writes in one request: each found by its lookups, then done."""
+        """Two writes in one request: each found by its lookups, then done; only writes that
+        commute (`_commute`), as the request does not say which to do first."""
         out: list[Candidate] = []
         tools = self.writes()
         for _ in range(2):
             for tool in tools:
                 if len(out) >= _QUOTA["double"]:
                     return out
+                partners = [t for t in tools if self._commute(tool, t)]
+                if not partners:
+                    continue
                 first = self.one_write(tool, lookup=True)
                 if first is None:
                     continue
-                for other in self.rng.sample(tools, min(3, len(tools))):
+                for other in self.rng.sample(partners, min(3, len(partners))):
                     second = self.one_write(other, lookup=True)
                     if second is None or (tool is other and first.args == second.args):
                         continue
