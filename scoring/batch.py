@@ -84,7 +84,9 @@ def _served_path(rollout: Rollout) -> str | None:
 
 
 class BatchScorer:
-    """Scores transcripts, caching loaded domains and gold episodes."""
+    """Scores transcripts, caching loaded domains; the expected states are the process's
+    (`scoring.expected`, shared with everything else that scores), so `cache` no longer bounds
+    anything here and is kept for callers that pass it."""
 
     def __init__(
         self,
