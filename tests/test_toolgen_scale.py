@@ -73,7 +73,7 @@ def test_generated_candidates_get_the_same_verdicts_both_ways(tmp_path):
 def test_a_domain_result_says_where_its_time_went(tmp_path):
     plan, ops = planned(SHOP)
     result = synthesize_domain(plan, ops, tmp_path, {}, seed=0, rows=12)
-    assert set(result.seconds) == set(PHASES) and all(s >= 0 for s in result.seconds.values())
+    assert set(result.seconds) == set(PHASES) - {"llm"} and all(s >= 0 for s in result.seconds.values())
     assert result.candidates >= result.tasks_kept >= 5
     assert sum(result.tasks_rejected.values()) <= result.candidates
     lines = (Path(result.folder or "") / "tasks.jsonl").read_text(encoding="utf-8").splitlines()

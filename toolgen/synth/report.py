@@ -23,7 +23,7 @@ from toolgen.pipeline import Generated, summarize
 
 from .run import PHASES, DomainResult
 
-__all__ = ["build_report", "profile", "reason_kind", "report_table"]
+__all__ = ["build_report", "llm_counts", "profile", "reason_kind", "report_table"]
 
 _NUMBER = re.compile(r"\d+")
 
@@ -96,6 +96,7 @@ def build_report(
             "rejected_by_reason": dict(tasks_rejected.most_common()),
         },
         "profile": profile(results),
+        "llm": llm_counts(results),
         "seed": seed,
         "rows": rows,
         "domain_results": [
@@ -116,6 +117,7 @@ def build_report(
                 "reason": r.reason,
                 "problems": r.problems,
                 "candidates": r.candidates,
+                "llm": r.llm,
                 "seconds": {k: round(v, 4) for k, v in r.seconds.items()},
             }
             for r in results
@@ -129,6 +131,15 @@ def profile(results: Sequence[DomainResult]) -> dict[str, Any]:
     process it ran: CPU-seconds of work, not wall time), and the task candidates validated."""
     seconds = {phase: round(sum(r.seconds.get(phase, 0.0) for r in results), 3) for phase in PHASES}
     return {"seconds": seconds, "candidates_checked": sum(r.candidates for r in results)}
+
+
+def llm_counts(results: Sequence[DomainResult]) -> dict[str, int]:
+    """With `--llm`: descriptions filled (or not, on endpoint errors), instructions rephrased, and
+    the templates kept, by why (empty by default)."""
+    counts: Counter[str] = Counter()
+    for r in results:
+        counts.update(r.llm)
+    return dict(sorted(counts.items()))
 
 
 def report_table(report: Mapping[str, Any], out: str) -> Table:
@@ -159,4 +170,6 @@ def report_table(report: Mapping[str, Any], out: str) -> Table:
     table.add_row("tasks rejected", str(tasks["rejected"]))
     for reason, n in list(tasks["rejected_by_reason"].items())[:8]:
         table.add_row(f"  {reason}", str(n))
+    for what, n in report.get("llm", {}).items():
+        table.add_row(f"llm {what.replace('_', ' ')}", str(n))
     return table

@@ -24,10 +24,12 @@ from typing import Any
 
 from scoring.executor import Executor, run_units
 from scoring.validation.validate import CHECKED
+from simulator.builders import dump_jsonl
 from simulator.loader import check_domain
 from toolgen.model import Operation, PlannedDomain, SkippedOperation
 
 from .folder import build_domain, source_licenses, write_folder
+from .llm import ChatModel, LLMOptions, fill_descriptions, rephrase_tasks
 from .schema import infer_schema
 from .tools import compile_tools
 
@@ -59,12 +61,14 @@ class DomainResult:
     #: where the time went, seconds per phase (`PHASES`), and the candidates the task stage checked
     seconds: dict[str, float] = field(default_factory=dict)
     candidates: int = 0
+    #: with `--llm`: descriptions filled, instructions rephrased, and why templates stayed
+    llm: dict[str, int] = field(default_factory=dict)
 
 
 #: the phases of one domain, in order: schema inference and tool compilation, seed rows, the folder
 #: written, `toolgym check` (the one load), the task walks (proposing candidates, run on episodes),
-#: and the validation checks of the candidates
-PHASES = ("schema_tools", "seed", "write", "load", "walks", "checks")
+#: the validation checks of the candidates, and (with `--llm`) the model's descriptions and rephrasings
+PHASES = ("schema_tools", "seed", "write", "load", "walks", "checks", "llm")
 
 
 class _Clock:
@@ -115,9 +119,31 @@ def synthesize_domain(
     rows: int | Mapping[str, int] | None = None,
     tasks: TaskStage | None = None,
     with_tasks: bool = True,
+    llm: LLMOptions | None = None,
 ) -> DomainResult:
     """One planned domain → its folder under `out_dir` (kept only when it checks clean and,
-    once there is a task stage (`tasks`, default `task_stage()`), has `MIN_TASKS` valid tasks)."""
+    once there is a task stage (`tasks`, default `task_stage()`), has `MIN_TASKS` valid tasks).
+    `llm`: a chat model fills the descriptions the spec lacks and rephrases the kept tasks'
+    instructions (`toolgen.synth.llm`; a rephrasing is validated again, else the template stays)."""
+    model = ChatModel(llm) if llm is not None else None
+    try:
+        return _synthesize(plan, operations, out_dir, licenses, seed, rows, tasks, with_tasks, model)
+    finally:
+        if model is not None:
+            model.close()
+
+
+def _synthesize(
+    plan: PlannedDomain,
+    operations: Mapping[str, Operation],
+    out_dir: Path,
+    licenses: Mapping[str, str],
+    seed: int,
+    rows: int | Mapping[str, int] | None,
+    tasks: TaskStage | None,
+    with_tasks: bool,
+    model: ChatModel | None,
+) -> DomainResult:
     result = DomainResult(plan.name, False, None, list(plan.operations))
     folder = out_dir / plan.name
     clock = _Clock(result.seconds)
@@ -128,8 +154,12 @@ def synthesize_domain(
         if not toolset.tools:
             return _drop(result, folder, "no operation of it could be compiled")
         builder = build_domain(plan, schema, toolset)
-        tables = builder.spec().tables
         clock.lap("schema_tools")
+        if model is not None:
+            filled = fill_descriptions(model, builder, plan, schema, toolset)
+            result.llm.update({f"descriptions_{k}": n for k, n in filled.items()})
+            clock.lap("llm")
+        tables = builder.spec().tables
         seeded = _seed_rows()(
             tables, schema.hints(), seed, rows, clock=builder.head["clock"]["start"], salt=plan.name
         )
@@ -168,6 +198,11 @@ def synthesize_domain(
             result.seconds["walks"] -= result.seconds["checks"]
         if result.tasks_kept < MIN_TASKS:
             return _drop(result, folder, f"fewer than {MIN_TASKS} valid tasks: {result.tasks_kept}")
+        if model is not None and report.domain is not None and builder.tasks:
+            for kind, n in rephrase_tasks(model, builder, report.domain).items():
+                result.llm[kind if kind == "rephrased" else f"template kept: {kind}"] = n
+            (folder / "tasks.jsonl").write_text(dump_jsonl(builder.tasks), encoding="utf-8")
+            clock.lap("llm")
     result.kept, result.folder = True, str(folder)
     result.compiled = {t.op_id: t.name for t in toolset.tools}
     result.tools = len(toolset.tools)
@@ -200,10 +235,11 @@ def _work(
     seed: int,
     rows: Any,
     with_tasks: bool,
+    llm: LLMOptions | None = None,
 ) -> tuple[int, DomainResult]:
     """One unit of work for the executor (module level, so processes and Ray can run it)."""
     result = synthesize_domain(
-        plan, ops, Path(out_dir), licenses, seed=seed, rows=rows, with_tasks=with_tasks
+        plan, ops, Path(out_dir), licenses, seed=seed, rows=rows, with_tasks=with_tasks, llm=llm
     )
     return index, result
 
@@ -219,12 +255,14 @@ def synthesize(
     progress: Progress | None = None,
     with_tasks: bool = True,
     executor: Executor = "local",
+    llm: LLMOptions | None = None,
 ) -> list[DomainResult]:
     """Every planned domain → a folder under `out_dir`; results in the plan's order.
 
     `workers` 0 means one process per core (1 runs in this process); `executor` "ray" runs the
     domains on a Ray cluster (`scoring.executor`, as validation does); `with_tasks` False writes
-    the domains without tasks (and keeps them without the 5-task rule).
+    the domains without tasks (and keeps them without the 5-task rule); `llm` (`--llm`) as in
+    `synthesize_domain`.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     by_id = {op.id: op for op in operations}
@@ -233,7 +271,7 @@ def synthesize(
     for plan in domains:
         ops = {i: by_id[i] for i in plan.operations if i in by_id}
         mine = {ops[i].source: licenses.get(ops[i].source, "unknown") for i in ops}
-        jobs.append((len(jobs), plan, ops, str(out_dir), mine, seed, rows, with_tasks))
+        jobs.append((len(jobs), plan, ops, str(out_dir), mine, seed, rows, with_tasks, llm))
     n = workers or os.cpu_count() or 1
     results: list[DomainResult | None] = [None] * len(jobs)
     if executor == "local" and (n <= 1 or len(jobs) <= 1):

@@ -15,6 +15,7 @@ from simulator.folders import BUNDLED
 from toolgen.pipeline import generate as run_generate
 from toolgen.pipeline import summarize
 from toolgen.synth.leftovers import toolbox_domains
+from toolgen.synth.llm import LLMOptions, default_cache
 from toolgen.synth.report import build_report, report_table
 from toolgen.synth.run import synthesize
 
@@ -104,6 +105,24 @@ def generate(
             "left out); --no-tasks writes the domains without tasks"
         ),
     ] = True,
+    llm: Annotated[
+        str | None,
+        typer.Option(
+            "--llm",
+            metavar="URL",
+            help="with --out, an OpenAI-compatible chat endpoint (e.g. http://127.0.0.1:8000/v1) that "
+            "rephrases the kept tasks' instructions (each validated again; the template stays when a "
+            "value is dropped or the task is no longer valid) and fills descriptions the specs lack",
+        ),
+    ] = None,
+    llm_model: Annotated[str, typer.Option(help="the model name sent to --llm")] = "default",
+    llm_cache: Annotated[
+        Path | None,
+        typer.Option(
+            help="where --llm replies are cached by request, so reruns agree (default: "
+            "$XDG_CACHE_HOME/toolgym/llm)"
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Read API specs, cluster their operations into domains (PLAN.json) and write each domain's folder.
@@ -116,6 +135,7 @@ def generate(
     skipped (by source operation id), domains and tasks.
 
     Example: toolgym generate specs --out generated --seed 0 --workers 2
+    (with a model: ... --llm http://127.0.0.1:8000/v1 --llm-model qwen2.5-7b-instruct)
     """
     if max_tools < min_tools:
         raise typer.BadParameter(f"--max-tools {max_tools} is below --min-tools {min_tools}")
@@ -125,6 +145,13 @@ def generate(
     if chosen is None:
         raise typer.BadParameter(f"--executor must be local or ray, not {executor!r}")
     row_count = rows
+    if llm is not None and not llm.startswith(("http://", "https://")):
+        raise typer.BadParameter(f"--llm must be an http(s) URL of a chat endpoint, not {llm!r}")
+    llm_options = (
+        LLMOptions(url=llm, model=llm_model, cache=str(llm_cache or default_cache()))
+        if llm is not None
+        else None
+    )
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err, transient=True, disable=as_json) as bar:
         task = bar.add_task("reading specs", total=None)
@@ -155,6 +182,7 @@ def generate(
                 progress=_progress_callback(bar, task),
                 with_tasks=tasks,
                 executor=chosen,
+                llm=llm_options,
             )
             report = build_report(
                 generated,
