@@ -329,3 +329,74 @@ def test_without_toolboxes_the_plans_too_small_operations_stay_skipped(tmp_path)
     assert (ops["total"], ops["compiled"], ops["skipped"]) == (22, 16, 6)
     assert ops["skipped_by_reason"] == {"too small and unrelated": 6}
     assert not (tmp_path / "o" / "assorted-functions-toolbox").exists()
+
+
+@pytest.fixture(scope="module")
+def with_tasks(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shop spec generated with validated tasks: the kept domain's folder."""
+    out = tmp_path_factory.mktemp("gen-tasks") / "out"
+    code, _, stderr = run(str(SHOP), "--out", str(out), "--workers", "1", "--json")
+    assert code == 0, stderr
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    (entry,) = [d for d in report["domain_results"] if d["kept"]]
+    return Path(entry["folder"])
+
+
+def test_generated_tasks_served_over_http_score_one_with_gold_calls_and_fail_with_none(with_tasks, tmp_path):
+    """`toolgym serve FOLDER --transport http` in a subprocess, the official MCP client playing each
+    task's gold calls (ids resolved from the results it gets) and, in another session, no call;
+    `toolgym score --runs` on the transcripts the server wrote: 1.0 and below 1.0."""
+    import asyncio
+
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    from scoring.validation.validate import gold_message
+    from simulator.calls import resolve_arguments
+
+    from .helpers import records, text
+    from .test_server_e2e import http_server, wait_for_ends
+
+    domain = load_domain(with_tasks)
+    tasks = domain.tasks[:4]
+    assert tasks and any(len(t.calls) >= 3 for t in domain.tasks)
+    runs = tmp_path / "runs"
+
+    async def play(url: str, task, gold: bool) -> None:
+        async with (
+            streamable_http_client(f"{url}?task={task.id}") as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            init = await session.initialize()
+            assert init.instructions is not None and task.instruction in init.instructions
+            results: list = []
+            for call in task.calls if gold else []:
+                args = resolve_arguments(call.arguments, results, task.id, len(task.calls))
+                got = await session.call_tool(call.name, args)
+                assert got.is_error == call.expect_error, text(got)
+                results.append(None if got.is_error else json.loads(text(got)))
+            answer = gold_message(task) if gold else "done"
+            assert not (await session.call_tool("submit_answer", {"answer": answer})).is_error
+
+    async def main(url: str) -> None:
+        for task in tasks:
+            await play(url, task, gold=True)
+            await play(url, task, gold=False)
+
+    with http_server(str(with_tasks), runs) as (url, _):
+        asyncio.run(main(url))
+        assert len(wait_for_ends(runs, 2 * len(tasks))) == 2 * len(tasks)
+    results = tmp_path / "results.jsonl"
+    scored = runner.invoke(
+        app, ["score", "--runs", str(runs), "--domain", str(with_tasks), "--out", str(results), "--json"]
+    )
+    assert scored.exit_code == 0, scored.stderr
+    lines = [json.loads(line) for line in results.read_text(encoding="utf-8").splitlines()]
+    assert len(lines) == 2 * len(tasks)
+    rewards: dict[tuple[str, bool], float] = {}
+    for line in lines:
+        played = any(r["type"] == "call" for r in records(Path(line["transcript"])))
+        rewards[(line["task"], played)] = line["reward"]
+    for task in tasks:
+        assert rewards[(task.id, True)] == 1.0, task.id
+        assert rewards[(task.id, False)] is not None and rewards[(task.id, False)] < 1.0, task.id
