@@ -21,9 +21,9 @@ answer is reachable and not guessable by listing, independent calls commute, eve
 reachable). Chosen for speed in this loop: one run per task (reruns in fresh processes and tool
 fuzzing are what `toolgym validate` adds; the gold calls are also replayed under another seed
 here, which catches ids that only exist under one). Only `valid` tasks are kept; the others are
-counted by status. Long tasks (3+ calls, lookups feeding writes) are validated first; short
-ones are kept up to a third of the long ones (or up to `MIN_KEPT` in all, for a domain with no
-long ones). Deterministic from `seed` and the domain's name.
+counted by status. Long tasks (3+ calls, lookups feeding writes) are validated first, up to
+three quarters of `MAX_TASKS` (room for a spread of short ones); short ones are kept up to a
+third of the long ones (or up to `MIN_KEPT` in all, for a domain with no long ones). Deterministic from `seed` and the domain's name.
 
 Modules: `lookups` (naming a row and the reads that find it; values for fields, or a value copied
 from a looked-up row), `walks` (the candidates), `instructions` (the templates), this one (keeping).
@@ -90,8 +90,10 @@ def validate_candidates(
     ids = domain_ids(domain)
     for i in order:
         short = len(kept) - longs
-        if len(kept) >= limit or (
-            not candidates[i].long and short >= max((longs + 2) // 3, MIN_KEPT - longs)
+        if (
+            len(kept) >= limit
+            or (candidates[i].long and longs >= limit - limit // 4)  # room for a spread of short ones
+            or (not candidates[i].long and short >= max((longs + 2) // 3, MIN_KEPT - longs))
         ):
             continue
         verdict = check_loaded_task(domain, Task.model_validate(raws[i]), ids=ids)

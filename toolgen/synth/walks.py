@@ -23,10 +23,10 @@ from .schema import Binding, TablePlan
 __all__ = ["MAX_CANDIDATES", "Candidate", "Proposer", "Write", "propose"]
 
 #: most candidates proposed per domain
-MAX_CANDIDATES = 24
+MAX_CANDIDATES = 28
 _KEYED = frozenset(("status", "update", "delete", "event"))
 #: how many of each kind a domain's candidates hold at most (chains first: they teach the most)
-_QUOTA = {"double": 8, "chain": 6, "read": 4, "refusal": 2, "single": 4}
+_QUOTA = {"double": 10, "chain": 8, "read": 4, "refusal": 2, "single": 4}
 
 
 @dataclass
@@ -257,12 +257,15 @@ class Proposer:
         return out
 
     def chains(self) -> list[Candidate]:
-        out = []
-        for tool in self.writes():
-            made = self.one_write(tool, lookup=True)
-            if made is not None:
-                out.append(self._candidate("chain", [made]))
-        return out
+        """Each write after the lookups that find its ids, twice round the write tools (another
+        row, another way of naming it); the longer ones (3+ calls) first."""
+        out: list[Candidate] = []
+        for _ in range(2):
+            for tool in self.writes():
+                made = self.one_write(tool, lookup=True)
+                if made is not None and all(c.calls[-1]["arguments"] != made.args for c in out):
+                    out.append(self._candidate("chain", [made]))
+        return sorted(out, key=lambda c: not c.long)
 
     def _commute(self, a: Tool, b: Tool) -> bool:
         """Whether two writes on different rows leave the same state in either order: neither
@@ -368,6 +371,10 @@ class Proposer:
                 and str(row.get(c)) not in ref.phrase
                 and reveals(result, c, row[c])
             ]
+            rows = self.w.rows.get(table.name, [])
+            # a value every row shares is no answer (nothing else could be said): the most varied first
+            varied = {c: len({repr(r.get(c)) for r in rows}) for c in asked}
+            asked = [c for c in asked if varied[c] >= max(2, min(4, max(varied.values(), default=0)))]
             if asked:  # its own values first, then a row it refers to, then its id
                 plain = [c for c in asked if not table.columns[c].references and c != table.primary_key]
                 refers = [c for c in asked if c != table.primary_key]
