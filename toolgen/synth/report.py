@@ -119,6 +119,7 @@ def build_report(
                 "candidates": r.candidates,
                 "llm": r.llm,
                 "seconds": {k: round(v, 4) for k, v in r.seconds.items()},
+                "cpu_seconds": round(r.cpu_seconds, 4),
             }
             for r in results
         ],
@@ -127,10 +128,15 @@ def build_report(
 
 
 def profile(results: Sequence[DomainResult]) -> dict[str, Any]:
-    """Where the domains' time went: seconds per phase summed over every domain (in whichever
-    process it ran: CPU-seconds of work, not wall time), and the task candidates validated."""
+    """Where the domains' time went: seconds per phase summed over every domain (each in the
+    process it ran in, so more than the run's wall time with several workers), the CPU seconds
+    they took, and the task candidates validated."""
     seconds = {phase: round(sum(r.seconds.get(phase, 0.0) for r in results), 3) for phase in PHASES}
-    return {"seconds": seconds, "candidates_checked": sum(r.candidates for r in results)}
+    return {
+        "seconds": seconds,
+        "cpu_seconds": round(sum(r.cpu_seconds for r in results), 3),
+        "candidates_checked": sum(r.candidates for r in results),
+    }
 
 
 def llm_counts(results: Sequence[DomainResult]) -> dict[str, int]:

@@ -61,6 +61,9 @@ class DomainResult:
     #: where the time went, seconds per phase (`PHASES`), and the candidates the task stage checked
     seconds: dict[str, float] = field(default_factory=dict)
     candidates: int = 0
+    #: CPU seconds this domain took in its process (the phases' `seconds` are wall time: on a
+    #: shared machine they include waiting for a core)
+    cpu_seconds: float = 0.0
     #: with `--llm`: descriptions filled, instructions rephrased, and why templates stayed
     llm: dict[str, int] = field(default_factory=dict)
 
@@ -126,11 +129,14 @@ def synthesize_domain(
     `llm`: a chat model fills the descriptions the spec lacks and rephrases the kept tasks'
     instructions (`toolgen.synth.llm`; a rephrasing is validated again, else the template stays)."""
     model = ChatModel(llm) if llm is not None else None
+    cpu = time.process_time()
     try:
-        return _synthesize(plan, operations, out_dir, licenses, seed, rows, tasks, with_tasks, model)
+        result = _synthesize(plan, operations, out_dir, licenses, seed, rows, tasks, with_tasks, model)
     finally:
         if model is not None:
             model.close()
+    result.cpu_seconds = time.process_time() - cpu
+    return result
 
 
 def _synthesize(
@@ -256,13 +262,14 @@ def synthesize(
     with_tasks: bool = True,
     executor: Executor = "local",
     llm: LLMOptions | None = None,
+    on_result: Callable[[DomainResult], None] | None = None,
 ) -> list[DomainResult]:
     """Every planned domain → a folder under `out_dir`; results in the plan's order.
 
     `workers` 0 means one process per core (1 runs in this process); `executor` "ray" runs the
     domains on a Ray cluster (`scoring.executor`, as validation does); `with_tasks` False writes
     the domains without tasks (and keeps them without the 5-task rule); `llm` (`--llm`) as in
-    `synthesize_domain`.
+    `synthesize_domain`; `on_result(result)` is called as each domain finishes.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     by_id = {op.id: op for op in operations}
@@ -280,6 +287,8 @@ def synthesize(
         outcomes = (result for _, result in run_units(_work, jobs, min(n, len(jobs)), executor))
     for done, (index, result) in enumerate(outcomes, start=1):
         results[index] = result
+        if on_result is not None:
+            on_result(result)
         if progress is not None:
             progress(done, len(jobs))
     return [r for r in results if r is not None]
