@@ -85,15 +85,13 @@ def _served_path(rollout: Rollout) -> str | None:
 
 class BatchScorer:
     """Scores transcripts, caching loaded domains; the expected states are the process's
-    (`scoring.expected`, shared with everything else that scores), so `cache` no longer bounds
-    anything here and is kept for callers that pass it."""
+    (`scoring.expected`, shared with everything else that scores)."""
 
     def __init__(
         self,
         domain: str | None = None,
         task: str | None = None,
         seed: int | None = None,
-        cache: int = 256,
         manifests: list[Manifest] | None = None,
         key: Key | None = None,
         max_bytes: int | None = None,
@@ -102,7 +100,6 @@ class BatchScorer:
         self.manifests = manifests
         self.key, self.max_bytes = key, max_bytes
         self._domains: dict[str, Domain] = {}
-        self._cache = cache  # (the expected states are cached per process: scoring.expected)
 
     def load(self, ref: str) -> Domain:
         if ref not in self._domains:
