@@ -400,3 +400,15 @@ def test_generated_tasks_served_over_http_score_one_with_gold_calls_and_fail_wit
     for task in tasks:
         assert rewards[(task.id, True)] == 1.0, task.id
         assert rewards[(task.id, False)] is not None and rewards[(task.id, False)] < 1.0, task.id
+
+
+def test_with_tasks_two_workers_write_the_same_bytes_and_fingerprints_as_one(with_tasks, tmp_path):
+    """(The fixtures plan several domains, so two worker processes share them.)"""
+    code, _, stderr = run(str(FIXTURES), "--out", str(tmp_path / "o"), "--workers", "2", "--json")
+    assert code == 0, stderr
+    report = json.loads((tmp_path / "o" / "report.json").read_text(encoding="utf-8"))
+    assert sum(d["kept"] for d in report["domain_results"]) >= 2
+    again = tmp_path / "o" / with_tasks.name
+    assert (again / "tasks.jsonl").is_file()
+    assert _folder_bytes(with_tasks) == _folder_bytes(again)
+    assert load_domain(with_tasks).fingerprint() == load_domain(again).fingerprint()
