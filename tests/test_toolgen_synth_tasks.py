@@ -269,3 +269,39 @@ def test_doubles_pair_only_writes_that_commute_and_set_only_what_is_checked(tmp_
         tool = domain.tools[c["name"]]
         required = set(tool.spec.input_schema.get("required") or [])
         assert set(c["arguments"]) - required <= tool.arguments_read
+
+
+def test_a_write_that_finds_its_row_by_its_parent_gets_tasks(tmp_path):
+    """A sub-resource write (`replace_deployment_status(deployment_id, ...)`, no key of its own)
+    takes the row its parent has: the task names it through the parent (`the status of the
+    deployment whose name is ...`), the parent found by a lookup."""
+    dep = {"deployment_id": {"type": "string", "description": "the deployment"}}
+    phase = {
+        "phase": {"type": "string", "enum": ["pending", "running", "failed"]},
+        "message": {"type": "string"},
+    }
+    name = {"name": {"type": "string", "description": "the deployment's name"}}
+    ops = [
+        make_op(
+            "create_deployment",
+            "create",
+            {**name, "replicas": {"type": "integer"}},
+            ["name"],
+            entity="deployment",
+        ),
+        make_op("list_deployments", "read", name, [], entity="deployment"),
+        make_op("get_deployment", "read", dep, ["deployment_id"], entity="deployment"),
+        make_op("replace_deployment_status", "update", {**dep, **phase}, ["deployment_id"], entity="status"),
+        make_op("read_deployment_status", "read", dep, ["deployment_id"], entity="status"),
+    ]
+    plan, by_id = planned_from(*ops)
+    result = synthesize_domain(plan, by_id, tmp_path, {}, seed=0)
+    assert result.kept, result.reason
+    status = [
+        t for t in _tasks(Path(result.folder or "")) if t["calls"][-1]["name"] == "replace_deployment_status"
+    ]
+    assert status
+    for task in status:
+        assert "the status of the deployment whose name is" in task["instruction"]
+        assert task["calls"][0]["name"] == "list_deployments"
+        assert task["calls"][-1]["arguments"]["deployment_id"] not in task["instruction"]

@@ -104,8 +104,7 @@ class Proposer:
         """(clause, lookups, arguments) of a write on one row."""
         table = tool.table
         key = tool.key
-        assert key is not None
-        args: Args = {key.param: row[table.primary_key]}
+        args: Args = {key.param: row[table.primary_key]} if key is not None else {}
         owners = []
         for b in tool.role("parent"):
             if b.param in tool.required and b.column is not None:
@@ -186,10 +185,57 @@ class Proposer:
         self.rng.shuffle(rows)
         return rows[:6]
 
+    def _parents(self, tool: Tool) -> list[tuple[Binding, TablePlan]]:
+        """The required parent arguments of a write that finds its row by them, not by a key (a
+        sub-resource: `PATCH /deployments/{name}/status`): each with the table it refers to."""
+        found = []
+        for b in tool.role("parent"):
+            parent = self.w.parent_of(tool, b)
+            if b.param in tool.required and b.column is not None and parent is not None:
+                found.append((b, parent))
+        return found
+
+    def by_parents(self, tool: Tool, row: Row, lookup: bool) -> Ref | None:
+        """`the status of the deployment whose name is ...`: a row that a key-less write finds by
+        its parents (the first of theirs, as the tool takes it), the parents named as a person
+        would (with lookups) or, without `lookup`, left to `keyed` to give by id."""
+        parents = self._parents(tool)
+        table = tool.table
+        same = [
+            r
+            for r in self.w.rows.get(table.name, [])
+            if all(r.get(b.column or "") == row.get(b.column or "") for b, _ in parents)
+        ]
+        if not parents or min((r[table.primary_key] for r in same), default=None) != row[table.primary_key]:
+            return None  # (the tool would take another row)
+        if not lookup:
+            return Ref(f"the {say.noun(table.entity)}", [])
+        phrases: list[str] = []
+        calls: list[tuple[str, Args]] = []
+        for b, parent in parents:
+            prow = next(
+                (
+                    r
+                    for r in self.w.rows.get(parent.name, [])
+                    if r.get(parent.primary_key) == row.get(b.column or "")
+                ),
+                None,
+            )
+            ref = self.w.name_row(parent, prow, self.rng, lookup=True) if prow is not None else None
+            if ref is None or not ref.calls:
+                return None
+            phrases.append(ref.phrase)
+            calls = seq(calls, ref.calls)
+        return Ref(f"the {say.noun(table.entity)} of {say.join_clauses(phrases)}", calls)
+
     def one_write(self, tool: Tool, lookup: bool) -> Write | None:
-        if tool.plan.compiled_as in _KEYED and tool.key is not None:
+        if tool.plan.compiled_as in _KEYED and (tool.key is not None or self._parents(tool)):
             for row in self.rows_of(tool.table):
-                ref = self.w.name_row(tool.table, row, self.rng, lookup=lookup)
+                ref = (
+                    self.w.name_row(tool.table, row, self.rng, lookup=lookup)
+                    if tool.key is not None
+                    else self.by_parents(tool, row, lookup)
+                )
                 if ref is None or (lookup and not ref.calls):
                     continue
                 made = self.keyed(tool, row, ref)
