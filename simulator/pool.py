@@ -41,10 +41,8 @@ IDLE_CONNECTIONS = 8
 #: ... and at most this many bytes of databases in them (snapshot size times their number)
 IDLE_BYTES = 256 * 2**20
 #: Prepared statements a connection keeps (sqlite3's cache; a domain's tools use a few dozen)
-CACHED_STATEMENTS = 512
+CACHED_STATEMENTS = 256
 
-#: The statements of a connection that are active (stepped, neither finished nor reset).
-_ACTIVE = "SELECT count(*) FROM sqlite_stmt WHERE busy"
 _SCHEMA = "SELECT 1 FROM _toolgym_meta LIMIT 0"
 _CHANGES = "SELECT tbl, pk FROM _toolgym_changes"
 _CLEAR = ("DELETE FROM _toolgym_changes", "DELETE FROM _toolgym_meta")
@@ -65,6 +63,8 @@ class _Statements:
         self.stmt_status = lib.sqlite3_stmt_status
         self.stmt_status.restype = ctypes.c_int
         self.stmt_status.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
+        self.stmt_busy = lib.sqlite3_stmt_busy
+        self.stmt_busy.restype, self.stmt_busy.argtypes = ctypes.c_int, [ctypes.c_void_p]
         self.limit = lib.sqlite3_limit
         self.limit.restype, self.limit.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
         self.total_changes = lib.sqlite3_total_changes
@@ -88,12 +88,16 @@ class _Statements:
             and self.total_changes(db) == conn.total_changes
         )
 
-    def reset_counts(self, conn: sqlite3.Connection) -> None:
-        db = self.handle(conn)
-        stmt = self.next_stmt(db, None)
+    def settle(self, conn: sqlite3.Connection) -> bool:
+        """Reset every statement's step count; False when a statement is still active."""
+        db, next_stmt, busy, status = self.handle(conn), self.next_stmt, self.stmt_busy, self.stmt_status
+        stmt = next_stmt(db, None)
         while stmt:
-            self.stmt_status(stmt, _VM_STEP, 1)
-            stmt = self.next_stmt(db, stmt)
+            if busy(stmt):
+                return False
+            status(stmt, _VM_STEP, 1)
+            stmt = next_stmt(db, stmt)
+        return True
 
 
 def _statements_api() -> _Statements | None:
@@ -126,15 +130,6 @@ def new_connection(snapshot: bytes) -> sqlite3.Connection:
     return conn
 
 
-def _no_active_statement(conn: sqlite3.Connection) -> bool:
-    """Whether only the asking statement is active on `conn` (False when SQLite cannot tell: its
-    `sqlite_stmt` table is a compile option)."""
-    try:
-        return bool(conn.execute(_ACTIVE).fetchone()[0] == 1)
-    except sqlite3.Error:
-        return False
-
-
 def _q(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
@@ -144,7 +139,6 @@ class _Restore:
     """The statements that put one table's rows back (rowid first, then the columns)."""
 
     seed_row: str
-    current: str
     update: str
     insert: str
     delete: str
@@ -158,7 +152,6 @@ class _Restore:
         marks = ", ".join("?" * (len(info.columns) + 1))
         return cls(
             seed_row=f"SELECT rowid, {cols} FROM {t} WHERE {where}",  # noqa: S608 - names from the spec
-            current=f"SELECT rowid FROM {t} WHERE {where}",  # noqa: S608
             update=f"UPDATE {t} SET rowid = ?, {sets} WHERE {where}",  # noqa: S608
             insert=f"INSERT INTO {t} (rowid, {cols}) VALUES ({marks})",  # noqa: S608
             delete=f"DELETE FROM {t} WHERE {where}",  # noqa: S608
@@ -195,9 +188,9 @@ class ConnectionPool:
             room
             and _API is not None
             and not conn.in_transaction
-            and _no_active_statement(conn)
             and _API.check(conn)
             and self.restore(conn, snapshot)
+            and _API.settle(conn)
         )
         if keep:
             with self.lock:
@@ -231,19 +224,16 @@ class ConnectionPool:
             changed.append((table, key if info.composite else (key,)))
         seeded = self._seed_rows(snapshot, changed)
         rank = {name: i for i, name in enumerate(self.order)}
-        updates, inserts, deletes = [], [], []
+        inserts: list[tuple[int, str, tuple[Any, ...]]] = []
+        deletes: list[tuple[int, str, tuple[Any, ...]]] = []
         try:
             conn.execute("BEGIN")
             for (table, key), row in zip(changed, seeded, strict=True):
                 sql = self._statements(table)
                 if row is None:
                     deletes.append((rank[table], sql.delete, key))
-                elif conn.execute(sql.current, key).fetchone() is None:
+                elif conn.execute(sql.update, (*row, *key)).rowcount == 0:  # deleted: insert it
                     inserts.append((rank[table], sql.insert, tuple(row)))
-                else:
-                    updates.append((sql.update, (*row, *key)))
-            for statement, params in updates:
-                conn.execute(statement, params)
             for _, statement, params in sorted(inserts, key=lambda r: r[0]):  # parents first
                 conn.execute(statement, params)
             for _, statement, params in sorted(deletes, key=lambda r: -r[0]):  # children first
@@ -251,8 +241,6 @@ class ConnectionPool:
             for statement in _CLEAR:
                 conn.execute(statement)
             conn.execute("COMMIT")
-            assert _API is not None
-            _API.reset_counts(conn)
         except sqlite3.Error:
             try:
                 conn.execute("ROLLBACK")
