@@ -10,10 +10,16 @@ sessions per server, so that overhead, not the simulated database, would bound t
 The goal (issue #14) is a call at <= 1 ms of server CPU, five times below the frameworks.
 
 **What it answers, and what it leaves to the SDK.** Only the common case: an HTTP POST of a single
-JSON-RPC `tools/call` request for a domain tool (or `submit_answer`), in an MCP session the SDK
-already established (its `mcp-session-id` is live, its protocol version is a handshake-era one or
-absent), whose toolgym session already exists (its first call, which opens the episode, went
-through the SDK), and that passes the owner and task checks. Everything else — `initialize`,
+JSON-RPC `tools/call` request for a domain tool (or `submit_answer`) whose toolgym session
+already exists (its first call, which opens the episode, went through the SDK) and that passes
+the owner and task checks, either
+
+- in an MCP session the SDK already established (its `mcp-session-id` is live, its protocol
+  version a handshake-era one or absent; no `_meta` on the request), or
+- on the 2026-07-28 revision (no handshake, no session id), naming its session with `?session=`
+  and carrying the episode handle: the SDK's own validation ladder (envelope, routing headers,
+  `Mcp-Param-*` headers against the tool's schema) runs on it first, and the answer carries what
+  that revision requires (`resultType`, the `serverInfo` stamp). Everything else — `initialize`,
 notifications, other methods, batches, GET/DELETE, unknown session ids or tools, malformed
 JSON, progress tokens, anything the SDK would refuse — goes to the SDK unchanged (the body is
 replayed to it), so the SDK stays the one place for every protocol rule but this one request.
@@ -37,18 +43,31 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
 import anyio
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from mcp.shared.inbound import (
+    MCP_PARAM_HEADER_PREFIX,
+    InboundModernRoute,
+    classify_inbound_request,
+    find_duplicated_routing_header,
+    validate_mcp_param_headers,
+)
+from mcp_types import SERVER_INFO_META_KEY, JSONRPCRequest
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
+from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .errors import SessionError
-from .mcptools import SUBMIT_ANSWER
+from .mcptools import HANDLE_META, SUBMIT_ANSWER, SUBMIT_ANSWER_SCHEMA
 
 if TYPE_CHECKING:
     from fastmcp.tools.base import ToolResult
 
     from .server import DomainServer
+    from .sessions import Session
 
 _HANDSHAKE = frozenset(v.encode() for v in HANDSHAKE_PROTOCOL_VERSIONS)
+_MODERN = frozenset(v.encode() for v in MODERN_PROTOCOL_VERSIONS)
+_PARAM_PREFIX = MCP_PARAM_HEADER_PREFIX.lower()
 _JSON_HEADERS = [(b"content-type", b"application/json"), (b"cache-control", b"no-cache, no-transform")]
 
 
@@ -73,13 +92,16 @@ def _accepts(value: bytes) -> bool:
 
 
 class FastToolCalls:
-    """ASGI middleware in front of the SDK's endpoint: answers established sessions' tool calls."""
+    """ASGI middleware in front of the SDK's endpoint: answers existing sessions' tool calls."""
 
     def __init__(self, app: ASGIApp, server: DomainServer, path: str):
         self.app = app
         self.server = server
         self.path = path
         self.tools = frozenset(server.domain.tools) | {SUBMIT_ANSWER}
+        #: each tool's input schema, exactly as `tools/list` serves it
+        self.schemas: dict[str, Any] = {n: t.spec.input_schema for n, t in server.domain.tools.items()}
+        self.schemas[SUBMIT_ANSWER] = SUBMIT_ANSWER_SCHEMA
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != self.path:
@@ -96,18 +118,60 @@ class FastToolCalls:
                 ok_type = value.split(b";")[0].strip().lower() == b"application/json"
             elif name == b"accept":
                 ok_accept = _accepts(value)
-        transport = self._transport(sid, version) if ok_type and ok_accept else None
+        if not (ok_type and ok_accept):
+            await self.app(scope, receive, send)
+            return
+        if sid is None and version in _MODERN:
+            await self._modern(scope, receive, send, version.decode())
+            return
+        transport = self._transport(sid, version)
         if transport is None:
             await self.app(scope, receive, send)
             return
         body, more = await _read_body(receive)
-        call = _tool_call(body, self.tools) if not more else None
-        session = self._session(scope, transport, sid) if call is not None else None
+        call = _tool_call(body, self.tools, modern=False) if not more else None
+        session = None
+        if call is not None:
+            query = _Query(scope.get("query_string", b""))
+            session = self._session(query, transport.mcp_session_id, None)
         if call is None or session is None:
             await self.app(scope, _replay(body, more, receive), send)
             return
-        rid, tool, arguments = call
-        await self._answer(transport, session, rid, tool, arguments, send)
+        rid, tool, arguments, _ = call
+        # hold the session's idle countdown while the call runs, as the SDK's transport does
+        idle = transport.idle_scope if transport._idle_timeout is not None else None
+        if idle is not None:
+            transport._requests_in_flight += 1
+            idle.deadline = math.inf
+        try:
+            result = await self._run(session, tool, arguments)
+        finally:
+            if idle is not None:
+                transport._requests_in_flight -= 1
+                if not transport._requests_in_flight:
+                    idle.deadline = anyio.current_time() + transport._idle_timeout
+        await self._send(
+            send, rid, wire_result(result), [(b"mcp-session-id", transport.mcp_session_id.encode())]
+        )
+
+    async def _modern(self, scope: Scope, receive: Receive, send: Send, version: str) -> None:
+        """A 2026-07-28 request: answered here when it is a valid call of an existing session."""
+        body, more = await _read_body(receive)
+        call = _tool_call(body, self.tools, modern=True) if not more else None
+        session = None
+        if call is not None and _passes_the_ladder(scope, call[3], version, self.schemas):
+            handle = (call[3]["params"].get("_meta") or {}).get(HANDLE_META)
+            query = _Query(scope.get("query_string", b""))
+            session = self._session(query, None, handle if isinstance(handle, str) else None)
+        if call is None or session is None:
+            await self.app(scope, _replay(body, more, receive), send)
+            return
+        rid, tool, arguments, _ = call
+        result = wire_result(await self._run(session, tool, arguments))
+        stamp = self.server.mcp._mcp_server.server_info_stamp
+        result["_meta"] = {**result.get("_meta", {}), SERVER_INFO_META_KEY: stamp}
+        result["resultType"] = "complete"
+        await self._send(send, rid, result, [])
 
     def _transport(self, sid: bytes | None, version: bytes | None) -> Any | None:
         """The SDK transport of a live, established handshake-era session, else None."""
@@ -125,47 +189,30 @@ class FastToolCalls:
             return None
         return transport
 
-    def _session(self, scope: Scope, transport: Any, sid: bytes | None) -> Any | None:
+    def _session(self, query: _Query, connection_id: str | None, handle: str | None) -> Session | None:
         """The toolgym session the request belongs to, if it exists and the request may use it."""
-        query = _Query(scope.get("query_string", b""))
         try:
-            key, _ = self.server.key_for(query, transport.mcp_session_id)
+            key, _ = self.server.key_for(query, connection_id)
             session = self.server.sessions.get(key)
             if session is not None:
-                self.server.check_owner(session, query, transport.mcp_session_id)
+                self.server.check_owner(session, query, connection_id, handle)
         except SessionError:
             return None  # the SDK path words the refusal
         return session
 
-    async def _answer(
-        self, transport: Any, session: Any, rid: Any, tool: str, arguments: dict[str, Any], send: Send
+    async def _run(self, session: Session, tool: str, arguments: dict[str, Any]) -> ToolResult:
+        if tool == SUBMIT_ANSWER:
+            return await self.server.submit_in(session, tool, arguments)
+        return await self.server.call_in(session, tool, arguments)
+
+    async def _send(
+        self, send: Send, rid: Any, result: dict[str, Any], extra: list[tuple[bytes, bytes]]
     ) -> None:
-        # hold the session's idle countdown while the call runs, as the SDK's transport does
-        idle = transport.idle_scope if transport._idle_timeout is not None else None
-        if idle is not None:
-            transport._requests_in_flight += 1
-            idle.deadline = math.inf
-        try:
-            if tool == SUBMIT_ANSWER:
-                result = await self.server.submit_in(session, tool, arguments)
-            else:
-                result = await self.server.call_in(session, tool, arguments)
-        finally:
-            if idle is not None:
-                transport._requests_in_flight -= 1
-                if not transport._requests_in_flight:
-                    idle.deadline = anyio.current_time() + transport._idle_timeout
         body = json.dumps(
-            {"jsonrpc": "2.0", "id": rid, "result": wire_result(result)},
-            ensure_ascii=False,
-            separators=(",", ":"),
+            {"jsonrpc": "2.0", "id": rid, "result": result}, ensure_ascii=False, separators=(",", ":")
         ).encode()
         self.server.fast_answered += 1
-        headers = [
-            *_JSON_HEADERS,
-            (b"content-length", str(len(body)).encode()),
-            (b"mcp-session-id", transport.mcp_session_id.encode()),
-        ]
+        headers = [*_JSON_HEADERS, (b"content-length", str(len(body)).encode()), *extra]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
@@ -174,7 +221,7 @@ def wire_result(result: ToolResult) -> dict[str, Any]:
     """A `CallToolResult` as the SDK writes it (by alias, unset fields left out)."""
     out: dict[str, Any] = {}
     if result.meta:
-        out["_meta"] = result.meta
+        out["_meta"] = dict(result.meta)
     out["content"] = [block.model_dump(by_alias=True, exclude_none=True) for block in result.content]
     if result.structured_content is not None:
         out["structuredContent"] = result.structured_content
@@ -182,11 +229,15 @@ def wire_result(result: ToolResult) -> dict[str, Any]:
     return out
 
 
-def _tool_call(body: bytes, tools: frozenset[str]) -> tuple[Any, str, dict[str, Any]] | None:
-    """(id, tool, arguments) of a plain single `tools/call` request for a served tool, else None."""
+def _tool_call(
+    body: bytes, tools: frozenset[str], modern: bool
+) -> tuple[Any, str, dict[str, Any], dict[str, Any]] | None:
+    """(id, tool, arguments, message) of a plain single `tools/call` request for a served tool,
+    else None. Handshake-era requests with `_meta` (progress tokens and the like) are left to the
+    SDK; on the 2026-07-28 revision every request carries its `_meta` envelope."""
     try:
         message = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if (
         not isinstance(message, dict)
@@ -198,13 +249,35 @@ def _tool_call(body: bytes, tools: frozenset[str]) -> tuple[Any, str, dict[str, 
     if type(rid) not in (int, str) or len(message) != 4:
         return None
     params = message.get("params")
-    if not isinstance(params, dict) or not set(params) <= {"name", "arguments"}:
-        return None  # `_meta` (progress tokens, envelopes) and anything else: the SDK's
+    allowed = {"name", "arguments", "_meta"} if modern else {"name", "arguments"}
+    if not isinstance(params, dict) or not set(params) <= allowed:
+        return None
     name = params.get("name")
     arguments = params.get("arguments", {})
     if name not in tools or not isinstance(arguments, dict):
         return None
-    return rid, name, arguments
+    return rid, name, arguments, message
+
+
+def _passes_the_ladder(scope: Scope, message: dict[str, Any], version: str, schemas: dict[str, Any]) -> bool:
+    """Whether a 2026-07-28 request passes every rung of the validation ladder the SDK's modern
+    entry runs (the SDK's own functions); one that does not is the SDK's to answer."""
+    raw = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]
+    if find_duplicated_routing_header(raw) is not None:
+        return False
+    try:
+        JSONRPCRequest.model_validate(message)
+    except ValidationError:
+        return False
+    headers = Headers(scope=scope)
+    verdict = classify_inbound_request(message, headers=dict(headers))
+    if not isinstance(verdict, InboundModernRoute) or verdict.protocol_version != version:
+        return False
+    params = message["params"]
+    arguments = params.get("arguments") or {}
+    if arguments or any(name.startswith(_PARAM_PREFIX) for name, _ in raw):
+        return validate_mcp_param_headers(schemas[params["name"]], arguments, headers) is None
+    return True
 
 
 async def _read_body(receive: Receive) -> tuple[bytes, list[Message]]:

@@ -56,6 +56,10 @@ def tool_annotations(tool: CompiledTool) -> ToolAnnotations:
     )
 
 
+#: The `_meta` key of the episode handle: a stateless session's first result carries it, and the
+#: client passes it back in each request's `_meta` (or as `&handle=` in the URL).
+HANDLE_META = "toolgym/handle"
+
 CallFn = Callable[[str, dict[str, Any]], Awaitable[ToolResult]]
 
 

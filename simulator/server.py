@@ -86,6 +86,7 @@ from .fastcall import FastToolCalls
 from .httpguard import body_limit
 from .labels import Key, label_token, runs_key
 from .mcptools import (
+    HANDLE_META,
     SUBMIT_ANSWER,
     SUBMIT_ANSWER_DESCRIPTION,
     SUBMIT_ANSWER_SCHEMA,
@@ -112,8 +113,6 @@ NO_TASK = "No task is assigned to this session: help the user under the policy."
 ERROR_STREAK = 4
 MAX_BACKOFF_S = 1.0
 
-#: The `_meta` key of the first result of a stateless session: the handle to pass back.
-HANDLE_META = "toolgym/handle"
 
 _CONNECTION_KEY = "toolgym.connection"
 _HANDSHAKE = frozenset(HANDSHAKE_PROTOCOL_VERSIONS)

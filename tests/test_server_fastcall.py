@@ -27,7 +27,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from simulator import Domain, load_domain
-from simulator.server import DomainServer
+from simulator.server import HANDLE_META, DomainServer
 from tests.conftest import FIXTURES
 from tests.helpers import calls_of, records, text
 
@@ -150,6 +150,55 @@ def test_the_fast_path_answers_exactly_as_the_sdk(shop: Domain, tmp_path: Path) 
         {k: v for k, v in c.items() if k not in strip} for c in calls_of(theirs)
     ]
     assert records(mine)[-1]["type"] == "end" and records(mine)[-1]["reason"] == "answer submitted"
+
+
+MODERN = "2026-07-28"
+
+
+def modern_call(raw: Raw, tool: str, arguments: Any, handle: str | None) -> tuple[int, str, Any]:
+    """A 2026-07-28 request: no handshake, the envelope in `_meta`, the routing headers."""
+    meta: dict[str, Any] = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    if handle is not None:
+        meta[HANDLE_META] = handle
+    params = {"name": tool, "arguments": arguments, "_meta": meta}
+    headers = {"mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": tool}
+    return raw.request("tools/call", params, **headers)
+
+
+def test_the_fast_path_answers_the_newest_revision_exactly_as_the_sdk(shop: Domain, tmp_path: Path) -> None:
+    fast = DomainServer(shop, runs=tmp_path / "fast", error_backoff_ms=0)
+    slow = DomainServer(shop, runs=tmp_path / "slow", error_backoff_ms=0, fast_calls=False)
+    with serving(fast) as fast_url, serving(slow) as slow_url:
+        answers = []
+        for url in (fast_url, slow_url):
+            raw = Raw(url, "?session=modern-1")
+            handle = None
+            out = []
+            for i, (tool, arguments) in enumerate(SCRIPT):
+                status, _, message = modern_call(raw, tool, arguments, handle)
+                meta = message.get("result", {}).get("_meta") or {}
+                if HANDLE_META in meta:
+                    handle = meta[HANDLE_META]
+                    meta[HANDLE_META] = "<handle>"  # the servers' handles differ
+                out.append((status, message))
+                if i == 1:  # the handle is the key: without it, or with a forged one, refused
+                    for other in (None, "x" * 24):
+                        refused = modern_call(raw, *SCRIPT[1], other)[2]
+                        assert "belongs to another" in json.dumps(refused)
+            answers.append(out)
+    assert answers[0] == answers[1]
+    assert answers[0][1][1]["result"]["resultType"] == "complete"
+    # all but the opening call and the refusal after the end; the refusals above went to the SDK
+    assert fast.fast_answered == len(SCRIPT) - 2 and slow.fast_answered == 0
+    (mine,), (theirs,) = (tmp_path / "fast").glob("*.jsonl"), (tmp_path / "slow").glob("*.jsonl")
+    strip = ("duration_us", "at", "session", "signature")
+    assert [{k: v for k, v in c.items() if k not in strip} for c in calls_of(mine)] == [
+        {k: v for k, v in c.items() if k not in strip} for c in calls_of(theirs)
+    ]
 
 
 def test_the_official_client_takes_the_fast_path_and_sessions_stay_isolated(shop: Domain) -> None:
