@@ -186,3 +186,13 @@ def test_ray_executor_runs_rollouts_in_workers(tmp_path: Path) -> None:
     )
     assert summary.rollouts == 2
     assert {r["policy"]: r["reward"] for r in lines(tmp_path)} == {"gold": 1.0, "noop": 0.0}
+
+
+def test_a_rollout_stopped_midway_runs_again(tmp_path: Path) -> None:
+    run_rollouts(["bank"], ["gold"], k=1, runs=tmp_path, tasks=["bank-007"], via="inprocess")
+    (row,) = lines(tmp_path)
+    (tmp_path / "results.jsonl").unlink()  # as if the run had been killed before the line was written
+    run_rollouts(["bank"], ["gold"], k=1, runs=tmp_path, tasks=["bank-007"], via="inprocess")
+    (again,) = lines(tmp_path)
+    assert again["status"] == "scored" and again["reward"] == 1.0 and again["transcript"] == row["transcript"]
+    assert len(list((tmp_path / "stale").glob("*.jsonl"))) == 1

@@ -10,7 +10,8 @@ Layout of a runs folder:
   `toolgym curate`, `toolgym report --results` and `toolgym quality` read.
 
 A rollout whose (fingerprint, task, policy, sample) already has a line is skipped: a run that was
-stopped goes on where it was. Each rollout is scored as `toolgym score` scores its transcript
+stopped goes on where it was (the transcript of a rollout it stopped in the middle of is moved to
+`RUNS/stale/`, and the rollout runs again). Each rollout is scored as `toolgym score` scores its transcript
 (`scoring.batch.BatchScorer`); an endpoint failure of a model policy, or a fault the scorer rules
 decided the outcome, makes the line `failed-infra` (reward null), never a 0. A rollout that
 crashed (a bug) is a line with status `error` and the message; the others go on.
@@ -54,6 +55,7 @@ Via = Literal["mcp", "inprocess"]
 VIAS: tuple[Via, ...] = ("mcp", "inprocess")
 RESULTS = "results.jsonl"
 TRANSCRIPTS = "transcripts"
+STALE = "stale"
 
 
 class RolloutLine(BaseModel):
@@ -157,6 +159,7 @@ class _Worker:
 
     async def episode(self, task: Task, policy: Policy, ctx: Context, name: str) -> tuple[Ended, Path | None]:
         if self.options.via == "inprocess":
+            self._set_aside(name)
             env = InProcessEnv(self.registry, name, task, task.seed)
             ended = Ended()
             try:
@@ -167,6 +170,16 @@ class _Worker:
         async with McpEnv(self.server(task)) as mcp_env:
             ended = await policy.run(mcp_env, ctx)
         return ended, mcp_env.transcript
+
+    def _set_aside(self, name: str) -> None:
+        """Move a transcript of this rollout that has no results line (a run stopped mid-rollout)
+        to RUNS/stale/, out of the transcripts folder, so the rollout runs again afresh."""
+        path = self.folder / f"{name}.jsonl"
+        if path.exists():
+            stale = self.runs / STALE
+            stale.mkdir(exist_ok=True)
+            n = sum(1 for _ in stale.glob(f"{name}*"))
+            path.rename(stale / f"{name}{f'.{n}' if n else ''}.jsonl")
 
 
 _WORKERS: dict[tuple[str, Options], _Worker] = {}
