@@ -132,9 +132,13 @@ class Domain:
         (restored to the seed state, `simulator.pool`), else a new copy of the snapshot."""
         return self.pool().take(self.snapshot())
 
-    def release(self, conn: sqlite3.Connection) -> None:
-        """Take back a closed episode's connection for a later episode, or close it."""
-        self.pool().give(conn, self.snapshot())
+    def release(self, conn: sqlite3.Connection, clean: bool = True) -> None:
+        """Take back a closed episode's connection for a later episode, or close it (always when
+        not `clean`: something wrote to it outside the change log)."""
+        if clean:
+            self.pool().give(conn, self.snapshot())
+        else:
+            conn.close()
 
     def pool(self) -> ConnectionPool:
         """The domain's idle episode connections."""

@@ -76,6 +76,7 @@ class Episode:
         self.seed = seed
         self.task: Task | None = domain.task(task) if isinstance(task, str) else task
         self.conn = domain.connection()
+        self._written = self.conn.total_changes  # rows written by calls so far (see `close`)
         self.lock = threading.RLock()
         self.calls = 0
         self._recorded = False
@@ -170,7 +171,10 @@ class Episode:
             self._recorded = False
             try:
                 with self.meter.run(self.conn):
-                    result = self._call(name, args, started)
+                    try:
+                        result = self._call(name, args, started)
+                    finally:
+                        self._written = self.conn.total_changes
             except CallFailed as exc:
                 if not self._recorded:
                     self._record(name, args, started, error=str(exc), kind=exc.kind)
@@ -385,11 +389,14 @@ class Episode:
             )
 
     def close(self) -> None:
-        """Hand the database back to the domain (idempotent); the episode cannot be used after."""
+        """Hand the database back to the domain (idempotent); the episode cannot be used after.
+
+        The domain reuses the connection only when every row written on it was written by a call
+        (and so is in the change log): a write through `conn` directly closes it instead."""
         with self.lock:
             conn, self.conn = self.conn, _CLOSED
             if conn is not _CLOSED:
-                self.domain.release(conn)
+                self.domain.release(conn, clean=conn.total_changes == self._written)
 
     def __enter__(self) -> Episode:
         return self

@@ -17,10 +17,12 @@ connection are reset (`sqlite3_stmt_status(..., SQLITE_STMTSTATUS_VM_STEP, 1)`, 
 the library the interpreter's sqlite3 module uses). Where that is not possible (an interpreter whose
 connection layout is not known), connections are not reused at all.
 
-A connection is closed instead of kept when it is in a transaction, when a statement on it is
-still active (a cursor not read to its end that something still holds), when the restore fails
-(a foreign key the restore order cannot satisfy, say), or when the domain already keeps
-`IDLE_CONNECTIONS` connections or `IDLE_BYTES` of them. tests/test_episode_pool.py holds a
+A connection is closed instead of kept when something wrote to it outside a call (its change
+count moved; simulator.episode), when its schema changed, when it is in a transaction, when a
+statement on it is still active (a cursor not read to its end that something still holds), when
+the restore fails (a foreign key the restore order cannot satisfy, say), or when the domain
+already keeps `IDLE_CONNECTIONS` connections or `IDLE_BYTES` of them. Trace, authorizer and
+progress hooks set on it are cleared. tests/test_episode_pool.py holds a
 restored connection to a fresh copy of the seed, row by row with rowids, under random calls.
 """
 
@@ -44,6 +46,7 @@ IDLE_BYTES = 256 * 2**20
 CACHED_STATEMENTS = 256
 
 _SCHEMA = "SELECT 1 FROM _toolgym_meta LIMIT 0"
+_SCHEMA_VERSION = "PRAGMA schema_version"
 _CHANGES = "SELECT tbl, pk FROM _toolgym_changes"
 _CLEAR = ("DELETE FROM _toolgym_changes", "DELETE FROM _toolgym_meta")
 
@@ -182,12 +185,17 @@ class ConnectionPool:
     def give(self, conn: sqlite3.Connection, snapshot: bytes) -> None:
         """Keep `conn` restored to the seed state, or close it (see the module docstring)."""
         size = len(snapshot)
+        # hooks a caller may have set on the connection do not carry over
+        conn.set_trace_callback(None)
+        conn.set_authorizer(None)
+        conn.set_progress_handler(None, 0)
         with self.lock:
             room = self._room(size)
         keep = (
             room
             and _API is not None
             and not conn.in_transaction
+            and conn.execute(_SCHEMA_VERSION).fetchone()[0] == self._schema_version(snapshot)
             and _API.check(conn)
             and self.restore(conn, snapshot)
             and _API.settle(conn)
@@ -199,6 +207,13 @@ class ConnectionPool:
                     self.idle.append(conn)
         if not keep:
             conn.close()
+
+    def _schema_version(self, snapshot: bytes) -> int:
+        """The seed's schema version (a connection whose schema was changed is never reused)."""
+        with self._seed_lock:
+            if self._seed is None:
+                self._seed = new_connection(snapshot)
+            return int(self._seed.execute(_SCHEMA_VERSION).fetchone()[0])
 
     def _statements(self, table: str) -> _Restore:
         found = self._restore.get(table)

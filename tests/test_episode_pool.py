@@ -119,3 +119,33 @@ def test_a_connection_in_a_transaction_is_not_reused(shop):
     other = shop.episode()
     assert other.conn is not conn
     other.close()
+
+
+def test_a_write_outside_the_calls_closes_the_connection(shop):
+    ep = shop.episode()
+    conn = ep.conn
+    ep.call("set_note", {"customer_id": "C-0001", "notes": "logged"})
+    conn.execute("UPDATE customers SET name = 'not logged' WHERE customer_id = 'C-0002'")
+    ep.close()
+    other = shop.episode()
+    assert other.conn is not conn
+    assert other.row("customers", "C-0002")["name"] == "Customer 2"
+    other.close()
+
+
+def test_a_changed_schema_closes_the_connection_and_hooks_do_not_carry_over(shop):
+    ep = shop.episode()
+    conn = ep.conn
+    conn.execute("CREATE INDEX ix_test_name ON customers (name)")
+    ep.close()
+    other = shop.episode()
+    assert other.conn is not conn
+    seen: list[str] = []
+    other.conn.set_trace_callback(seen.append)
+    reused = other.conn
+    other.close()
+    again = shop.episode()
+    assert again.conn is reused
+    again.call("get_customer", {"customer_id": "C-0001"})
+    assert seen == []  # the trace callback was cleared when the connection went back
+    again.close()
