@@ -136,12 +136,14 @@ class McpHttp:
     ) -> tuple[int, dict[bytes, bytes], bytes]:
         """POST `body`; when the server had closed the idle keep-alive connection before reading
         it (no byte of an answer came back), reconnect and send it again, once."""
-        await self._send(b"POST", body, extra)
         try:
+            await self._send(b"POST", body, extra)
             return await self._response()
         except asyncio.IncompleteReadError as exc:
             if exc.partial:
                 raise
+        except (ConnectionResetError, BrokenPipeError):
+            pass  # the idle connection was closed as the request went out: the server never read it
         host, port = self.host.rsplit(":", 1)
         self.writer.close()
         self.reader, self.writer = await asyncio.open_connection(host, int(port), limit=1 << 22)
