@@ -6,8 +6,11 @@ from __future__ import annotations
 import json
 import random
 import shutil
+import sqlite3
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from scoring.validation.validate import TaskValidation, check_loaded_task, check_task, domain_ids
 from simulator import load_domain
@@ -78,3 +81,21 @@ def test_a_domain_result_says_where_its_time_went(tmp_path):
     assert sum(result.tasks_rejected.values()) <= result.candidates
     lines = (Path(result.folder or "") / "tasks.jsonl").read_text(encoding="utf-8").splitlines()
     assert len(lines) == result.tasks_kept and all(json.loads(line)["calls"] for line in lines)
+
+
+def test_reachability_keeps_the_state_of_a_few_domains_only(monkeypatch):
+    """A generation run validates thousands of domains in one process: what reachability works out
+    per domain (a reader episode among it) is kept for the most recent few, the rest closed."""
+    from scoring.validation import reach
+
+    monkeypatch.setattr(reach, "MAX_DOMAINS", 2)
+    monkeypatch.setattr(reach, "_SEEN", reach.OrderedDict())
+    domains = [load_domain(name) for name in ("bank", "office", "logistics")]
+    readers = []
+    for domain in domains:
+        reach.ambient(domain)
+        readers.append(reach._reader(domain)[0])
+    assert list(reach._SEEN) == [d.fingerprint() for d in domains[1:]]
+    with pytest.raises(sqlite3.ProgrammingError, match="closed database"):
+        readers[0].conn.execute("SELECT 1")
+    assert readers[2].conn.execute("SELECT 1").fetchone() == (1,)

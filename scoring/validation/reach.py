@@ -21,7 +21,9 @@ import calendar
 import itertools
 import json
 import re
+from collections import OrderedDict
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -65,13 +67,50 @@ def _mentions(text: str, value: str) -> bool:
     return re.search(pattern, text, flags=re.IGNORECASE) is not None
 
 
-_AMBIENT: dict[str, str] = {}
+@dataclass
+class _Seen:
+    """What reachability worked out on one domain's seed state (which never changes)."""
+
+    ambient: str | None = None
+    closure: tuple[str, frozenset[str]] | None = None
+    columns: dict[str, dict[str, Any]] | None = None
+    reveals: dict[str, str] = field(default_factory=dict)
+    searched: dict[tuple[str, int], str] = field(default_factory=dict)
+    #: one seed-state episode for every lookup (read tools never write), and the lookup tools
+    reader: tuple[Episode, list[tuple[str, str]]] | None = None
+
+
+#: the domains worked out most recently, by fingerprint (a generation run meets thousands in one
+#: process: the oldest is dropped and its reader episode closed)
+MAX_DOMAINS = 8
+_SEEN: OrderedDict[str, _Seen] = OrderedDict()
+
+
+def _seen(domain: Domain) -> _Seen:
+    key = domain.fingerprint()
+    seen = _SEEN.get(key)
+    if seen is not None:
+        _SEEN.move_to_end(key)
+        return seen
+    seen = _SEEN[key] = _Seen()
+    while len(_SEEN) > MAX_DOMAINS:
+        _, old = _SEEN.popitem(last=False)
+        if old.reader is not None:
+            old.reader[0].close()
+    return seen
+
+
+def _reader(domain: Domain) -> tuple[Episode, list[tuple[str, str]]]:
+    seen = _seen(domain)
+    if seen.reader is None:
+        seen.reader = (domain.episode(), _lookup_tools(domain))
+    return seen.reader
 
 
 def ambient(domain: Domain) -> str:
     """What the read tools that need no arguments return on the seed state (as JSON text)."""
-    key = domain.fingerprint()
-    if key not in _AMBIENT:
+    seen = _seen(domain)
+    if seen.ambient is None:
         parts = []
         with domain.episode() as ep:
             for name, tool in sorted(domain.tools.items()):
@@ -81,8 +120,8 @@ def ambient(domain: Domain) -> str:
                     parts.append(json.dumps(ep.call(name, {}), ensure_ascii=False, default=str))
                 except ToolgymError:
                     continue
-        _AMBIENT[key] = "\n".join(parts)
-    return _AMBIENT[key]
+        seen.ambient = "\n".join(parts)
+    return seen.ambient
 
 
 def _lookup_tools(domain: Domain) -> list[tuple[str, str]]:
@@ -100,9 +139,6 @@ def _lookup_tools(domain: Domain) -> list[tuple[str, str]]:
 
 
 _TOKEN = re.compile(r"[^\s\"',:;()\[\]{}]+")
-_REVEALS: dict[tuple[str, str], str] = {}
-_READERS: dict[str, tuple[Episode, list[tuple[str, str]]]] = {}
-_CLOSURES: dict[str, tuple[str, frozenset[str]]] = {}
 
 
 def _tokens(text: str) -> set[str]:
@@ -113,21 +149,17 @@ def _tokens(text: str) -> set[str]:
 
 def _reveal(domain: Domain, value: str) -> str:
     """What the one-argument read tools say about `value` on the seed state (cached per domain)."""
-    key = (domain.fingerprint(), value)
-    if key not in _REVEALS:
-        if (
-            domain.fingerprint() not in _READERS
-        ):  # read tools never write: one seed-state episode serves all lookups
-            _READERS[domain.fingerprint()] = (domain.episode(), _lookup_tools(domain))
-        ep, tools = _READERS[domain.fingerprint()]
+    reveals = _seen(domain).reveals
+    if value not in reveals:
+        ep, tools = _reader(domain)
         parts = []
         for tool, arg in tools:
             try:
                 parts.append(json.dumps(ep.call(tool, {arg: value}), ensure_ascii=False, default=str))
             except ToolgymError:
                 continue
-        _REVEALS[key] = "\n".join(parts)
-    return _REVEALS[key]
+        reveals[value] = "\n".join(parts)
+    return reveals[value]
 
 
 def _expand(domain: Domain, start: set[str], ids: set[str], hops: int) -> tuple[str, set[str]]:
@@ -150,32 +182,30 @@ def _expand(domain: Domain, start: set[str], ids: set[str], hops: int) -> tuple[
 
 def _ambient_closure(domain: Domain, ids: set[str], hops: int) -> tuple[str, frozenset[str]]:
     """What argument-less read tools say, and what looking up their identifiers reveals (cached)."""
-    key = domain.fingerprint()
-    if key not in _CLOSURES:
+    seen = _seen(domain)
+    if seen.closure is None:
         base = ambient(domain)
         text, tokens = _expand(domain, _tokens(base) & ids, ids, hops)
-        _CLOSURES[key] = (base + text, frozenset(tokens | _tokens(base)))
-    return _CLOSURES[key]
+        seen.closure = (base + text, frozenset(tokens | _tokens(base)))
+    return seen.closure
 
 
 #: Search calls (read tools with arguments filled from known facts) tried per known text.
 MAX_SEARCHES = 64
-_COLUMNS: dict[str, dict[str, dict[str, Any]]] = {}
-_SEARCHED: dict[tuple[str, str, int], str] = {}
 
 
 def _column_values(domain: Domain) -> dict[str, dict[str, Any]]:
     """Column name -> {casefolded text of a seed value: the value} (cached per domain)."""
-    key = domain.fingerprint()
-    if key not in _COLUMNS:
+    seen = _seen(domain)
+    if seen.columns is None:
         out: dict[str, dict[str, Any]] = {}
         for rows in domain.seed_rows.values():
             for row in rows:
                 for column, value in row.items():
                     if isinstance(value, str | int | float) and not isinstance(value, bool):
                         out.setdefault(column, {}).setdefault(str(value).casefold(), value)
-        _COLUMNS[key] = out
-    return _COLUMNS[key]
+        seen.columns = out
+    return seen.columns
 
 
 def _search_tools(domain: Domain) -> list[tuple[str, list[str]]]:
@@ -205,13 +235,12 @@ def _fillers(domain: Domain, tool: str, argument: str, known: set[str]) -> list[
 def searches(domain: Domain, known_text: str, limit: int = MAX_SEARCHES) -> str:
     """What read tools return when every required argument is filled with facts the known text
     states (see `_fillers`): each combination, in a fixed order, at most `limit` calls (as JSON)."""
-    key = (domain.fingerprint(), known_text, limit)
-    if key in _SEARCHED:
-        return _SEARCHED[key]
+    searched = _seen(domain).searched
+    key = (known_text, limit)
+    if key in searched:
+        return searched[key]
     known = _tokens(known_text)
-    if domain.fingerprint() not in _READERS:
-        _READERS[domain.fingerprint()] = (domain.episode(), _lookup_tools(domain))
-    ep, _ = _READERS[domain.fingerprint()]
+    ep, _ = _reader(domain)
     parts: list[str] = []
     calls = 0
     for tool, required in _search_tools(domain):
@@ -225,10 +254,10 @@ def searches(domain: Domain, known_text: str, limit: int = MAX_SEARCHES) -> str:
             except ToolgymError:
                 continue
             parts.append(json.dumps(result, ensure_ascii=False, default=str))
-    if len(_SEARCHED) > 1024:
-        _SEARCHED.clear()
-    _SEARCHED[key] = "\n".join(parts)
-    return _SEARCHED[key]
+    if len(searched) > 1024:
+        searched.clear()
+    searched[key] = "\n".join(parts)
+    return searched[key]
 
 
 def discoverable(domain: Domain, known_text: str, ids: set[str], value: str, hops: int = 2) -> bool:
