@@ -562,8 +562,23 @@ def _bind(b: _Builder, op: Operation, info: PathInfo | None, known: set[str]) ->
                 found = b.add_column(table, name, items)
             out.append(Binding(prop, "in", table.name, found))
             continue
-        out.append(Binding(prop, "field", table.name, b.add_column(table, prop, schema)))
+        out.append(Binding(prop, "field", table.name, b.add_column(table, prop, _as_text(schema))))
     return out
+
+
+#: keywords that say what a value is; an argument with none of them is taken as text
+_SHAPED = frozenset(
+    ("type", "enum", "const", "anyOf", "oneOf", "allOf", "properties", "items", "$ref", "format")
+)
+
+
+def _as_text(schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    """An argument's schema for its column: one that says nothing of its shape (function lists
+    often give only a description, `ticker: {description: "Stock ticker"}`) is a string column,
+    so its rows can be named and asked about; any other as it is."""
+    if isinstance(schema, Mapping) and not (_SHAPED & set(schema)):
+        return {**schema, "type": "string"}
+    return schema
 
 
 def _listed_values(prop: str, schema: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
