@@ -165,3 +165,50 @@ def test_concurrent_sessions_stay_isolated(server_url: str) -> None:
 
     pairs = asyncio.run(run())
     assert all(mine == seen for mine, seen in pairs), [p for p in pairs if p[0] != p[1]][:3]
+
+
+def test_a_fake_endpoint_agent_completes_tasks_through_openenv(server_url: str, tmp_path: Path) -> None:
+    """The model behind an OpenAI-compatible endpoint picks the calls; OpenEnv's client runs them."""
+    from tests.fake_openai import FakeOpenAI
+    from tests.test_env_api_agent import by_instruction, chat, gold_script
+
+    tasks = {"bank-003": 1.0, "bank-012": 0.0}
+    scripts = {"bank-003": gold_script(BANK, "bank-003"), "bank-012": gold_script(BANK, "bank-012", "?")[-1:]}
+
+    async def episode(url: str, task_id: str) -> tuple[Any, list[dict[str, Any]]]:
+        async with GenericEnvClient(base_url=server_url) as client:
+            obs = (await client.reset(task_id=task_id)).observation
+            messages = [
+                {"role": "system", "content": obs["system_prompt"]},
+                {"role": "user", "content": obs["instruction"]},
+            ]
+            for _ in range(20):
+                message = await asyncio.to_thread(chat, url, messages, obs["tools"])
+                messages.append(message)
+                for tc in message.get("tool_calls") or []:
+                    arguments = json.loads(tc["function"]["arguments"])
+                    action = {
+                        "type": "call_tool",
+                        "tool_name": tc["function"]["name"],
+                        "arguments": arguments,
+                    }
+                    result = await client.step(action)
+                    messages.append(
+                        {
+                            "role": "tool",
+                            "tool_call_id": tc["id"],
+                            "content": result.observation["result"]["content"],
+                        }
+                    )
+                    if result.done:
+                        return result, messages
+        raise AssertionError("the episode did not end")
+
+    with FakeOpenAI(reply=by_instruction(BANK, scripts)) as llm:
+        for task_id, expected in tasks.items():
+            final, messages = asyncio.run(episode(llm.url, task_id))
+            transcript = {"domain": "bank", "task": task_id, "messages": messages}
+            assert (final.reward, final.observation["result"]["score"]["partial"]) == _cli_reward(
+                transcript, tmp_path
+            )
+            assert final.reward == expected
