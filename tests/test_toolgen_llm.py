@@ -105,6 +105,23 @@ def test_an_endpoint_that_keeps_failing_gives_none_never_an_exception(tmp_path):
         assert model.chat([{"role": "user", "content": "x"}]) is None and model.errors == 1
 
 
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (
+            ["--llm", "ftp://x", "--out", "o"],
+            "--llm must be an http(s) URL of a chat endpoint, not 'ftp://x'",
+        ),
+        (["--llm", "http://127.0.0.1:9/v1", "--plan", "p.json"], "give --out DIR (with tasks)"),
+        (["--llm", "http://127.0.0.1:9/v1", "--out", "o", "--no-tasks"], "give --out DIR (with tasks)"),
+    ],
+)
+def test_llm_usage_errors(tmp_path, monkeypatch, extra, message):
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["generate", str(SHOP), *extra])
+    assert result.exit_code == 2 and message in " ".join(result.stderr.split()), result.stderr
+
+
 def _folder_bytes(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 

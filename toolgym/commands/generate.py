@@ -147,6 +147,8 @@ def generate(
     row_count = rows
     if llm is not None and not llm.startswith(("http://", "https://")):
         raise typer.BadParameter(f"--llm must be an http(s) URL of a chat endpoint, not {llm!r}")
+    if llm is not None and (out_dir is None or not tasks):
+        raise typer.BadParameter("--llm rephrases the tasks of written domains: give --out DIR (with tasks)")
     llm_options = (
         LLMOptions(url=llm, model=llm_model, cache=str(llm_cache or default_cache()))
         if llm is not None
