@@ -99,3 +99,42 @@ def test_reachability_keeps_the_state_of_a_few_domains_only(monkeypatch):
     with pytest.raises(sqlite3.ProgrammingError, match="closed database"):
         readers[0].conn.execute("SELECT 1")
     assert readers[2].conn.execute("SELECT 1").fetchone() == (1,)
+
+
+def test_the_scale_benchmark_runs_and_summarizes_its_log(tmp_path):
+    """benchmarks/toolgen_scale.py on the synth fixtures (a smoke test: no time is asserted)."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    script, corpus = root / "benchmarks" / "toolgen_scale.py", root / "tests" / "fixtures" / "synth"
+    log, figures = tmp_path / "log.jsonl", tmp_path / "figures.json"
+    args = [str(corpus), "--out", str(tmp_path / "out"), "--workers", "1", "--quiet"]
+    ran = subprocess.run(
+        [sys.executable, str(script), *args, "--log", str(log), "--json", str(figures)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert ran.returncode == 0, ran.stderr
+    got = json.loads(figures.read_text(encoding="utf-8"))
+    assert got["domains_done"] == got["domains_planned"] == len(log.read_text().splitlines()) - 1
+    assert (
+        got["tasks_valid"] >= 5 * got["domains_kept"] > 0
+        and got["candidates_validated"] >= got["tasks_valid"]
+    )
+    assert set(got["phases_s"]) == set(PHASES) and got["cpu_s"] > 0
+    report = json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))
+    assert report["tasks"]["kept"] == got["tasks_valid"]
+    summary = subprocess.run(
+        [sys.executable, str(script), "--summarize", str(log), "--json", str(tmp_path / "again.json")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert summary.returncode == 0, summary.stderr
+    again = json.loads((tmp_path / "again.json").read_text(encoding="utf-8"))
+    assert {k: again[k] for k in ("domains_kept", "tasks_valid", "cpu_s")} == {
+        k: got[k] for k in ("domains_kept", "tasks_valid", "cpu_s")
+    }
+    assert "valid tasks" in ran.stdout and "where the time goes" in summary.stdout
