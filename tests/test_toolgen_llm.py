@@ -70,12 +70,12 @@ def test_a_rephrasing_keeps_every_value_adds_none_and_names_no_tool(rephrased, w
 def test_requests_are_at_temperature_zero_and_cached_by_prompt(tmp_path):
     with FakeOpenAI(reply=lambda r: say("hi " + _user(r))) as llm:
         options = LLMOptions(url=llm.url, model="m", cache=str(tmp_path))
-        with ChatModel(options) as model:
-            assert model.chat([{"role": "user", "content": "a"}]) == "hi a"
-            assert model.chat([{"role": "user", "content": "a"}]) == "hi a"
-            assert model.chat([{"role": "user", "content": "b"}]) == "hi b"
-        with ChatModel(options) as again:  # another process, the same cache: nothing sent
-            assert again.chat([{"role": "user", "content": "b"}]) == "hi b"
+        model = ChatModel(options)
+        assert model.chat([{"role": "user", "content": "a"}]) == "hi a"
+        assert model.chat([{"role": "user", "content": "a"}]) == "hi a"
+        assert model.chat([{"role": "user", "content": "b"}]) == "hi b"
+        again = ChatModel(options)  # another process, the same cache: nothing sent
+        assert again.chat([{"role": "user", "content": "b"}]) == "hi b"
         assert [(r["model"], r["temperature"], _user(r)) for r in llm.requests] == [
             ("m", 0, "a"),
             ("m", 0, "b"),
@@ -86,23 +86,23 @@ def test_requests_are_at_temperature_zero_and_cached_by_prompt(tmp_path):
 @pytest.mark.parametrize("status", [500, 429])
 def test_endpoint_errors_are_retried_with_backoff(tmp_path, status):
     with FakeOpenAI(reply=lambda r: say("ok"), fail_first=2, fail_status=status) as llm:
-        with ChatModel(LLMOptions(url=llm.url, retries=3, backoff=0.01)) as model:
-            assert model.chat([{"role": "user", "content": "x"}]) == "ok"
+        model = ChatModel(LLMOptions(url=llm.url, retries=3, backoff=0.01))
+        assert model.chat([{"role": "user", "content": "x"}]) == "ok"
         assert len(llm.requests) == 3 and model.errors == 0
 
 
 def test_an_endpoint_that_keeps_failing_gives_none_never_an_exception(tmp_path):
     with FakeOpenAI(reply=lambda r: say("ok"), fail_first=100) as llm:
-        with ChatModel(LLMOptions(url=llm.url, retries=2, backoff=0.01, cache=str(tmp_path))) as model:
-            assert model.chat([{"role": "user", "content": "x"}]) is None
+        model = ChatModel(LLMOptions(url=llm.url, retries=2, backoff=0.01, cache=str(tmp_path)))
+        assert model.chat([{"role": "user", "content": "x"}]) is None
         assert len(llm.requests) == 3 and model.errors == 1 and "HTTP 500" in (model.last_error or "")
         assert not list(tmp_path.rglob("*.json"))  # a failure is not cached
     with FakeOpenAI(reply=lambda r: say("ok"), fail_first=100, fail_status=400) as llm:
-        with ChatModel(LLMOptions(url=llm.url, retries=3, backoff=0.01)) as model:
-            assert model.chat([{"role": "user", "content": "x"}]) is None
+        model = ChatModel(LLMOptions(url=llm.url, retries=3, backoff=0.01))
+        assert model.chat([{"role": "user", "content": "x"}]) is None
         assert len(llm.requests) == 1  # a client error is not asked again
-    with ChatModel(LLMOptions(url="http://127.0.0.1:9/v1", retries=1, backoff=0.01, timeout=2)) as model:
-        assert model.chat([{"role": "user", "content": "x"}]) is None and model.errors == 1
+    model = ChatModel(LLMOptions(url="http://127.0.0.1:9/v1", retries=1, backoff=0.01, timeout=2))
+    assert model.chat([{"role": "user", "content": "x"}]) is None and model.errors == 1
 
 
 @pytest.mark.parametrize(

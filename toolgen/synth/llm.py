@@ -1,6 +1,6 @@
 """An optional language model (`toolgym generate --llm URL`): instructions rephrased, missing descriptions filled.
 
-    llm = ChatModel("http://127.0.0.1:8000/v1", model="m", cache=Path("~/.cache/toolgym/llm"))
+    llm = ChatModel(LLMOptions("http://127.0.0.1:8000/v1", model="m", cache="~/.cache/toolgym/llm"))
     text = llm.chat([{"role": "user", "content": "..."}])     # None when the endpoint failed
     facts = stated_values(instruction)                       # what a rephrasing must keep
 
@@ -25,7 +25,7 @@ import os
 import re
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -91,27 +91,13 @@ class ChatModel:
     cached: int = 0
     errors: int = 0
     last_error: str | None = None
-    _client: httpx.Client | None = field(default=None, repr=False)
 
-    def _http(self) -> httpx.Client:
-        if self._client is None:
-            headers = {"Content-Type": "application/json"}
-            key = os.environ.get("OPENAI_API_KEY")
-            if key:
-                headers["Authorization"] = f"Bearer {key}"
-            self._client = httpx.Client(timeout=self.options.timeout, headers=headers)
-        return self._client
-
-    def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
-
-    def __enter__(self) -> ChatModel:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json"}
+        key = os.environ.get("OPENAI_API_KEY")
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
 
     def request(self, messages: Sequence[dict[str, str]]) -> dict[str, Any]:
         """The request body: the messages at temperature 0."""
@@ -151,7 +137,8 @@ class ChatModel:
             if attempt:
                 time.sleep(self.options.backoff * 2 ** (attempt - 1))
             try:
-                response = self._http().post(url, json=body)
+                with httpx.Client(timeout=self.options.timeout, headers=self._headers()) as client:
+                    response = client.post(url, json=body)
             except httpx.HTTPError as exc:
                 self.last_error = f"{type(exc).__name__}: {exc}"
                 continue

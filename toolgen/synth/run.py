@@ -61,8 +61,8 @@ class DomainResult:
     #: where the time went, seconds per phase (`PHASES`), and the candidates the task stage checked
     seconds: dict[str, float] = field(default_factory=dict)
     candidates: int = 0
-    #: CPU seconds this domain took in its process (the phases' `seconds` are wall time: on a
-    #: shared machine they include waiting for a core)
+    #: CPU seconds this domain took in its worker (`synthesize`; the phases' `seconds` are wall
+    #: time: on a shared machine they include waiting for a core)
     cpu_seconds: float = 0.0
     #: with `--llm`: descriptions filled, instructions rephrased, and why templates stayed
     llm: dict[str, int] = field(default_factory=dict)
@@ -129,27 +129,6 @@ def synthesize_domain(
     `llm`: a chat model fills the descriptions the spec lacks and rephrases the kept tasks'
     instructions (`toolgen.synth.llm`; a rephrasing is validated again, else the template stays)."""
     model = ChatModel(llm) if llm is not None else None
-    cpu = time.process_time()
-    try:
-        result = _synthesize(plan, operations, out_dir, licenses, seed, rows, tasks, with_tasks, model)
-    finally:
-        if model is not None:
-            model.close()
-    result.cpu_seconds = time.process_time() - cpu
-    return result
-
-
-def _synthesize(
-    plan: PlannedDomain,
-    operations: Mapping[str, Operation],
-    out_dir: Path,
-    licenses: Mapping[str, str],
-    seed: int,
-    rows: int | Mapping[str, int] | None,
-    tasks: TaskStage | None,
-    with_tasks: bool,
-    model: ChatModel | None,
-) -> DomainResult:
     result = DomainResult(plan.name, False, None, list(plan.operations))
     folder = out_dir / plan.name
     clock = _Clock(result.seconds)
@@ -244,9 +223,11 @@ def _work(
     llm: LLMOptions | None = None,
 ) -> tuple[int, DomainResult]:
     """One unit of work for the executor (module level, so processes and Ray can run it)."""
+    cpu = time.process_time()
     result = synthesize_domain(
         plan, ops, Path(out_dir), licenses, seed=seed, rows=rows, with_tasks=with_tasks, llm=llm
     )
+    result.cpu_seconds = time.process_time() - cpu
     return index, result
 
 
