@@ -107,7 +107,7 @@ class ChatModel:
         if self.options.cache is None:
             return None
         key = hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-        return Path(self.options.cache) / key[:2] / f"{key}.json"
+        return Path(self.options.cache).expanduser() / key[:2] / f"{key}.json"
 
     def chat(self, messages: Sequence[dict[str, str]]) -> str | None:
         """The assistant's text for `messages`, from the cache or the endpoint; None after the
