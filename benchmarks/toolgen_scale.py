@@ -63,6 +63,7 @@ def entry(result: DomainResult, elapsed: float) -> dict[str, Any]:
         "candidates": result.candidates,
         "seconds": {k: round(v, 4) for k, v in result.seconds.items()},
         "cpu_seconds": round(result.cpu_seconds, 4),
+        "checks_cpu_seconds": round(result.checks_cpu_seconds, 4),
         "reason": reason_kind(result.reason) if result.reason else None,
         "elapsed_s": round(elapsed, 2),
     }
@@ -104,7 +105,10 @@ def figures(entries: list[dict[str, Any]], *, planned: int, plan_s: float, worke
         "cpu_s": round(cpu, 1),
         "cpu_s_per_domain": round(cpu / len(entries), 3) if entries else 0.0,
         "domains_per_cpu_s": per_s(len(entries), cpu),
-        "candidates_per_cpu_s_validating": per_s(candidates, phases["checks"]),
+        "candidates_per_s_validating": per_s(candidates, phases["checks"]),
+        "candidates_per_cpu_s": per_s(candidates, sum(e.get("checks_cpu_seconds", 0.0) for e in entries))
+        if any("checks_cpu_seconds" in e for e in entries)
+        else None,  # (a log from before it was recorded)
         "cpu_share_of_workers": round(cpu / (synth_s * workers), 3) if synth_s else 0.0,
         "projected_wall_s": round(plan_s + cpu * planned / max(1, len(entries)) / workers, 1),
         "phases_s": phases,
@@ -184,7 +188,8 @@ def show(f: dict[str, Any]) -> None:
     print(f"left out: {f['left_out_by_reason']}")
     print(
         f"validation: {f['candidates_validated']} candidates, {f['candidates_per_s']}/s wall, "
-        f"{f['candidates_per_cpu_s_validating']}/s per second spent validating; "
+        f"{f['candidates_per_s_validating']}/s per second spent validating, "
+        f"{f['candidates_per_cpu_s']}/s per CPU-second validating; "
         f"{f['valid_tasks_per_s']} valid tasks/s"
     )
     print(

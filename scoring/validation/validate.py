@@ -266,12 +266,13 @@ def check_task(path: str, task_id: str, deep: bool = True) -> TaskValidation:
 
 @dataclass
 class CheckCounter:
-    """What `check_loaded_task` did in this process: tasks checked, how many valid, seconds spent
-    (the generator reads the difference around a domain's task stage for its profile)."""
+    """What `check_loaded_task` did in this process: tasks checked, how many valid, seconds and CPU
+    seconds spent (the generator reads the difference around a domain's task stage for its profile)."""
 
     tasks: int = 0
     valid: int = 0
     seconds: float = 0.0
+    cpu_seconds: float = 0.0
 
 
 #: this process's counter
@@ -284,7 +285,7 @@ def check_loaded_task(
     """`check_task` on a domain already loaded and a task that need not be in its tasks.jsonl (the
     generator's candidates): the same checks and verdicts, without loading the folder again. `ids`
     (`domain_ids(domain)`), given once for many tasks of a domain, is not worked out again."""
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     try:
         verdict = _check_task(domain, task, deep, started, lambda: ids or domain_ids(domain))
     except Exception as exc:
@@ -293,6 +294,7 @@ def check_loaded_task(
     CHECKED.tasks += 1
     CHECKED.valid += verdict.valid
     CHECKED.seconds += time.perf_counter() - started
+    CHECKED.cpu_seconds += time.process_time() - cpu
     return verdict
 
 

@@ -64,6 +64,8 @@ class DomainResult:
     #: CPU seconds this domain took in its worker (`synthesize`; the phases' `seconds` are wall
     #: time: on a shared machine they include waiting for a core)
     cpu_seconds: float = 0.0
+    #: of which validating the task candidates
+    checks_cpu_seconds: float = 0.0
     #: with `--llm`: descriptions filled, instructions rephrased, and why templates stayed
     llm: dict[str, int] = field(default_factory=dict)
 
@@ -168,7 +170,7 @@ def synthesize_domain(
         )
     stage = (task_stage() if tasks is None else tasks) if with_tasks else None
     if stage is not None:
-        checked, checks = CHECKED.tasks, CHECKED.seconds
+        checked, checks, checks_cpu = CHECKED.tasks, CHECKED.seconds, CHECKED.cpu_seconds
         try:
             result.tasks_kept, result.tasks_rejected = stage(
                 builder, folder, schema, toolset, seed=seed, domain=report.domain
@@ -180,6 +182,7 @@ def synthesize_domain(
             clock.lap("walks")
             result.candidates = CHECKED.tasks - checked
             result.seconds["checks"] = CHECKED.seconds - checks
+            result.checks_cpu_seconds = CHECKED.cpu_seconds - checks_cpu
             result.seconds["walks"] -= result.seconds["checks"]
         if result.tasks_kept < MIN_TASKS:
             return _drop(result, folder, f"fewer than {MIN_TASKS} valid tasks: {result.tasks_kept}")
