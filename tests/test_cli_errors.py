@@ -343,6 +343,8 @@ def baselines(ws: Path, busy: int, tmp: Path) -> dict[str, dict[str, Any]]:
             "runs": str(tmp / "serve-runs"),
         },
         "stats": {"runs": str(ws / "runs")},
+        "tools": {"domain": SHOP, "form": "anthropic"},
+        "export-sft": {"domains": [SHOP], "out_file": str(tmp / "sft.jsonl")},
         "score": {"transcripts": [str(ws / "runs" / "s1.jsonl")], "out_file": str(tmp / "r.jsonl")},
         "validate": {"domains": [SHOP], "reruns": 1, "workers": 1, "manifest_dir": str(tmp / "m")},
         "curate": {"results": str(ws / "results.jsonl"), "output": str(tmp / "mix.json")},
@@ -351,6 +353,18 @@ def baselines(ws: Path, busy: int, tmp: Path) -> dict[str, dict[str, Any]]:
             "runs": str(ws / "runs"),
             "results": str(ws / "results.jsonl"),
             "html_out": str(tmp / "h.html"),
+        },
+        "rollout": {
+            "domains": ["bank"],
+            "policy": ["noop"],
+            "k": 1,
+            "tasks": ["bank-007"],
+            "runs": str(tmp / "rollouts"),
+        },
+        "quality": {
+            "runs": str(ws / "results.jsonl"),
+            "html_out": str(tmp / "q.html"),
+            "manifest_dir": str(tmp / "kept"),
         },
     }
 
@@ -367,11 +381,19 @@ BAD_TEXT = {
     ("serve", "domain"): "no-such-domain",
     ("serve", "task"): "no-such-task",
     ("serve", "log_level"): "loud",
+    ("tools", "domain"): "no-such-domain",
+    ("tools", "form"): "xml",
+    ("export-sft", "domains"): "no-such-domain",
     ("score", "domain"): "no-such-domain",
     ("score", "task"): "no-such-task",
     ("validate", "domains"): "no-such-domain",
     ("validate", "executor"): "bogus",
     ("curate", "mix"): "bank=x",
+    ("rollout", "domains"): "no-such-domain",
+    ("rollout", "policy"): "bogus",
+    ("rollout", "tasks"): "no-such-task",
+    ("rollout", "executor"): "bogus",
+    ("rollout", "via"): "bogus",
 }
 
 

@@ -143,3 +143,13 @@ def test_cli_end_to_end_with_manifest_serve_and_html(tmp_path: Path) -> None:
         raise AssertionError("bank-001 was not measured, so it is not kept")
     missing = runner.invoke(app, ["quality", str(tmp_path / "kept")])
     assert missing.exit_code == 2 and "results.jsonl" in missing.stderr
+
+
+def test_a_domain_without_baselines_is_unmeasured() -> None:
+    rows = [row("t1", "openai:m@u", 1.0), row("t1", "openai:m@u", 0.0, sample=1)]
+    rows += [{"domain": "s@1", "task": "t1", "status": "scored", "reward": 1.0}]  # a `toolgym score` line
+    report = quality(rows)
+    assert {d.domain: d.flags for d in report.domains} == {"d@1": ["unmeasured"], "s@1": ["unmeasured"]}
+    assert manifests(report) == []
+    (d,) = [d for d in report.domains if d.domain == "d@1"]
+    assert d.trainable_share == 1.0 and d.tasks[0].spread == 0.5

@@ -13,7 +13,8 @@ Per domain and per task:
 
 Flags: a task is `broken` when gold does not always pass it, `trivial` when noop, random or
 read-only passes it; a domain is `broken` or `trivial` when more than `tolerance` of its tasks are,
-and `non-discriminating` when tau is below `min_tau` or the baselines' order is not strict.
+and `non-discriminating` when tau is below `min_tau` or the baselines' order is not strict;
+`unmeasured` when the rollouts hold no gold, or no other baseline to rank it against.
 `manifests()` gives, for every unflagged domain, a validated-manifest file of its kept tasks (not
 broken, not trivial), which `serve --manifest`, `score --manifest` and `rollout --manifest` take.
 """
@@ -32,6 +33,8 @@ from ..validation.manifest import Manifest
 #: the baselines' expected order (higher is stronger); other policies are left out of tau
 EXPECTED_RANK = {"gold": 3, "gold-corrupt": 2, "random": 1, "read-only": 1, "noop": 0}
 WEAK = ("noop", "random", "read-only")
+#: the policy of results lines that name none (`toolgym score --runs` writes such lines)
+UNNAMED = "(unnamed)"
 
 
 def family(policy: str) -> str:
@@ -117,14 +120,22 @@ class QualityReport(BaseModel):
     flagged: list[str]
 
 
+def _partial(row: dict[str, Any]) -> float:
+    """A line's partial credit (its reward when it has none: `toolgym curate`'s inputs may not)."""
+    value = row.get("partial")
+    return float(value if isinstance(value, int | float) else row["reward"])
+
+
 def _stats(rows: list[dict[str, Any]]) -> PolicyStats:
-    scored = [r for r in rows if r.get("status") == "scored"]
+    scored = [
+        r for r in rows if r.get("status", "scored") == "scored" and isinstance(r.get("reward"), int | float)
+    ]
     return PolicyStats(
         rollouts=len(rows),
         scored=len(scored),
         infra=sum(bool(r.get("infra")) for r in rows),
         pass_rate=round(sum(r["reward"] == 1.0 for r in scored) / len(scored), 4) if scored else None,
-        mean_partial=round(statistics.fmean(r["partial"] for r in scored), 4) if scored else None,
+        mean_partial=round(statistics.fmean(_partial(r) for r in scored), 4) if scored else None,
     )
 
 
@@ -145,7 +156,7 @@ def _health(rows: list[dict[str, Any]]) -> Health:
 
 
 def _spread(rows: list[dict[str, Any]]) -> float | None:
-    rewards = [float(r["reward"]) for r in rows if r.get("status") == "scored"]
+    rewards = [float(r["reward"]) for r in rows if isinstance(r.get("reward"), int | float)]
     return round(statistics.pstdev(rewards), 4) if len(rewards) > 1 else None
 
 
@@ -212,7 +223,10 @@ def domain_quality(
         for name in ("broken", "trivial")
         if tasks and sum(name in t.flags for t in tasks) / len(tasks) > tolerance
     ]
-    if tau is None or tau < min_tau or not ordered:
+    families = {family(p) for p in policies} & set(EXPECTED_RANK)
+    if "gold" not in families or len(families) < 2:
+        flags.append("unmeasured")  # no gold, or nothing to rank it against: nothing to judge by
+    elif tau is None or tau < min_tau or not ordered:
         flags.append("non-discriminating")
     return DomainQuality(
         domain=str(rows[0]["domain"]),
@@ -241,8 +255,9 @@ def quality(
     """The quality report of results lines (see the module doc)."""
     by_domain: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
-        if r.get("status") == "error" or "policy" not in r:
+        if r.get("status") in ("error", "incomplete") or not r.get("domain") or r.get("task") is None:
             continue
+        r = {**r, "policy": str(r.get("policy") or UNNAMED)}  # `toolgym score` lines name none
         by_domain[(str(r["domain"]), str(r.get("fingerprint") or ""))].append(r)
     domains = [domain_quality(mine, train, tolerance, min_tau) for _, mine in sorted(by_domain.items())]
     return QualityReport(

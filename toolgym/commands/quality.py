@@ -60,7 +60,7 @@ def quality(
     trivial (noop or random pass), broken (gold fails) or non-discriminating are flagged and left
     out of the manifests, which `serve --manifest` and `rollout --manifest` take.
 
-    Example: toolgym quality runs --html quality.html --manifest-dir runs/kept
+    Example: toolgym quality results.jsonl --html quality.html --manifest-dir kept
     """
     path = runs / RESULTS if runs.is_dir() else runs
     if not path.is_file():

@@ -72,7 +72,7 @@ def rollout(
     Rollouts already in OUT are skipped, so a stopped run goes on where it was. An endpoint failure
     or a fault that decided the outcome marks the rollout infra-failed: kept out of rewards.
 
-    Example: toolgym rollout bank office --policy gold --policy random --policy noop --k 4 --out runs
+    Example: toolgym rollout bank --tasks bank-007,bank-013 --policy gold --policy random --policy noop --k 4 --out rollouts
     """
     chosen = next((e for e in EXECUTORS if e == executor), None)
     if chosen is None:
