@@ -54,7 +54,7 @@ def export_sft(
     written only when it scores 1.0 as `toolgym score` scores it; a task whose gold fails or does
     not score 1.0 is listed, not exported. With --manifest, only the validated tasks.
 
-    Example: toolgym export-sft bank office --out sft.jsonl --manifest manifests/bank.json --manifest manifests/office.json
+    Example: toolgym export-sft bank office --out sft.jsonl
     """
     manifests = [load_manifest(p) for p in manifest] if manifest else []
     loaded = []

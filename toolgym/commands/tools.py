@@ -37,7 +37,7 @@ def tools(
     exactly what `toolgym serve` lists. The domain's own tools, plus `submit_answer` (the answer
     channel, which ends the episode) when the domain has tasks graded on answer facts.
 
-    Example: toolgym tools bank --format anthropic > bank-tools.json
+    Example: toolgym tools bank --format anthropic
     """
     form_name: ToolFormat = form  # type: ignore[assignment]
     print_json(tool_list(load_domain(domain), form_name))
