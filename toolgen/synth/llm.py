@@ -128,7 +128,10 @@ class ChatModel:
             return None
         self.sent += 1
         if cached is not None:
-            _write_atomic(cached, json.dumps({"request": body, "reply": reply}, ensure_ascii=False))
+            try:
+                _write_atomic(cached, json.dumps({"request": body, "reply": reply}, ensure_ascii=False))
+            except OSError as exc:  # the cache is a convenience: a full disk loses it, not the reply
+                self.last_error = f"could not cache a reply in {cached.parent}: {exc}"
         return reply
 
     def _post(self, body: dict[str, Any]) -> str | None:
