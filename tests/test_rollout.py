@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from scoring.batch import BatchScorer
+from scoring.quality import quality
 from scoring.rollouts import run_rollouts
 from scoring.rollouts.policies import parse_policy
 from scoring.validation.gold import replay_gold
@@ -104,21 +105,39 @@ def test_random_policy_is_seeded(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("rate", [0.05, 0.1, 0.3])
-def test_fault_injection_keeps_infra_failures_out_of_pass_rates(tmp_path: Path, rate: float) -> None:
-    """Gold does not retry: a fault on a call it needed fails the rollout as it happened, which the
-    scorer's counterfactual rule rules infra-failed; every other gold rollout still passes."""
+def test_gold_retries_injected_faults_and_never_scores_a_fault_as_0(tmp_path: Path, rate: float) -> None:
     tasks = ["bank-013", "bank-034"]  # five calls each, two of them writes
     run_rollouts(["bank"], ["gold"], k=20, runs=tmp_path, tasks=tasks, via="inprocess", fault_rate=rate)
     rows = lines(tmp_path)
     assert sum(r["injected"] for r in rows) > 0
-    infra = [r for r in rows if r["infra"]]
-    assert all(r["status"] == "failed-infra" and r["reward"] is None for r in infra)
-    assert all(r["infra_cause"] == "injected" and r["injected"] > 0 and r["real_faults"] == 0 for r in infra)
-    scored = [r for r in rows if not r["infra"]]
-    assert scored and all(r["reward"] == 1.0 for r in scored)  # no fault ever became a 0
-    if rate == 0.3:
-        assert infra
+    assert all(r["reward"] == 1.0 or r["status"] == "failed-infra" for r in rows)
+    assert all(r["infra_cause"] == "injected" and r["reward"] is None for r in rows if r["infra"])
     assert rescored(tmp_path, rows) == [r["reward"] for r in rows]
+
+
+def test_faults_a_model_ignores_are_infra_failures_kept_out_of_pass_rates(tmp_path: Path) -> None:
+    """A model that does not retry: a fault on a write it needed fails the rollout as it happened,
+    which the scorer's counterfactual rule rules infra-failed (never a 0); over real MCP."""
+    script = scripted(_gold_script("bank-013"))
+    with FakeOpenAI(reply=script) as llm:
+        run_rollouts(
+            ["bank"],
+            [f"openai:fake@{llm.url}"],
+            k=16,
+            runs=tmp_path,
+            tasks=["bank-013"],
+            via="mcp",
+            fault_rate=0.3,
+        )
+    rows = lines(tmp_path)
+    infra = [r for r in rows if r["infra"]]
+    assert infra and all(r["status"] == "failed-infra" and r["infra_cause"] == "injected" for r in infra)
+    assert all(r["reward"] == 1.0 for r in rows if not r["infra"])  # a fault never became a 0
+    assert rescored(tmp_path, rows) == [r["reward"] for r in rows]
+    (d,) = quality(rows).domains
+    assert d.policies[rows[0]["policy"]].pass_rate == 1.0 and d.health.injected_failure_rate == round(
+        len(infra) / 16, 4
+    )
 
 
 def _gold_script(task_id: str) -> list[dict[str, Any]]:

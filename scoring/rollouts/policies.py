@@ -6,7 +6,7 @@ OpenAI-compatible endpoint (`scoring.rollouts.llm`).
 | `noop` | nothing: hands in an empty answer (validation's no-op check, as a rollout) |
 | `random` | 1..`max_calls` calls of tools drawn at random, with arguments drawn from each tool's input schema (validation's fuzz strategies, seeded), identifiers taken from what earlier calls returned; an empty answer |
 | `read-only` | the same, restricted to tools that only read |
-| `gold` | the task's gold calls (`$calls.N` references resolved against the results it got), then the answer facts through `submit_answer` |
+| `gold` | the task's gold calls (`$calls.N` references resolved against the results it got; a call that hit an injected fault retried, up to `RETRIES` times), then the answer facts through `submit_answer` |
 | `gold-corrupt:N` | gold with N seeded single-call corruptions of the kinds validation's verifier check uses: a gold write dropped, or one argument of it changed to another valid value (`scoring.validation.mutate`); a task that writes nothing loses an answer fact instead |
 | `openai:MODEL@URL` | an agent loop against an OpenAI-compatible chat endpoint |
 
@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from simulator import Domain
 from simulator.calls import NO_RESULT, resolve_arguments
-from simulator.errors import CallReferenceError
+from simulator.errors import CallReferenceError, ErrorKind
 from simulator.mcptools import SUBMIT_ANSWER
 
 from ..facts import fact_text
@@ -40,6 +40,8 @@ from .llm import OpenAIPolicy
 
 #: calls a random policy makes at most (at least one)
 MAX_RANDOM_CALLS = 6
+#: times gold retries a call that hit an injected (transient) fault
+RETRIES = 5
 
 
 # -- drawing arguments -------------------------------------------------------------------------
@@ -146,8 +148,11 @@ class Gold:
             if plan.get(i) == "drop":
                 results.append(NO_RESULT)
                 continue
-            turns += 1
-            observed = await env.call(call.name, arguments)
+            for _ in range(RETRIES + 1):  # a transient fault says "Retry it": a competent agent does
+                turns += 1
+                observed = await env.call(call.name, arguments)
+                if observed.fault != ErrorKind.INJECTED:
+                    break
             results.append(observed.value if observed.ok else NO_RESULT)
         if facts == list(task.answer_facts):
             message = gold_message(task)
