@@ -349,6 +349,7 @@ class DomainServer:
         )
         session.handle = handle
         session.errors_in_a_row = self._failing.get(session.client, 0)
+        session.inline = self.config.inline_calls and transport != "streamable-http"
         logger.info("session %s opened (task %s, seed %s)", session.name, task.id if task else None, seed)
         # End with the MCP session that created it (never per request: modern-era connections
         # last one request each and have no session id).
@@ -415,10 +416,13 @@ class DomainServer:
     async def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         """Run one tool call in the current session; errors become `isError` results.
 
-        The call runs in a worker thread, so one slow call never holds the event loop (and the
-        episode's own budget bounds it). A `ToolError` is the agent's; an `InfraError` (a timeout the
-        server imposed, a storage failure) carries the server's signed label; anything else is a
-        bug, logged, counted and masked, but never labelled: it stays the agent's call.
+        Over HTTP the call runs in a worker thread, so one slow call never holds the event loop
+        and the other sessions (the episode's own budget bounds it); in memory and over stdio,
+        where one client process is served, it runs on the loop (`inline_calls`): a thread hop
+        costs milliseconds of wake-up latency on a loaded machine. A `ToolError` is the agent's;
+        an `InfraError` (a timeout the server imposed, a storage failure) carries the server's
+        signed label; anything else is a bug, logged, counted and masked, but never labelled: it
+        stays the agent's call.
         """
         session = self._open_or_refuse(name, arguments)
         if not isinstance(session, Session):
@@ -486,7 +490,10 @@ class DomainServer:
             )
             return error_result(text), True
         try:
-            value = await anyio.to_thread.run_sync(functools.partial(episode.call, name, arguments))
+            if session.inline:
+                value = episode.call(name, arguments)
+            else:
+                value = await anyio.to_thread.run_sync(functools.partial(episode.call, name, arguments))
         except InfraError as exc:
             text = self._labelled(str(exc), session.name, episode.calls - 1, name, arguments, exc.kind)
             if exc.kind is ErrorKind.STORAGE:  # the transcript cannot be trusted to go on

@@ -51,6 +51,10 @@ class ServeConfig:
     error_backoff_ms: float = 10.0
     #: answer established HTTP sessions' tool calls on the fast path (`simulator.fastcall`)
     fast_calls: bool = True
+    #: in memory and over stdio (one client process), run calls on the event loop rather than in a
+    #: worker thread; over HTTP, calls always run in worker threads (one session's slow call never
+    #: holds another's)
+    inline_calls: bool = True
 
     def __post_init__(self) -> None:
         if self.max_sessions < 1:

@@ -130,6 +130,7 @@ class Session:
     client: str = "local"
     owner: str | None = None  # the mcp-session-id or episode handle an explicit id is bound to
     handle: str | None = None  # a new stateless session's handle, until its first result carries it
+    inline: bool = False  # its calls run on the event loop, not in a worker thread (memory, stdio)
     gate: asyncio.Lock = field(default_factory=asyncio.Lock)  # one call at a time
     errors_in_a_row: int = 0  # tool errors in a row (the server's back-off reads it)
     succeeded: bool = False  # whether any call of the session has succeeded
