@@ -11,9 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scoring.validation.validate import validate_domains
+from scoring.validation.validate import check_loaded_task, validate_domains
 from simulator import load_domain
 from simulator.errors import ToolError
+from simulator.spec import Task
 from toolgen.synth import instructions as say
 from toolgen.synth.folder import build_domain, write_folder
 from toolgen.synth.lookups import World
@@ -305,3 +306,31 @@ def test_a_write_that_finds_its_row_by_its_parent_gets_tasks(tmp_path):
         assert "the status of the deployment whose name is" in task["instruction"]
         assert task["calls"][0]["name"] == "list_deployments"
         assert task["calls"][-1]["arguments"]["deployment_id"] not in task["instruction"]
+
+
+def test_a_followup_acts_on_the_row_its_create_made(tmp_path):
+    """`create a new order ..., then cancel the new order`: the second write names the new row by
+    the create's result (`$calls.N.<key>`), so it runs under any seed and in one order only."""
+    world, *_ = _world(SHOP, 0, tmp_path / "shop")
+    try:
+        followups = Proposer(world, random.Random(2)).followups()
+    finally:
+        world.close()
+    assert followups
+    for f in followups:
+        names = [c["name"] for c in f.calls]
+        at = next(i for i, n in enumerate(names) if world.domain.tools[n].writes)
+        refs = [
+            v for v in f.calls[-1]["arguments"].values() if isinstance(v, str) and v.startswith("$calls.")
+        ]
+        assert refs and refs[0].startswith(f"$calls.{at}.") and len(f.calls) >= 3
+        assert "the new " in f.instruction
+    verdicts = [
+        check_loaded_task(world.domain, Task.model_validate({"id": f"f{i}", **_task_fields(f)}))
+        for i, f in enumerate(followups)
+    ]
+    assert any(v.valid for v in verdicts), [(v.status, [x.message for x in v.findings]) for v in verdicts]
+
+
+def _task_fields(c: Any) -> dict[str, Any]:
+    return {"instruction": c.instruction, "calls": c.calls, "answer_facts": c.answer_facts}

@@ -22,8 +22,9 @@ reachable). Chosen for speed in this loop: one run per task (reruns in fresh pro
 fuzzing are what `toolgym validate` adds; the gold calls are also replayed under another seed
 here, which catches ids that only exist under one). Only `valid` tasks are kept; the others are
 counted by status. Long tasks (3+ calls, lookups feeding writes) are validated first, up to
-three quarters of `MAX_TASKS` (room for a spread of short ones); short ones are kept up to a
-third of the long ones (or up to `MIN_KEPT` in all, for a domain with no long ones). Deterministic from `seed` and the domain's name.
+`MAX_TASKS` - 3 (room for a spread of short ones); short ones are kept up to a
+third of the long ones and at most 3 (or up to `MIN_KEPT` in all, for a domain with few long
+ones). Deterministic from `seed` and the domain's name.
 
 Modules: `lookups` (naming a row and the reads that find it; values for fields, or a value copied
 from a looked-up row), `walks` (the candidates), `instructions` (the templates), this one (keeping).
@@ -50,7 +51,7 @@ from .walks import Candidate, propose
 __all__ = ["MAX_TASKS", "MIN_KEPT", "make_tasks", "validate_candidates"]
 
 #: most tasks kept per domain
-MAX_TASKS = 12
+MAX_TASKS = 20
 #: a domain keeps short tasks (1-2 calls) only up to a third of its long ones, or up to this many in all
 MIN_KEPT = 5
 
@@ -92,8 +93,8 @@ def validate_candidates(
         short = len(kept) - longs
         if (
             len(kept) >= limit
-            or (candidates[i].long and longs >= limit - limit // 4)  # room for a spread of short ones
-            or (not candidates[i].long and short >= max((longs + 2) // 3, MIN_KEPT - longs))
+            or (candidates[i].long and longs >= limit - 3)  # room for a spread of short ones
+            or (not candidates[i].long and short >= max(min(3, (longs + 2) // 3), MIN_KEPT - longs))
         ):
             continue
         verdict = check_loaded_task(domain, Task.model_validate(raws[i]), ids=ids)

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from simulator.builders import call
+from simulator.builders import call, calls_ref
+from simulator.calls import NO_RESULT, resolve_arguments
 from simulator.errors import ToolgymError
 from toolgen.naming import words
 
@@ -23,10 +24,10 @@ from .schema import Binding, TablePlan
 __all__ = ["MAX_CANDIDATES", "Candidate", "Proposer", "Write", "propose"]
 
 #: most candidates proposed per domain
-MAX_CANDIDATES = 28
+MAX_CANDIDATES = 40
 _KEYED = frozenset(("status", "update", "delete", "event"))
 #: how many of each kind a domain's candidates hold at most (chains first: they teach the most)
-_QUOTA = {"double": 10, "chain": 8, "read": 4, "refusal": 2, "single": 4}
+_QUOTA = {"double": 20, "chain": 10, "read": 4, "refusal": 2, "single": 4}
 
 
 @dataclass
@@ -64,6 +65,8 @@ class Proposer:
     def __init__(self, world: World, rng: random.Random):
         self.w = world
         self.rng = rng
+        #: the odds that a write with lookups copies one value from another looked-up row
+        self.copy_odds = 0.7
 
     def _fields(
         self, tool: Tool, row: Row | None, extra: int, lookup: bool = False
@@ -71,9 +74,7 @@ class Proposer:
         """Field arguments: every required one and up to `extra` optional ones (None: cannot fill).
         With `lookup`, one value may be another row's (`say.Said`: found by that row's lookups)."""
         chosen: list[tuple[Binding, Any]] = []
-        used = self.w.domain.tools[
-            tool.name
-        ].arguments_read  # (an argument the tool ignores is not checkable)
+        used = self.w.domain.tools[tool.name].arguments_read  # (one the tool ignores is not checkable)
         optional = [
             b
             for b in tool.role("field")
@@ -81,7 +82,7 @@ class Proposer:
         ]
         optional = [b for b in optional if tool.table.columns[b.column or ""].type != "json"]
         self.rng.shuffle(optional)
-        copy = lookup and self.rng.random() < 0.7
+        copy = lookup and self.rng.random() < self.copy_odds
         for b in [b for b in tool.bindings if b.param in tool.required and b.role == "field"] + optional[
             :extra
         ]:
@@ -228,7 +229,19 @@ class Proposer:
             calls = seq(calls, ref.calls)
         return Ref(f"the {say.noun(table.entity)} of {say.join_clauses(phrases)}", calls)
 
-    def one_write(self, tool: Tool, lookup: bool) -> Write | None:
+    def one_write(self, tool: Tool, lookup: bool, long: bool = False) -> Write | None:
+        """One write of `tool` that runs (with lookups that find its ids, when `lookup`); with
+        `long`, only one of 3+ calls (a value copied from another looked-up row when it can)."""
+        if long:
+            self.copy_odds = 1.0
+            try:
+                made = self._one_write(tool, lookup, tries=5, enough=3)
+            finally:
+                self.copy_odds = 0.7
+            return made
+        return self._one_write(tool, lookup)
+
+    def _one_write(self, tool: Tool, lookup: bool, tries: int = 3, enough: int = 0) -> Write | None:
         if tool.plan.compiled_as in _KEYED and (tool.key is not None or self._parents(tool)):
             for row in self.rows_of(tool.table):
                 ref = (
@@ -239,13 +252,13 @@ class Proposer:
                 if ref is None or (lookup and not ref.calls):
                     continue
                 made = self.keyed(tool, row, ref)
-                if made is not None and self._succeeds(made.calls):
+                if made is not None and len(made.calls) >= enough and self._succeeds(made.calls):
                     return made
             return None
         if tool.plan.compiled_as == "create":
-            for _ in range(3):
+            for _ in range(tries):
                 made = self.create(tool, lookup)
-                if made is None or not made.args or (lookup and not made.lookups):
+                if made is None or not made.args or (lookup and not made.lookups) or len(made.calls) < enough:
                     continue
                 if self._succeeds(made.calls):
                     return made
@@ -253,17 +266,72 @@ class Proposer:
 
     def _succeeds(self, calls: list[tuple[str, Args]], failing: int | None = None) -> bool:
         """Whether the calls run as planned on a fresh episode (call `failing` must fail)."""
+        return self._run(calls, failing) is not None
+
+    def _run(self, calls: list[tuple[str, Args]], failing: int | None = None) -> list[Any] | None:
+        """The calls' results on a fresh episode (`$calls.N.path` arguments resolved), or None
+        when one does not run as planned (call `failing` must fail)."""
+        results: list[Any] = []
         with self.w.domain.episode(seed=0) as ep:
             for i, (name, args) in enumerate(calls):
                 try:
-                    ep.call(name, self.w.full(name, args))
+                    results.append(
+                        ep.call(
+                            name,
+                            resolve_arguments(
+                                call(name, self.w.full(name, args))["arguments"], results, index=i
+                            ),
+                        )
+                    )
                 except ToolgymError:
                     if i != failing:
-                        return False
+                        return None
+                    results.append(NO_RESULT)
                     continue
                 if i == failing:
-                    return False
-        return True
+                    return None
+        return results
+
+    def followups(self) -> list[Candidate]:
+        """A create, then a write on the row it made (`create a new ticket ..., then change the
+        priority of the new ticket to 2`): the second write takes the new row's id from the
+        create's result (`$calls.N.<key>`), so the two run in one order only, whatever they do
+        to the clock; the create's lookups feed it."""
+        out: list[Candidate] = []
+        for tool in [t for t in self.writes() if t.plan.compiled_as == "create"]:
+            table = tool.table
+            pk = table.primary_key
+            then = [
+                t
+                for t in self.writes()
+                if t.table.name == table.name
+                and t.plan.compiled_as in ("update", "status")
+                and t.key is not None
+            ]
+            if not then:
+                continue
+            first = self.one_write(tool, lookup=True)
+            results = self._run(first.calls) if first is not None else None
+            made = results[-1] if results else None
+            if first is None or not isinstance(made, dict) or not scalar(made.get(pk)):
+                continue
+            at = len(first.calls) - 1
+            written = {b.column for b in tool.bindings if b.param in first.args}
+            for _ in range(3):  # a second write that changes what the create wrote would hide it
+                other = self.rng.choice(then)
+                second = self.keyed(other, made, Ref(f"the new {say.noun(table.entity)}", first.calls))
+                if second is None or second.lookups[: len(first.calls)] != first.calls:
+                    continue
+                if any(b.column in written for b in other.role("field") if b.param in second.args):
+                    continue
+                assert other.key is not None
+                second.args[other.key.param] = calls_ref(at, pk)
+                calls = [*second.lookups, (other.name, second.args)]
+                if len(calls) >= 3 and self._succeeds(calls):
+                    text = say.write_sentence(self.rng, [first.text, "then " + second.text])
+                    out.append(Candidate("double", text, self._gold(calls)))
+                    break
+        return out
 
     def writes(self) -> list[Tool]:
         return [t for t in self.w.tools if t.plan.kind == "write"]
@@ -303,12 +371,13 @@ class Proposer:
         return out
 
     def chains(self) -> list[Candidate]:
-        """Each write after the lookups that find its ids, twice round the write tools (another
-        row, another way of naming it); the longer ones (3+ calls) first."""
+        """Each write after the lookups that find its ids, twice round the write tools: first
+        only chains of 3+ calls (a value copied from another looked-up row, a row named through
+        its parent), then any; the longer ones first."""
         out: list[Candidate] = []
-        for _ in range(2):
+        for long in (True, False):
             for tool in self.writes():
-                made = self.one_write(tool, lookup=True)
+                made = self.one_write(tool, lookup=True, long=long)
                 if made is not None and all(c.calls[-1]["arguments"] != made.args for c in out):
                     out.append(self._candidate("chain", [made]))
         return sorted(out, key=lambda c: not c.long)
@@ -332,7 +401,7 @@ class Proposer:
         commute (`_commute`), as the request does not say which to do first."""
         out: list[Candidate] = []
         tools = self.writes()
-        for _ in range(2):
+        for _ in range(3):
             for tool in tools:
                 if len(out) >= _QUOTA["double"]:
                     return out
@@ -445,7 +514,7 @@ def propose(world: World, rng: random.Random) -> list[Candidate]:
     """Candidates of every kind, interleaved (chains first), at most `MAX_CANDIDATES`."""
     p = Proposer(world, rng)
     by_kind = {
-        "double": p.doubles(),
+        "double": p.followups() + p.doubles(),
         "chain": p.chains(),
         "read": p.reads() + p.counts(),
         "refusal": p.refusals(),
