@@ -138,7 +138,7 @@ def synth(generated: Any, out: Path, workers: int, seed: int, with_tasks: bool =
     report = build_report(
         generated, results, seed=seed, rows=None, skipped=still_skipped, toolboxes=[d.name for d in extra]
     )
-    tasks = chains = 0
+    tasks = chains = write_tasks = write_chains = 0
     short: list[str] = []
     for r in results:
         if not r.kept or r.folder is None:
@@ -146,8 +146,12 @@ def synth(generated: Any, out: Path, workers: int, seed: int, with_tasks: bool =
         spec = yaml.safe_load((Path(r.folder) / "domain.yaml").read_text(encoding="utf-8"))
         reads = {t["name"] for t in spec["tools"] if t["kind"] == "read"}
         found = _tasks(Path(r.folder))
+        fed = sum(1 for t in found if _chain(t, reads))
         tasks += len(found)
-        chains += sum(1 for t in found if _chain(t, reads))
+        chains += fed
+        if len(reads) < len(spec["tools"]):
+            write_tasks += len(found)
+            write_chains += fed
         if len(reads) < len(spec["tools"]) and len(found) < SYNTH_LIMITS["min_tasks"]:
             short.append(r.name)
     left_check = [r.name for r in results if not r.kept and (r.reason or "").startswith("`toolgym check`")]
@@ -164,6 +168,7 @@ def synth(generated: Any, out: Path, workers: int, seed: int, with_tasks: bool =
             "valid": tasks,
             "per_domain": round(tasks / kept, 2) if kept else 0.0,
             "chain_share": round(chains / tasks, 4) if tasks else 0.0,
+            "chain_share_write_domains": round(write_chains / write_tasks, 4) if write_tasks else 0.0,
             "write_domains_under_min": len(short),
             "rejected_by_reason": report["tasks"].get("rejected_by_reason", {}),
         },
@@ -289,7 +294,8 @@ def main(argv: list[str] | None = None) -> int:
             f"left out: {doms['left_out_by_reason']}"
         )
         print(
-            f"tasks: {tasks['valid']} valid ({tasks['per_domain']} per domain), chains {tasks['chain_share']:.1%}, "
+            f"tasks: {tasks['valid']} valid ({tasks['per_domain']} per domain), chains {tasks['chain_share']:.1%} "
+            f"({tasks['chain_share_write_domains']:.1%} in domains with write tools), "
             f"domains with write tools under {SYNTH_LIMITS['min_tasks']}: {tasks['write_domains_under_min']}"
         )
         print(f"skipped by reason: {rates['skipped_by_reason']}")

@@ -11,6 +11,8 @@ episode of the written folder, so the gold calls are what the tools do. The spre
 - `single`: one write, the row named by its id;
 - `chain`: lookups that find the ids, then the write (2-6 calls); `double`: two writes, on two
   rows or two tools, each after its lookups (3-6 calls) — a lookup's result feeds each write;
+  only writes that commute are paired (the request does not order them), except in a follow-up,
+  a create then a write on the row it made (`$calls.N.<key>`: one order only);
 - `read`: a question about a row, with the value as the answer fact;
 - `refusal`: a status change the tool refuses (the row is already there, or final): the gold
   call is `expect_error`, and the answer fact is the row's current state.
