@@ -9,17 +9,16 @@ Each step is a `toolgym` command, printed as you would type it and run in this p
 2. `rollout` runs the baselines (gold, gold-corrupt:1, random, noop) k times on each valid task —
    through the same MCP server agents use — writing signed transcripts and one results line each;
 3. `score` re-scores the transcripts from scratch (the rewards agree with the results lines);
-4. `curate` turns the results into a seeded training mixture (here: from gold-corrupt's results,
-   standing in for the policy being trained);
-5. `quality` ranks the policies, flags trivial / broken / non-discriminating domains, writes an
+4. `quality` ranks the policies, flags trivial / broken / non-discriminating domains, writes an
    HTML page with charts and a manifest of the kept tasks (which `serve --manifest` takes);
+5. `curate` turns the results of the policy being trained (here gold-corrupt stands in) on the
+   kept tasks into a seeded training mixture;
 6. `report` shows the environment's serving health from the transcripts.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import sys
 from pathlib import Path
@@ -70,13 +69,23 @@ def main(argv: list[str] | None = None) -> int:
         str(runs),
     )
     toolgym("score", "--runs", str(runs / "transcripts"), "--out", str(out / "scored.jsonl"))
-    trained = out / "trained.jsonl"  # curate the results of the policy being trained
-    rows = [json.loads(x) for x in (runs / "results.jsonl").read_text(encoding="utf-8").splitlines()]
-    trained.write_text(
-        "".join(json.dumps(r) + "\n" for r in rows if r["policy"] == "gold-corrupt:1"), encoding="utf-8"
-    )
-    toolgym("curate", str(trained), "--min-pass", "0", "--max-pass", "1", "--out", str(out / "mixture.json"))
     toolgym("quality", str(runs), "--html", str(out / "quality.html"), "--manifest-dir", str(out / "kept"))
+    (kept,) = (out / "kept").glob("*.manifest.json")  # no flag: the domain and its kept tasks
+    # a mixture from the rollouts of the policy being trained (gold-corrupt stands in), kept tasks only
+    toolgym(
+        "curate",
+        str(runs / "results.jsonl"),
+        "--policy",
+        "gold-corrupt:1",
+        "--manifest",
+        str(kept),
+        "--min-pass",
+        "0",
+        "--max-pass",
+        "1",
+        "--out",
+        str(out / "mixture.json"),
+    )
     toolgym(
         "report",
         str(runs / "transcripts"),

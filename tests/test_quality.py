@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from scoring.quality import manifests, quality, render_html
 from scoring.quality.metrics import kendall_tau
 from scoring.rollouts import run_rollouts
-from scoring.validation.manifest import load_manifest
+from scoring.validation.manifest import Manifest, load_manifest
 from simulator import TaskError, load_domain
 from simulator.server import DomainServer
 from toolgym.cli import app
@@ -153,3 +153,28 @@ def test_a_domain_without_baselines_is_unmeasured() -> None:
     assert manifests(report) == []
     (d,) = [d for d in report.domains if d.domain == "d@1"]
     assert d.trainable_share == 1.0 and d.tasks[0].spread == 0.5
+
+
+def test_curate_takes_a_policy_and_the_kept_manifest(tmp_path: Path) -> None:
+    rows = healthy("bank@1") + [row("t9", "gold", 1.0, domain="bank@1")]
+    results = tmp_path / "results.jsonl"
+    results.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    kept = tmp_path / "kept.json"
+    kept.write_text(Manifest(domain="bank@1", fingerprint="f", valid_tasks=["t1", "t2"]).model_dump_json())
+    args = [
+        "curate",
+        str(results),
+        "--policy",
+        "gold",
+        "--manifest",
+        str(kept),
+        "--min-pass",
+        "0",
+        "--max-pass",
+        "1",
+        "--json",
+    ]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    tasks = json.loads(result.stdout)["tasks"]
+    assert [(t["task"], t["samples"]) for t in tasks] == [("t1", 1), ("t2", 1)]

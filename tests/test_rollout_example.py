@@ -29,7 +29,7 @@ def test_quality_loop_example_runs(tmp_path: Path) -> None:
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    for step in ("validate", "rollout", "score", "curate", "quality", "report"):
+    for step in ("validate", "rollout", "score", "quality", "curate", "report"):
         assert f"$ toolgym {step} " in proc.stdout
     rows = [json.loads(x) for x in (out / "runs" / "results.jsonl").read_text().splitlines()]
     assert len(rows) == 2 * 4 and {r["reward"] for r in rows if r["policy"] == "gold"} == {1.0}
@@ -39,4 +39,6 @@ def test_quality_loop_example_runs(tmp_path: Path) -> None:
     (kept,) = (out / "kept").glob("*.manifest.json")
     quality = proc.stdout[proc.stdout.index("$ toolgym quality") :]
     assert json.loads(kept.read_text())["valid_tasks"] == ["bank-002", "bank-007"], quality
-    assert "<svg" in (out / "quality.html").read_text() and (out / "mixture.json").is_file()
+    assert "<svg" in (out / "quality.html").read_text()
+    mixture = json.loads((out / "mixture.json").read_text())
+    assert mixture["size"] == 2 and all(t["samples"] == 1 for t in mixture["tasks"])  # one policy's rollouts

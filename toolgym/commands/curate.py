@@ -12,6 +12,7 @@ from rich.table import Table
 from scoring.curation.curate import curate as build_mixture
 from scoring.curation.curate import parse_mix, read_results
 from scoring.curation.health import health, render_html
+from scoring.validation.manifest import load_manifest
 
 from ..app import JsonOpt, app, err, out, output_file, print_json
 
@@ -42,6 +43,18 @@ def curate(
         ),
     ] = None,
     seed: Annotated[int, typer.Option(help="sampling seed")] = 0,
+    policy: Annotated[
+        str | None,
+        typer.Option(help="only the rollouts of this policy (`toolgym rollout` results hold several)"),
+    ] = None,
+    manifest: Annotated[
+        list[Path] | None,
+        typer.Option(
+            exists=True,
+            dir_okay=False,
+            help="only the tasks these manifests list (`toolgym validate` or `toolgym quality --manifest-dir`)",
+        ),
+    ] = None,
     output: Annotated[
         Path | None,
         typer.Option("--out", callback=output_file, help="write the mixture manifest (JSON) here"),
@@ -56,18 +69,22 @@ def curate(
 
     Example: toolgym curate results.jsonl --mix bank=2,office=1 --seed 7 --out mixture.json
     """
-    manifest = build_mixture(read_results(results), min_pass, max_pass, parse_mix(mix), seed, size)
+    rows = [r for r in read_results(results) if policy is None or r.get("policy") == policy]
+    if manifest:
+        listed = {(m.domain, task) for m in map(load_manifest, manifest) for task in m.valid_tasks}
+        rows = [r for r in rows if (str(r["domain"]), str(r["task"])) in listed]
+    mixture = build_mixture(rows, min_pass, max_pass, parse_mix(mix), seed, size)
     if output is not None:
-        output.write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        output.write_text(mixture.model_dump_json(indent=2) + "\n", encoding="utf-8")
         err.print(f"mixture manifest: {output}", highlight=False)
     if as_json:
-        print_json(json.loads(manifest.model_dump_json()))
+        print_json(json.loads(mixture.model_dump_json()))
         return
-    table = Table(title=f"curation: {manifest.size} tasks in the mixture (seed {seed})")
+    table = Table(title=f"curation: {mixture.size} tasks in the mixture (seed {seed})")
     for col in ("domain", "rollouts", "infra error rate", "tasks", "kept", "in mixture", "weight"):
         table.add_column(col)
-    for d in manifest.domains:
-        n = sum(1 for e in manifest.mixture if e.domain == d.domain)
+    for d in mixture.domains:
+        n = sum(1 for e in mixture.mixture if e.domain == d.domain)
         table.add_row(
             d.domain,
             str(d.rollouts),
@@ -75,10 +92,10 @@ def curate(
             str(d.tasks),
             str(d.kept),
             str(n),
-            str(manifest.weights.get(d.domain, 0)),
+            str(mixture.weights.get(d.domain, 0)),
         )
     out.print(table)
-    dropped = [t for t in manifest.tasks if not t.kept]
+    dropped = [t for t in mixture.tasks if not t.kept]
     for t in dropped[:20]:
         out.print(f"  dropped {t.domain} {t.task}: {t.reason}", highlight=False)
     if len(dropped) > 20:
