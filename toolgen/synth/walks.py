@@ -450,10 +450,14 @@ class Proposer:
         tables = list(self.w.schema.tables.values())
         self.rng.shuffle(tables)
         for table in tables:
-            for row in self.rows_of(table)[: 6 if len(tables) <= 2 else 3]:
+            asked = 0
+            for row in self.rows_of(table):  # up to 6 rows tried, 3 questions kept (6 in a small domain)
+                if asked >= (6 if len(tables) <= 2 else 3):
+                    break
                 found = self._question(table, row)
                 if found is None:
                     continue
+                asked += 1
                 ref, column = found
                 text = say.ask_sentence(self.rng, column, ref.phrase)
                 out.append(Candidate("read", text, self._gold(ref.calls), [row[column]]))
