@@ -351,9 +351,10 @@ class _Builder:
                 col.references = None if cyclic else target
                 return existing
             name = f"{name}_ref"
-        col_name = identifier(name)
-        while table.column_for(col_name) is not None:
-            col_name += "_"
+        col_name = base = identifier(name)
+        n = 2
+        while table.column_for(col_name) is not None:  # (a trailing `_` is the same name to column_for)
+            col_name, n = f"{base}_{n}", n + 1
         key = other.columns[other.primary_key]
         # a column that cannot be a foreign key (a cycle) still holds values shaped like the keys
         shape: dict[str, Any] = {k: key.hint[k] for k in ("format", "pattern") if cyclic and k in key.hint}
