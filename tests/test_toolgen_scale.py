@@ -138,3 +138,18 @@ def test_the_scale_benchmark_runs_and_summarizes_its_log(tmp_path):
         k: got[k] for k in ("domains_kept", "tasks_valid", "cpu_s")
     }
     assert "valid tasks" in ran.stdout and "where the time goes" in summary.stdout
+
+
+def test_a_domain_over_its_budget_in_a_worker_is_left_out_with_the_reason(tmp_path, monkeypatch):
+    """A runaway domain (a loop, memory without end) must not hold a worker for the rest of a run."""
+    from toolgen.synth.run import synthesize
+
+    plan, ops = planned(SHOP)
+    twins = [plan, plan.model_copy(update={"name": f"{plan.name}-twin"})]
+    monkeypatch.setenv("TOOLGYM_DOMAIN_SECONDS", "0.05")
+    results = synthesize(twins, list(ops.values()), tmp_path, rows=12, workers=2)
+    assert [r.kept for r in results] == [False, False]
+    assert all("the domain took over 0.05 s" in (r.reason or "") for r in results)
+    assert not any(p.is_dir() for p in tmp_path.iterdir())
+    monkeypatch.delenv("TOOLGYM_DOMAIN_SECONDS")
+    assert all(r.kept for r in synthesize(twins, list(ops.values()), tmp_path, rows=12, workers=2))

@@ -11,13 +11,17 @@ the check's first problems as the reason. Nothing one domain does stops the othe
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
+import multiprocessing
 import os
+import resource
 import shutil
+import signal
 import time
 import traceback
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -225,13 +229,55 @@ def _work(
     with_tasks: bool,
     llm: LLMOptions | None = None,
 ) -> tuple[int, DomainResult]:
-    """One unit of work for the executor (module level, so processes and Ray can run it)."""
+    """One unit of work for the executor (module level, so processes and Ray can run it). In a
+    worker process, a domain that runs away is stopped (`_bounded`) and left out with the reason."""
     cpu = time.process_time()
-    result = synthesize_domain(
-        plan, ops, Path(out_dir), licenses, seed=seed, rows=rows, with_tasks=with_tasks, llm=llm
-    )
+    try:
+        with _bounded(worker=multiprocessing.parent_process() is not None):
+            result = synthesize_domain(
+                plan, ops, Path(out_dir), licenses, seed=seed, rows=rows, with_tasks=with_tasks, llm=llm
+            )
+    except DomainTimeout as exc:
+        result = DomainResult(plan.name, False, None, list(plan.operations))
+        result = _drop(result, Path(out_dir) / plan.name, f"generation failed: {exc}")
     result.cpu_seconds = time.process_time() - cpu
     return index, result
+
+
+#: a domain's budget in a worker process: wall seconds (`TOOLGYM_DOMAIN_SECONDS`) and address
+#: space in GiB (`TOOLGYM_WORKER_GIB`); a domain over it is left out with the reason (DomainTimeout,
+#: or the MemoryError that `synthesize_domain` reports), and the worker goes on
+DOMAIN_SECONDS = 900.0
+WORKER_GIB = 8.0
+
+
+class DomainTimeout(BaseException):
+    """A domain took longer than its budget (a BaseException, so that no check that turns an
+    Exception into a verdict swallows it: it ends the domain)."""
+
+
+@contextlib.contextmanager
+def _bounded(worker: bool) -> Iterator[None]:
+    if not worker or not hasattr(signal, "setitimer"):
+        yield
+        return
+    seconds = float(os.environ.get("TOOLGYM_DOMAIN_SECONDS") or DOMAIN_SECONDS)
+    gib = float(os.environ.get("TOOLGYM_WORKER_GIB") or WORKER_GIB)
+    limit = int(gib * 2**30)
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard == resource.RLIM_INFINITY or limit <= hard:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+    def expired(signum: int, frame: Any) -> None:
+        raise DomainTimeout(f"the domain took over {seconds:g} s (TOOLGYM_DOMAIN_SECONDS)")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def synthesize(
