@@ -18,7 +18,7 @@ from simulator import Domain, Episode
 from simulator.errors import CallFailed, ErrorKind
 from simulator.spec import Task
 
-from .rollout import Rollout
+from .rollout import Rollout, RolloutCall
 from .validation.gold import replay_gold
 
 
@@ -65,14 +65,24 @@ def replay_rollout(
     domain: Domain, rollout: Rollout, seed: int = 0, carry_faults: bool = False
 ) -> tuple[Episode, list[Replayed]]:
     """A rollout's calls replayed on a fresh episode: malformed and voided calls are not run, nor
-    faulted calls unless `carry_faults` (then they run as if the fault had not happened)."""
+    faulted calls unless `carry_faults` (then they run as if the fault had not happened, except
+    one retried at once: the next call the same tool with the same arguments stands in for it, so
+    a write retried through repeated faults is carried out once, not once per attempt)."""
     skip: dict[int, str] = {}
-    for i, call in enumerate(rollout.calls):
+    calls = rollout.calls
+    for i, call in enumerate(calls):
         if call.malformed or call.voided:
             skip[i] = call.error or "not run"
-        elif call.outcome == "fault" and not carry_faults:
+        elif call.outcome == "fault" and (not carry_faults or _retried(call, calls[i + 1 : i + 2])):
             skip[i] = f"{call.fault} fault: {call.error or 'not run'}"
     return replay(domain, ((c.name, c.arguments) for c in rollout.calls), seed, skip)
+
+
+def _retried(call: RolloutCall, after: list[RolloutCall]) -> bool:
+    """Whether the call right after `call` is its retry (same tool, same arguments, run)."""
+    if not after or after[0].voided or after[0].malformed:
+        return False
+    return (after[0].name, after[0].arguments) == (call.name, call.arguments)
 
 
 def expected_episode(domain: Domain, task: Task | str, seed: int | None = None) -> Episode:

@@ -177,6 +177,17 @@ def test_an_agent_that_retried_past_a_fault_is_scored_normally(shop, fmt):
 
 
 @pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_a_retry_that_faulted_again_is_one_call_in_the_counterfactual(shop, fmt):
+    """The agent retried a faulted write, the retry faulted too, and it gave up: the faults decided
+    the outcome. Carrying out both attempts would place the order twice (and score the agent 0 for
+    the server's faults); a faulted call retried at once with the same arguments is the retry's."""
+    steps: list[Step] = [(ORDER, "injected"), (ORDER, "injected")]
+    records = server_records(shop, ORDER_TASK, steps, key=KEY, message="The service keeps failing.")
+    report = scored(shop, ORDER_TASK, records, fmt, KEY)
+    assert report.status == "failed-infra" and report.reward is None and report.counterfactual == 1.0
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
 def test_fault_fishing_on_a_cheap_read_scores_zero(shop, fmt):
     """A do-nothing agent that stops at a fault on a read: the fault did not decide, so 0."""
     records = server_records(shop, ORDER_TASK, [(READ, None), (READ, "injected")], key=KEY, message="Failed.")
