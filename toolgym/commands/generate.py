@@ -119,8 +119,9 @@ def generate(
     llm_cache: Annotated[
         Path | None,
         typer.Option(
+            callback=output_dir,
             help="where --llm replies are cached by request, so reruns agree (default: "
-            "$XDG_CACHE_HOME/toolgym/llm)"
+            "$XDG_CACHE_HOME/toolgym/llm)",
         ),
     ] = None,
     as_json: JsonOpt = False,
