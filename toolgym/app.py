@@ -25,6 +25,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console, ConsoleDimensions
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 from typer.core import TyperGroup
 
@@ -218,3 +219,15 @@ def fail(message: str, code: int = 1) -> typer.Exit:
 
 def print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def progress_bar(label: str, quiet: bool) -> Progress:
+    """The commands' progress bar on stderr: label, bar, done/total, elapsed (off with --json)."""
+    return Progress(
+        TextColumn(f"[bold]{label}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=quiet,
+    )

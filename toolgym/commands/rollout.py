@@ -7,14 +7,13 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from scoring.executor import EXECUTORS
 from scoring.rollouts.runner import RESULTS, TRANSCRIPTS, VIAS, Options, plan, run_rollouts
 from scoring.validation.manifest import load_manifest
 
-from ..app import JsonOpt, app, err, fail, out, output_dir, print_json
+from ..app import JsonOpt, app, err, fail, out, output_dir, print_json, progress_bar
 
 
 @app.command()
@@ -92,14 +91,7 @@ def rollout(
         seed=seed,
     )
     total = len(plan(domains, policy, k, options, wanted, manifests).units)
-    progress = Progress(
-        TextColumn("[bold]rollouts"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        disable=as_json,
-    )
+    progress = progress_bar("rollouts", as_json)
     with progress:
         bar = progress.add_task("rollout", total=total)
         summary = run_rollouts(

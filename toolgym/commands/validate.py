@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from scoring.executor import EXECUTORS
@@ -15,7 +14,7 @@ from scoring.validation.fuzz import DEFAULT_CALLS
 from scoring.validation.validate import ValidationReport, manifest, validate_domains
 from simulator import ToolgymError, load_domain
 
-from ..app import JsonOpt, app, err, fail, out, output_dir, print_json
+from ..app import JsonOpt, app, err, fail, out, output_dir, print_json, progress_bar
 
 
 @app.command()
@@ -71,14 +70,7 @@ def validate(
         total = sum(len(d.tasks) * reruns + (len(d.tools) if fuzz else 0) for d in loaded)
     except ToolgymError as exc:
         raise fail(str(exc)) from None
-    progress = Progress(
-        TextColumn("[bold]validating"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        disable=as_json,
-    )
+    progress = progress_bar("validating", as_json)
     with progress:
         bar = progress.add_task("validate", total=total)
         report = validate_domains(
