@@ -21,6 +21,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.schema import CreateIndex, CreateTable
 
+from .decoding import DECODERS, row_decoder
 from .errors import ToolError
 from .ids import IdMaker, generated_key
 from .spec import Table
@@ -211,13 +212,14 @@ class TableInfo:
     select_all: str = ""
     next_int_key: str = ""
     select_changed: str = ""
-    _decoders: list[tuple[str, Callable[[Any], Any]]] = field(default_factory=list)
     composite: bool = field(init=False, default=False)
     _params: tuple[str, ...] = field(init=False, default=())
     #: the key of a row as stored (a tuple for a composite key): an itemgetter, as this runs per row
     key_of: Callable[[tuple[Any, ...]], Any] = field(init=False, repr=False, compare=False)
     #: the key of a row given as {column: value}
     key_in: Callable[[dict[str, Any]], Any] = field(init=False, repr=False, compare=False)
+    #: a row as stored (a tuple) -> {column: value}, booleans and JSON restored (`decoding.row_decoder`)
+    decode: Callable[[tuple[Any, ...]], dict[str, Any]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         t = self.sa_table
@@ -263,11 +265,12 @@ class TableInfo:
             .select_from(changes.outerjoin(t, on))
             .where(changes.c.tbl == sa.literal_column(f"'{self.name}'"))
         )
-        for name, col in self.spec.columns.items():
-            if col.type == "boolean":
-                self._decoders.append((name, _decode_bool))
-            elif col.type == "json":
-                self._decoders.append((name, _decode_json))
+        self.decode = row_decoder(self.columns, self.kinds)
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """Each column's type, in column order."""
+        return tuple(self.spec.columns[c].type for c in self.columns)
 
     def key_clause(self) -> Any:
         """`key columns = :params` (the parameters `key_params` gives)."""
@@ -290,24 +293,15 @@ class TableInfo:
             return f"{self.pk}={key!r}"
         return f"({', '.join(self.key)})=({', '.join(repr(v) for v in key)})"
 
-    def decode(self, row: tuple[Any, ...]) -> dict[str, Any]:
-        out = dict(zip(self.columns, row, strict=True))
-        for name, fn in self._decoders:
-            value = out[name]
-            if value is not None:
-                out[name] = fn(value)
-        return out
-
     def decode_some(self, params: dict[str, Any], names: dict[str, Any]) -> dict[str, Any]:
         """Encoded values of some columns, decoded back (what a read would return)."""
         out = {}
         for name in names:
             value = params[name]
-            kind = self.spec.columns[name].type
-            if value is not None and kind == "boolean":
-                value = bool(value)
-            elif value is not None and kind == "json":
-                value = json.loads(value)
+            if value is not None:
+                fn = DECODERS.get(self.spec.columns[name].type)
+                if fn is not None:
+                    value = fn(value)
             out[name] = value
         return out
 
@@ -351,14 +345,6 @@ class TableInfo:
     def encode_key(self, value: Any) -> Any:
         """A key value as SQLite stores it (booleans as integers); no checks."""
         return int(value) if isinstance(value, bool) else value
-
-
-def _decode_bool(value: Any) -> bool:
-    return bool(value)
-
-
-def _decode_json(value: Any) -> Any:
-    return json.loads(value)
 
 
 def build_tables(tables: dict[str, Table]) -> tuple[sa.MetaData, dict[str, TableInfo]]:

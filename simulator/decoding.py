@@ -1,0 +1,64 @@
+"""Rows as SQLite returns them (tuples) -> rows as tools return them (dicts), once per table shape.
+
+Every read decodes its rows, so this runs per row of every call: `row_decoder` builds, once per
+table (and per joined shape), a function that turns a stored tuple into a dict in one dict display
+(booleans back to `bool`, JSON text parsed), and `load_json` parses stored JSON text through the
+C scanner directly. Both give exactly what the general code gives (`dict(zip(...))`, then
+`json.loads` on each non-null JSON value); tests/test_decoding.py holds them to that.
+
+The decoder's source is generated from the column positions only: each column's name enters it as
+a `repr` string literal and each value as `r[i]`, so no name or value is ever evaluated as code.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+#: the scanner json.loads runs (the C one), without its wrappers: (text, index) -> (value, end)
+_scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
+def load_json(text: Any) -> Any:
+    """`json.loads(text)`, faster for compact JSON text (what encode stores): the scanner is called
+    directly, and anything it does not read whole (whitespace around, a BOM, bytes, an error) goes
+    to `json.loads`, so results and errors are json.loads's own."""
+    if type(text) is str:
+        try:
+            value, end = _scan(text, 0)
+        except StopIteration:
+            return json.loads(text)
+        if end == len(text):
+            return value
+    return json.loads(text)
+
+
+def _load_bool(value: Any) -> bool:
+    return bool(value)
+
+
+#: how a column of each type comes back from SQLite (types not listed come back as stored)
+DECODERS: dict[str, Callable[[Any], Any]] = {"boolean": _load_bool, "json": load_json}
+
+
+def row_decoder(
+    columns: Sequence[str], kinds: Sequence[str], start: int = 0
+) -> Callable[[Any], dict[str, Any]]:
+    """A function of a stored row (a tuple) -> {column: value}, reading `columns` (of the column
+    types `kinds`) at positions `start`, `start + 1`, ...: a null stays null; a boolean or JSON
+    column's other values go through `DECODERS`."""
+    parts = []
+    helpers: dict[str, Any] = {}
+    for i, (name, kind) in enumerate(zip(columns, kinds, strict=True), start):
+        fn = DECODERS.get(kind)
+        if fn is None:
+            parts.append(f"{name!r}: r[{i}]")
+        else:
+            helpers[f"_{kind}"] = fn
+            parts.append(f"{name!r}: None if r[{i}] is None else _{kind}(r[{i}])")
+    source = f"def decode(r):\n    return {{{', '.join(parts)}}}\n"
+    namespace: dict[str, Any] = dict(helpers)
+    exec(compile(source, f"<decoder of {', '.join(columns)[:80]}>", "exec"), namespace)  # noqa: S102
+    decode: Callable[[Any], dict[str, Any]] = namespace["decode"]
+    return decode
