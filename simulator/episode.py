@@ -5,6 +5,13 @@ call is atomic: arguments are checked against the tool's JSON Schema, the operat
 transaction, and any error rolls it back, leaving the state exactly as it was. The simulated
 clock, the generated-id counters and the change log live in the database too (in `_toolgym_*`
 tables that tools, exports, digests and diffs never see).
+
+While calls run, the episode keeps the clock, the counters and the change log in memory: a call
+adds what it changed to them only after its transaction committed (a rolled-back call leaves no
+trace there either), and they are written to the `_toolgym_*` tables, in one transaction, before
+anything reads those tables: `digest`, `changes` and `close` (the domain's pool restores the
+seed state from the change log). A write call so runs only its own statements between BEGIN and
+COMMIT, with no bookkeeping statement of its own.
 """
 
 from __future__ import annotations
@@ -30,7 +37,6 @@ if TYPE_CHECKING:
     from .steps import CompiledTool
     from .transcript import TranscriptSink
 
-_GET_META = "SELECT value FROM _toolgym_meta WHERE key = ?"
 _SET_META = "INSERT INTO _toolgym_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value"
 _LOG_CHANGE = "INSERT OR IGNORE INTO _toolgym_changes (tbl, pk) VALUES (?, ?)"
 
@@ -81,12 +87,16 @@ class Episode:
         self.calls = 0
         self._recorded = False
         self.reads = observer  # told what calls read (the grading side traces footprints with it)
-        # mirrors of the clock and id counters kept in _toolgym_meta (written there on every commit)
-        self._tick_count: int | None = None
+        # the clock and id counters (mirrors of _toolgym_meta, empty in every seed state: no tick
+        # yet, each counter at its table's floor), and what calls changed: a running call's
+        # (pending), and committed calls' not yet written to the _toolgym_* tables (`_save`)
+        self._tick_count = 0
         self._now: str | None = None
         self._counters: dict[str, int] = {}
         self._pending_counters: dict[str, int] = {}
         self._pending_changes: set[tuple[str, Any]] = set()
+        self._unsaved_meta: dict[str, int] = {}
+        self._unsaved_changes: set[tuple[str, Any]] = set()
         self.cache: dict[tuple[str, Any], Any] = {}  # the current call's rows, by (table, key)
         self.transcript = transcript
         if transcript is not None:
@@ -104,20 +114,11 @@ class Episode:
 
     # -- the runtime interface the compiled steps use ------------------------------------------
 
-    def _meta(self, key: str, default: Any) -> Any:
-        row = self.conn.execute(_GET_META, (key,)).fetchone()
-        return default if row is None else row[0]
-
-    def _ticks(self) -> int:
-        if self._tick_count is None:
-            self._tick_count = int(self._meta("ticks", 0))
-        return self._tick_count
-
     def now(self) -> str:
         """The simulated clock: start + ticks * tick_seconds (ticks = successful write calls)."""
         if self._now is None:
             value = self.domain.clock_start + timedelta(
-                seconds=self._ticks() * self.domain.spec.clock.tick_seconds
+                seconds=self._tick_count * self.domain.spec.clock.tick_seconds
             )
             self._now = self.domain.render_time(value)
         return self._now
@@ -140,7 +141,7 @@ class Episode:
         if n is None:
             n = self._counters.get(key)
         if n is None:
-            n = self._counters[key] = int(self._meta(key, table.ids.floor))
+            n = table.ids.floor
         for _ in range(MAX_TRIES):
             n += 1
             candidate = table.ids.key(self.seed, n)
@@ -213,17 +214,10 @@ class Episode:
         if not tool.writes:
             return self._execute(tool, name, args)
         conn = self.conn
-        ticks = self._ticks()
+        ticks = self._tick_count
         conn.execute("BEGIN")
         try:
             result = self._execute(tool, name, args)
-            if self._pending_changes:
-                changes = self._pending_changes
-                conn.executemany(
-                    _LOG_CHANGE,
-                    [(t, stored_key(k)) for t, k in changes] if self.domain.composite_keys else changes,
-                )
-            conn.executemany(_SET_META, [("ticks", ticks + 1), *self._pending_counters.items()])
             self._record_before_commit(name, args, started, result)
         except BaseException:
             conn.execute("ROLLBACK")
@@ -246,10 +240,40 @@ class Episode:
             ) from None
         self._tick_count = ticks + 1
         self._now = None
-        self._counters.update(self._pending_counters)
-        self._pending_changes.clear()
-        self._pending_counters.clear()
+        unsaved = self._unsaved_meta
+        unsaved["ticks"] = ticks + 1
+        if self._pending_counters:
+            self._counters.update(self._pending_counters)
+            unsaved.update(self._pending_counters)
+            self._pending_counters.clear()
+        if self._pending_changes:
+            self._unsaved_changes.update(self._pending_changes)
+            self._pending_changes.clear()
         return result
+
+    def _save(self) -> None:
+        """Write the change log and counters of the calls committed since the last save to the
+        `_toolgym_*` tables (one transaction; the caller holds the lock)."""
+        if not self._unsaved_meta and not self._unsaved_changes:
+            return
+        conn = self.conn
+        in_step = conn.total_changes == self._written  # nothing wrote to conn outside a call
+        changes = self._unsaved_changes
+        conn.execute("BEGIN")
+        try:
+            conn.executemany(
+                _LOG_CHANGE,
+                [(t, stored_key(k)) for t, k in changes] if self.domain.composite_keys else changes,
+            )
+            conn.executemany(_SET_META, self._unsaved_meta.items())
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        self._unsaved_changes = set()
+        self._unsaved_meta = {}
+        if in_step:
+            self._written = conn.total_changes
 
     def _execute(self, tool: CompiledTool, name: str, args: dict[str, Any]) -> Any:
         """Run the operation. The backstop of the rule "what the agent's arguments cause is its tool
@@ -329,6 +353,7 @@ class Episode:
         seed = self.domain.seed_index()
         h = hashlib.sha256(self.domain.seed_digest().encode())
         with self.lock:
+            self._save()
             tables = sorted(r[0] for r in self.conn.execute("SELECT DISTINCT tbl FROM _toolgym_changes"))
             for table in tables:
                 info = self.domain.tables[table]
@@ -365,6 +390,7 @@ class Episode:
         """(table, key) of every row a successful write touched (created, updated or deleted); a
         composite key is a tuple of its columns' values."""
         with self.lock:
+            self._save()
             rows = self.conn.execute("SELECT tbl, pk FROM _toolgym_changes").fetchall()
         tables = self.domain.tables
         return {(t, tables[t].unstored_key(k)) for t, k in rows}
@@ -395,8 +421,18 @@ class Episode:
         (and so is in the change log): a write through `conn` directly closes it instead."""
         with self.lock:
             conn, self.conn = self.conn, _CLOSED
-            if conn is not _CLOSED:
-                self.domain.release(conn, clean=conn.total_changes == self._written)
+            if conn is _CLOSED:
+                return
+            clean = conn.total_changes == self._written
+            if clean:
+                self.conn = conn
+                try:
+                    self._save()  # the pool restores the seed state from the change log
+                except sqlite3.Error:
+                    clean = False  # (closed, not reused)
+                finally:
+                    self.conn = _CLOSED
+            self.domain.release(conn, clean=clean and conn.total_changes == self._written)
 
     def __enter__(self) -> Episode:
         return self

@@ -1,0 +1,78 @@
+"""A write call runs only its own statements; the change log and counters reach SQLite when read.
+
+The episode keeps the clock, the id counters and the change log in memory while calls run and
+writes them to its `_toolgym_*` tables before anything reads those (`digest`, `changes`, `close`):
+these tests hold an episode that saves after every call and one that saves only at the end to the
+same state, log, counters and digests, under random calls (failing ones included).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.test_properties import calls, run
+
+
+def _bookkeeping(conn: sqlite3.Connection) -> tuple[list[tuple], list[tuple]]:
+    meta = conn.execute("SELECT * FROM _toolgym_meta ORDER BY key").fetchall()
+    log = conn.execute("SELECT * FROM _toolgym_changes ORDER BY tbl, pk").fetchall()
+    return meta, log
+
+
+def test_a_write_call_runs_only_its_own_statements(shop):
+    with shop.episode() as ep:
+        statements: list[str] = []
+        ep.conn.set_trace_callback(statements.append)
+        ep.call("place_order", {"customer_id": "C-0001", "items": [{"sku": "SKU-001", "quantity": 1}]})
+        ep.conn.set_trace_callback(None)
+        assert statements[0] == "BEGIN" and statements[-1] == "COMMIT"
+        assert not [s for s in statements if "_toolgym_" in s]
+        assert ep.changes() >= {("customers", "C-0001"), ("products", "SKU-001")}
+
+
+def test_the_log_and_counters_are_in_sqlite_once_read(shop):
+    with shop.episode(seed=3) as ep:
+        ep.call("add_customer", {"name": "Ada", "email": "ada@example.com"})
+        ep.call("set_note", {"customer_id": "C-0001", "notes": "hi"})
+        changes = ep.changes()
+        meta, log = _bookkeeping(ep.conn)
+        assert {(t, k) for t, k in log} == changes and len(changes) == 2
+        assert dict(meta)["ticks"] == 2 and "id:customers" in dict(meta)
+
+
+@given(st.lists(calls, max_size=12), st.integers(0, 3))
+def test_saving_late_or_after_every_call_gives_the_same_episode(shop, sequence, seed):
+    eager, lazy = shop.episode(seed=seed), shop.episode(seed=seed)
+    try:
+        for name, args in sequence:
+            run(eager, [(name, args)])
+            eager.changes()  # saves
+            run(lazy, [(name, args)])
+        assert lazy.changes() == eager.changes()
+        assert _bookkeeping(lazy.conn) == _bookkeeping(eager.conn)
+        assert lazy.now() == eager.now()
+        assert lazy.digest() == eager.digest() and lazy.full_digest() == eager.full_digest()
+        # and the next calls make the same ids and times on both
+        follow = [("add_customer", {"name": "Z", "email": "z@example.com"})]
+        assert run(lazy, follow) == run(eager, follow)
+        assert lazy.export() == eager.export()
+    finally:
+        eager.close()
+        lazy.close()
+
+
+def test_a_connection_written_outside_a_call_is_not_reused(shop):
+    ep = shop.episode()
+    conn = ep.conn
+    ep.call("set_note", {"customer_id": "C-0001", "notes": "x"})
+    conn.execute("UPDATE customers SET notes = 'outside' WHERE customer_id = 'C-0002'")
+    ep.close()
+    again = shop.episode()
+    try:
+        assert again.conn is not conn
+        assert again.row("customers", "C-0002")["notes"] != "outside"
+    finally:
+        again.close()
