@@ -33,7 +33,7 @@ from typing import Any
 from simulator import Domain, Episode
 from simulator.spec import Task
 
-from .facts import RuledOut, ruled_out
+from .facts import RuledOut, find_ruled_out
 from .replay import expected_episode
 
 #: The most expected states a process keeps ...
@@ -93,7 +93,7 @@ def capture(episode: Episode, task: Task, digest: str | None = None) -> Expected
             for key in keys:
                 table_rows[key] = episode.conn.execute(info.select_by_pk, info.key_params(key)).fetchone()
         rows[table] = table_rows
-    ruled = ruled_out(episode, task) if task.answer_facts else None
+    ruled = find_ruled_out(episode, task) if task.answer_facts else None
     return ExpectedState(domain, episode.seed, digest or task_digest(task), rows, ruled)
 
 

@@ -22,6 +22,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+from json.encoder import encode_basestring_ascii
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -141,14 +143,97 @@ _SHAPES: dict[tuple[type, Any], tuple[tuple[Token, ...], str]] = {}
 _SHAPES_MAX = 500_000
 
 
+def _json(value: Any) -> str:
+    """`json.dumps(value, default=str)`, without building an encoder for the common types."""
+    kind = type(value)
+    if kind is str:
+        return encode_basestring_ascii(value)
+    if kind is int:
+        return int.__repr__(value)
+    return json.dumps(value, default=str)
+
+
 def _shape(value: Any) -> tuple[tuple[Token, ...], str]:
     key = (float, repr(value)) if type(value) is float else (type(value), value)  # -0.0 is not 0.0
     found = _SHAPES.get(key)
     if found is None:
         if len(_SHAPES) >= _SHAPES_MAX:
             _SHAPES.clear()
-        found = _SHAPES[key] = (tuple(tokens(fact_text(value))), json.dumps(value, default=str))
+        found = _SHAPES[key] = (tuple(tokens(fact_text(value))), _json(value))
     return found
+
+
+Shape = tuple[Token, ...]
+
+
+def _shaped(stored: Iterable[tuple[Any, ...]], kind: str) -> dict[Shape, tuple[Any, str]]:
+    """The first value of each shape among a column's distinct values (as stored), with its JSON
+    sort key, in the order the values came (None and shapeless values left out)."""
+    shapes: dict[Shape, tuple[Any, str]] = {}
+    for (raw,) in stored:
+        if raw is None:
+            continue
+        value = bool(raw) if kind == "boolean" else raw
+        shape, order = _shape(value)
+        if shape and shape not in shapes:
+            shapes[shape] = (value, order)
+    return shapes
+
+
+#: SQLite's NOCASE collation folds ASCII letters only
+_NOCASE = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+_TEXT_KINDS = ("string", "datetime")
+
+
+@dataclass(frozen=True)
+class _SeedColumn:
+    """A column of the seed state: its values shaped, and what an equality probe compares them by
+    (the SQL probe's semantics: text under NOCASE, numbers by value, across int and float)."""
+
+    shapes: dict[Shape, tuple[Any, str]]
+    texts: frozenset[str]
+    numbers: frozenset[int | float]
+    size: int
+
+    @classmethod
+    def of(cls, stored: list[tuple[Any, ...]], kind: str) -> _SeedColumn:
+        texts = frozenset(v.translate(_NOCASE) for (v,) in stored if type(v) is str)
+        numbers = frozenset(v for (v,) in stored if type(v) is int or type(v) is float)
+        return cls(_shaped(stored, kind), texts, numbers, len(stored))
+
+    def holds(self, probes: list[Any], kind: str) -> bool:
+        """Whether a value equals one of the probes (as `_sql_value` makes them for this kind)."""
+        if kind in _TEXT_KINDS:
+            return any(p.translate(_NOCASE) in self.texts for p in probes)
+        return any(p in self.numbers for p in probes)
+
+
+#: (domain fingerprint, table, column) -> that column in the seed state: the columns of tables
+#: a task's gold calls leave as seeded are read and shaped once per process, not once per task
+_SEED: dict[tuple[str, str, str], _SeedColumn] = {}
+#: the most distinct values kept in `_SEED` in all (cleared when over)
+_SEED_MAX = 500_000
+
+
+def _seed_column(key: tuple[str, str, str], expected: Episode, kind: str) -> _SeedColumn:
+    found = _SEED.get(key)
+    if found is None:
+        _, table, column = key
+        stored = expected.conn.execute(f'SELECT DISTINCT "{column}" FROM "{table}"').fetchall()
+        if sum(c.size for c in _SEED.values()) + len(stored) > _SEED_MAX:
+            _SEED.clear()
+        found = _SEED[key] = _SeedColumn.of(stored, kind)
+    return found
+
+
+def _seeded_tables(expected: Episode) -> set[str]:
+    """The tables of `expected` that hold the seed state: none that a call changed a row of, and
+    none at all when something wrote to its database outside a call."""
+    changed = {table for table, _ in expected.changes()}
+    with expected.lock:
+        if expected.conn.total_changes != expected._written:
+            return set()
+    return set(expected.domain.tables) - changed
 
 
 def ruled_out(expected: Episode, task: Task) -> RuledOut:
@@ -158,43 +243,60 @@ def ruled_out(expected: Episode, task: Task) -> RuledOut:
     key = (expected.domain.fingerprint(), task.id, facts_key, expected.digest())
     if key in _RULED:
         return _RULED[key]
-    facts = [tuple(tokens(fact_text(f))) for f in task.answer_facts]
-    said = _Runs([tokens(task.instruction)])
-    columns: list[str] = []
-    values: dict[tuple[Token, ...], Any] = {}
-    orders: dict[tuple[Token, ...], str] = {}
-    for name, info in sorted(expected.domain.tables.items()):
-        for column, spec in info.spec.columns.items():
-            if spec.type not in _SCALAR:
-                continue
-            sql = f'SELECT DISTINCT "{column}" FROM "{name}"'
-            probes = [
-                p
-                for f, shape in zip(task.answer_facts, facts, strict=True)
-                if shape and (p := _sql_value(f, spec.type)) is not None
-            ]
-            if not probes:
-                continue
-            nocase = " COLLATE NOCASE" if spec.type in ("string", "datetime") else ""
-            marks = ", ".join("?" * len(probes))
-            probe = f'SELECT 1 FROM "{name}" WHERE "{column}"{nocase} IN ({marks}) LIMIT 1'
-            if not expected.conn.execute(probe, probes).fetchone():
-                continue
-            columns.append(f"{name}.{column}")
-            for (raw,) in expected.conn.execute(sql):
-                value = bool(raw) if spec.type == "boolean" and raw is not None else raw
-                if value is None:
-                    continue
-                shape, order = _shape(value)
-                if shape and shape not in facts and shape not in said and shape not in values:
-                    values[shape] = value
-                    orders[shape] = order
-    shapes = sorted(values, key=orders.__getitem__)
-    found = RuledOut(tuple(columns), tuple(values[s] for s in shapes), tuple(shapes))
-    _RULED[key] = found
+    found = _RULED[key] = find_ruled_out(expected, task)
     if len(_RULED) > 4096:
         _RULED.pop(next(iter(_RULED)))
     return found
+
+
+def find_ruled_out(expected: Episode, task: Task) -> RuledOut:
+    """`ruled_out` without its cache (for callers that keep the result themselves)."""
+    facts = [tuple(tokens(fact_text(f))) for f in task.answer_facts]
+    said = _Runs([tokens(task.instruction)])
+    fingerprint = expected.domain.fingerprint()
+    seeded = _seeded_tables(expected)
+    columns: list[str] = []
+    values: dict[Shape, tuple[Any, str]] = {}
+    for name, info in sorted(expected.domain.tables.items()):
+        for column, spec in info.spec.columns.items():
+            kind = spec.type
+            if kind not in _SCALAR:
+                continue
+            probes = [
+                p
+                for f, shape in zip(task.answer_facts, facts, strict=True)
+                if shape and (p := _sql_value(f, kind)) is not None
+            ]
+            if not probes:
+                continue
+            if name in seeded:
+                seed = _seed_column((fingerprint, name, column), expected, kind)
+                if not seed.holds(probes, kind):
+                    continue
+                shaped = seed.shapes
+            else:
+                nocase = " COLLATE NOCASE" if kind in _TEXT_KINDS else ""
+                marks = ", ".join("?" * len(probes))
+                probe = f'SELECT 1 FROM "{name}" WHERE "{column}"{nocase} IN ({marks}) LIMIT 1'
+                if not expected.conn.execute(probe, probes).fetchone():
+                    continue
+                shaped = _shaped(expected.conn.execute(f'SELECT DISTINCT "{column}" FROM "{name}"'), kind)
+            columns.append(f"{name}.{column}")
+            if not values:
+                values = dict(shaped)
+                continue
+            for shape, entry in shaped.items():
+                if shape not in values:
+                    values[shape] = entry
+    kept = sorted(
+        (
+            (shape, value, order)
+            for shape, (value, order) in values.items()
+            if shape not in facts and shape not in said
+        ),
+        key=itemgetter(2),
+    )
+    return RuledOut(tuple(columns), tuple(v for _, v, _ in kept), tuple(s for s, _, _ in kept))
 
 
 class _Runs:

@@ -1,0 +1,98 @@
+"""What a task rules out is the same whether a column is read from the process's seed-column cache
+(tables the gold calls left as seeded) or probed in SQL on the episode (changed tables, or an
+episode written outside a call): SQLite's NOCASE folds ASCII only, numbers compare by value across
+int and float."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from scoring.facts import find_ruled_out
+from simulator import load_domain
+from simulator.spec import Task
+from tests.conftest import FIXTURES
+
+
+def _shop_with_accents() -> Path:
+    """The shop fixture plus customers whose names have non-ASCII capitals (NOCASE keeps them)."""
+    folder = Path(tempfile.mkdtemp(prefix="ruled-")) / "shop"
+    shutil.copytree(FIXTURES / "shop", folder)
+    with (folder / "seed" / "customers.jsonl").open("a") as f:
+        for i, name in enumerate(["Zoë Ünal", "ZOË ÜNAL", "Ärger 7", "straße"]):
+            row = {"customer_id": f"C-9{i}", "name": name, "email": f"z{i}@example.com", "balance": 1}
+            f.write(json.dumps(row) + "\n")
+    return folder
+
+
+DOMAIN = load_domain(_shop_with_accents())
+with DOMAIN.episode() as _ep:
+    SEED = _ep.export()
+SCALARS = sorted(
+    {
+        v
+        for rows in SEED.values()
+        for row in rows
+        for v in row.values()
+        if isinstance(v, str | int | float) and not isinstance(v, bool)
+    },
+    key=repr,
+)
+
+
+def _variants(value: Any) -> list[Any]:
+    """The value as an answer fact might carry it: other case (ASCII and not), int as float, text."""
+    if isinstance(value, str):
+        return [value, value.upper(), value.swapcase(), value.replace("u", "ü"), value.lower(), value + "x"]
+    out = [value, str(value), float(value), -value]
+    if isinstance(value, float) and value.is_integer():
+        out.append(int(value))
+    return out
+
+
+FACT = st.one_of(
+    st.sampled_from(SCALARS).flatmap(lambda v: st.sampled_from(_variants(v))),
+    st.booleans(),
+    st.integers(-5, 600),
+    st.text(alphabet="abcAB -ü1", max_size=6),
+)
+
+
+def _task(facts: list[Any]) -> Task:
+    return Task.model_validate(
+        {"id": "q", "instruction": "Which one is it, Customer 1?", "calls": [], "answer_facts": facts}
+    )
+
+
+@given(facts=st.lists(FACT, min_size=1, max_size=3), write=st.booleans())
+@example(facts=["zoë ünal"], write=False)  # NOCASE leaves Ü and ü apart
+@example(facts=["ärger 7", 7.0], write=False)
+@example(facts=["CUSTOMER 3", 300], write=True)
+def test_seed_cache_and_sql_probe_agree(facts, write):
+    task = _task(facts)
+    with DOMAIN.episode() as cached, DOMAIN.episode() as probed:
+        if write:  # a call changed a row: its table is probed in SQL in both
+            args = {"name": "Customer 1 Renamed", "email": "NEW@example.com"}
+            cached.call("add_customer", args)
+            probed.call("add_customer", args)
+        # a write outside any call (the same value back): every table is probed in SQL
+        probed.conn.execute("UPDATE products SET title = title WHERE sku = 'SKU-001'")
+        assert find_ruled_out(cached, task) == find_ruled_out(probed, task)
+
+
+def test_a_changed_table_is_read_as_changed():
+    """A column of a table the calls changed is read from the episode, not the seed cache."""
+    task = _task(["Customer 1 Renamed"])
+    with DOMAIN.episode() as ep:
+        find_ruled_out(ep, _task(["Customer 2"]))  # customers.name now in the seed cache
+        assert "customers.name" not in find_ruled_out(ep, task).columns
+        ep.call("add_customer", {"name": "Customer 1 Renamed", "email": "new@example.com"})
+        ruled = find_ruled_out(ep, task)
+    assert "customers.name" in ruled.columns
+    assert "Customer 2" in ruled.values and "Customer 1 Renamed" not in ruled.values
