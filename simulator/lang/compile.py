@@ -10,10 +10,11 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from .analysis import constant
 from .errors import EvalError, ExprError
 from .nodes import Binder, Call, ListNode, Literal, Node, ObjectNode, Ref, Template
 from .parse import parse_template
-from .registry import OPERATORS, Compiled, Env
+from .registry import OPERATORS, VARIABLE, Compiled, Env
 from .values import json_type, show
 
 
@@ -125,6 +126,9 @@ def compile_node(node: Node, scope: Scope) -> Compiled:
     if isinstance(node, Call):
         return _compile_call(node, scope)
     if isinstance(node, ListNode):
+        if all(_scalar(item) for item in node.items):  # `[a, b]` of plain values: a new list of them
+            values = tuple(item.value for item in node.items if isinstance(item, Literal))
+            return lambda env: list(values)
         parts = [compile_node(item, scope) for item in node.items]
         return lambda env: [p(env) for p in parts]
     if isinstance(node, ObjectNode):
@@ -153,12 +157,43 @@ def operator_error(name: str, exc: Exception, values: Iterable[Any]) -> EvalErro
     return EvalError(f"{name}: cannot work on these values ({kinds})")
 
 
+def _scalar(node: Node) -> bool:
+    """A literal null, boolean, number or text: a value nothing can change, so it can be shared."""
+    return isinstance(node, Literal) and (node.value is None or type(node.value) in (bool, int, float, str))
+
+
+def _specialized(
+    node: Call, scope: Scope, special: Callable[[Any], Any], at: int, values: list[Any]
+) -> Compiled:
+    """The call as `special` of its one variable operand (at `at`; `values` holds the constants)."""
+    a, name = compile_node(node.args[at], scope), node.name
+
+    def one(env: Env) -> Any:
+        x = a(env)
+        try:
+            return special(x)
+        except _UNGUARDED as exc:
+            shown = list(values)  # (a copy: calls on other threads share `values`)
+            shown[at] = x
+            raise operator_error(name, exc, shown) from None
+
+    return one
+
+
 def _compile_call(node: Call, scope: Scope) -> Compiled:
     op = OPERATORS[node.op]
     if op.compile is not None:
         return op.compile(node, scope, compile_node)
     fn, name = op.fn, node.name
     assert fn is not None
+    if op.specialize is not None:
+        known = [constant(arg) for arg in node.args]
+        variable = [i for i, (fixed, _) in enumerate(known) if not fixed]
+        if len(variable) == 1:
+            values = [VARIABLE if i in variable else value for i, (_, value) in enumerate(known)]
+            special = op.specialize(tuple(values))
+            if special is not None:
+                return _specialized(node, scope, special, variable[0], values)
     operands = [compile_node(arg, scope) for arg in node.args]
     if len(operands) == 1:
         (a,) = operands
@@ -171,6 +206,18 @@ def _compile_call(node: Call, scope: Scope) -> Compiled:
                 raise operator_error(name, exc, (x,)) from None
 
         return one
+    last = node.args[-1] if node.args else None
+    if len(operands) == 2 and isinstance(last, Literal) and _scalar(last):  # `[x, "text"]`: no call for it
+        a, y = operands[0], last.value
+
+        def two_literal(env: Env) -> Any:
+            x = a(env)
+            try:
+                return fn(x, y)
+            except _UNGUARDED as exc:
+                raise operator_error(name, exc, (x, y)) from None
+
+        return two_literal
     if len(operands) == 2:
         a, b = operands
 

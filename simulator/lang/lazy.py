@@ -65,6 +65,24 @@ def _compile_binder(node: Node, scope: Any, compile_node: CompileExpr) -> Compil
     missing = object()
     keep_values = name == "map"
 
+    if keep_values and not index:  # the common shape, `map: {over, as, to}`: one comprehension
+
+        def map_items(env: Env) -> Any:
+            items = over(env)
+            if type(items) is not list:
+                items = seq(items, name)
+            charge(len(items))
+            saved = env.get(var, missing)
+            try:
+                return [body(env) for env[var] in items]
+            finally:
+                if saved is missing:
+                    env.pop(var, None)
+                else:
+                    env[var] = saved
+
+        return map_items
+
     def apply(env: Env) -> Any:
         items = seq(over(env), name)
         charge(len(items))

@@ -17,7 +17,7 @@ from typing import Any
 from ..budget import charge, count_of, member
 from ..calc import calc
 from .errors import EvalError
-from .registry import Category, NullPolicy, Operator, register
+from .registry import VARIABLE, Category, NullPolicy, Operator, register
 from .values import brief, dt, dt_text, json_type, num, ranged, seq, show, whole
 
 N = NullPolicy
@@ -271,6 +271,29 @@ def _pick(obj: Any, keys: Any, keep: bool) -> dict[str, Any]:
     return {k: v for k, v in obj.items() if k not in names}
 
 
+def _known_keys(keep: bool) -> Callable[[tuple[Any, ...]], Callable[[Any], Any] | None]:
+    """`pick`/`omit` of a constant list of text keys: the keys read once, at load (`Operator.specialize`)."""
+    name = "pick" if keep else "omit"
+
+    def specialize(operands: tuple[Any, ...]) -> Callable[[Any], Any] | None:
+        obj, keys = operands
+        if obj is not VARIABLE or not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+            return None
+        names = tuple(keys)
+        dropped = frozenset(names)  # (text keys: a set finds what the list would)
+
+        def known(o: Any) -> dict[str, Any]:
+            if not isinstance(o, dict):
+                raise EvalError(f"{name}: expected an object, got {brief(o)}")
+            if keep:
+                return {k: o[k] for k in names if k in o}
+            return {k: v for k, v in o.items() if k not in dropped}
+
+        return known
+
+    return specialize
+
+
 def _to_string(value: Any) -> str:
     if isinstance(value, str):
         return value
@@ -318,8 +341,13 @@ def _op(
     fn: Callable[..., Any],
     arity: int | None,
     *aliases: str,
+    specialize: Callable[[tuple[Any, ...]], Callable[[Any], Any] | None] | None = None,
 ) -> None:
-    register(Operator(name, category, signature, doc, null, fn=fn, arity=arity, aliases=aliases))
+    register(
+        Operator(
+            name, category, signature, doc, null, fn=fn, arity=arity, aliases=aliases, specialize=specialize
+        )
+    )
 
 
 A, C, L, CO, OB, S, ORD, T, D = (
@@ -425,8 +453,26 @@ _op(
     lambda xs, f: _object_from(_pluck(xs, f), xs),
     2,
 )
-_op("pick", OB, "[obj, [keys]]", "only these keys", N.ERROR, lambda o, ks: _pick(o, ks, True), 2)
-_op("omit", OB, "[obj, [keys]]", "all but these keys", N.ERROR, lambda o, ks: _pick(o, ks, False), 2)
+_op(
+    "pick",
+    OB,
+    "[obj, [keys]]",
+    "only these keys",
+    N.ERROR,
+    lambda o, ks: _pick(o, ks, True),
+    2,
+    specialize=_known_keys(True),
+)
+_op(
+    "omit",
+    OB,
+    "[obj, [keys]]",
+    "all but these keys",
+    N.ERROR,
+    lambda o, ks: _pick(o, ks, False),
+    2,
+    specialize=_known_keys(False),
+)
 _op(
     "compact",
     OB,

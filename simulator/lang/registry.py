@@ -76,11 +76,23 @@ class Operator:
     #: JSON Schema of the operand (None: an expression, or a list of `arity` expressions)
     operand_schema: dict[str, Any] | None = None
     aliases: tuple[str, ...] = field(default=())  # old spellings that still load, reported deprecated
+    #: eager operators only: given the operands that are constants (their values; `VARIABLE` at the
+    #: place of the one operand computed per call), a function of that operand doing what `fn` does
+    #: on these constants, errors included; or None (then `fn` runs). Compiled once, at load.
+    specialize: Callable[[tuple[Any, ...]], Callable[[Any], Any] | None] | None = None
 
     def __post_init__(self) -> None:
         if (self.fn is None) == (self.compile is None and self.parse is None):
             raise ValueError(f"operator {self.name!r}: give either fn, or a parse/compile hook")
 
+
+class _Variable:
+    def __repr__(self) -> str:
+        return "VARIABLE"
+
+
+#: the place of the operand computed per call, in what `Operator.specialize` is given
+VARIABLE: Any = _Variable()
 
 #: canonical name -> operator (registration order is the docs order within a category)
 OPERATORS: dict[str, Operator] = {}
