@@ -22,6 +22,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+from functools import cached_property
 from json.encoder import encode_basestring_ascii
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
@@ -185,25 +186,23 @@ _NOCASE = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxy
 _TEXT_KINDS = ("string", "datetime")
 
 
-@dataclass(frozen=True)
 class _SeedColumn:
-    """A column of the seed state: its values shaped, and what an equality probe compares them by
-    (the SQL probe's semantics: text under NOCASE, numbers by value, across int and float)."""
+    """A column of the seed state: what an equality probe compares its values by (the SQL probe's
+    semantics: text under NOCASE, numbers by value, across int and float), and its values shaped
+    (on first use: most columns probed never hold a fact)."""
 
-    shapes: dict[Shape, tuple[Any, str]]
-    texts: frozenset[str]
-    numbers: frozenset[int | float]
-    size: int
+    def __init__(self, stored: list[tuple[Any, ...]], kind: str):
+        self.stored, self.kind, self.size = stored, kind, len(stored)
+        self.texts = frozenset(v.translate(_NOCASE) for (v,) in stored if type(v) is str)
+        self.numbers = frozenset(v for (v,) in stored if type(v) is int or type(v) is float)
 
-    @classmethod
-    def of(cls, stored: list[tuple[Any, ...]], kind: str) -> _SeedColumn:
-        texts = frozenset(v.translate(_NOCASE) for (v,) in stored if type(v) is str)
-        numbers = frozenset(v for (v,) in stored if type(v) is int or type(v) is float)
-        return cls(_shaped(stored, kind), texts, numbers, len(stored))
+    @cached_property
+    def shapes(self) -> dict[Shape, tuple[Any, str]]:
+        return _shaped(self.stored, self.kind)
 
-    def holds(self, probes: list[Any], kind: str) -> bool:
+    def holds(self, probes: list[Any]) -> bool:
         """Whether a value equals one of the probes (as `_sql_value` makes them for this kind)."""
-        if kind in _TEXT_KINDS:
+        if self.kind in _TEXT_KINDS:
             return any(p.translate(_NOCASE) in self.texts for p in probes)
         return any(p in self.numbers for p in probes)
 
@@ -222,7 +221,7 @@ def _seed_column(key: tuple[str, str, str], expected: Episode, kind: str) -> _Se
         stored = expected.conn.execute(f'SELECT DISTINCT "{column}" FROM "{table}"').fetchall()
         if sum(c.size for c in _SEED.values()) + len(stored) > _SEED_MAX:
             _SEED.clear()
-        found = _SEED[key] = _SeedColumn.of(stored, kind)
+        found = _SEED[key] = _SeedColumn(stored, kind)
     return found
 
 
@@ -271,7 +270,7 @@ def find_ruled_out(expected: Episode, task: Task) -> RuledOut:
                 continue
             if name in seeded:
                 seed = _seed_column((fingerprint, name, column), expected, kind)
-                if not seed.holds(probes, kind):
+                if not seed.holds(probes):
                     continue
                 shaped = seed.shapes
             else:
@@ -288,12 +287,9 @@ def find_ruled_out(expected: Episode, task: Task) -> RuledOut:
             for shape, entry in shaped.items():
                 if shape not in values:
                     values[shape] = entry
+    excluded = {*facts, *said.runs({len(shape) for shape in values})}
     kept = sorted(
-        (
-            (shape, value, order)
-            for shape, (value, order) in values.items()
-            if shape not in facts and shape not in said
-        ),
+        ((shape, value, order) for shape, (value, order) in values.items() if shape not in excluded),
         key=itemgetter(2),
     )
     return RuledOut(tuple(columns), tuple(v for _, v, _ in kept), tuple(s for s, _, _ in kept))
@@ -306,12 +302,18 @@ class _Runs:
         self.texts = texts
         self.by_length: dict[int, set[tuple[Token, ...]]] = {}
 
-    def __contains__(self, shape: object) -> bool:
-        assert isinstance(shape, tuple)
-        n = len(shape)
+    def _of_length(self, n: int) -> set[tuple[Token, ...]]:
         if n not in self.by_length:
             self.by_length[n] = {tuple(t[i : i + n]) for t in self.texts for i in range(len(t) - n + 1)}
-        return shape in self.by_length[n]
+        return self.by_length[n]
+
+    def __contains__(self, shape: object) -> bool:
+        assert isinstance(shape, tuple)
+        return shape in self._of_length(len(shape))
+
+    def runs(self, lengths: Iterable[int]) -> set[tuple[Token, ...]]:
+        """Every run of these lengths."""
+        return set().union(*(self._of_length(n) for n in lengths))
 
 
 def stated(texts: Iterable[str | None], ruled: RuledOut) -> list[Any]:
