@@ -41,8 +41,10 @@ Injected faults (`fault_rate`) fail a seeded fraction of calls with a transient 
 nothing and is labelled `injected`.
 
 Over HTTP, the tool calls of an established session are answered by a hand-written fast path in
-front of the SDK (`simulator.fastcall`: the same answers at a fraction of the CPU); everything
-else, a session's first call included, goes through fastmcp and the SDK.
+front of the SDK (`simulator.fastcall`: the same answers at a fraction of the CPU); in memory,
+over stdio and for what that path leaves to the SDK, the SDK hands an established session's plain
+tool call straight to the session (`DirectToolCalls`), past fastmcp's per-call dispatch; a
+session's first call and everything else go through fastmcp and the SDK.
 
 This module is the agent-facing runtime: it never imports `scoring`.
 """
@@ -66,7 +68,7 @@ from fastmcp.server.dependencies import fastmcp_request_ctx, get_context, get_ht
 from fastmcp.server.middleware import Middleware
 from fastmcp.tools.base import ToolResult
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, ToolAnnotations
+from mcp_types import INVALID_PARAMS, CallToolRequestParams, ToolAnnotations
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.middleware import Middleware as StarletteMiddleware
 
@@ -82,7 +84,7 @@ from .errors import (
     TaskError,
     ToolError,
 )
-from .fastcall import FastToolCalls
+from .fastcall import DirectToolCalls, FastToolCalls
 from .httpguard import body_limit
 from .labels import Key, label_token, runs_key
 from .mcptools import (
@@ -230,6 +232,10 @@ class DomainServer:
             )
         )
         self._add_task_surface()
+        # existing sessions' plain calls skip fastmcp's per-call dispatch (see simulator.fastcall)
+        self.direct = DirectToolCalls(self) if config.fast_calls else None
+        if self.direct is not None:
+            self.mcp._mcp_server.add_request_handler("tools/call", CallToolRequestParams, self.direct)
 
     # -- what the agent reads ---------------------------------------------------------------
 
@@ -319,6 +325,18 @@ class DomainServer:
         if connection_id:
             return "s:" + connection_id, connection_id
         raise SessionError(NO_SESSION)
+
+    def request_session(self) -> Session | None:
+        """The current request's live session if the request may use it, else None (the request
+        then goes the full way, which opens the session or words the refusal)."""
+        try:
+            key, _, _, query, conn = self._session_key()
+            session = self.sessions.get(key)
+            if session is not None:
+                self.check_owner(session, query, _connection_id(conn), _request_handle())
+        except SessionError:
+            return None
+        return session
 
     def current_session(self) -> Session:
         """The session of the current request, created on first use (raises SessionError)."""

@@ -1,0 +1,150 @@
+"""The direct `tools/call` handler (`simulator.fastcall.DirectToolCalls`): fastmcp's answers, cheaper.
+
+In memory (fastmcp's `Client(server)`), over stdio and for the HTTP requests the HTTP fast path
+leaves to the SDK, an existing session's plain tool call skips fastmcp's per-call dispatch. The
+same calls go to a server with it (`fast_calls`, the default) and one without: the answers must
+be the same wire results and the transcripts the same records, and the direct handler must have
+answered every call but the one that opened the episode (and a refused one). What it must not
+answer — another connection's session, a component version, an ended session — gets fastmcp's
+answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastmcp import Client
+from hypothesis import given
+from hypothesis import strategies as st
+
+from simulator import Domain, load_domain
+from simulator.server import DomainServer
+from tests.conftest import FIXTURES
+from tests.helpers import calls_of, records, replay
+from tests.test_server_fastcall import SCRIPT, Raw, serving
+
+pytestmark = pytest.mark.timeout(120)
+
+STRIP = ("duration_us", "at", "session", "signature")
+
+
+@pytest.fixture(scope="module")
+def shop() -> Domain:
+    return load_domain(FIXTURES / "shop")
+
+
+def wire(result: Any) -> dict[str, Any]:
+    return result.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+def call_records(path: Path) -> list[dict[str, Any]]:
+    return [{k: v for k, v in c.items() if k not in STRIP} for c in calls_of(path)]
+
+
+async def script_answers(server: DomainServer, mode: str) -> list[dict[str, Any]]:
+    async with Client(server.mcp, mode=mode) as client:
+        return [wire(await client.call_tool_mcp(tool, arguments)) for tool, arguments in SCRIPT]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_in_memory_answers_and_transcripts_are_fastmcps(shop: Domain, tmp_path: Path, mode: str) -> None:
+    direct = DomainServer(shop, runs=tmp_path / "direct", error_backoff_ms=0)
+    plain = DomainServer(shop, runs=tmp_path / "plain", error_backoff_ms=0, fast_calls=False)
+    mine, theirs = (asyncio.run(script_answers(s, mode)) for s in (direct, plain))
+    assert mine == theirs
+    assert [a.get("isError", False) for a in mine] == [
+        False, False, True, True, False, False, False, True, False, True
+    ]  # fmt: skip
+    # every call but the one that opened the episode and the refusal after the end
+    assert direct.direct is not None and direct.direct.answered == len(SCRIPT) - 2 and plain.direct is None
+    (a,), (b,) = (tmp_path / "direct").glob("*.jsonl"), (tmp_path / "plain").glob("*.jsonl")
+    assert call_records(a) == call_records(b) and len(call_records(a)) == len(SCRIPT) - 2
+    assert records(a)[-1]["type"] == "end" and records(a)[-1]["reason"] == "answer submitted"
+
+
+def test_unknown_tools_are_recorded_and_versions_go_to_fastmcp(shop: Domain, tmp_path: Path) -> None:
+    server = DomainServer(shop, runs=tmp_path, error_backoff_ms=0)
+
+    async def main() -> None:
+        async with Client(server.mcp, mode="legacy") as client:
+            await client.call_tool("get_customer", {"customer_id": "C-0001"})
+            assert server.direct is not None and server.direct.answered == 0  # the opening call
+            unknown = await client.call_tool_mcp("no_such_tool", {"x": 1})
+            assert unknown.isError and "no_such_tool" in json.dumps(wire(unknown))
+            assert server.direct.answered == 1
+            # a fastmcp component version is fastmcp's to resolve
+            versioned = await client.call_tool_mcp(
+                "get_customer", {"customer_id": "C-0001"}, meta={"fastmcp": {"version": "9"}}
+            )
+            assert server.direct.answered == 1
+            assert (versioned.structuredContent or {}).get("customer_id") == "C-0001"
+
+    asyncio.run(main())
+    (path,) = tmp_path.glob("*.jsonl")
+    assert [c["tool"] for c in calls_of(path)] == ["get_customer", "no_such_tool", "get_customer"]
+
+
+def test_over_http_refusals_stay_fastmcps(shop: Domain) -> None:
+    """Requests the HTTP fast path leaves to the SDK: the direct handler answers an owner's call
+    with `_meta`, never a call on another connection's session."""
+    server = DomainServer(shop, error_backoff_ms=0)
+    assert server.direct is not None
+    with serving(server) as url:
+        owner = Raw(url, "?session=mine")
+        owner.open()
+        assert not owner.call("get_customer", {"customer_id": "C-0001"})[2]["result"]["isError"]
+        assert server.direct.answered == 0  # the opening call: fastmcp's
+        intruder = Raw(url)
+        intruder.open()
+        intruder.path = "/mcp?session=mine"
+        _, _, message = intruder.call("get_customer", {"customer_id": "C-0001"})
+        assert message["result"]["isError"] and "belongs to another connection" in json.dumps(message)
+        assert server.direct.answered == 0
+        meta = {"name": "get_customer", "arguments": {"customer_id": "C-0001"}, "_meta": {"progressToken": 7}}
+        answer = owner.request("tools/call", meta)[2]
+        assert answer["result"]["structuredContent"]["customer_id"] == "C-0001"
+        assert server.direct.answered == 1
+
+
+CALLS = st.sampled_from(
+    [
+        ("get_customer", {"customer_id": "C-0001"}),
+        ("get_customer", {"customer_id": "C-9999"}),
+        ("set_note", {"customer_id": "C-0001", "notes": "a"}),
+        ("set_note", {"customer_id": "C-0001", "notes": "b"}),
+        ("set_note", {"customer_id": "C-0001"}),
+        ("place_order", {"customer_id": "C-0001", "items": [{"sku": "SKU-001", "quantity": 1}]}),
+        ("no_such_tool", {}),
+    ]
+)
+
+
+@given(st.lists(st.tuples(st.integers(0, 2), CALLS), min_size=1, max_size=12))
+def test_interleaved_sessions_stay_isolated_and_deterministic(
+    shop: Domain, tmp_path_factory: pytest.TempPathFactory, script: list[tuple[int, tuple[str, Any]]]
+) -> None:
+    """Three in-memory connections interleaving calls: the same answers with and without the direct
+    handler, and each transcript replays alone to its session's final state."""
+    root = tmp_path_factory.mktemp("direct")
+
+    async def run(server: DomainServer) -> tuple[list[dict[str, Any]], list[str]]:
+        assert server.sessions.runs is not None
+        async with contextlib.AsyncExitStack() as stack:
+            clients = [await stack.enter_async_context(Client(server.mcp, mode="legacy")) for _ in range(3)]
+            answers = [wire(await clients[i].call_tool_mcp(tool, args)) for i, (tool, args) in script]
+            digests = {s.name: s.episode.digest() for s in server.sessions.live.values()}
+        return answers, [digests[p.stem] for p in sorted(server.sessions.runs.glob("*.jsonl"))]
+
+    direct = DomainServer(shop, runs=root / "direct", error_backoff_ms=0)
+    plain = DomainServer(shop, runs=root / "plain", error_backoff_ms=0, fast_calls=False)
+    (mine, digests), (theirs, _) = asyncio.run(run(direct)), asyncio.run(run(plain))
+    assert mine == theirs
+    opened = len({i for i, _ in script})
+    assert direct.direct is not None and direct.direct.answered == len(script) - opened
+    for path, digest in zip(sorted((root / "direct").glob("*.jsonl")), digests, strict=True):
+        assert replay(shop, path) == digest
