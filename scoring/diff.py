@@ -26,6 +26,7 @@ from simulator import Domain, Episode
 from .expected import ExpectedState
 from .matching import CreatedRows, Key, Row, Side, TableShape, generated_keys, same
 from .report import ColumnDiff, KeyMatch, RowDiff, StateDiff
+from .statements import padded
 
 
 @dataclass
@@ -97,13 +98,13 @@ def _select(table: str, columns: tuple[str, ...], key: tuple[str, ...], count: i
 
 
 def read_rows(episode: Episode, table: str, keys: Iterable[Key]) -> dict[Key, Row]:
-    """The rows of `table` with these keys that exist in the episode (one query per 500 keys)."""
+    """The rows of `table` with these keys that exist in the episode (one query per 512 keys)."""
     info = episode.domain.tables[table]
     wanted = list(keys)
     out: dict[Key, Row] = {}
     with episode.lock:
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start : start + 500]
+        for start in range(0, len(wanted), 512):
+            chunk = padded(wanted[start : start + 512])
             query = _select(table, info.columns, info.key, len(chunk))
             params = [v for k in chunk for v in k] if info.composite else [info.encode_key(k) for k in chunk]
             for raw in episode.conn.execute(query, params):
@@ -113,8 +114,8 @@ def read_rows(episode: Episode, table: str, keys: Iterable[Key]) -> dict[Key, Ro
 
 def _seed_rows(domain: Domain, table: str, keys: Iterable[Key]) -> dict[Key, Row]:
     """The seed versions of these rows (from the domain's seed index; absent keys left out)."""
-    index, info = domain.seed_index()[table], domain.tables[table]
-    return {k: info.decode(index[k]) for k in keys if k in index}
+    decode = domain.tables[table].decode
+    return {k: decode(row) for k, row in domain.seed_lookup(table, keys).items()}
 
 
 def _by_table(keys: Iterable[tuple[str, Key]]) -> dict[str, set[Key]]:

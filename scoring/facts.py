@@ -27,6 +27,8 @@ from json.encoder import encode_basestring_ascii
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
+from .statements import padded
+
 if TYPE_CHECKING:
     from simulator import Episode
     from simulator.spec import Task
@@ -275,6 +277,7 @@ def find_ruled_out(expected: Episode, task: Task) -> RuledOut:
                 shaped = seed.shapes
             else:
                 nocase = " COLLATE NOCASE" if kind in _TEXT_KINDS else ""
+                probes = padded(probes)
                 marks = ", ".join("?" * len(probes))
                 probe = f'SELECT 1 FROM "{name}" WHERE "{column}"{nocase} IN ({marks}) LIMIT 1'
                 if not expected.conn.execute(probe, probes).fetchone():

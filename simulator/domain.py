@@ -11,6 +11,7 @@ import hashlib
 import json
 import sqlite3
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -163,6 +164,20 @@ class Domain:
                 conn.close()
         return self._seed_index
 
+    def seed_lookup(self, table: str, keys: Iterable[Any]) -> dict[Any, tuple[Any, ...]]:
+        """{key: row as stored} of the rows of `table` with these keys in the seed state (absent
+        keys left out): from the seed index when it is built, else read by key, so that a diff
+        of a few rows does not build the whole index."""
+        info = self.tables[table]
+        if self._seed_index is not None:
+            index = self._seed_index[table]
+            return {k: index[k] for k in keys if k in index}
+        wanted = list(keys)
+        found = self.pool().read_seed(
+            self.snapshot(), ((info.select_by_pk, info.key_params(k)) for k in wanted)
+        )
+        return {k: row for k, row in zip(wanted, found, strict=True) if row is not None}
+
     def seed_digest(self) -> str:
         """A SHA-256 of every seed row, table by table in key order."""
         if self._seed_digest is None:
@@ -184,10 +199,11 @@ class Domain:
             h = hashlib.sha256()
             h.update(self.spec.model_dump_json(by_alias=True, exclude_defaults=True).encode())
             h.update(self.policy.encode())
+            # each row as json.dumps(row, sort_keys=True) gives it, one encoder for all of them
+            encode = json.JSONEncoder(sort_keys=True, check_circular=False).encode
             for name in sorted(self.seed_rows):
                 h.update(name.encode())
-                for row in self.seed_rows[name]:
-                    h.update(json.dumps(row, sort_keys=True).encode())
+                h.update("".join(map(encode, self.seed_rows[name])).encode())
             for task in self.tasks:
                 h.update(task.model_dump_json(exclude_defaults=True).encode())
             self._fingerprint = f"{self.spec.version}-{h.hexdigest()[:16]}"

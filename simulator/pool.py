@@ -92,13 +92,13 @@ class _Statements:
         )
 
     def settle(self, conn: sqlite3.Connection) -> bool:
-        """Reset every statement's step count; False when a statement is still active."""
+        """Reset every statement's step count; False when a statement is still active (only one
+        that stepped since its last reset can be: a statement is active from its first step)."""
         db, next_stmt, busy, status = self.handle(conn), self.next_stmt, self.stmt_busy, self.stmt_status
         stmt = next_stmt(db, None)
         while stmt:
-            if busy(stmt):
+            if status(stmt, _VM_STEP, 1) and busy(stmt):
                 return False
-            status(stmt, _VM_STEP, 1)
             stmt = next_stmt(db, stmt)
         return True
 
@@ -223,11 +223,16 @@ class ConnectionPool:
 
     def _seed_rows(self, snapshot: bytes, wanted: Iterable[tuple[str, tuple[Any, ...]]]) -> list[Any]:
         """(rowid, *columns) of each wanted (table, key values) in the seed state (None: absent)."""
+        return self.read_seed(snapshot, ((self._statements(t).seed_row, key) for t, key in wanted))
+
+    def read_seed(self, snapshot: bytes, queries: Iterable[tuple[str, Any]]) -> list[Any]:
+        """The first row each (statement, parameters) finds in the seed state (None: none), on the
+        pool's own connection to the seed (made on first use)."""
         with self._seed_lock:
             if self._seed is None:
                 self._seed = new_connection(snapshot)
             seed = self._seed
-            return [seed.execute(self._statements(t).seed_row, key).fetchone() for t, key in wanted]
+            return [seed.execute(sql, params).fetchone() for sql, params in queries]
 
     def restore(self, conn: sqlite3.Connection, snapshot: bytes) -> bool:
         """Put the rows `conn`'s change log names back to the seed state; False when it failed
