@@ -22,7 +22,6 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from functools import cached_property
 from json.encoder import encode_basestring_ascii
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
@@ -188,42 +187,64 @@ _NOCASE = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxy
 _TEXT_KINDS = ("string", "datetime")
 
 
-class _SeedColumn:
-    """A column of the seed state: what an equality probe compares its values by (the SQL probe's
-    semantics: text under NOCASE, numbers by value, across int and float), and its values shaped
-    (on first use: most columns probed never hold a fact)."""
-
-    def __init__(self, stored: list[tuple[Any, ...]], kind: str):
-        self.stored, self.kind, self.size = stored, kind, len(stored)
-        self.texts = frozenset(v.translate(_NOCASE) for (v,) in stored if type(v) is str)
-        self.numbers = frozenset(v for (v,) in stored if type(v) is int or type(v) is float)
-
-    @cached_property
-    def shapes(self) -> dict[Shape, tuple[Any, str]]:
-        return _shaped(self.stored, self.kind)
-
-    def holds(self, probes: list[Any]) -> bool:
-        """Whether a value equals one of the probes (as `_sql_value` makes them for this kind)."""
-        if self.kind in _TEXT_KINDS:
-            return any(p.translate(_NOCASE) in self.texts for p in probes)
-        return any(p in self.numbers for p in probes)
+def _distinct(expected: Episode, table: str, column: str) -> list[tuple[Any, ...]]:
+    return expected.conn.execute(f'SELECT DISTINCT "{column}" FROM "{table}"').fetchall()
 
 
-#: (domain fingerprint, table, column) -> that column in the seed state: the columns of tables
-#: a task's gold calls leave as seeded are read and shaped once per process, not once per task
-_SEED: dict[tuple[str, str, str], _SeedColumn] = {}
-#: the most distinct values kept in `_SEED` in all (cleared when over)
-_SEED_MAX = 500_000
+class _SeedTable:
+    """A table of the seed state: the values of its scalar columns as an equality probe compares
+    them (the SQL probe's semantics: text under NOCASE, numbers by value across int and float),
+    read in one scan, and each column's distinct values shaped on first use (most columns
+    probed never hold a fact)."""
+
+    def __init__(self, name: str, kinds: dict[str, str], rows: list[tuple[Any, ...]]):
+        self.name, self.kinds, self.size = name, kinds, len(rows) * len(kinds)
+        self.texts: dict[str, frozenset[str]] = {}
+        self.numbers: dict[str, frozenset[int | float]] = {}
+        for column, values in zip(kinds, zip(*rows, strict=True) if rows else [()] * len(kinds), strict=True):
+            if kinds[column] in _TEXT_KINDS:
+                self.texts[column] = frozenset(v.translate(_NOCASE) for v in values if type(v) is str)
+            else:
+                self.numbers[column] = frozenset(v for v in values if type(v) is int or type(v) is float)
+        self.shapes: dict[str, dict[Shape, tuple[Any, str]]] = {}
+
+    @classmethod
+    def read(cls, expected: Episode, table: str) -> _SeedTable:
+        spec = expected.domain.tables[table].spec
+        kinds: dict[str, str] = {c: s.type for c, s in spec.columns.items() if s.type in _SCALAR}
+        names = ", ".join(f'"{c}"' for c in kinds) or "1"
+        return cls(table, kinds, expected.conn.execute(f'SELECT {names} FROM "{table}"').fetchall())  # noqa: S608
+
+    def holds(self, column: str, probes: list[Any]) -> bool:
+        """Whether a value of `column` equals a probe (as `_sql_value` makes them for its kind)."""
+        if column in self.texts:
+            texts = self.texts[column]
+            return any(p.translate(_NOCASE) in texts for p in probes)
+        numbers = self.numbers[column]
+        return any(p in numbers for p in probes)
+
+    def shaped(self, column: str, expected: Episode) -> dict[Shape, tuple[Any, str]]:
+        """The column's distinct values shaped (read from `expected`, whose table is as seeded)."""
+        found = self.shapes.get(column)
+        if found is None:
+            found = self.shapes[column] = _shaped(_distinct(expected, self.name, column), self.kinds[column])
+        return found
 
 
-def _seed_column(key: tuple[str, str, str], expected: Episode, kind: str) -> _SeedColumn:
-    found = _SEED.get(key)
+#: (domain fingerprint, table) -> that table in the seed state: the tables a task's gold calls
+#: leave as seeded are read (and their columns holding facts shaped) once per process, not per task
+_SEED: dict[tuple[str, str], _SeedTable] = {}
+#: the most values kept in `_SEED` in all (cleared when over)
+_SEED_MAX = 2_000_000
+
+
+def _seed_table(fingerprint: str, expected: Episode, table: str) -> _SeedTable:
+    found = _SEED.get((fingerprint, table))
     if found is None:
-        _, table, column = key
-        stored = expected.conn.execute(f'SELECT DISTINCT "{column}" FROM "{table}"').fetchall()
-        if sum(c.size for c in _SEED.values()) + len(stored) > _SEED_MAX:
+        found = _SeedTable.read(expected, table)
+        if sum(t.size for t in _SEED.values()) + found.size > _SEED_MAX:
             _SEED.clear()
-        found = _SEED[key] = _SeedColumn(stored, kind)
+        _SEED[fingerprint, table] = found
     return found
 
 
@@ -271,10 +292,10 @@ def find_ruled_out(expected: Episode, task: Task) -> RuledOut:
             if not probes:
                 continue
             if name in seeded:
-                seed = _seed_column((fingerprint, name, column), expected, kind)
-                if not seed.holds(probes):
+                seed = _seed_table(fingerprint, expected, name)
+                if not seed.holds(column, probes):
                     continue
-                shaped = seed.shapes
+                shaped = seed.shaped(column, expected)
             else:
                 nocase = " COLLATE NOCASE" if kind in _TEXT_KINDS else ""
                 probes = padded(probes)
@@ -282,7 +303,7 @@ def find_ruled_out(expected: Episode, task: Task) -> RuledOut:
                 probe = f'SELECT 1 FROM "{name}" WHERE "{column}"{nocase} IN ({marks}) LIMIT 1'
                 if not expected.conn.execute(probe, probes).fetchone():
                     continue
-                shaped = _shaped(expected.conn.execute(f'SELECT DISTINCT "{column}" FROM "{name}"'), kind)
+                shaped = _shaped(_distinct(expected, name, column), kind)
             columns.append(f"{name}.{column}")
             if not values:
                 values = dict(shaped)
