@@ -13,8 +13,6 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-import sqlalchemy as sa
-
 from .compilation import (
     COMPILERS,
     CompileError,
@@ -24,6 +22,7 @@ from .compilation import (
     label,
     order_by_columns,
 )
+from .encoding import UpdatePlan
 from .expr import argument_name
 from .lang import (
     Compiled,
@@ -65,7 +64,7 @@ from .steps import (
     UpdateRun,
     UseRun,
 )
-from .tables import TableInfo, sql
+from .tables import TableInfo
 
 __all__ = ["COMPILERS", "CompileError", "compile_tool", "compiles"]
 
@@ -177,14 +176,14 @@ def _update(c: Compiler, step: UpdateStep, scope: Scope, at: str) -> Run:
             patch[col] = _patch_entry(c, info, col, value, inner, f"{at}.patch.{col}", step.set)
     if not step.set and not step.patch:
         c.problems.append(CompileError(at, "update needs `set` or `patch` (the columns it changes)"))
-    statement_for = _update_statements(info)
+    plan_for = _update_plans(info)
     return UpdateRun(
         **targets,
         sets=sets,
-        statement=statement_for(tuple(sets)) if sets else "",
+        plan=plan_for(tuple(sets)) if sets else None,
         labels={col: label(value, info, col) for col, value in {**step.set, **step.patch}.items()},
         patch=patch,
-        statement_for=statement_for,
+        plan_for=plan_for,
     )
 
 
@@ -213,17 +212,15 @@ def _patch_entry(
 UPDATE_STATEMENTS_KEPT = 256
 
 
-def _update_statements(info: TableInfo) -> Callable[[tuple[str, ...]], str]:
-    """`UPDATE table SET these columns WHERE key`, built once per set of columns (the most recent
-    `UPDATE_STATEMENTS_KEPT` sets are kept; `.cache_info()` says how many)."""
-    t = info.sa_table
+def _update_plans(info: TableInfo) -> Callable[[tuple[str, ...]], UpdatePlan]:
+    """`UPDATE table SET these columns WHERE key` (simulator.encoding.UpdatePlan), built once per set
+    of columns (the most recent `UPDATE_STATEMENTS_KEPT` sets are kept; `.cache_info()` says how many)."""
 
     @functools.lru_cache(maxsize=UPDATE_STATEMENTS_KEPT)
-    def statement(columns: tuple[str, ...]) -> str:
-        values: dict[str, Any] = {col: sa.bindparam(col) for col in columns}
-        return sql(sa.update(t).where(info.key_clause()).values(values))
+    def plan(columns: tuple[str, ...]) -> UpdatePlan:
+        return UpdatePlan.of(info, columns)
 
-    return statement
+    return plan
 
 
 @compiles("delete")

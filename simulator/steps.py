@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .budget import charge
+from .encoding import GIVEN, KEY, NOW, InsertPlan, UpdatePlan
 from .errors import ToolError
 from .expr import Compiled, Env, EvalError, brief
 from .query import MISSING, Query, Runtime
 from .spec import Tool
-from .tables import INT64_MAX, TableInfo, ValueProblem, execute
+from .tables import BIND_ERRORS, INT64_MAX, TableInfo, ValueProblem, bind_error
 
 
 class Run:
@@ -140,37 +141,54 @@ def _integrity_message(info: TableInfo, exc: sqlite3.IntegrityError, action: str
 
 @dataclass
 class CreateRun(Run):
+    """A new row: the given values, each other column's default, a generated key when none is
+    given (simulator.encoding.InsertPlan: what the general code did, planned once)."""
+
     yields = True
     info: TableInfo
     values: dict[str, Compiled]
     bind: str | None
     labels: dict[str, str] = field(default_factory=dict)
+    _plan: InsertPlan | None = field(default=None, init=False, repr=False, compare=False)
 
     def run(self, rt: Runtime, env: Env) -> Any:
         info = self.info
-        row: dict[str, Any] = {}
+        plan = self._plan
+        if plan is None:
+            plan = self._plan = InsertPlan.of(info, self.values)
+        given = [fn(env) for fn in plan.values]
+        if plan.key_value is not None:
+            key = given[plan.key_value]
+        else:
+            key = rt.now() if plan.key_now else plan.key_default
+        if key is None:
+            key = rt.next_id(info, dict(zip(plan.names, given, strict=True)) if info.composite else None)
+        row = list(plan.template)
         now: str | None = None
-        for name in info.columns:
-            fn = self.values.get(name)
-            if fn is not None:
-                row[name] = fn(env)
-            else:
-                if now is None:
-                    now = rt.now()
-                row[name] = info.default(name, now)
-        if row[info.pk] is None:
-            row[info.pk] = rt.next_id(info, row)
         try:
-            params = {name: info.encode(name, value) for name, value in row.items()}
+            for i, source, payload, encode in plan.slots:
+                if source == GIVEN:
+                    value = given[payload]
+                elif source == KEY:
+                    value = key
+                elif source == NOW:
+                    value = now = now or rt.now()
+                else:
+                    value = payload
+                row[i] = encode(value)
         except ValueProblem as exc:
             raise ToolError(f"invalid value: {exc}") from None
+        stored = tuple(row)
         try:
-            execute(rt.conn, info.insert, params, self.labels)
+            rt.conn.execute(
+                plan.statement, stored if plan.order is None else tuple(stored[i] for i in plan.order)
+            )
+        except BIND_ERRORS as exc:
+            raise bind_error(dict(zip(info.columns, stored, strict=True)), self.labels, exc) from None
         except sqlite3.IntegrityError as exc:
             raise ToolError(_integrity_message(info, exc, "create")) from None
-        key = info.key_in(params)
+        key = info.key_of(stored)
         rt.changed(info.name, key)
-        stored = tuple(params[c] for c in info.columns)
         rt.cache[(info.name, key)] = stored
         return info.decode(stored)
 
@@ -197,65 +215,83 @@ class TargetedRun(Run):
 
 @dataclass(kw_only=True)
 class UpdateRun(TargetedRun):
-    """`set` columns always; `patch` columns only when the call gave every argument they read."""
+    """`set` columns always; `patch` columns only when the call gave every argument they read.
+
+    Each row: `$row` is the row before; the new values are evaluated, then encoded, in column
+    order of `set` (then `patch`); one UPDATE by key (simulator.encoding.UpdatePlan)."""
 
     sets: dict[str, Compiled]
-    statement: str
+    plan: UpdatePlan | None  # the UPDATE of the `set` columns (None: no `set`)
     labels: dict[str, str] = field(default_factory=dict)
     patch: dict[str, tuple[Compiled, frozenset[str]]] = field(default_factory=dict)
-    statement_for: Callable[[tuple[str, ...]], str] | None = None  # the UPDATE of these columns
+    plan_for: Callable[[tuple[str, ...]], UpdatePlan] | None = None  # the UPDATE of these columns
 
-    def _columns(self, env: Env) -> tuple[dict[str, Compiled], str]:
-        """The columns this call sets (`set`, and the `patch` columns it gave), and their statement."""
+    def _columns(self, env: Env) -> tuple[dict[str, Compiled], UpdatePlan | None]:
+        """The columns this call sets (`set`, and the `patch` columns it gave), and their plan."""
         given = env.get("args") or {}
         sets = dict(self.sets)
         sets.update((col, fn) for col, (fn, needs) in self.patch.items() if needs.issubset(given))
-        assert self.statement_for is not None
-        return sets, self.statement_for(tuple(sets)) if sets else ""
+        assert self.plan_for is not None
+        return sets, self.plan_for(tuple(sets)) if sets else None
 
     def run(self, rt: Runtime, env: Env) -> Any:
         info = self.info
         rows = self.targets(rt, env)
-        sets, statement = self._columns(env) if self.patch else (self.sets, self.statement)
+        sets, plan = self._columns(env) if self.patch else (self.sets, self.plan)
+        fns = tuple(sets.values())
         out = []
         previous = env.get("row", MISSING)
         try:
             for raw in rows:
                 before = info.decode(raw)
-                if not sets:  # a patch the call gave nothing for: the row as it is
+                if plan is None:  # a patch the call gave nothing for: the row as it is
                     out.append(before)
                     continue
                 env["row"] = before
-                new = {name: fn(env) for name, fn in sets.items()}
+                new = [fn(env) for fn in fns]
                 try:
-                    params = {name: info.encode(name, value) for name, value in new.items()}
+                    encoded = [encode(value) for encode, value in zip(plan.encoders, new, strict=True)]
                 except ValueProblem as exc:
                     raise ToolError(f"invalid value: {exc}") from None
                 key = info.key_of(raw)
-                if info.composite:
-                    params.update(info.key_params(key))
-                else:
-                    params["pk"] = key
-                try:
-                    execute(rt.conn, statement, params, self.labels)
-                except sqlite3.IntegrityError as exc:
-                    raise ToolError(_integrity_message(info, exc, "update")) from None
-                rt.changed(info.name, key)
-                after = dict(before)
-                after.update(info.decode_some(params, new))
-                stored = tuple(params[c] if c in new else v for c, v in zip(info.columns, raw, strict=True))
-                new_key = info.key_of(stored) if info.composite or info.pk in new else key
-                if new_key != key:
-                    rt.changed(info.name, new_key)
-                    rt.cache[(info.name, key)] = None
-                rt.cache[(info.name, new_key)] = stored
-                out.append(after)
+                out.append(self._write(rt, plan, raw, before, key, encoded))
         finally:
             if previous is MISSING:
                 env.pop("row", None)
             else:
                 env["row"] = previous
         return out[0] if self.single else out
+
+    def _write(
+        self, rt: Runtime, plan: UpdatePlan, raw: Any, before: dict[str, Any], key: Any, encoded: list[Any]
+    ) -> dict[str, Any]:
+        """Store one row's encoded new values; the row after, as a read would return it."""
+        info = self.info
+        values = encoded if plan.order is None else [encoded[i] for i in plan.order]
+        try:
+            if info.composite:
+                rt.conn.execute(plan.statement, (*values, *key))
+            else:
+                rt.conn.execute(plan.statement, (*values, key))
+        except BIND_ERRORS as exc:
+            params = dict(zip(plan.columns, encoded, strict=True))
+            params.update(info.key_params(key))
+            raise bind_error(params, self.labels, exc) from None
+        except sqlite3.IntegrityError as exc:
+            raise ToolError(_integrity_message(info, exc, "update")) from None
+        rt.changed(info.name, key)
+        after = dict(before)
+        row = list(raw)
+        for name, at, decode, value in zip(plan.columns, plan.positions, plan.decoders, encoded, strict=True):
+            row[at] = value
+            after[name] = value if decode is None or value is None else decode(value)
+        stored = tuple(row)
+        new_key = info.key_of(stored) if plan.moves_key else key
+        if new_key != key:
+            rt.changed(info.name, new_key)
+            rt.cache[(info.name, key)] = None
+        rt.cache[(info.name, new_key)] = stored
+        return after
 
 
 @dataclass(kw_only=True)

@@ -131,13 +131,13 @@ def test_the_agent_cannot_grow_the_update_statement_cache_without_bound(tmp_path
         tables={"wide": {"primary_key": "id", "columns": columns}},
         seed={"wide": [{"id": "W-1", **dict.fromkeys(names)}]},
     )
-    run = next(r for r in wide.tools["edit_wide"].steps if hasattr(r, "statement_for"))
+    run = next(r for r in wide.tools["edit_wide"].steps if hasattr(r, "plan_for"))
     with wide.episode() as ep:
         for mask in range(1, 1024):
             given = {n: str(mask) for i, n in enumerate(names) if mask >> i & 1}
             row = ep.call("edit_wide", {"id": "W-1", **given})
             assert {n: row[n] for n in given} == given
-    assert run.statement_for.cache_info().currsize <= UPDATE_STATEMENTS_KEPT < 1023
+    assert run.plan_for.cache_info().currsize <= UPDATE_STATEMENTS_KEPT < 1023
 
 
 def test_the_agent_cannot_grow_a_search_statement_cache_without_bound(tmp_path: Path) -> None:

@@ -1,0 +1,184 @@
+"""Values into SQLite for the write steps, with what can be decided once decided once.
+
+`create` and `update` run on every write call: each checks values against their columns and turns
+them into what SQLite stores (`TableInfo.encode`), runs one statement, and keeps the row as stored.
+The plans here do that work with the per-column decisions taken when a step first runs:
+
+- `column_encoder(info, name)`: `info.encode(name, value)` as a function of the value alone. A
+  value of the column's own type (no enum) is checked inline; every other value, and so every
+  error, goes through `info.encode` itself, so results and messages are its own.
+- `InsertPlan.of(info, given)`: the INSERT with positional parameters in column order (the row as
+  stored is the parameter tuple), each given column's encoder, and each default: a constant one
+  encoded once, `$now` per call, a generated key by the episode.
+- `UpdatePlan.of(info, columns)`: `UPDATE ... SET columns WHERE key` with positional parameters,
+  each column's encoder, its place in the stored row and how a read decodes it back.
+
+Statements are compiled from the same SQLAlchemy Core constructs as `TableInfo`'s named ones, with
+the SQLite dialect's positional (`?`) style: a parameter tuple costs SQLite less than a dict.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import sqlite as sqlite_dialect
+
+from .decoding import DECODERS
+from .expr import Compiled
+from .tables import INT64_MAX, INT64_MIN, TableInfo, ValueProblem
+
+Encoder = Callable[[Any], Any]
+
+_POSITIONAL = sqlite_dialect.dialect(paramstyle="qmark")
+_FLOAT_MAX = sys.float_info.max
+
+
+def positional(statement: Any) -> tuple[str, list[str]]:
+    """A statement's SQL text with `?` parameters, and the parameters' names in their order."""
+    compiled = statement.compile(dialect=_POSITIONAL)
+    return str(compiled), list(compiled.positiontup or ())
+
+
+def column_encoder(info: TableInfo, name: str) -> Encoder:
+    """`info.encode(name, value)` as a function of the value (see the module docstring)."""
+
+    def slow(value: Any) -> Any:
+        return info.encode(name, value)
+
+    col = info.spec.columns[name]
+    if col.enum is not None:
+        return slow
+    kind = col.type
+    if kind == "string":
+        return lambda value: value if type(value) is str else slow(value)
+    if kind == "integer":
+        return lambda value: value if type(value) is int and INT64_MIN <= value <= INT64_MAX else slow(value)
+    if kind == "number":
+
+        def number(value: Any) -> Any:
+            t = type(value)
+            if t is float:
+                if -_FLOAT_MAX <= value <= _FLOAT_MAX:  # (false for NaN and the infinities)
+                    return value
+            elif t is int and INT64_MIN <= value <= INT64_MAX:
+                return value
+            return slow(value)
+
+        return number
+    if kind == "boolean":
+        return lambda value: 1 if value is True else 0 if value is False else slow(value)
+    return slow
+
+
+def _decoder(info: TableInfo, name: str) -> Callable[[Any], Any] | None:
+    """How a read turns a column's stored (non-null) value back (None: as stored)."""
+    return DECODERS.get(info.spec.columns[name].type)
+
+
+# what a create's column gets, per kind of source
+GIVEN, KEY, NOW, DEFAULT = range(4)
+
+
+@dataclass(frozen=True)
+class InsertPlan:
+    """A `create` of one table with the columns `given` by the step (see the module docstring).
+
+    `run`-time order is the general code's: the given values are evaluated in column order, a
+    missing key is generated, then the columns are encoded in column order (the first value that
+    does not fit is the error). A constant default that fits is encoded here, once."""
+
+    statement: str
+    order: tuple[int, ...] | None  # parameter i is stored column order[i] (None: column order)
+    template: tuple[Any, ...]  # the stored row with each fitting constant default in place
+    names: tuple[str, ...]  # the given columns, in column order
+    values: tuple[Compiled, ...]  # their values
+    slots: tuple[tuple[int, int, Any, Encoder], ...]  # (column, source, payload, encoder) to encode
+    key_value: int | None  # which of `values` is the generated column's (None: not given)
+    key_default: Any  # the generated column's default when not given (None: generate one)
+    key_now: bool  # ... which is `$now`
+
+    @classmethod
+    def of(cls, info: TableInfo, given: dict[str, Compiled]) -> InsertPlan:
+        columns = info.columns
+        marks = [f"p{i}" for i in range(len(columns))]
+        text, params = positional(
+            sa.insert(info.sa_table).values({c: sa.bindparam(p) for c, p in zip(columns, marks, strict=True)})
+        )
+        order = tuple(marks.index(p) for p in params)
+        template: list[Any] = [None] * len(columns)
+        names: list[str] = []
+        values: list[Compiled] = []
+        slots: list[tuple[int, int, Any, Encoder]] = []
+        key_value, key_default, key_now = None, None, False
+        for i, name in enumerate(columns):
+            encode = column_encoder(info, name)
+            fn = given.get(name)
+            default = info.spec.columns[name].default
+            if fn is not None:
+                if name == info.pk:
+                    key_value = len(values)
+                slots.append((i, KEY if name == info.pk else GIVEN, len(values), encode))
+                names.append(name)
+                values.append(fn)
+            elif name == info.pk:
+                key_now = default == "$now"
+                key_default = None if key_now else info.default(name, "")
+                slots.append((i, KEY, None, encode))
+            elif default == "$now":
+                slots.append((i, NOW, None, encode))
+            else:
+                try:
+                    template[i] = info.encode(name, info.default(name, ""))
+                except ValueProblem:  # (encoded, and refused, on every call: the error in its place)
+                    slots.append((i, DEFAULT, info.default(name, ""), encode))
+        return cls(
+            statement=text,
+            order=None if order == tuple(range(len(columns))) else order,
+            template=tuple(template),
+            names=tuple(names),
+            values=tuple(values),
+            slots=tuple(slots),
+            key_value=key_value,
+            key_default=key_default,
+            key_now=key_now,
+        )
+
+
+@dataclass(frozen=True)
+class UpdatePlan:
+    """An `update` of `columns` of one table's row by its key (see the module docstring)."""
+
+    columns: tuple[str, ...]
+    statement: str  # parameters: the new values (in `order`), then the key's values
+    order: tuple[int, ...] | None  # parameter i is columns[order[i]] (None: in `columns` order)
+    encoders: tuple[Encoder, ...]
+    positions: tuple[int, ...]  # each column's place in the stored row
+    decoders: tuple[Callable[[Any], Any] | None, ...]
+    moves_key: bool  # a key column is among `columns`
+
+    @classmethod
+    def of(cls, info: TableInfo, columns: tuple[str, ...]) -> UpdatePlan:
+        names = [f"p{i}" for i in range(len(columns))]
+        statement = (
+            sa.update(info.sa_table)
+            .where(info.key_clause())
+            .values({c: sa.bindparam(p) for c, p in zip(columns, names, strict=True)})
+        )
+        text, params = positional(statement)
+        values, keys = params[: len(columns)], params[len(columns) :]
+        if sorted(values) != sorted(names) or keys != list(info._params):
+            raise AssertionError(f"unexpected parameters {params} in {text}")
+        order = tuple(names.index(p) for p in values)
+        return cls(
+            columns=columns,
+            statement=text,
+            order=None if order == tuple(range(len(columns))) else order,
+            encoders=tuple(column_encoder(info, c) for c in columns),
+            positions=tuple(info.columns.index(c) for c in columns),
+            decoders=tuple(_decoder(info, c) for c in columns),
+            moves_key=any(c in info.key for c in columns),
+        )
