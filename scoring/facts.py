@@ -187,6 +187,15 @@ _NOCASE = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxy
 _TEXT_KINDS = ("string", "datetime")
 
 
+def _nocase(text: str) -> str:
+    """`text` as SQLite's NOCASE collation compares it."""
+    return text.lower() if text.isascii() else text.translate(_NOCASE)
+
+
+def _is_text(value: Any) -> bool:
+    return type(value) is str
+
+
 def _distinct(expected: Episode, table: str, column: str) -> list[tuple[Any, ...]]:
     return expected.conn.execute(f'SELECT DISTINCT "{column}" FROM "{table}"').fetchall()
 
@@ -203,7 +212,7 @@ class _SeedTable:
         self.numbers: dict[str, frozenset[int | float]] = {}
         for column, values in zip(kinds, zip(*rows, strict=True) if rows else [()] * len(kinds), strict=True):
             if kinds[column] in _TEXT_KINDS:
-                self.texts[column] = frozenset(v.translate(_NOCASE) for v in values if type(v) is str)
+                self.texts[column] = frozenset(map(_nocase, filter(_is_text, values)))
             else:
                 self.numbers[column] = frozenset(v for v in values if type(v) is int or type(v) is float)
         self.shapes: dict[str, dict[Shape, tuple[Any, str]]] = {}
@@ -219,7 +228,7 @@ class _SeedTable:
         """Whether a value of `column` equals a probe (as `_sql_value` makes them for its kind)."""
         if column in self.texts:
             texts = self.texts[column]
-            return any(p.translate(_NOCASE) in texts for p in probes)
+            return any(_nocase(p) in texts for p in probes)
         numbers = self.numbers[column]
         return any(p in numbers for p in probes)
 
