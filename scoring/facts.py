@@ -22,6 +22,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+from functools import cached_property
 from json.encoder import encode_basestring_ascii
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
@@ -118,6 +119,11 @@ class RuledOut:
     columns: tuple[str, ...]
     values: tuple[Any, ...]
     shapes: tuple[tuple[Token, ...], ...]
+
+    @cached_property
+    def lengths(self) -> frozenset[int]:
+        """The lengths (in tokens) of the values' shapes."""
+        return frozenset(map(len, self.shapes))
 
 
 _RULED: dict[tuple[str, str, str, str], RuledOut] = {}
@@ -354,7 +360,8 @@ def stated(texts: Iterable[str | None], ruled: RuledOut) -> list[Any]:
     said = _Runs([tokens(t) for t in texts if t])
     if not said.texts or not ruled.values:
         return []
-    return [value for value, shape in zip(ruled.values, ruled.shapes, strict=True) if shape in said]
+    runs = said.runs(ruled.lengths)
+    return [value for value, shape in zip(ruled.values, ruled.shapes, strict=True) if shape in runs]
 
 
 def shotgun(expected: Episode | RuledOut, task: Task, texts: Iterable[str | None]) -> list[Any]:
