@@ -125,6 +125,11 @@ class RuledOut:
         """The lengths (in tokens) of the values' shapes."""
         return frozenset(map(len, self.shapes))
 
+    @cached_property
+    def position(self) -> dict[tuple[Token, ...], int]:
+        """{shape: its value's index} (shapes are distinct)."""
+        return {shape: i for i, shape in enumerate(self.shapes)}
+
 
 _RULED: dict[tuple[str, str, str, str], RuledOut] = {}
 
@@ -360,8 +365,9 @@ def stated(texts: Iterable[str | None], ruled: RuledOut) -> list[Any]:
     said = _Runs([tokens(t) for t in texts if t])
     if not said.texts or not ruled.values:
         return []
-    runs = said.runs(ruled.lengths)
-    return [value for value, shape in zip(ruled.values, ruled.shapes, strict=True) if shape in runs]
+    position = ruled.position
+    found = sorted(i for run in said.runs(ruled.lengths) if (i := position.get(run)) is not None)
+    return [ruled.values[i] for i in found]
 
 
 def shotgun(expected: Episode | RuledOut, task: Task, texts: Iterable[str | None]) -> list[Any]:

@@ -8,13 +8,14 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from scoring.facts import find_ruled_out
+from scoring.facts import RuledOut, fact_text, find_ruled_out, stated, tokens
 from simulator import load_domain
 from simulator.spec import Task
 from tests.conftest import FIXTURES
@@ -96,3 +97,24 @@ def test_a_changed_table_is_read_as_changed():
         ruled = find_ruled_out(ep, task)
     assert "customers.name" in ruled.columns
     assert "Customer 2" in ruled.values and "Customer 1 Renamed" not in ruled.values
+
+
+@cache
+def _ruled() -> RuledOut:
+    with DOMAIN.episode() as ep:
+        return find_ruled_out(ep, _task(["Customer 1", 7.0, "shipped"]))
+
+
+@given(picks=st.lists(st.integers(0, 10_000), max_size=12), noise=st.text(alphabet="ab 7,.$-", max_size=8))
+def test_stated_is_every_ruled_out_value_the_text_holds_in_ruled_order(picks, noise):
+    ruled = _ruled()
+    chosen = [fact_text(ruled.values[i % len(ruled.values)]) for i in picks]
+    text = noise + " " + " ; ".join(reversed(chosen))
+    runs = [tokens(text)]
+    naive = [
+        v
+        for v, shape in zip(ruled.values, ruled.shapes, strict=True)
+        if any(tuple(t[i : i + len(shape)]) == shape for t in runs for i in range(len(t) - len(shape) + 1))
+    ]
+    assert stated([text, None], ruled) == naive
+    assert set(chosen) <= {fact_text(v) for v in naive}
