@@ -2,6 +2,7 @@
 
     python benchmarks/mcp.py --json mcp.json           # a few minutes
     python benchmarks/mcp.py --quick --json mcp.json   # fewer repetitions (smoke test, ~1 min)
+    python benchmarks/mcp.py --only call_memory,call_stdio   # some sections (see --help)
 
 Every measurement runs a domain read (`get_customer` on the bundled bank domain) through
 `toolgym serve` and the same call on a bare fastmcp server that lists the same tools (names,
@@ -64,6 +65,7 @@ from _serving import (  # noqa: E402
 )
 
 READ = ("get_customer", {"customer_id": "CUS-090075c2"})
+SECTIONS = ("call_memory", "call_stdio", "first_call_memory", "http", "memory")
 
 TARGETS = (
     Target("call_memory", "ratio", 1.1, "in-memory call <= 1.1x a bare fastmcp no-op tool"),
@@ -317,7 +319,17 @@ def main() -> int:
     parser.add_argument("--json", metavar="PATH", help="write the report here")
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (smoke test)")
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    parser.add_argument(
+        "--only",
+        metavar="SECTIONS",
+        help=f"comma-separated sections to run (default all): {', '.join(SECTIONS)}",
+    )
     opts = parser.parse_args()
+    only = set(SECTIONS) if not opts.only else {x.strip() for x in opts.only.split(",")}
+    if only - set(SECTIONS):
+        parser.error(
+            f"unknown section(s) {', '.join(sorted(only - set(SECTIONS)))}: use {', '.join(SECTIONS)}"
+        )
 
     from simulator import load_domain
 
@@ -335,65 +347,69 @@ def main() -> int:
     def add(name: str, timing: dict[str, list[float]]) -> None:
         results.append(result_row(name, rows, median(timing["ours"]), bare_name, median(timing["bare"])))
 
+    throughput_rows: list[dict[str, Any]] = []
+    memory: dict[str, Any] | None = None
     with tempfile.TemporaryDirectory(prefix="toolgym-bench-mcp-") as tmp:
         runs = Path(tmp) / "runs"
-        add("call_memory", asyncio.run(call_memory(domain, runs, reps)))
-        add("call_stdio", asyncio.run(call_stdio(runs, wire_reps)))
-        first_mem = asyncio.run(first_call_memory(domain, runs, first_reps))
-        add("first_call_memory", first_mem)
-        results.append(
-            result_row("first_call_memory_extra", rows, median(first_mem["ours"]) - median(first_mem["bare"]))
-        )
-        throughput_rows = []
-        with both_http(runs, "--idle-timeout", "600") as (ours_port, bare_port, ours_pid, bare_pid):
-            ours_url, bare_url = f"http://127.0.0.1:{ours_port}/mcp", f"http://127.0.0.1:{bare_port}/mcp"
-            add("call_http", asyncio.run(call_http(ours_url, bare_url, wire_reps)))
-            first_http = asyncio.run(first_call_http(ours_url, bare_url, first_reps))
-            add("first_call_http", first_http)
-            results.append(
-                result_row(
-                    "first_call_http_extra", rows, median(first_http["ours"]) - median(first_http["bare"])
-                )
-            )
-            for n in (1, 8, 32):
-                servers = {"ours": (ours_url, ours_pid), "bare": (bare_url, bare_pid)}
-                both = asyncio.run(throughput(servers, n, seconds))
-                mine, base = both["ours"], both["bare"]
-                throughput_rows.append({**mine, "baseline": base})
-                results.append(
-                    result_row(f"http_throughput_{n}", rows, mine["p50_us"], bare_name, base["p50_us"])
-                )
-        # memory on fresh processes: freed sessions of the runs above would hide the growth
-        with both_http(runs, "--idle-timeout", "600") as (ours_port, bare_port, ours_pid, bare_pid):
-            ours_url, bare_url = f"http://127.0.0.1:{ours_port}/mcp", f"http://127.0.0.1:{bare_port}/mcp"
-            memory = asyncio.run(memory_per_session(ours_url, ours_pid, mem_sessions))
-            memory["baseline_per_session"] = asyncio.run(
-                memory_per_session(bare_url, bare_pid, mem_sessions)
-            )["per_session"]
+        if "call_memory" in only:
+            add("call_memory", asyncio.run(call_memory(domain, runs, reps)))
+        if "call_stdio" in only:
+            add("call_stdio", asyncio.run(call_stdio(runs, wire_reps)))
+        if "first_call_memory" in only:
+            first_mem = asyncio.run(first_call_memory(domain, runs, first_reps))
+            add("first_call_memory", first_mem)
+            extra = median(first_mem["ours"]) - median(first_mem["bare"])
+            results.append(result_row("first_call_memory_extra", rows, extra))
+        if "http" in only:
+            with both_http(runs, "--idle-timeout", "600") as (ours_port, bare_port, ours_pid, bare_pid):
+                ours_url, bare_url = f"http://127.0.0.1:{ours_port}/mcp", f"http://127.0.0.1:{bare_port}/mcp"
+                add("call_http", asyncio.run(call_http(ours_url, bare_url, wire_reps)))
+                first_http = asyncio.run(first_call_http(ours_url, bare_url, first_reps))
+                add("first_call_http", first_http)
+                extra = median(first_http["ours"]) - median(first_http["bare"])
+                results.append(result_row("first_call_http_extra", rows, extra))
+                for n in (1, 8, 32):
+                    servers = {"ours": (ours_url, ours_pid), "bare": (bare_url, bare_pid)}
+                    both = asyncio.run(throughput(servers, n, seconds))
+                    mine, base = both["ours"], both["bare"]
+                    throughput_rows.append({**mine, "baseline": base})
+                    results.append(
+                        result_row(f"http_throughput_{n}", rows, mine["p50_us"], bare_name, base["p50_us"])
+                    )
+        if "memory" in only:  # on fresh processes: freed sessions of the runs above would hide the growth
+            with both_http(runs, "--idle-timeout", "600") as (ours_port, bare_port, ours_pid, bare_pid):
+                ours_url, bare_url = f"http://127.0.0.1:{ours_port}/mcp", f"http://127.0.0.1:{bare_port}/mcp"
+                memory = asyncio.run(memory_per_session(ours_url, ours_pid, mem_sessions))
+                memory["baseline_per_session"] = asyncio.run(
+                    memory_per_session(bare_url, bare_pid, mem_sessions)
+                )["per_session"]
 
     limit = db_size + 1024 * 1024
+    ran = {r["name"] for r in results}
     report = build_report(
         "mcp",
         results,
-        TARGETS,
+        tuple(t for t in TARGETS if t.name in ran),
         domain=domain.ref,
         database_bytes=db_size,
         quick=opts.quick,
         reps=reps,
         cpus=os.cpu_count(),
     )
+    report["load"] = [round(x, 2) for x in os.getloadavg()]
     report["throughput"] = throughput_rows
-    report["memory"] = {**memory, "database_bytes": db_size, "limit": limit}
-    report["targets"].append(
-        {
-            "name": "memory_per_session",
-            "rows": rows,
-            "metric": "bytes",
-            "limit": limit,
-            "value": round(memory["per_session"]),
-            "ok": memory["per_session"] <= limit,
-        }
-    )
+    if memory is not None:
+        report["memory"] = {**memory, "database_bytes": db_size, "limit": limit}
+        report["targets"].append(
+            {
+                "name": "memory_per_session",
+                "rows": rows,
+                "metric": "bytes",
+                "limit": limit,
+                "value": round(memory["per_session"]),
+                "ok": memory["per_session"] <= limit,
+            }
+        )
     print_results(report, title=f"benchmark suite: mcp ({domain.ref}, {rows:,} seed rows)")
     print_extra(report)
     if opts.json:
@@ -405,9 +421,23 @@ def main() -> int:
 
 def print_extra(report: dict[str, Any]) -> None:
     from rich.console import Console
-    from rich.table import Table
 
     console = Console()
+    console.print(f"load average at the end: {report['load']}")
+    if report["throughput"]:
+        print_throughput(console, report["throughput"])
+    mem = report.get("memory")
+    if mem is not None:
+        console.print(
+            f"memory per live HTTP session: {mem['per_session'] / 1024:,.0f} KiB over {mem['sessions']} "
+            f"sessions (bare server {mem['baseline_per_session'] / 1024:,.0f} KiB; database "
+            f"{mem['database_bytes'] / 1024:,.0f} KiB; limit {mem['limit'] / 1024:,.0f} KiB)"
+        )
+
+
+def print_throughput(console: Any, rows: list[dict[str, Any]]) -> None:
+    from rich.table import Table
+
     table = Table(title="HTTP throughput (concurrent sessions)", title_justify="left")
     for header in (
         "sessions",
@@ -421,7 +451,7 @@ def print_extra(report: dict[str, Any]) -> None:
         "bare CPU us/call",
     ):
         table.add_column(header, justify="right")
-    for row in report["throughput"]:
+    for row in rows:
         base = row["baseline"]
         table.add_row(
             str(row["sessions"]),
@@ -435,12 +465,6 @@ def print_extra(report: dict[str, Any]) -> None:
             f"{base['server_cpu_per_call_us']:,.0f}",
         )
     console.print(table)
-    mem = report["memory"]
-    console.print(
-        f"memory per live HTTP session: {mem['per_session'] / 1024:,.0f} KiB over {mem['sessions']} sessions "
-        f"(bare server {mem['baseline_per_session'] / 1024:,.0f} KiB; database "
-        f"{mem['database_bytes'] / 1024:,.0f} KiB; limit {mem['limit'] / 1024:,.0f} KiB)"
-    )
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """The fast paths for `tools/call`: over streamable HTTP in front of the SDK, and behind it in any transport.
 
-Two paths, one rule: only an existing session's plain tool call is answered here, by the same
-`DomainServer.call_in` / `submit_in` as everywhere else; anything else goes the framework's way.
+Two paths for the common `tools/call`, both ending in the same `DomainServer` methods as the
+framework's path (the same results, refusals and transcript records); anything else goes the
+framework's way.
 
 - `FastToolCalls` (HTTP): one JSON-RPC request in, one JSON answer out, in front of the SDK.
 - `DirectToolCalls` (in memory, stdio, and HTTP requests the first path leaves to the SDK): the
@@ -9,11 +10,11 @@ Two paths, one rule: only an existing session's plain tool call is answered here
   reads, validates and routes the request and writes the answer (so the protocol stays the
   SDK's); fastmcp's own per-call dispatch — a `Context`, the middleware chain, telemetry spans,
   the provider/transform/visibility lookup of the tool, extension interceptors — is skipped for
-  the case that needs none of it: a session that exists, a request without a task, without a
-  multi-round-trip continuation and without a fastmcp component version. That dispatch costs
-  about 30% of a bare fastmcp no-op call in memory (profiled: ~130 us of ~450 us), the domain
-  call ~40 us; skipping it puts an in-memory call at the bare tool's cost or below. A session's
-  first call (which opens its episode) and every other case go through fastmcp unchanged.
+  the case that needs none of it: a request without a task, without a multi-round-trip
+  continuation and without a fastmcp component version (a session's first call included: it
+  opens the episode, or is refused, in the same words). That dispatch costs about 30% of a bare
+  fastmcp no-op call in memory (profiled: ~130 us of ~450 us), the domain call ~40 us; skipping
+  it puts an in-memory call below the bare tool's cost. The other cases go through fastmcp.
 
 **Why a hand-written HTTP path.** A tool call through the MCP SDK and fastmcp costs ~2-3 ms of server
 CPU on this project's 2-core machine (a bare fastmcp no-op tool costs the same), while the
@@ -234,13 +235,13 @@ class FastToolCalls:
 
 
 class DirectToolCalls:
-    """The SDK's `tools/call` handler: an existing session's plain call straight to the session.
+    """The SDK's `tools/call` handler: a plain call straight to the server's session logic.
 
     Registered on the low-level server in place of fastmcp's adapter (`fallback`), which still
-    answers everything else: a session's first call, a task-augmented call, a multi-round-trip
-    continuation, a call naming a fastmcp component version, a request whose session the caller
-    may not use (fastmcp's path words the refusal). The answer is the `CallToolResult` fastmcp's
-    adapter would build from the same `ToolResult`.
+    answers a task-augmented call, a multi-round-trip continuation and a call naming a fastmcp
+    component version. Everything else runs exactly what fastmcp's dispatch would end in —
+    `DomainServer.call` or `submit` (which open the session, or refuse the request, in the same
+    words) — and the answer is the `CallToolResult` fastmcp's adapter builds from that `ToolResult`.
     """
 
     def __init__(self, server: DomainServer):
@@ -256,14 +257,11 @@ class DirectToolCalls:
             or (params.meta is not None and "fastmcp" in params.meta)  # a component version
         ):
             return await self.fallback(ctx, params)
-        session = self.server.request_session()
-        if session is None:
-            return await self.fallback(ctx, params)
         name, arguments = params.name, dict(params.arguments or {})
         if name == SUBMIT_ANSWER:
-            result = await self.server.submit_in(session, name, arguments)
+            result = await self.server.submit(name, arguments)
         else:  # a domain tool, or a name the domain lacks (recorded, answered with the tool list)
-            result = await self.server.call_in(session, name, arguments)
+            result = await self.server.call(name, arguments)
         self.answered += 1
         return sdk_result(result)
 

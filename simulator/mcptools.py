@@ -16,6 +16,7 @@ from fastmcp.tools import Tool as MCPToolBase
 from fastmcp.tools.base import ToolResult
 from mcp_types import TextContent, ToolAnnotations
 from mcp_types import Tool as WireTool
+from pydantic import PrivateAttr
 
 from .spec import ANSWER_TOOL
 from .steps import CompiledTool
@@ -67,12 +68,18 @@ class DomainTool(MCPToolBase):
     """One domain tool as an MCP tool: the schema is served verbatim, the call goes to a session."""
 
     call: CallFn
+    _wire: WireTool | None = PrivateAttr(default=None)  # `tools/list`'s entry, made once
 
     async def run(self, arguments: dict[str, Any]) -> ToolResult:
         return await self.call(self.name, arguments)
 
     def to_mcp_tool(self, **overrides: Any) -> WireTool:
         # No generated title and no fastmcp `_meta`: exactly the domain's name, description, schema.
+        # A domain tool never changes, so its plain listing (every session lists it) is built once.
+        if overrides.keys() <= {"name"} and overrides.get("name", self.name) == self.name:
+            if self._wire is None:
+                self._wire = super().to_mcp_tool().model_copy(update={"title": None, "meta": None})
+            return self._wire
         return super().to_mcp_tool(**overrides).model_copy(update={"title": None, "meta": None})
 
 

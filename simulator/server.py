@@ -43,8 +43,8 @@ nothing and is labelled `injected`.
 Over HTTP, the tool calls of an established session are answered by a hand-written fast path in
 front of the SDK (`simulator.fastcall`: the same answers at a fraction of the CPU); in memory,
 over stdio and for what that path leaves to the SDK, the SDK hands an established session's plain
-tool call straight to the session (`DirectToolCalls`), past fastmcp's per-call dispatch; a
-session's first call and everything else go through fastmcp and the SDK.
+tool call straight to the session (`DirectToolCalls`), past fastmcp's per-call dispatch; what
+neither takes (a task-augmented call, a continuation, a component version) goes through fastmcp.
 
 This module is the agent-facing runtime: it never imports `scoring`.
 """
@@ -64,7 +64,8 @@ import anyio.to_thread
 import fastmcp
 from fastmcp import FastMCP
 from fastmcp.exceptions import PromptError, ResourceError
-from fastmcp.server.dependencies import fastmcp_request_ctx, get_context, get_http_request
+from fastmcp.server.context import Context
+from fastmcp.server.dependencies import fastmcp_request_ctx, get_http_request
 from fastmcp.server.middleware import Middleware
 from fastmcp.tools.base import ToolResult
 from mcp.shared.exceptions import MCPError
@@ -326,18 +327,6 @@ class DomainServer:
             return "s:" + connection_id, connection_id
         raise SessionError(NO_SESSION)
 
-    def request_session(self) -> Session | None:
-        """The current request's live session if the request may use it, else None (the request
-        then goes the full way, which opens the session or words the refusal)."""
-        try:
-            key, _, _, query, conn = self._session_key()
-            session = self.sessions.get(key)
-            if session is not None:
-                self.check_owner(session, query, _connection_id(conn), _request_handle())
-        except SessionError:
-            return None
-        return session
-
     def current_session(self) -> Session:
         """The session of the current request, created on first use (raises SessionError)."""
         key, name, reapable, query, conn = self._session_key()
@@ -352,7 +341,8 @@ class DomainServer:
             self.default_task,
             self.default_seed,
         )
-        transport = "streamable-http" if query is not None else (get_context().transport or "memory")
+        # (no fastmcp Context is active on the direct path; a fresh one reads the transport it runs on)
+        transport = "streamable-http" if query is not None else (Context(self.mcp).transport or "memory")
         if not name:
             name = f"{transport}-{uuid.uuid4().hex[:12]}"
         owner, handle = None, None

@@ -1,12 +1,10 @@
 """The direct `tools/call` handler (`simulator.fastcall.DirectToolCalls`): fastmcp's answers, cheaper.
 
 In memory (fastmcp's `Client(server)`), over stdio and for the HTTP requests the HTTP fast path
-leaves to the SDK, an existing session's plain tool call skips fastmcp's per-call dispatch. The
-same calls go to a server with it (`fast_calls`, the default) and one without: the answers must
-be the same wire results and the transcripts the same records, and the direct handler must have
-answered every call but the one that opened the episode (and a refused one). What it must not
-answer — another connection's session, a component version, an ended session — gets fastmcp's
-answer.
+leaves to the SDK, a plain tool call skips fastmcp's per-call dispatch. The same calls go to a
+server with it (`fast_calls`, the default) and one without: the answers must be the same wire
+results (refusals worded the same: another connection's session, an ended session) and the
+transcripts the same records. A call naming a fastmcp component version stays fastmcp's.
 """
 
 from __future__ import annotations
@@ -60,8 +58,7 @@ def test_in_memory_answers_and_transcripts_are_fastmcps(shop: Domain, tmp_path: 
     assert [a.get("isError", False) for a in mine] == [
         False, False, True, True, False, False, False, True, False, True
     ]  # fmt: skip
-    # every call but the one that opened the episode and the refusal after the end
-    assert direct.direct is not None and direct.direct.answered == len(SCRIPT) - 2 and plain.direct is None
+    assert direct.direct is not None and direct.direct.answered == len(SCRIPT) and plain.direct is None
     (a,), (b,) = (tmp_path / "direct").glob("*.jsonl"), (tmp_path / "plain").glob("*.jsonl")
     assert call_records(a) == call_records(b) and len(call_records(a)) == len(SCRIPT) - 2
     assert records(a)[-1]["type"] == "end" and records(a)[-1]["reason"] == "answer submitted"
@@ -73,15 +70,15 @@ def test_unknown_tools_are_recorded_and_versions_go_to_fastmcp(shop: Domain, tmp
     async def main() -> None:
         async with Client(server.mcp, mode="legacy") as client:
             await client.call_tool("get_customer", {"customer_id": "C-0001"})
-            assert server.direct is not None and server.direct.answered == 0  # the opening call
+            assert server.direct is not None and server.direct.answered == 1  # the opening call too
             unknown = await client.call_tool_mcp("no_such_tool", {"x": 1})
             assert unknown.isError and "no_such_tool" in json.dumps(wire(unknown))
-            assert server.direct.answered == 1
+            assert server.direct.answered == 2
             # a fastmcp component version is fastmcp's to resolve
             versioned = await client.call_tool_mcp(
                 "get_customer", {"customer_id": "C-0001"}, meta={"fastmcp": {"version": "9"}}
             )
-            assert server.direct.answered == 1
+            assert server.direct.answered == 2
             assert (versioned.structuredContent or {}).get("customer_id") == "C-0001"
 
     asyncio.run(main())
@@ -89,26 +86,33 @@ def test_unknown_tools_are_recorded_and_versions_go_to_fastmcp(shop: Domain, tmp
     assert [c["tool"] for c in calls_of(path)] == ["get_customer", "no_such_tool", "get_customer"]
 
 
-def test_over_http_refusals_stay_fastmcps(shop: Domain) -> None:
-    """Requests the HTTP fast path leaves to the SDK: the direct handler answers an owner's call
-    with `_meta`, never a call on another connection's session."""
-    server = DomainServer(shop, error_backoff_ms=0)
-    assert server.direct is not None
-    with serving(server) as url:
-        owner = Raw(url, "?session=mine")
-        owner.open()
-        assert not owner.call("get_customer", {"customer_id": "C-0001"})[2]["result"]["isError"]
-        assert server.direct.answered == 0  # the opening call: fastmcp's
-        intruder = Raw(url)
-        intruder.open()
-        intruder.path = "/mcp?session=mine"
-        _, _, message = intruder.call("get_customer", {"customer_id": "C-0001"})
-        assert message["result"]["isError"] and "belongs to another connection" in json.dumps(message)
-        assert server.direct.answered == 0
-        meta = {"name": "get_customer", "arguments": {"customer_id": "C-0001"}, "_meta": {"progressToken": 7}}
-        answer = owner.request("tools/call", meta)[2]
-        assert answer["result"]["structuredContent"]["customer_id"] == "C-0001"
-        assert server.direct.answered == 1
+def test_over_http_what_the_fast_path_leaves_is_answered_as_fastmcp_would(shop: Domain) -> None:
+    """Over HTTP the direct handler gets what the HTTP fast path leaves to the SDK: a session's
+    opening call, a call with `_meta`, a call on another connection's session (refused)."""
+    answers = []
+    for fast in (True, False):
+        server = DomainServer(shop, error_backoff_ms=0, fast_calls=fast)
+        with serving(server) as url:
+            owner = Raw(url, "?session=mine")
+            owner.open()
+            opened = owner.call("get_customer", {"customer_id": "C-0001"})[2]
+            intruder = Raw(url)
+            intruder.open()
+            intruder.path = "/mcp?session=mine"
+            refused = intruder.call("get_customer", {"customer_id": "C-0001"})[2]
+            params = {
+                "name": "get_customer",
+                "arguments": {"customer_id": "C-0001"},
+                "_meta": {"progressToken": 7},
+            }
+            progress = owner.request("tools/call", params)[2]
+        answers.append((opened, refused, progress))
+        assert (server.direct.answered if server.direct is not None else 0) == (3 if fast else 0)
+        assert server.fast_answered == 0
+    assert answers[0] == answers[1]
+    _, refused, progress = answers[0]
+    assert refused["result"]["isError"] and "belongs to another connection" in json.dumps(refused)
+    assert progress["result"]["structuredContent"]["customer_id"] == "C-0001"
 
 
 CALLS = st.sampled_from(
@@ -144,7 +148,6 @@ def test_interleaved_sessions_stay_isolated_and_deterministic(
     plain = DomainServer(shop, runs=root / "plain", error_backoff_ms=0, fast_calls=False)
     (mine, digests), (theirs, _) = asyncio.run(run(direct)), asyncio.run(run(plain))
     assert mine == theirs
-    opened = len({i for i, _ in script})
-    assert direct.direct is not None and direct.direct.answered == len(script) - opened
+    assert direct.direct is not None and direct.direct.answered == len(script)
     for path, digest in zip(sorted((root / "direct").glob("*.jsonl")), digests, strict=True):
         assert replay(shop, path) == digest
