@@ -180,6 +180,13 @@ class Query:
         self.count = count or total is not None
         self.total = total
         self._cache: dict[tuple[int, ...], str] = {}
+        self._whole: dict[tuple[int, ...], str] = {}  # a paged query's statements without LIMIT/OFFSET
+        #: each filter's parameter name
+        self._names = tuple(f"f{i}" for i in range(len(filters)))
+        #: the filters that are present in every call (none can be skipped), else None
+        self._always = (
+            tuple(range(len(filters))) if all(f.is_null or not f.skip_if_null for f in filters) else None
+        )
         only = filters[0] if len(filters) == 1 else None
         pk_lookup = (
             only is not None
@@ -222,8 +229,13 @@ class Query:
             out[join.name] = join.info.decode(part) if found else None
         return out
 
-    def _statement(self, active: tuple[int, ...]) -> str:
-        text = self._cache.get(active)
+    def _statement(self, active: tuple[int, ...], paged: bool | None = None) -> str:
+        """The statement of these present filters; `paged=False` leaves out a paged query's
+        LIMIT/OFFSET (for a call that takes every row from the first: the same rows, faster)."""
+        if paged is None:
+            paged = self.paged
+        cache = self._cache if paged == self.paged else self._whole
+        text = cache.get(active)
         if text is None:
             t = self.info.sa_table
             if self.total is not None:
@@ -236,11 +248,11 @@ class Query:
                 stmt = stmt.where(_clause(t, self.filters[i], f"f{i}"))
             if not self.count:
                 stmt = stmt.order_by(*ordering(self.info, self.order_by))
-                if self.paged:
+                if paged:
                     stmt = stmt.limit(sa.bindparam("limit")).offset(sa.bindparam("offset"))
             text = sql(stmt)
-            if len(self._cache) < STATEMENTS_KEPT:
-                self._cache[active] = text
+            if len(cache) < STATEMENTS_KEPT:
+                cache[active] = text
         return text
 
     def _select(self, t: sa.Table) -> sa.Select[Any]:
@@ -258,6 +270,8 @@ class Query:
         return sa.select(*columns).select_from(source)
 
     def params(self, env: Env) -> tuple[tuple[int, ...], dict[str, Any]]:
+        """The filters present in this call (by position) and their parameters."""
+        always = self._always
         active: list[int] = []
         params: dict[str, Any] = {}
         for i, f in enumerate(self.filters):
@@ -271,14 +285,14 @@ class Query:
             if f.op in ("in", "not_in"):
                 values = value if isinstance(value, list) else [value]
                 try:
-                    params[f"f{i}"] = json.dumps([f.encode(v) for v in values], allow_nan=False)
+                    params[self._names[i]] = json.dumps([f.encode(v) for v in values], allow_nan=False)
                 except ValueError:
                     raise ToolError(
                         f"{f.label} holds a number that is not finite (NaN or Infinity)"
                     ) from None
             else:
-                params[f"f{i}"] = f.encode(value)
-        return tuple(active), params
+                params[self._names[i]] = f.encode(value)
+        return always if always is not None else tuple(active), params
 
     def fetch(self, rt: Runtime, env: Env, limit: int | None = None, offset: int = 0) -> list[Any]:
         """Rows as stored. A lookup by primary key goes through the call's row cache."""
@@ -298,11 +312,14 @@ class Query:
 
     def run(self, conn: sqlite3.Connection, env: Env, limit: int | None = None, offset: int = 0) -> list[Any]:
         active, params = self.params(env)
-        if self.paged:
+        paged = self.paged
+        if paged and type(limit) is int and limit < 0 and offset == 0:  # every row: LIMIT -1 OFFSET 0
+            paged = False
+        elif paged:
             params["limit"] = limit
             params["offset"] = offset
         try:
-            return conn.execute(self._statement(active), params).fetchall()
+            return conn.execute(self._statement(active, paged), params).fetchall()
         except BIND_ERRORS as exc:
             labels = {f"f{i}": f.label for i, f in enumerate(self.filters)}
             raise bind_error(params, labels, exc) from None
