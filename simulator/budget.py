@@ -25,8 +25,6 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
@@ -64,28 +62,33 @@ class Meter:
         self._deadline = 0.0
         self._next_clock = _CLOCK_EVERY
         self._indexes: dict[int, tuple[list[Any], int, Counter[Any] | None]] = {}
+        self._handler = self._progress  # (one bound method, set as the progress handler per call)
+        self._conn: Any = None  # the metered call's connection (`run`)
+        self._token: Any = None
 
-    @contextmanager
-    def run(self, conn: sqlite3.Connection) -> Iterator[Meter]:
-        """Meter one call on `conn`: over budget, the call raises WorkLimitError or CallTimeout."""
+    def run(self, conn: sqlite3.Connection) -> Meter:
+        """Meter one call on `conn`: `with meter.run(conn):` the call; over budget, it raises
+        WorkLimitError or CallTimeout. (A plain context manager: a call pays no generator.)"""
+        self._conn = conn
+        return self
+
+    def __enter__(self) -> Meter:
         self.sqlite_steps = self.eval_steps = 0
         self.tripped = None
         self._next_clock = _CLOCK_EVERY
         self._deadline = time.monotonic() + self.budget.wall_seconds
-        conn.set_progress_handler(self._progress, PROGRESS_EVERY)
-        token = _CURRENT.set(self)
-        try:
-            yield self
-        except BaseException as exc:
-            # an interrupted statement surfaces as sqlite3.OperationalError (or as whatever a
-            # backstop turned it into): the budget's verdict is the call's error
-            if self.tripped is not None and exc is not self.tripped:
-                raise self.tripped from None
-            raise
-        finally:
-            _CURRENT.reset(token)
-            conn.set_progress_handler(None, 0)
-            self._indexes.clear()
+        self._conn.set_progress_handler(self._handler, PROGRESS_EVERY)
+        self._token = _CURRENT.set(self)
+        return self
+
+    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
+        _CURRENT.reset(self._token)
+        self._conn.set_progress_handler(None, 0)
+        self._indexes.clear()
+        # an interrupted statement surfaces as sqlite3.OperationalError (or as whatever a
+        # backstop turned it into): the budget's verdict is the call's error
+        if exc is not None and self.tripped is not None and exc is not self.tripped:
+            raise self.tripped from None
 
     def _trip(self, error: WorkLimitError | CallTimeout) -> WorkLimitError | CallTimeout:
         if self.tripped is None:

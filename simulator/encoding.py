@@ -159,6 +159,7 @@ class UpdatePlan:
     positions: tuple[int, ...]  # each column's place in the stored row
     decoders: tuple[Callable[[Any], Any] | None, ...]
     moves_key: bool  # a key column is among `columns`
+    width: int  # how many columns
 
     @classmethod
     def of(cls, info: TableInfo, columns: tuple[str, ...]) -> UpdatePlan:
@@ -181,4 +182,5 @@ class UpdatePlan:
             positions=tuple(info.columns.index(c) for c in columns),
             decoders=tuple(_decoder(info, c) for c in columns),
             moves_key=any(c in info.key for c in columns),
+            width=len(columns),
         )

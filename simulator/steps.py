@@ -226,6 +226,9 @@ class UpdateRun(TargetedRun):
     patch: dict[str, tuple[Compiled, frozenset[str]]] = field(default_factory=dict)
     plan_for: Callable[[tuple[str, ...]], UpdatePlan] | None = None  # the UPDATE of these columns
 
+    def __post_init__(self) -> None:
+        self._fns = tuple(self.sets.values())
+
     def _columns(self, env: Env) -> tuple[dict[str, Compiled], UpdatePlan | None]:
         """The columns this call sets (`set`, and the `patch` columns it gave), and their plan."""
         given = env.get("args") or {}
@@ -237,24 +240,28 @@ class UpdateRun(TargetedRun):
     def run(self, rt: Runtime, env: Env) -> Any:
         info = self.info
         rows = self.targets(rt, env)
-        sets, plan = self._columns(env) if self.patch else (self.sets, self.plan)
-        fns = tuple(sets.values())
+        if self.patch:
+            sets, plan = self._columns(env)
+            fns = tuple(sets.values())
+        else:
+            plan, fns = self.plan, self._fns
+        if plan is None:  # a patch the call gave nothing for: the rows as they are
+            out = [info.decode(raw) for raw in rows]
+            return out[0] if self.single else out
         out = []
         previous = env.get("row", MISSING)
         try:
             for raw in rows:
-                before = info.decode(raw)
-                if plan is None:  # a patch the call gave nothing for: the row as it is
-                    out.append(before)
-                    continue
-                env["row"] = before
-                new = [fn(env) for fn in fns]
+                before = env["row"] = info.decode(raw)
+                new = [fns[0](env)] if plan.width == 1 else [fn(env) for fn in fns]
                 try:
-                    encoded = [encode(value) for encode, value in zip(plan.encoders, new, strict=True)]
+                    if plan.width == 1:
+                        encoded = [plan.encoders[0](new[0])]
+                    else:
+                        encoded = [encode(value) for encode, value in zip(plan.encoders, new, strict=True)]
                 except ValueProblem as exc:
                     raise ToolError(f"invalid value: {exc}") from None
-                key = info.key_of(raw)
-                out.append(self._write(rt, plan, raw, before, key, encoded))
+                out.append(self._write(rt, plan, raw, before, encoded))
         finally:
             if previous is MISSING:
                 env.pop("row", None)
@@ -263,16 +270,14 @@ class UpdateRun(TargetedRun):
         return out[0] if self.single else out
 
     def _write(
-        self, rt: Runtime, plan: UpdatePlan, raw: Any, before: dict[str, Any], key: Any, encoded: list[Any]
+        self, rt: Runtime, plan: UpdatePlan, raw: Any, before: dict[str, Any], encoded: list[Any]
     ) -> dict[str, Any]:
         """Store one row's encoded new values; the row after, as a read would return it."""
         info = self.info
+        key = info.key_of(raw)
         values = encoded if plan.order is None else [encoded[i] for i in plan.order]
         try:
-            if info.composite:
-                rt.conn.execute(plan.statement, (*values, *key))
-            else:
-                rt.conn.execute(plan.statement, (*values, key))
+            rt.conn.execute(plan.statement, (*values, *key) if info.composite else (*values, key))
         except BIND_ERRORS as exc:
             params = dict(zip(plan.columns, encoded, strict=True))
             params.update(info.key_params(key))
@@ -280,17 +285,19 @@ class UpdateRun(TargetedRun):
         except sqlite3.IntegrityError as exc:
             raise ToolError(_integrity_message(info, exc, "update")) from None
         rt.changed(info.name, key)
-        after = dict(before)
+        after = before.copy()
         row = list(raw)
         for name, at, decode, value in zip(plan.columns, plan.positions, plan.decoders, encoded, strict=True):
             row[at] = value
             after[name] = value if decode is None or value is None else decode(value)
         stored = tuple(row)
-        new_key = info.key_of(stored) if plan.moves_key else key
-        if new_key != key:
-            rt.changed(info.name, new_key)
-            rt.cache[(info.name, key)] = None
-        rt.cache[(info.name, new_key)] = stored
+        if plan.moves_key:
+            new_key = info.key_of(stored)
+            if new_key != key:
+                rt.changed(info.name, new_key)
+                rt.cache[(info.name, key)] = None
+                key = new_key
+        rt.cache[(info.name, key)] = stored
         return after
 
 
