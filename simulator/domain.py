@@ -13,6 +13,7 @@ import sqlite3
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,9 @@ if TYPE_CHECKING:
     from .episode import Episode
     from .observe import ReadObserver
     from .transcript import TranscriptSink
+
+#: rendered clock texts a domain keeps (the first this many tick counts)
+CLOCK_TEXTS_KEPT = 4096
 
 
 @dataclass
@@ -55,12 +59,25 @@ class Domain:
     def __post_init__(self) -> None:
         self.clock_start = parse_time(self.spec.clock.start)
         self.render_time = renderer(self.spec.clock.start, self.spec.clock.format)  # `$now` as text
+        self._clock_texts: dict[int, str] = {}  # `clock_text` by tick count
         self.checks = {name: compile_check(t.spec.input_schema) for name, t in self.tools.items()}
         for name, info in self.tables.items():  # a counter continues after the seed's largest number
             info.ids = info.ids.with_floor(row.get(info.pk) for row in self.seed_rows.get(name, ()))
         self._tasks_by_id = {t.id: t for t in self.tasks}
         #: whether any table has a composite key (its change-log keys are stored as JSON text)
         self.composite_keys = any(t.composite for t in self.tables.values())
+
+    def clock_text(self, ticks: int) -> str:
+        """`$now` after `ticks` write calls: clock.start + ticks * tick_seconds, rendered (once per
+        tick count: every episode of the domain reads the same few)."""
+        text = self._clock_texts.get(ticks)
+        if text is None:
+            text = self.render_time(
+                self.clock_start + timedelta(seconds=ticks * self.spec.clock.tick_seconds)
+            )
+            if len(self._clock_texts) < CLOCK_TEXTS_KEPT:
+                self._clock_texts[ticks] = text
+        return text
 
     @property
     def name(self) -> str:

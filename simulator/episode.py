@@ -21,7 +21,7 @@ import hashlib
 import sqlite3
 import threading
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from .budget import Budget, Meter
@@ -117,10 +117,7 @@ class Episode:
     def now(self) -> str:
         """The simulated clock: start + ticks * tick_seconds (ticks = successful write calls)."""
         if self._now is None:
-            value = self.domain.clock_start + timedelta(
-                seconds=self._tick_count * self.domain.spec.clock.tick_seconds
-            )
-            self._now = self.domain.render_time(value)
+            self._now = self.domain.clock_text(self._tick_count)
         return self._now
 
     def next_id(self, table: TableInfo, row: dict[str, Any] | None = None) -> Any:
