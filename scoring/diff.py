@@ -26,7 +26,7 @@ from simulator import Domain, Episode
 from .expected import ExpectedState
 from .matching import CreatedRows, Key, Row, Side, TableShape, generated_keys, same
 from .report import ColumnDiff, KeyMatch, RowDiff, StateDiff
-from .statements import padded
+from .statements import chunks
 
 
 @dataclass
@@ -103,8 +103,7 @@ def read_rows(episode: Episode, table: str, keys: Iterable[Key]) -> dict[Key, Ro
     wanted = list(keys)
     out: dict[Key, Row] = {}
     with episode.lock:
-        for start in range(0, len(wanted), 512):
-            chunk = padded(wanted[start : start + 512])
+        for chunk in chunks(wanted):
             query = _select(table, info.columns, info.key, len(chunk))
             params = [v for k in chunk for v in k] if info.composite else [info.encode_key(k) for k in chunk]
             for raw in episode.conn.execute(query, params):

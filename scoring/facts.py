@@ -27,10 +27,10 @@ from json.encoder import encode_basestring_ascii
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
-from .statements import padded
+from .statements import chunks
 
 if TYPE_CHECKING:
-    from simulator import Episode
+    from simulator import Domain, Episode
     from simulator.spec import Task
 
 _TOKEN = re.compile(r"(?P<num>\d+(?:,\d{3})*(?:\.\d+)?)(?![^\W_])|(?P<word>[^\W_]+)")
@@ -207,8 +207,8 @@ def _is_text(value: Any) -> bool:
     return type(value) is str
 
 
-def _distinct(expected: Episode, table: str, column: str) -> list[tuple[Any, ...]]:
-    return expected.conn.execute(f'SELECT DISTINCT "{column}" FROM "{table}"').fetchall()
+def _distinct(table: str, column: str) -> str:
+    return f'SELECT DISTINCT "{column}" FROM "{table}"'  # noqa: S608 - names from the spec
 
 
 class _SeedTable:
@@ -229,11 +229,11 @@ class _SeedTable:
         self.shapes: dict[str, dict[Shape, tuple[Any, str]]] = {}
 
     @classmethod
-    def read(cls, expected: Episode, table: str) -> _SeedTable:
-        spec = expected.domain.tables[table].spec
+    def read(cls, domain: Domain, table: str) -> _SeedTable:
+        spec = domain.tables[table].spec
         kinds: dict[str, str] = {c: s.type for c, s in spec.columns.items() if s.type in _SCALAR}
         names = ", ".join(f'"{c}"' for c in kinds) or "1"
-        return cls(table, kinds, expected.conn.execute(f'SELECT {names} FROM "{table}"').fetchall())  # noqa: S608
+        return cls(table, kinds, domain.query_seed(f'SELECT {names} FROM "{table}"'))  # noqa: S608
 
     def holds(self, column: str, probes: list[Any]) -> bool:
         """Whether a value of `column` equals a probe (as `_sql_value` makes them for its kind)."""
@@ -243,11 +243,12 @@ class _SeedTable:
         numbers = self.numbers[column]
         return any(p in numbers for p in probes)
 
-    def shaped(self, column: str, expected: Episode) -> dict[Shape, tuple[Any, str]]:
-        """The column's distinct values shaped (read from `expected`, whose table is as seeded)."""
+    def shaped(self, column: str, domain: Domain) -> dict[Shape, tuple[Any, str]]:
+        """The column's distinct values shaped."""
         found = self.shapes.get(column)
         if found is None:
-            found = self.shapes[column] = _shaped(_distinct(expected, self.name, column), self.kinds[column])
+            stored = domain.query_seed(_distinct(self.name, column))
+            found = self.shapes[column] = _shaped(stored, self.kinds[column])
         return found
 
 
@@ -258,10 +259,10 @@ _SEED: dict[tuple[str, str], _SeedTable] = {}
 _SEED_MAX = 2_000_000
 
 
-def _seed_table(fingerprint: str, expected: Episode, table: str) -> _SeedTable:
+def _seed_table(fingerprint: str, domain: Domain, table: str) -> _SeedTable:
     found = _SEED.get((fingerprint, table))
     if found is None:
-        found = _SeedTable.read(expected, table)
+        found = _SeedTable.read(domain, table)
         if sum(t.size for t in _SEED.values()) + found.size > _SEED_MAX:
             _SEED.clear()
         _SEED[fingerprint, table] = found
@@ -312,18 +313,16 @@ def find_ruled_out(expected: Episode, task: Task) -> RuledOut:
             if not probes:
                 continue
             if name in seeded:
-                seed = _seed_table(fingerprint, expected, name)
+                seed = _seed_table(fingerprint, expected.domain, name)
                 if not seed.holds(column, probes):
                     continue
-                shaped = seed.shaped(column, expected)
+                shaped = seed.shaped(column, expected.domain)
             else:
                 nocase = " COLLATE NOCASE" if kind in _TEXT_KINDS else ""
-                probes = padded(probes)
-                marks = ", ".join("?" * len(probes))
-                probe = f'SELECT 1 FROM "{name}" WHERE "{column}"{nocase} IN ({marks}) LIMIT 1'
-                if not expected.conn.execute(probe, probes).fetchone():
+                probe = f'SELECT 1 FROM "{name}" WHERE "{column}"{nocase} IN (?, ?, ?, ?) LIMIT 1'
+                if not any(expected.conn.execute(probe, some).fetchone() for some in chunks(probes, (4,))):
                     continue
-                shaped = _shaped(_distinct(expected, name, column), kind)
+                shaped = _shaped(expected.conn.execute(_distinct(name, column)), kind)
             columns.append(f"{name}.{column}")
             if not values:
                 values = dict(shaped)

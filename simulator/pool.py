@@ -225,13 +225,18 @@ class ConnectionPool:
         """(rowid, *columns) of each wanted (table, key values) in the seed state (None: absent)."""
         return self.read_seed(snapshot, ((self._statements(t).seed_row, key) for t, key in wanted))
 
-    def read_seed(self, snapshot: bytes, queries: Iterable[tuple[str, Any]]) -> list[Any]:
-        """The first row each (statement, parameters) finds in the seed state (None: none), on the
-        pool's own connection to the seed (made on first use)."""
+    def read_seed(
+        self, snapshot: bytes, queries: Iterable[tuple[str, Any]], every: bool = False
+    ) -> list[Any]:
+        """The first row each (statement, parameters) finds in the seed state (None: none), or
+        with `every` the list of all its rows, on the pool's own connection to the seed (made on
+        first use; never an episode's)."""
         with self._seed_lock:
             if self._seed is None:
                 self._seed = new_connection(snapshot)
             seed = self._seed
+            if every:
+                return [seed.execute(sql, params).fetchall() for sql, params in queries]
             return [seed.execute(sql, params).fetchone() for sql, params in queries]
 
     def restore(self, conn: sqlite3.Connection, snapshot: bytes) -> bool:
