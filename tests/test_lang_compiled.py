@@ -81,3 +81,18 @@ def test_map_binds_its_name_inside_only_and_charges_per_item(items: Any, outer: 
 def test_map_over_a_non_list_is_the_agents_error() -> None:
     fn = compile_expr({"map": {"over": "$xs", "as": "x", "to": "$x"}}, Scope(None, ["xs"]))
     assert outcome(fn, {"xs": "text"}) == ("EvalError", 'map: expected a list, got "text"')
+
+
+@pytest.mark.parametrize("op", ["pick", "omit"])
+@given(items=st.none() | VALUES | st.lists(VALUES, max_size=4), keys=KEYS)
+def test_map_of_a_function_of_the_item_is_the_general_map(op: str, items: Any, keys: list[str]) -> None:
+    fused = {"map": {"over": "$xs", "as": "r", "to": {op: ["$r", keys]}}}
+    general = {"map": {"over": "$xs", "as": "r", "index": "i", "to": {op: ["$r", keys]}}}  # (not fused)
+    results, charged = [], []
+    for expr in (fused, general):
+        meter = Meter(Budget())
+        with meter.run(sqlite3.connect(":memory:")):
+            results.append(evaluate(expr, {"xs": items}))
+        charged.append(meter.eval_steps)
+    assert repr(results[0]) == repr(results[1])
+    assert charged[0] == charged[1]

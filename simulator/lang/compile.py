@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from .analysis import constant
@@ -144,7 +145,7 @@ def compile_node(node: Node, scope: Scope) -> Compiled:
 
 
 #: what Python raises when an operator meets values it cannot work on (the values' fault)
-_UNGUARDED = (ArithmeticError, ValueError, TypeError, LookupError)
+UNGUARDED = (ArithmeticError, ValueError, TypeError, LookupError)
 
 
 def operator_error(name: str, exc: Exception, values: Iterable[Any]) -> EvalError:
@@ -162,20 +163,48 @@ def _scalar(node: Node) -> bool:
     return isinstance(node, Literal) and (node.value is None or type(node.value) in (bool, int, float, str))
 
 
-def _specialized(
-    node: Call, scope: Scope, special: Callable[[Any], Any], at: int, values: list[Any]
-) -> Compiled:
-    """The call as `special` of its one variable operand (at `at`; `values` holds the constants)."""
-    a, name = compile_node(node.args[at], scope), node.name
+@dataclass(frozen=True)
+class Specialized:
+    """An eager call whose operands are all constants but one (at `at`): `fn` of that operand
+    does what the operator does (`Operator.specialize`)."""
+
+    fn: Callable[[Any], Any]
+    at: int
+    values: tuple[Any, ...]  # the constants, `VARIABLE` at `at`
+    name: str  # the operator as written
+
+    def error(self, exc: Exception, x: Any) -> EvalError:
+        """The agent's error for `fn` failing on `x` (what the operator's failure would say)."""
+        shown = list(self.values)
+        shown[self.at] = x
+        return operator_error(self.name, exc, shown)
+
+
+def specialized(node: Node) -> Specialized | None:
+    """The call as a function of its one variable operand, when its operator specialises on constants."""
+    if not isinstance(node, Call):
+        return None
+    op = OPERATORS[node.op]
+    if op.fn is None or op.specialize is None:
+        return None
+    known = [constant(arg) for arg in node.args]
+    variable = [i for i, (fixed, _) in enumerate(known) if not fixed]
+    if len(variable) != 1:
+        return None
+    values = tuple(VARIABLE if i in variable else value for i, (_, value) in enumerate(known))
+    special = op.specialize(values)
+    return None if special is None else Specialized(special, variable[0], values, node.name)
+
+
+def _specialized(node: Call, scope: Scope, special: Specialized) -> Compiled:
+    a, fn, error = compile_node(node.args[special.at], scope), special.fn, special.error
 
     def one(env: Env) -> Any:
         x = a(env)
         try:
-            return special(x)
-        except _UNGUARDED as exc:
-            shown = list(values)  # (a copy: calls on other threads share `values`)
-            shown[at] = x
-            raise operator_error(name, exc, shown) from None
+            return fn(x)
+        except UNGUARDED as exc:
+            raise error(exc, x) from None
 
     return one
 
@@ -186,14 +215,9 @@ def _compile_call(node: Call, scope: Scope) -> Compiled:
         return op.compile(node, scope, compile_node)
     fn, name = op.fn, node.name
     assert fn is not None
-    if op.specialize is not None:
-        known = [constant(arg) for arg in node.args]
-        variable = [i for i, (fixed, _) in enumerate(known) if not fixed]
-        if len(variable) == 1:
-            values = [VARIABLE if i in variable else value for i, (_, value) in enumerate(known)]
-            special = op.specialize(tuple(values))
-            if special is not None:
-                return _specialized(node, scope, special, variable[0], values)
+    special = specialized(node)
+    if special is not None:
+        return _specialized(node, scope, special)
     operands = [compile_node(arg, scope) for arg in node.args]
     if len(operands) == 1:
         (a,) = operands
@@ -202,7 +226,7 @@ def _compile_call(node: Call, scope: Scope) -> Compiled:
             x = a(env)
             try:
                 return fn(x)
-            except _UNGUARDED as exc:
+            except UNGUARDED as exc:
                 raise operator_error(name, exc, (x,)) from None
 
         return one
@@ -214,7 +238,7 @@ def _compile_call(node: Call, scope: Scope) -> Compiled:
             x = a(env)
             try:
                 return fn(x, y)
-            except _UNGUARDED as exc:
+            except UNGUARDED as exc:
                 raise operator_error(name, exc, (x, y)) from None
 
         return two_literal
@@ -225,7 +249,7 @@ def _compile_call(node: Call, scope: Scope) -> Compiled:
             x, y = a(env), b(env)
             try:
                 return fn(x, y)
-            except _UNGUARDED as exc:
+            except UNGUARDED as exc:
                 raise operator_error(name, exc, (x, y)) from None
 
         return two
@@ -234,7 +258,7 @@ def _compile_call(node: Call, scope: Scope) -> Compiled:
         values = [f(env) for f in operands]
         try:
             return fn(*values)
-        except _UNGUARDED as exc:
+        except UNGUARDED as exc:
             raise operator_error(name, exc, values) from None
 
     return many

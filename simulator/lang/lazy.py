@@ -10,8 +10,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ..budget import charge
+from .compile import UNGUARDED, specialized
 from .errors import ExprError
-from .nodes import Binder, Call, Literal, Node, ObjectNode
+from .nodes import Binder, Call, Literal, Node, ObjectNode, Ref
 from .parse import at, parse_template
 from .registry import Category, Compiled, CompileHook, Env, NullPolicy, Operator, register
 from .values import seq
@@ -64,6 +65,27 @@ def _compile_binder(node: Node, scope: Any, compile_node: CompileExpr) -> Compil
     body = compile_node(node.body, scope.child(var, index or ""))
     missing = object()
     keep_values = name == "map"
+
+    special = specialized(node.body) if keep_values and not index else None
+    operand = node.body.args[special.at] if special is not None and isinstance(node.body, Call) else None
+    if special is not None and isinstance(operand, Ref) and operand.head == var and not operand.rest:
+        # `map: {over, as: r, to: {pick: [$r, [keys]]}}`: the body is a function of the item alone
+        fn, error = special.fn, special.error
+
+        def map_known(env: Env) -> Any:
+            items = over(env)
+            if type(items) is not list:
+                items = seq(items, name)
+            charge(len(items))
+            out = []
+            try:
+                for item in items:
+                    out.append(fn(item))
+            except UNGUARDED as exc:
+                raise error(exc, item) from None
+            return out
+
+        return map_known
 
     if keep_values and not index:  # the common shape, `map: {over, as, to}`: one comprehension
 
