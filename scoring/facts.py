@@ -203,8 +203,30 @@ def _nocase(text: str) -> str:
     return text.lower() if text.isascii() else text.translate(_NOCASE)
 
 
-def _is_text(value: Any) -> bool:
-    return type(value) is str
+def _folded(values: Iterable[Any]) -> frozenset[str] | None:
+    """The text values among `values` as NOCASE compares them, folded in one pass over them all
+    joined (folding is per character); None when a value holds a NUL, which NOCASE compares as
+    the end of the text."""
+    texts = [v for v in values if type(v) is str]
+    joined = "\x00".join(texts)
+    if joined.count("\x00") != max(len(texts) - 1, 0):
+        return None
+    return frozenset(_nocase(joined).split("\x00")) if texts else frozenset()
+
+
+def _numbers(values: Iterable[Any]) -> frozenset[int | float]:
+    """The int and float values among `values` (what a number probe can equal)."""
+    found = set(values)
+    found.discard(None)
+    if not all(type(v) is int or type(v) is float for v in found):
+        found = {v for v in found if type(v) is int or type(v) is float}
+    return frozenset(found)
+
+
+def _probe(table: str, column: str, kind: str) -> str:
+    """Whether a row of the table holds one of 4 values in the column (text under NOCASE)."""
+    nocase = " COLLATE NOCASE" if kind in _TEXT_KINDS else ""
+    return f'SELECT 1 FROM "{table}" WHERE "{column}"{nocase} IN (?, ?, ?, ?) LIMIT 1'  # noqa: S608
 
 
 def _distinct(table: str, column: str) -> str:
@@ -219,13 +241,13 @@ class _SeedTable:
 
     def __init__(self, name: str, kinds: dict[str, str], rows: list[tuple[Any, ...]]):
         self.name, self.kinds, self.size = name, kinds, len(rows) * len(kinds)
-        self.texts: dict[str, frozenset[str]] = {}
+        self.texts: dict[str, frozenset[str] | None] = {}
         self.numbers: dict[str, frozenset[int | float]] = {}
         for column, values in zip(kinds, zip(*rows, strict=True) if rows else [()] * len(kinds), strict=True):
             if kinds[column] in _TEXT_KINDS:
-                self.texts[column] = frozenset(map(_nocase, filter(_is_text, values)))
+                self.texts[column] = _folded(values)
             else:
-                self.numbers[column] = frozenset(v for v in values if type(v) is int or type(v) is float)
+                self.numbers[column] = _numbers(values)
         self.shapes: dict[str, dict[Shape, tuple[Any, str]]] = {}
 
     @classmethod
@@ -235,10 +257,14 @@ class _SeedTable:
         names = ", ".join(f'"{c}"' for c in kinds) or "1"
         return cls(table, kinds, domain.query_seed(f'SELECT {names} FROM "{table}"'))  # noqa: S608
 
-    def holds(self, column: str, probes: list[Any]) -> bool:
-        """Whether a value of `column` equals a probe (as `_sql_value` makes them for its kind)."""
+    def holds(self, column: str, probes: list[Any], domain: Domain) -> bool:
+        """Whether a value of `column` equals a probe (as `_sql_value` makes them for its kind);
+        text holding a NUL is left to SQLite."""
         if column in self.texts:
             texts = self.texts[column]
+            if texts is None or any("\x00" in p for p in probes):
+                probe = _probe(self.name, column, self.kinds[column])
+                return any(domain.query_seed(probe, some) for some in chunks(probes, (4,)))
             return any(_nocase(p) in texts for p in probes)
         numbers = self.numbers[column]
         return any(p in numbers for p in probes)
@@ -314,12 +340,11 @@ def find_ruled_out(expected: Episode, task: Task) -> RuledOut:
                 continue
             if name in seeded:
                 seed = _seed_table(fingerprint, expected.domain, name)
-                if not seed.holds(column, probes):
+                if not seed.holds(column, probes, expected.domain):
                     continue
                 shaped = seed.shaped(column, expected.domain)
             else:
-                nocase = " COLLATE NOCASE" if kind in _TEXT_KINDS else ""
-                probe = f'SELECT 1 FROM "{name}" WHERE "{column}"{nocase} IN (?, ?, ?, ?) LIMIT 1'
+                probe = _probe(name, column, kind)
                 if not any(expected.conn.execute(probe, some).fetchone() for some in chunks(probes, (4,))):
                     continue
                 shaped = _shaped(expected.conn.execute(_distinct(name, column)), kind)
