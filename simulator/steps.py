@@ -392,10 +392,7 @@ class UseRun(Run):
         inner: Env = {name: fn(env) for name, fn in self.params.items()}
         if "now" in env:
             inner["now"] = env["now"]
-        try:
-            return run_steps(self.steps, rt, inner)
-        except ReturnSignal as signal:
-            return signal.value
+        return run_body(self.steps, rt, inner)
 
 
 @dataclass
@@ -416,6 +413,20 @@ def run_steps(steps: list[Run], rt: Runtime, env: Env) -> Any:
         elif step.yields is True or (step.yields is None and value is not None):
             last = value
     return last
+
+
+def run_body(steps: list[Run], rt: Runtime, env: Env) -> Any:
+    """The steps of an operation or a fragment, run as a whole: the value of a `return`, else of
+    the last data step. A `return` that is the last step is evaluated in place; one inside a loop
+    or a `when` ends the run with a `ReturnSignal`."""
+    try:
+        last = steps[-1] if steps else None
+        if type(last) is ReturnRun:
+            run_steps(steps[:-1], rt, env)
+            return last.value(env)
+        return run_steps(steps, rt, env)
+    except ReturnSignal as signal:
+        return signal.value
 
 
 @dataclass(frozen=True)
@@ -464,7 +475,4 @@ class CompiledTool:
         env: Env = {"args": arguments}
         if self.uses_now:
             env["now"] = rt.now()
-        try:
-            return run_steps(self.steps, rt, env)
-        except ReturnSignal as signal:
-            return signal.value
+        return run_body(self.steps, rt, env)
