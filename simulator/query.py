@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 import sqlalchemy as sa
 
+from .decoding import row_decoder
 from .errors import ToolError
 from .expr import Compiled, Env
 from .observe import ReadObserver
@@ -205,6 +206,13 @@ class Query:
                 | {(h.table.element.name, "*") for f in filters for h in f.via}
             )
         )
+        #: each joined row: its name, where its key columns are, its decoder (at its place in the row)
+        self._joined: list[tuple[str, tuple[int, ...], Callable[[tuple[Any, ...]], dict[str, Any]]]] = []
+        at = len(info.columns)
+        for join in self.joins:
+            key_at = tuple(at + i for i in join.info.key_index)
+            self._joined.append((join.name, key_at, row_decoder(join.info.columns, join.info.kinds, at)))
+            at += len(join.info.columns)
         #: a fetched row as the step returns it (joined rows under their names)
         self.decode: Callable[[tuple[Any, ...]], dict[str, Any]] = (
             self._decode_joined if self.joins else info.decode
@@ -219,14 +227,9 @@ class Query:
         return rows
 
     def _decode_joined(self, row: tuple[Any, ...]) -> dict[str, Any]:
-        at = len(self.info.columns)
-        out = self.info.decode(row[:at])
-        for join in self.joins:
-            width = len(join.info.columns)
-            part = row[at : at + width]
-            at += width
-            found = any(part[i] is not None for i in join.info.key_index)
-            out[join.name] = join.info.decode(part) if found else None
+        out = self.info.decode(row)  # (the row's own columns come first)
+        for name, key_at, decode in self._joined:
+            out[name] = decode(row) if any(row[i] is not None for i in key_at) else None
         return out
 
     def _statement(self, active: tuple[int, ...], paged: bool | None = None) -> str:
