@@ -97,6 +97,12 @@ class Episode:
         self._pending_changes: set[tuple[str, Any]] = set()
         self._unsaved_meta: dict[str, int] = {}
         self._unsaved_changes: set[tuple[str, Any]] = set()
+        # the next integer key (max + 1) of tables keyed by one integer column, known for as long as
+        # nothing but this episode's own generated creates changes the table (`changed` forgets
+        # it); a running call's (None: forgotten), and the key it handed out and has not stored yet
+        self._int_keys: dict[str, int] = {}
+        self._pending_int_keys: dict[str, int | None] = {}
+        self._handed: tuple[str, Any] | None = None
         self.cache: dict[tuple[str, Any], Any] = {}  # the current call's rows, by (table, key)
         self.transcript = transcript
         if transcript is not None:
@@ -131,8 +137,15 @@ class Episode:
             except ValueProblem as exc:
                 raise ToolError(f"invalid value: {exc}") from None
         if table.next_int_key:
-            params = table.key_params((*parents, None)) if parents else {}
-            return self.conn.execute(table.next_int_key, params).fetchone()[0]
+            if parents:
+                return self.conn.execute(table.next_int_key, table.key_params((*parents, None))).fetchone()[0]
+            name, pending = table.name, self._pending_int_keys
+            n = pending[name] if name in pending else self._int_keys.get(name)
+            if n is None:
+                n = self.conn.execute(table.next_int_key, {}).fetchone()[0]
+            pending[name] = n + 1
+            self._handed = (name, n)
+            return n
         key = f"id:{table.name}"
         n = self._pending_counters.get(key)
         if n is None:
@@ -153,6 +166,10 @@ class Episode:
 
     def changed(self, table: str, pk: Any) -> None:
         self._pending_changes.add((table, pk))
+        if self._handed is not None and self._handed == (table, pk):
+            self._handed = None  # the generated create: the next key stays known
+        elif table in self._int_keys or table in self._pending_int_keys:
+            self._pending_int_keys[table] = None  # any other change: ask SQLite again
 
     # -- calls --------------------------------------------------------------------------------
 
@@ -167,12 +184,15 @@ class Episode:
             started = time.perf_counter()
             args = {} if arguments is None else arguments
             self._recorded = False
+            conn = self.conn
+            in_step = conn.total_changes == self._written  # (a write outside calls stays noticed)
             try:
-                with self.meter.run(self.conn):
+                with self.meter.run(conn):
                     try:
                         result = self._call(name, args, started)
                     finally:
-                        self._written = self.conn.total_changes
+                        if in_step:
+                            self._written = conn.total_changes
             except CallFailed as exc:
                 if not self._recorded:
                     self._record(name, args, started, error=str(exc), kind=exc.kind)
@@ -211,6 +231,8 @@ class Episode:
         if not tool.writes:
             return self._execute(tool, name, args)
         conn = self.conn
+        if conn.total_changes != self._written:  # written outside a call: known keys may be stale
+            self._int_keys.clear()
         ticks = self._tick_count
         conn.execute("BEGIN")
         try:
@@ -218,16 +240,14 @@ class Episode:
             self._record_before_commit(name, args, started, result)
         except BaseException:
             conn.execute("ROLLBACK")
-            self._pending_changes.clear()
-            self._pending_counters.clear()
+            self._forget_pending()
             raise
         try:
             conn.execute("COMMIT")
         except sqlite3.Error as exc:  # the record said "ok": say that it did not happen after all
             with contextlib.suppress(sqlite3.Error):
                 conn.execute("ROLLBACK")
-            self._pending_changes.clear()
-            self._pending_counters.clear()
+            self._forget_pending()
             if self.transcript is not None:
                 with contextlib.suppress(Exception):
                     void = {"type": "void", "index": self.calls - 1, "tool": name, "arguments": args}
@@ -246,7 +266,22 @@ class Episode:
         if self._pending_changes:
             self._unsaved_changes.update(self._pending_changes)
             self._pending_changes.clear()
+        if self._pending_int_keys:
+            for table, n in self._pending_int_keys.items():
+                if n is None:
+                    self._int_keys.pop(table, None)
+                else:
+                    self._int_keys[table] = n
+            self._pending_int_keys.clear()
+        self._handed = None
         return result
+
+    def _forget_pending(self) -> None:
+        """A rolled-back call's changes, counters and keys never happened."""
+        self._pending_changes.clear()
+        self._pending_counters.clear()
+        self._pending_int_keys.clear()
+        self._handed = None
 
     def _save(self) -> None:
         """Write the change log and counters of the calls committed since the last save to the

@@ -275,21 +275,35 @@ class UpdateRun(TargetedRun):
         """Store one row's encoded new values; the row after, as a read would return it."""
         info = self.info
         key = info.key_of(raw)
-        values = encoded if plan.order is None else [encoded[i] for i in plan.order]
+        if info.composite:
+            values = encoded if plan.order is None else [encoded[i] for i in plan.order]
+            params: tuple[Any, ...] = (*values, *key)
+        elif plan.width == 1:
+            params = (encoded[0], key)
+        else:
+            params = (*(encoded if plan.order is None else [encoded[i] for i in plan.order]), key)
         try:
-            rt.conn.execute(plan.statement, (*values, *key) if info.composite else (*values, key))
+            rt.conn.execute(plan.statement, params)
         except BIND_ERRORS as exc:
-            params = dict(zip(plan.columns, encoded, strict=True))
-            params.update(info.key_params(key))
-            raise bind_error(params, self.labels, exc) from None
+            named = dict(zip(plan.columns, encoded, strict=True))
+            named.update(info.key_params(key))
+            raise bind_error(named, self.labels, exc) from None
         except sqlite3.IntegrityError as exc:
             raise ToolError(_integrity_message(info, exc, "update")) from None
         rt.changed(info.name, key)
         after = before.copy()
         row = list(raw)
-        for name, at, decode, value in zip(plan.columns, plan.positions, plan.decoders, encoded, strict=True):
-            row[at] = value
-            after[name] = value if decode is None or value is None else decode(value)
+        if plan.width == 1:
+            value = encoded[0]
+            row[plan.positions[0]] = value
+            decode = plan.decoders[0]
+            after[plan.columns[0]] = value if decode is None or value is None else decode(value)
+        else:
+            for name, at, decode, value in zip(
+                plan.columns, plan.positions, plan.decoders, encoded, strict=True
+            ):
+                row[at] = value
+                after[name] = value if decode is None or value is None else decode(value)
         stored = tuple(row)
         if plan.moves_key:
             new_key = info.key_of(stored)

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import sqlite3
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from simulator import Domain
 from tests.test_properties import calls, run
+from tests.test_steps_registry import domain, tool
 
 
 def _bookkeeping(conn: sqlite3.Connection) -> tuple[list[tuple], list[tuple]]:
@@ -69,6 +72,7 @@ def test_a_connection_written_outside_a_call_is_not_reused(shop):
     conn = ep.conn
     ep.call("set_note", {"customer_id": "C-0001", "notes": "x"})
     conn.execute("UPDATE customers SET notes = 'outside' WHERE customer_id = 'C-0002'")
+    ep.call("set_note", {"customer_id": "C-0001", "notes": "y"})  # a later call does not hide it
     ep.close()
     again = shop.episode()
     try:
@@ -76,3 +80,59 @@ def test_a_connection_written_outside_a_call_is_not_reused(shop):
         assert again.row("customers", "C-0002")["notes"] != "outside"
     finally:
         again.close()
+
+
+LOG_TOOLS = [
+    tool("add", {"create": "log", "values": {"text": "$args.text"}}, "write", {"text": {"type": "string"}}),
+    tool(
+        "add_at",
+        {"create": "log", "values": {"n": "$args.n", "text": "x"}},
+        "write",
+        {"n": {"type": "integer"}},
+    ),
+    tool("drop", {"delete": "log", "key": {"n": "$args.n"}}, "write", {"n": {"type": "integer"}}),
+    tool(
+        "renumber",
+        {"update": "log", "key": {"n": "$args.n"}, "set": {"n": "$args.to"}},
+        "write",
+        {"n": {"type": "integer"}, "to": {"type": "integer"}},
+    ),
+    tool(
+        "two",
+        [{"create": "log", "values": {"text": "a"}}, {"create": "log", "values": {"text": "b"}}],
+        "write",
+    ),
+    # creates one row, then fails: the key it took is not taken
+    tool(
+        "add_then_fail",
+        [{"create": "log", "values": {"text": "a"}}, {"require": False, "error": "no"}],
+        "write",
+    ),
+]
+
+_numbers = st.integers(1, 6)
+log_calls = st.one_of(
+    st.tuples(st.just("add"), st.fixed_dictionaries({"text": st.just("t")})),
+    st.tuples(st.just("add_at"), st.fixed_dictionaries({"n": _numbers})),
+    st.tuples(st.just("drop"), st.fixed_dictionaries({"n": _numbers})),
+    st.tuples(st.just("renumber"), st.fixed_dictionaries({"n": _numbers, "to": _numbers})),
+    st.tuples(st.just("two"), st.just({})),
+    st.tuples(st.just("add_then_fail"), st.just({})),
+)
+
+
+@pytest.fixture(scope="module")
+def logbook(tmp_path_factory: pytest.TempPathFactory) -> Domain:
+    return domain(tmp_path_factory.mktemp("logbook"), LOG_TOOLS)
+
+
+@given(st.lists(log_calls, max_size=14))
+def test_a_generated_integer_key_is_always_max_plus_one(logbook, sequence):
+    with logbook.episode() as ep:
+        for name, args in sequence:
+            run(ep, [(name, args)])
+            expected = ep.conn.execute("SELECT coalesce(max(n), 0) + 1 FROM log").fetchone()[0]
+            assert ep.call("add", {"text": "probe"})["n"] == expected
+        # a row written outside any call is seen too
+        ep.conn.execute("INSERT INTO log (n, text, at) VALUES (100, 'outside', 'x')")
+        assert ep.call("add", {"text": "after"})["n"] == 101
