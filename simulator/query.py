@@ -294,20 +294,23 @@ class Query:
                         f"{f.label} holds a number that is not finite (NaN or Infinity)"
                     ) from None
             else:
-                params[self._names[i]] = f.encode(value)
+                params[self._names[i]] = value if f.encode is as_stored else f.encode(value)
         return always if always is not None else tuple(active), params
 
     def fetch(self, rt: Runtime, env: Env, limit: int | None = None, offset: int = 0) -> list[Any]:
         """Rows as stored. A lookup by primary key goes through the call's row cache."""
         if self.by_pk is not None and offset == 0 and (limit is None or limit > 0):
-            key = self.by_pk.encode(self.by_pk.value(env))
+            by_pk = self.by_pk
+            key = by_pk.value(env)
+            if by_pk.encode is not as_stored:
+                key = by_pk.encode(key)
             if key is None:
                 return []
             if type(key) is not str and bind_problem(key) is not None:  # (also: unhashable)
-                raise bind_error({"pk": key}, {"pk": self.by_pk.label}, ValueError())
+                raise bind_error({"pk": key}, {"pk": by_pk.label}, ValueError())
             cached = rt.cache.get((self.info.name, key), MISSING)
             if cached is MISSING:
-                cached = execute(rt.conn, self.info.select_by_pk, {"pk": key}, {"pk": self.by_pk.label})
+                cached = execute(rt.conn, self.info.select_by_pk, {"pk": key}, {"pk": by_pk.label})
                 cached = cached.fetchone()
                 rt.cache[(self.info.name, key)] = cached
             return [] if cached is None else [cached]
@@ -328,10 +331,16 @@ class Query:
             raise bind_error(params, labels, exc) from None
 
 
+def as_stored(value: Any) -> Any:
+    """A filter value as SQLite takes it, for every column type but boolean and json (the filters
+    skip calling it)."""
+    return value
+
+
 def key_encoder(info: TableInfo, column: str) -> Callable[[Any], Any]:
     kind = info.spec.columns[column].type
     if kind == "boolean":
         return lambda v: int(v) if isinstance(v, bool) else v
     if kind == "json":
         return lambda v: json.dumps(v, separators=(",", ":"))
-    return lambda v: v
+    return as_stored
