@@ -3,14 +3,16 @@
     python benchmarks/profile_core.py                 # 10k rows: ablations, statements, components
     python benchmarks/profile_core.py --rows 100000 --cprofile
 
-Three views, all on the benchmark shop (`_common.write_shop_domain`), medians in microseconds:
+Four views, all on the benchmark shop (`_common.write_shop_domain`), medians in microseconds:
 
 - **ablations**: the end-to-end call with one piece of the runtime replaced by a free stand-in
-  (schema validation always true, a constant clock, no change log, an in-memory id counter,
-  no transaction bookkeeping), so `full - ablated` is what that piece costs per call.
+  (schema validation always true, a constant clock, no change log kept, an in-memory id counter),
+  so `full - ablated` is what that piece costs per call.
   The stand-ins are set on the episode instance / domain object of this process only.
 - **statements**: every SQL statement one call executes, with its count and time, measured
   through a timing proxy around the episode's connection (proxy overhead is subtracted).
+- **steps**: each step kind's time per write call (place_order and transfer_credit), timed around
+  every step's `run` (nested steps inside `for_each` count in both; wrapper overhead included).
 - **components**: single runtime operations timed in a loop (validation, clock, ids, codecs).
 
 `--cprofile` adds cProfile's top functions (which inflate Python-heavy code; use it for shape,
@@ -53,7 +55,7 @@ ABLATIONS: list[tuple[str, set[str]]] = [
     ("full call", set()),
     ("- jsonschema validation", {"validation"}),
     ("- clock (constant now, no SELECT)", {"clock"}),
-    ("- change log (no INSERT)", {"change log"}),
+    ("- change log (not kept)", {"change log"}),
     ("- id generation (counter)", {"ids"}),
     ("- all four", {"validation", "clock", "change log", "ids"}),
 ]
@@ -345,7 +347,8 @@ def component_table(domain: Domain, ids: ShopIds, reps: int) -> Table:
     items: list[tuple[str, Callable[[int], Any]]] = [
         ("validator.is_valid(get_customer args)", lambda i: vr.is_valid({"customer_id": "C-000001"})),
         ("validator.is_valid(place_order args, 2 items)", lambda i: vw.is_valid(orders[i % len(orders)])),
-        ("ep.now() (SELECT ticks + timedelta + strftime)", lambda i: ep.now()),
+        ("ep.now() (known)", lambda i: ep.now()),
+        ("domain.clock_text(a new tick) (timedelta + render)", lambda i: _clock(domain, i)),
         ("ep._save() of a place_order's log and counters (BEGIN .. COMMIT)", lambda i: _save(ep, i)),
         ("BEGIN + COMMIT (empty)", lambda i: (ep.conn.execute("BEGIN"), ep.conn.execute("COMMIT"))),
         ("ep.changed(table, pk) in a transaction", lambda i: _in_txn(ep, lambda: ep.changed("x", i))),
@@ -380,6 +383,68 @@ def _in_txn(ep: Episode, fn: Callable[[], Any]) -> Any:
         return fn()
     finally:
         ep.conn.execute("ROLLBACK")
+        ep._forget_pending()
+
+
+def step_table(domain: Domain, ids: ShopIds, calls: int) -> Table:
+    """Each step kind's share of a write call: every runnable step class's `run`, timed."""
+    from simulator import steps
+
+    kinds = [steps.GetRun, steps.CreateRun, steps.UpdateRun, steps.RequireRun, steps.LetRun]
+    kinds += [steps.ForEachRun, steps.ReturnRun]
+    times: dict[str, list[int]] = defaultdict(list)
+    originals = {cls: cls.run for cls in kinds}
+
+    def timed(cls: type[steps.Run]) -> Callable[..., Any]:
+        run = originals[cls]
+
+        def wrapper(self: steps.Run, rt: Any, env: Any) -> Any:
+            t0 = time.perf_counter_ns()
+            try:
+                return run(self, rt, env)
+            finally:
+                times[cls.__name__].append(time.perf_counter_ns() - t0)
+
+        return wrapper
+
+    orders, cs = order_arguments(ids), ids.customers
+    tools: dict[str, Callable[[Episode, int], Any]] = {
+        "place_order": lambda ep, i: ep.call("place_order", orders[i % len(orders)]),
+        "transfer_credit": lambda ep, i: ep.call(
+            "transfer_credit",
+            {
+                "from_customer_id": cs[i % len(cs)],
+                "to_customer_id": cs[(i * 7 + 3) % len(cs)],
+                "amount": 0.01,
+            },
+        ),
+    }
+    table = Table(title="steps of one write call: calls per call x median us", title_justify="left")
+    for col in ("tool", "step", "per call", "median us", "us per call"):
+        table.add_column(col, justify="left" if col in ("tool", "step") else "right")
+    for cls in kinds:
+        cls.run = timed(cls)  # type: ignore[method-assign]
+    try:
+        for tool, fn in tools.items():
+            with domain.episode() as ep:
+                for i in range(200):
+                    fn(ep, i)
+                times.clear()
+                total = measure(lambda i, fn=fn, ep=ep: fn(ep, i + 200), reps=calls, warmup=0, max_seconds=30)
+            for name, spent in sorted(times.items()):
+                per, med = len(spent) / total.n, sorted(spent)[len(spent) // 2] / 1000
+                table.add_row(tool, name, f"{per:.1f}", f"{med:.2f}", f"{per * med:.1f}")
+            table.add_row(tool, "whole call (median)", "", "", f"{total.median_us:.1f}")
+            table.add_section()
+    finally:
+        for cls, run in originals.items():
+            cls.run = run  # type: ignore[method-assign]
+    return table
+
+
+def _clock(domain: Domain, i: int) -> str:
+    domain._clock_texts.clear()  # (so that it renders)
+    return domain.clock_text(i)
 
 
 def _save(ep: Episode, i: int) -> None:
@@ -428,6 +493,7 @@ def main(argv: list[str] | None = None) -> int:
         console.print(sql_variants_table(domain, ids, args.reps))
         console.print(statement_table(domain, ids, "read", args.reps))
         console.print(statement_table(domain, ids, "write", args.reps))
+        console.print(step_table(domain, ids, args.reps))
         console.print(component_table(domain, ids, args.reps))
         if args.cprofile:
             cprofile(domain, ids, "read", args.reps * 3, args.top)
