@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -203,7 +204,7 @@ def _nocase(text: str) -> str:
     return text.lower() if text.isascii() else text.translate(_NOCASE)
 
 
-def _folded(values: Iterable[Any]) -> frozenset[str] | None:
+def _folded(values: Iterable[Any]) -> list[str] | None:
     """The text values among `values` as NOCASE compares them, folded in one pass over them all
     joined (folding is per character); None when a value holds a NUL, which NOCASE compares as
     the end of the text."""
@@ -211,16 +212,15 @@ def _folded(values: Iterable[Any]) -> frozenset[str] | None:
     joined = "\x00".join(texts)
     if joined.count("\x00") != max(len(texts) - 1, 0):
         return None
-    return frozenset(_nocase(joined).split("\x00")) if texts else frozenset()
+    return _nocase(joined).split("\x00") if texts else []
 
 
-def _numbers(values: Iterable[Any]) -> frozenset[int | float]:
-    """The int and float values among `values` (what a number probe can equal)."""
-    found = set(values)
-    found.discard(None)
-    if not all(type(v) is int or type(v) is float for v in found):
-        found = {v for v in found if type(v) is int or type(v) is float}
-    return frozenset(found)
+def _numbers(values: Iterable[Any]) -> Counter[Any]:
+    """How many of `values` hold each number (int and float alike: what a number probe equals)."""
+    found = Counter(values)
+    for value in [v for v in found if type(v) is not int and type(v) is not float]:
+        del found[value]
+    return found
 
 
 def _probe(table: str, column: str, kind: str) -> str:
@@ -233,19 +233,35 @@ def _distinct(table: str, column: str) -> str:
     return f'SELECT DISTINCT "{column}" FROM "{table}"'  # noqa: S608 - names from the spec
 
 
+@dataclass(frozen=True)
+class _Delta:
+    """The rows of a table that an episode's calls changed: their seed versions (those the seed
+    has) and their versions now (those that exist), as stored."""
+
+    index: dict[str, int]  # column -> its place in a row
+    before: list[tuple[Any, ...]]
+    after: list[tuple[Any, ...]]
+
+    def column(self, column: str) -> tuple[list[Any], list[Any]]:
+        i = self.index[column]
+        return [row[i] for row in self.before], [row[i] for row in self.after]
+
+
 class _SeedTable:
-    """A table of the seed state: the values of its scalar columns as an equality probe compares
-    them (the SQL probe's semantics: text under NOCASE, numbers by value across int and float),
-    read in one scan, and each column's distinct values shaped on first use (most columns
-    probed never hold a fact)."""
+    """A table of the seed state: how many rows hold each value of its scalar columns, as an
+    equality probe compares them (the SQL probe's semantics: text under NOCASE, numbers by value
+    across int and float), read in one scan; and each column's distinct values shaped on first
+    use (most columns probed never hold a fact). With an episode's changed rows (`_Delta`) it
+    answers a probe on the episode's state too."""
 
     def __init__(self, name: str, kinds: dict[str, str], rows: list[tuple[Any, ...]]):
         self.name, self.kinds, self.size = name, kinds, len(rows) * len(kinds)
-        self.texts: dict[str, frozenset[str] | None] = {}
-        self.numbers: dict[str, frozenset[int | float]] = {}
+        self.texts: dict[str, Counter[str] | None] = {}
+        self.numbers: dict[str, Counter[Any]] = {}
         for column, values in zip(kinds, zip(*rows, strict=True) if rows else [()] * len(kinds), strict=True):
             if kinds[column] in _TEXT_KINDS:
-                self.texts[column] = _folded(values)
+                folded = _folded(values)
+                self.texts[column] = None if folded is None else Counter(folded)
             else:
                 self.numbers[column] = _numbers(values)
         self.shapes: dict[str, dict[Shape, tuple[Any, str]]] = {}
@@ -257,17 +273,20 @@ class _SeedTable:
         names = ", ".join(f'"{c}"' for c in kinds) or "1"
         return cls(table, kinds, domain.query_seed(f'SELECT {names} FROM "{table}"'))  # noqa: S608
 
-    def holds(self, column: str, probes: list[Any], domain: Domain) -> bool:
-        """Whether a value of `column` equals a probe (as `_sql_value` makes them for its kind);
-        text holding a NUL is left to SQLite."""
+    def holds(self, column: str, probes: list[Any], delta: _Delta | None) -> bool | None:
+        """Whether a row holds a value of `column` equal to a probe (as `_sql_value` makes them
+        for its kind): in the seed state, or with `delta`'s rows changed. None: text holding a
+        NUL (NOCASE stops comparing there; leave it to SQLite)."""
+        removed, added = delta.column(column) if delta is not None else ([], [])
         if column in self.texts:
-            texts = self.texts[column]
-            if texts is None or any("\x00" in p for p in probes):
-                probe = _probe(self.name, column, self.kinds[column])
-                return any(domain.query_seed(probe, some) for some in chunks(probes, (4,)))
-            return any(_nocase(p) in texts for p in probes)
+            texts, gone, new = self.texts[column], _folded(removed), _folded(added)
+            if texts is None or gone is None or new is None or any("\x00" in p for p in probes):
+                return None
+            wanted = [_nocase(p) for p in probes]
+            return any(texts[p] > gone.count(p) or p in new for p in wanted)
         numbers = self.numbers[column]
-        return any(p in numbers for p in probes)
+        gone_n, new_n = _numbers(removed), _numbers(added)
+        return any(numbers[p] > gone_n[p] or new_n[p] > 0 for p in probes)
 
     def shaped(self, column: str, domain: Domain) -> dict[Shape, tuple[Any, str]]:
         """The column's distinct values shaped."""
@@ -295,14 +314,24 @@ def _seed_table(fingerprint: str, domain: Domain, table: str) -> _SeedTable:
     return found
 
 
-def _seeded_tables(expected: Episode) -> set[str]:
-    """The tables of `expected` that hold the seed state: none that a call changed a row of, and
-    none at all when something wrote to its database outside a call."""
-    changed = {table for table, _ in expected.changes()}
+def _deltas(expected: Episode) -> dict[str, _Delta] | None:
+    """The rows each table's calls changed in `expected` (tables left out hold the seed state);
+    None when something wrote to its database outside a call (the change log may not say what)."""
+    changed: dict[str, list[Any]] = {}
+    for table, key in expected.changes():
+        changed.setdefault(table, []).append(key)
+    domain = expected.domain
+    deltas = {}
     with expected.lock:
         if expected.conn.total_changes != expected._written:
-            return set()
-    return set(expected.domain.tables) - changed
+            return None
+        for table, keys in changed.items():
+            info = domain.tables[table]
+            now = (expected.conn.execute(info.select_by_pk, info.key_params(k)).fetchone() for k in keys)
+            index = {c: i for i, c in enumerate(info.columns)}
+            before = list(domain.seed_lookup(table, keys).values())
+            deltas[table] = _Delta(index, before, [row for row in now if row is not None])
+    return deltas
 
 
 def ruled_out(expected: Episode, task: Task) -> RuledOut:
@@ -323,7 +352,7 @@ def find_ruled_out(expected: Episode, task: Task) -> RuledOut:
     facts = [tuple(tokens(fact_text(f))) for f in task.answer_facts]
     said = _Runs([tokens(task.instruction)])
     fingerprint = expected.domain.fingerprint()
-    seeded = _seeded_tables(expected)
+    deltas = _deltas(expected)
     columns: list[str] = []
     values: dict[Shape, tuple[Any, str]] = {}
     for name, info in sorted(expected.domain.tables.items()):
@@ -338,15 +367,17 @@ def find_ruled_out(expected: Episode, task: Task) -> RuledOut:
             ]
             if not probes:
                 continue
-            if name in seeded:
-                seed = _seed_table(fingerprint, expected.domain, name)
-                if not seed.holds(column, probes, expected.domain):
-                    continue
+            delta = deltas.get(name) if deltas is not None else None
+            seed = _seed_table(fingerprint, expected.domain, name) if deltas is not None else None
+            holds = seed.holds(column, probes, delta) if seed is not None else None
+            if holds is None:  # ask SQLite
+                probe = _probe(name, column, kind)
+                holds = any(expected.conn.execute(probe, some).fetchone() for some in chunks(probes, (4,)))
+            if not holds:
+                continue
+            if seed is not None and delta is None:
                 shaped = seed.shaped(column, expected.domain)
             else:
-                probe = _probe(name, column, kind)
-                if not any(expected.conn.execute(probe, some).fetchone() for some in chunks(probes, (4,))):
-                    continue
                 shaped = _shaped(expected.conn.execute(_distinct(name, column)), kind)
             columns.append(f"{name}.{column}")
             if not values:

@@ -27,9 +27,11 @@ def _shop_with_accents() -> Path:
     folder = Path(tempfile.mkdtemp(prefix="ruled-")) / "shop"
     shutil.copytree(FIXTURES / "shop", folder)
     with (folder / "seed" / "customers.jsonl").open("a") as f:
-        for i, name in enumerate(["Zoë Ünal", "ZOË ÜNAL", "Ärger 7", "straße", "Nul\x00Name"]):
+        for i, name in enumerate(["Zoë Ünal", "ZOË ÜNAL", "Ärger 7", "straße"]):
             row = {"customer_id": f"C-9{i}", "name": name, "email": f"z{i}@example.com", "balance": 1}
             f.write(json.dumps(row) + "\n")
+        row = {"customer_id": "C-99", "name": "Nul", "email": "n@example.com", "notes": "Nul\x00Name"}
+        f.write(json.dumps(row) + "\n")
     return folder
 
 
@@ -72,18 +74,29 @@ def _task(facts: list[Any]) -> Task:
     )
 
 
-@given(facts=st.lists(FACT, min_size=1, max_size=3), write=st.booleans())
-@example(facts=["zoë ünal"], write=False)  # NOCASE leaves Ü and ü apart
-@example(facts=["ärger 7", 7.0], write=False)
-@example(facts=["NUL\x00zzzz"], write=False)  # NOCASE stops comparing at a NUL
-@example(facts=["CUSTOMER 3", 300], write=True)
+#: calls that change rows: a created customer, an order cancelled (its status, the customer's
+#: balance), a note that takes another row's value
+WRITES: list[list[tuple[str, dict[str, Any]]]] = [
+    [],
+    [("add_customer", {"name": "Customer 1 Renamed", "email": "NEW@example.com"})],
+    [("cancel_order", {"order_id": "O-0002"}), ("set_note", {"customer_id": "C-0003", "notes": "Lamp 2"})],
+    [("cancel_order", {"order_id": "O-0004"}), ("add_customer", {"name": "Zoë ünal", "email": "z@x.io"})],
+]
+
+
+@given(facts=st.lists(FACT, min_size=1, max_size=3), write=st.integers(0, len(WRITES) - 1))
+@example(facts=["zoë ünal"], write=0)  # NOCASE leaves Ü and ü apart
+@example(facts=["ärger 7", 7.0], write=0)
+@example(facts=["NUL\x00zzzz"], write=0)  # NOCASE stops comparing at a NUL
+@example(facts=["CUSTOMER 3", 300], write=1)
+@example(facts=[200.0, "PENDING"], write=2)  # C-0002's balance moved off 200
+@example(facts=[40, "zoë ünal", "lamp 2"], write=3)
 def test_seed_cache_and_sql_probe_agree(facts, write):
     task = _task(facts)
     with DOMAIN.episode() as cached, DOMAIN.episode() as probed:
-        if write:  # a call changed a row: its table is probed in SQL in both
-            args = {"name": "Customer 1 Renamed", "email": "NEW@example.com"}
-            cached.call("add_customer", args)
-            probed.call("add_customer", args)
+        for name, args in WRITES[write]:  # rows the calls change: read as changed in both
+            cached.call(name, args)
+            probed.call(name, args)
         # a write outside any call (the same value back): every table is probed in SQL
         probed.conn.execute("UPDATE products SET title = title WHERE sku = 'SKU-001'")
         assert find_ruled_out(cached, task) == find_ruled_out(probed, task)
