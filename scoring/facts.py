@@ -265,6 +265,7 @@ class _SeedTable:
             else:
                 self.numbers[column] = _numbers(values)
         self.shapes: dict[str, dict[Shape, tuple[Any, str]]] = {}
+        self.distinct: dict[str, list[tuple[Any, ...]]] = {}
 
     @classmethod
     def read(cls, domain: Domain, table: str) -> _SeedTable:
@@ -288,12 +289,20 @@ class _SeedTable:
         gone_n, new_n = _numbers(removed), _numbers(added)
         return any(numbers[p] > gone_n[p] or new_n[p] > 0 for p in probes)
 
-    def shaped(self, column: str, domain: Domain) -> dict[Shape, tuple[Any, str]]:
-        """The column's distinct values shaped."""
+    def shaped(
+        self, column: str, domain: Domain, now: list[tuple[Any, ...]] | None = None
+    ) -> dict[Shape, Any]:
+        """The column's distinct values shaped: the seed's, or those `now` lists (an episode's
+        `_distinct`), reusing the seed's when they are the same values, in the same order and of
+        the same types (`repr` tells 1 from 1.0 and 0.0 from -0.0)."""
+        seeded = self.distinct.get(column)
+        if seeded is None:
+            seeded = self.distinct[column] = domain.query_seed(_distinct(self.name, column))
+        if now is not None and (now != seeded or repr(now) != repr(seeded)):
+            return _shaped(now, self.kinds[column])
         found = self.shapes.get(column)
         if found is None:
-            stored = domain.query_seed(_distinct(self.name, column))
-            found = self.shapes[column] = _shaped(stored, self.kinds[column])
+            found = self.shapes[column] = _shaped(seeded, self.kinds[column])
         return found
 
 
@@ -375,10 +384,11 @@ def find_ruled_out(expected: Episode, task: Task) -> RuledOut:
                 holds = any(expected.conn.execute(probe, some).fetchone() for some in chunks(probes, (4,)))
             if not holds:
                 continue
-            if seed is not None and delta is None:
-                shaped = seed.shaped(column, expected.domain)
-            else:
+            if seed is None:
                 shaped = _shaped(expected.conn.execute(_distinct(name, column)), kind)
+            else:
+                now = None if delta is None else expected.conn.execute(_distinct(name, column)).fetchall()
+                shaped = seed.shaped(column, expected.domain, now)
             columns.append(f"{name}.{column}")
             if not values:
                 values = dict(shaped)
