@@ -150,11 +150,14 @@ class Domain:
         (restored to the seed state, `simulator.pool`), else a new copy of the snapshot."""
         return self.pool().take(self.snapshot())
 
-    def release(self, conn: sqlite3.Connection, clean: bool = True) -> None:
+    def release(
+        self, conn: sqlite3.Connection, clean: bool = True, changes: Iterable[tuple[str, Any]] = ()
+    ) -> None:
         """Take back a closed episode's connection for a later episode, or close it (always when
-        not `clean`: something wrote to it outside the change log)."""
+        not `clean`: something wrote to it outside the change log). `changes`: (table, key) of rows
+        the episode changed that its change log does not hold yet."""
         if clean:
-            self.pool().give(conn, self.snapshot())
+            self.pool().give(conn, self.snapshot(), changes)
         else:
             conn.close()
 

@@ -9,9 +9,9 @@ tables that tools, exports, digests and diffs never see).
 While calls run, the episode keeps the clock, the counters and the change log in memory: a call
 adds what it changed to them only after its transaction committed (a rolled-back call leaves no
 trace there either), and they are written to the `_toolgym_*` tables, in one transaction, before
-anything reads those tables: `digest`, `changes` and `close` (the domain's pool restores the
-seed state from the change log). A write call so runs only its own statements between BEGIN and
-COMMIT, with no bookkeeping statement of its own.
+anything reads those tables (`digest`, `changes`); `close` hands the changes not written yet to the
+domain's pool, which restores the seed state from both. A write call so runs only its own
+statements between BEGIN and COMMIT, with no bookkeeping statement of its own.
 """
 
 from __future__ import annotations
@@ -455,16 +455,10 @@ class Episode:
             conn, self.conn = self.conn, _CLOSED
             if conn is _CLOSED:
                 return
-            clean = conn.total_changes == self._written
-            if clean:
-                self.conn = conn
-                try:
-                    self._save()  # the pool restores the seed state from the change log
-                except sqlite3.Error:
-                    clean = False  # (closed, not reused)
-                finally:
-                    self.conn = _CLOSED
-            self.domain.release(conn, clean=clean and conn.total_changes == self._written)
+            # the pool restores the seed state from the change log and the changes not saved to it
+            changes, self._unsaved_changes = self._unsaved_changes, set()
+            self._unsaved_meta = {}
+            self.domain.release(conn, clean=conn.total_changes == self._written, changes=changes)
 
     def __enter__(self) -> Episode:
         return self

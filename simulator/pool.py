@@ -182,8 +182,11 @@ class ConnectionPool:
     def _room(self, size: int) -> bool:
         return len(self.idle) < IDLE_CONNECTIONS and (len(self.idle) + 1) * size <= IDLE_BYTES
 
-    def give(self, conn: sqlite3.Connection, snapshot: bytes) -> None:
-        """Keep `conn` restored to the seed state, or close it (see the module docstring)."""
+    def give(
+        self, conn: sqlite3.Connection, snapshot: bytes, changes: Iterable[tuple[str, Any]] = ()
+    ) -> None:
+        """Keep `conn` restored to the seed state, or close it (see the module docstring).
+        `changes`: (table, key) of rows changed and not yet in the change log (`restore`)."""
         size = len(snapshot)
         # hooks a caller may have set on the connection do not carry over
         conn.set_trace_callback(None)
@@ -197,7 +200,7 @@ class ConnectionPool:
             and not conn.in_transaction
             and conn.execute(_SCHEMA_VERSION).fetchone()[0] == self._schema_version(snapshot)
             and _API.check(conn)
-            and self.restore(conn, snapshot)
+            and self.restore(conn, snapshot, changes)
             and _API.settle(conn)
         )
         if keep:
@@ -239,14 +242,20 @@ class ConnectionPool:
                 return [seed.execute(sql, params).fetchall() for sql, params in queries]
             return [seed.execute(sql, params).fetchone() for sql, params in queries]
 
-    def restore(self, conn: sqlite3.Connection, snapshot: bytes) -> bool:
-        """Put the rows `conn`'s change log names back to the seed state; False when it failed
+    def restore(
+        self, conn: sqlite3.Connection, snapshot: bytes, changes: Iterable[tuple[str, Any]] = ()
+    ) -> bool:
+        """Put the rows `conn`'s change log names, and `changes` ((table, key) an episode changed
+        and kept in memory only: simulator.episode), back to the seed state; False when it failed
         (the connection is then rolled back and must not be reused)."""
-        changed = []
+        wanted: dict[tuple[str, tuple[Any, ...]], None] = {}
         for table, stored in conn.execute(_CHANGES).fetchall():
             info = self.tables[table]
             key = info.unstored_key(stored)
-            changed.append((table, key if info.composite else (key,)))
+            wanted[(table, key if info.composite else (key,))] = None
+        for table, key in changes:
+            wanted[(table, key if self.tables[table].composite else (key,))] = None
+        changed = list(wanted)
         seeded = self._seed_rows(snapshot, changed)
         rank = {name: i for i, name in enumerate(self.order)}
         inserts: list[tuple[int, str, tuple[Any, ...]]] = []

@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from simulator import Domain
+from tests.test_episode_pool import seed_state, state
 from tests.test_properties import calls, run
 from tests.test_steps_registry import domain, tool
 
@@ -136,3 +137,35 @@ def test_a_generated_integer_key_is_always_max_plus_one(logbook, sequence):
         # a row written outside any call is seen too
         ep.conn.execute("INSERT INTO log (n, text, at) VALUES (100, 'outside', 'x')")
         assert ep.call("add", {"text": "after"})["n"] == 101
+
+
+@given(st.lists(calls, max_size=8), st.lists(calls, max_size=8), st.integers(0, 3))
+def test_a_connection_closed_with_saved_and_unsaved_changes_is_restored(shop, first, then, seed):
+    ep = shop.episode(seed=seed)
+    conn = ep.conn
+    run(ep, first)
+    ep.digest()  # saves the log so far: the rest stays in memory until close
+    run(ep, then)
+    ep.close()
+    again = shop.episode(seed=seed)
+    try:
+        assert again.conn is conn
+        assert state(again.conn, shop) == seed_state(shop)
+    finally:
+        again.close()
+
+
+def test_a_deleted_row_saved_and_changed_again_is_restored(logbook):
+    ep = logbook.episode()
+    conn = ep.conn
+    ep.call("add", {"text": "a"})
+    ep.call("add", {"text": "b"})
+    ep.digest()
+    ep.call("drop", {"n": 1})  # in the saved log and changed again, unsaved
+    ep.call("renumber", {"n": 2, "to": 5})
+    ep.close()
+    again = logbook.episode()
+    try:
+        assert again.conn is conn and state(again.conn, logbook) == seed_state(logbook)
+    finally:
+        again.close()
