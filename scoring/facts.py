@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from functools import cached_property
 from json.encoder import encode_basestring_ascii
-from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from .statements import chunks
@@ -181,8 +180,9 @@ Shape = tuple[Token, ...]
 
 
 def _shaped(stored: Iterable[tuple[Any, ...]], kind: str) -> dict[Shape, tuple[Any, str]]:
-    """The first value of each shape among a column's distinct values (as stored), with its JSON
-    sort key, in the order the values came (None and shapeless values left out)."""
+    """The first value of each shape among a column's distinct values (as stored, in the order
+    they came), with its JSON sort key; None and shapeless values left out. In sort key order
+    (keys are distinct), so that merging columns' sorted runs is cheap."""
     shapes: dict[Shape, tuple[Any, str]] = {}
     for (raw,) in stored:
         if raw is None:
@@ -191,7 +191,12 @@ def _shaped(stored: Iterable[tuple[Any, ...]], kind: str) -> dict[Shape, tuple[A
         shape, order = _shape(value)
         if shape and shape not in shapes:
             shapes[shape] = (value, order)
-    return shapes
+    return dict(sorted(shapes.items(), key=_order))
+
+
+def _order(item: tuple[Shape, tuple[Any, str]]) -> str:
+    """The sort key of a (shape, (value, its sort key)) item."""
+    return item[1][1]
 
 
 #: SQLite's NOCASE collation folds ASCII letters only
@@ -278,14 +283,22 @@ class _SeedTable:
         """Whether a row holds a value of `column` equal to a probe (as `_sql_value` makes them
         for its kind): in the seed state, or with `delta`'s rows changed. None: text holding a
         NUL (NOCASE stops comparing there; leave it to SQLite)."""
-        removed, added = delta.column(column) if delta is not None else ([], [])
         if column in self.texts:
-            texts, gone, new = self.texts[column], _folded(removed), _folded(added)
-            if texts is None or gone is None or new is None or any("\x00" in p for p in probes):
+            texts = self.texts[column]
+            if texts is None or any("\x00" in p for p in probes):
                 return None
             wanted = [_nocase(p) for p in probes]
+            if delta is None:
+                return any(p in texts for p in wanted)
+            removed, added = delta.column(column)
+            gone, new = _folded(removed), _folded(added)
+            if gone is None or new is None:
+                return None
             return any(texts[p] > gone.count(p) or p in new for p in wanted)
         numbers = self.numbers[column]
+        if delta is None:
+            return any(p in numbers for p in probes)
+        removed, added = delta.column(column)
         gone_n, new_n = _numbers(removed), _numbers(added)
         return any(numbers[p] > gone_n[p] or new_n[p] > 0 for p in probes)
 
@@ -364,16 +377,18 @@ def find_ruled_out(expected: Episode, task: Task) -> RuledOut:
     deltas = _deltas(expected)
     columns: list[str] = []
     values: dict[Shape, tuple[Any, str]] = {}
+    by_kind = {
+        kind: [
+            p
+            for f, shape in zip(task.answer_facts, facts, strict=True)
+            if shape and (p := _sql_value(f, kind)) is not None
+        ]
+        for kind in _SCALAR
+    }
     for name, info in sorted(expected.domain.tables.items()):
         for column, spec in info.spec.columns.items():
             kind = spec.type
-            if kind not in _SCALAR:
-                continue
-            probes = [
-                p
-                for f, shape in zip(task.answer_facts, facts, strict=True)
-                if shape and (p := _sql_value(f, kind)) is not None
-            ]
+            probes = by_kind.get(kind)
             if not probes:
                 continue
             delta = deltas.get(name) if deltas is not None else None
@@ -397,11 +412,10 @@ def find_ruled_out(expected: Episode, task: Task) -> RuledOut:
                 if shape not in values:
                     values[shape] = entry
     excluded = {*facts, *said.runs({len(shape) for shape in values})}
-    kept = sorted(
-        ((shape, value, order) for shape, (value, order) in values.items() if shape not in excluded),
-        key=itemgetter(2),
-    )
-    return RuledOut(tuple(columns), tuple(v for _, v, _ in kept), tuple(s for s, _, _ in kept))
+    kept = [item for item in values.items() if item[0] not in excluded]
+    if len(columns) > 1:  # one column's values come sorted (`_shaped`)
+        kept.sort(key=_order)
+    return RuledOut(tuple(columns), tuple(v for _, (v, _) in kept), tuple(s for s, _ in kept))
 
 
 class _Runs:
