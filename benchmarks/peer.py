@@ -14,7 +14,7 @@ Measured here, on the port of tau2's retail domain (8,993 seed rows, 114 tasks):
 | hash        | `ep.digest()` (the state hash scoring relies on)               | `env.get_db_hash()`                  |
 | hash_full   | `ep.full_digest()` (every row of every table)                  | `env.get_db_hash()`                  |
 | score_task  | `score_rollout` of one task's gold solution with its expected state cached (as from a task's second rollout on): agent replay, state diff, answer facts; median over the 114 tasks | `EnvironmentEvaluator.calculate_reward` |
-| score_task_cold | the same with the process's expected-state cache emptied first: gold replay too | `EnvironmentEvaluator.calculate_reward` |
+| score_task_cold | the same with the process's expected-state cache emptied first: gold replay too (what the domain's first scoring in the process read of its seed state stays read, as after any first scoring; `score_all` measures that first time) | `EnvironmentEvaluator.calculate_reward` |
 | score_all   | all 114 tasks in a fresh process (a subprocess: domain loaded, then the 114 scored once; the median of FRESH_RUNS processes) | the same for all 114 |
 | score_all_warm | all 114 again in this process (expected states cached) | the same for all 114 |
 
