@@ -240,15 +240,30 @@ def _never(v: Any) -> bool:
 
 
 def _any_of(tests: list[Check]) -> Check:
+    if len(tests) == 2:
+        first, second = tests
+        return lambda v: first(v) or second(v)
+
     def check(v: Any) -> bool:
-        return any(t(v) for t in tests)
+        for t in tests:
+            if t(v):
+                return True
+        return False
 
     return check
 
 
 def _all_of(checks: list[Check]) -> Check:
+    # (runs for every argument of every call: no generator, and the common pair as one expression)
+    if len(checks) == 2:
+        first, second = checks
+        return lambda v: first(v) and second(v)
+
     def check(v: Any) -> bool:
-        return all(c(v) for c in checks)
+        for c in checks:
+            if not c(v):
+                return False
+        return True
 
     return check
 
@@ -338,7 +353,11 @@ def _arrays(schema: dict[str, Any], checks: list[Check]) -> None:
         item = _compile(schema["items"])
 
         def items_match(v: Any) -> bool:
-            return not isinstance(v, list) or all(item(x) for x in v)
+            if isinstance(v, list):
+                for x in v:
+                    if not item(x):
+                        return False
+            return True
 
         checks.append(items_match)
     if schema.get("uniqueItems") is True:
