@@ -34,6 +34,7 @@ from typing import Any
 from _common import build_report, measure_interleaved, print_results, result_row, write_report
 from peer import DOMAIN, call_arguments
 
+from scripts.tau2_retail.tables import ORDER_OPTIONAL
 from simulator import load_domain
 
 #: the read written by hand: plain statements, as a hand-written tool would run them
@@ -44,15 +45,6 @@ HAND_SQL = {
     "fulfillments": "SELECT * FROM fulfillments WHERE order_id = ? ORDER BY position, fulfillment_id",
     "payments": "SELECT * FROM payment_history WHERE order_id = ? ORDER BY position, payment_id",
 }
-ORDER_FIELDS = (
-    "cancel_reason",
-    "exchange_items",
-    "exchange_new_items",
-    "exchange_payment_method_id",
-    "exchange_price_difference",
-    "return_items",
-    "return_payment_method_id",
-)
 ORDER_JSON = {"exchange_items", "exchange_new_items", "return_items"}
 
 
@@ -96,7 +88,7 @@ def read_by_hand(conn: sqlite3.Connection, order_id: str) -> dict[str, Any]:
         "fulfillments": fulfillments,
         "payment_history": payments,
     }
-    out.update((name, order[name]) for name in ORDER_FIELDS)
+    out.update((name, order[name]) for name in ORDER_OPTIONAL)
     return out
 
 

@@ -85,6 +85,15 @@ def test_score_peer_and_validate_suites_run(tmp_path: Path) -> None:
     assert all(r["rows"] == 36 for r in validate["results"])
 
 
+def test_profile_read_reports_the_call_and_its_parts(tmp_path: Path) -> None:
+    """(It checks its hand-written read against the tool for every order before timing.)"""
+    report = _suite(tmp_path, "profile_read", "--quick")
+    medians = {r["name"]: r["median_us"] for r in report["results"]}
+    assert set(medians) == {"call", "execute", "sql", "sql_decoded", "expression", "by_hand"}
+    parts = report["meta"]["parts_us"]
+    assert len(parts) == 5 and abs(sum(parts.values()) - medians["call"]) < 0.1
+
+
 def test_attack_suite_runs_and_every_attack_call_is_refused(tmp_path: Path) -> None:
     out = tmp_path / "attack.json"
     proc = subprocess.run(

@@ -453,26 +453,17 @@ _op(
     lambda xs, f: _object_from(_pluck(xs, f), xs),
     2,
 )
-_op(
-    "pick",
-    OB,
-    "[obj, [keys]]",
-    "only these keys",
-    N.ERROR,
-    lambda o, ks: _pick(o, ks, True),
-    2,
-    specialize=_known_keys(True),
-)
-_op(
-    "omit",
-    OB,
-    "[obj, [keys]]",
-    "all but these keys",
-    N.ERROR,
-    lambda o, ks: _pick(o, ks, False),
-    2,
-    specialize=_known_keys(False),
-)
+for _name, _keep, _doc in (("pick", True, "only these keys"), ("omit", False, "all but these keys")):
+    _op(
+        _name,
+        OB,
+        "[obj, [keys]]",
+        _doc,
+        N.ERROR,
+        lambda o, ks, keep=_keep: _pick(o, ks, keep),
+        2,
+        specialize=_known_keys(_keep),
+    )
 _op(
     "compact",
     OB,
