@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from .observe import ReadObserver
     from .transcript import TranscriptSink
 
+#: seed rows a domain keeps once `seed_lookup` has read them (emptied when over)
+SEED_ROWS_KEPT = 100_000
 #: rendered clock texts a domain keeps (the first this many tick counts)
 CLOCK_TEXTS_KEPT = 4096
 
@@ -60,6 +62,7 @@ class Domain:
         self.clock_start = parse_time(self.spec.clock.start)
         self.render_time = renderer(self.spec.clock.start, self.spec.clock.format)  # `$now` as text
         self._clock_texts: dict[int, str] = {}  # `clock_text` by tick count
+        self._seed_found: dict[str, dict[Any, tuple[Any, ...] | None]] = {}  # `seed_lookup`'s rows
         self.checks = {name: compile_check(t.spec.input_schema) for name, t in self.tools.items()}
         for name, info in self.tables.items():  # a counter continues after the seed's largest number
             info.ids = info.ids.with_floor(row.get(info.pk) for row in self.seed_rows.get(name, ()))
@@ -186,17 +189,25 @@ class Domain:
 
     def seed_lookup(self, table: str, keys: Iterable[Any]) -> dict[Any, tuple[Any, ...]]:
         """{key: row as stored} of the rows of `table` with these keys in the seed state (absent
-        keys left out): from the seed index when it is built, else read by key, so that a diff
-        of a few rows does not build the whole index."""
-        info = self.tables[table]
+        keys left out): from the seed index when it is built, else read by key (and kept), so
+        that a diff of a few rows does not build the whole index."""
         if self._seed_index is not None:
             index = self._seed_index[table]
             return {k: index[k] for k in keys if k in index}
+        info, known = self.tables[table], self._seed_found.setdefault(table, {})  # None: not seeded
         wanted = list(keys)
-        found = self.pool().read_seed(
-            self.snapshot(), ((info.select_by_pk, info.key_params(k)) for k in wanted)
-        )
-        return {k: row for k, row in zip(wanted, found, strict=True) if row is not None}
+        rows = {k: known[k] for k in wanted if k in known}
+        missing = [k for k in wanted if k not in rows]
+        if missing:
+            read = self.pool().read_seed(
+                self.snapshot(), ((info.select_by_pk, info.key_params(k)) for k in missing)
+            )
+            if sum(map(len, self._seed_found.values())) + len(missing) > SEED_ROWS_KEPT:
+                for kept in self._seed_found.values():
+                    kept.clear()
+            for key, row in zip(missing, read, strict=True):
+                rows[key] = known[key] = row
+        return {k: row for k in wanted if (row := rows[k]) is not None}
 
     def query_seed(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
         """Every row a read statement finds in the seed state (on the pool's seed connection, so

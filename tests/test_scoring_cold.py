@@ -36,12 +36,14 @@ def test_seed_lookup_is_the_seed_index_by_key(tmp_path):
     domain = build(tmp_path / "d", TABLES, TOOLS, seed=SEED)
     wanted: dict[str, list[Any]] = {"seats": [("F2", 1), ("F1", 2), ("F9", 9)], "flights": ["F1", "nope"]}
     before = {table: domain.seed_lookup(table, keys) for table, keys in wanted.items()}
+    again = domain.seed_lookup("seats", [("F1", 2), ("F1", 1), ("F9", 9)])  # kept and new keys
     assert domain._seed_index is None  # read by key, not by building the index
     index = domain.seed_index()
     for table, keys in wanted.items():
         assert before[table] == {k: index[table][k] for k in keys if k in index[table]}
         assert domain.seed_lookup(table, keys) == before[table]
     assert list(before["seats"]) == [("F2", 1), ("F1", 2)]
+    assert again == {k: index["seats"][k] for k in [("F1", 2), ("F1", 1)]}
 
 
 def test_scoring_a_rollout_reads_only_the_rows_it_needs():
