@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -326,13 +327,17 @@ _SEED: dict[tuple[str, str], _SeedTable] = {}
 _SEED_MAX = 2_000_000
 
 
+_SEED_LOCK = threading.Lock()
+
+
 def _seed_table(fingerprint: str, domain: Domain, table: str) -> _SeedTable:
     found = _SEED.get((fingerprint, table))
     if found is None:
         found = _SeedTable.read(domain, table)
-        if sum(t.size for t in _SEED.values()) + found.size > _SEED_MAX:
-            _SEED.clear()
-        _SEED[fingerprint, table] = found
+        with _SEED_LOCK:
+            if sum(t.size for t in _SEED.values()) + found.size > _SEED_MAX:
+                _SEED.clear()
+            _SEED[fingerprint, table] = found
     return found
 
 

@@ -62,7 +62,8 @@ class Domain:
         self.clock_start = parse_time(self.spec.clock.start)
         self.render_time = renderer(self.spec.clock.start, self.spec.clock.format)  # `$now` as text
         self._clock_texts: dict[int, str] = {}  # `clock_text` by tick count
-        self._seed_found: dict[str, dict[Any, tuple[Any, ...] | None]] = {}  # `seed_lookup`'s rows
+        #: the seed rows `seed_lookup` read, by table (None: not in the seed)
+        self._seed_found: dict[str, dict[Any, tuple[Any, ...] | None]] = {name: {} for name in self.tables}
         self.checks = {name: compile_check(t.spec.input_schema) for name, t in self.tools.items()}
         for name, info in self.tables.items():  # a counter continues after the seed's largest number
             info.ids = info.ids.with_floor(row.get(info.pk) for row in self.seed_rows.get(name, ()))
@@ -194,7 +195,7 @@ class Domain:
         if self._seed_index is not None:
             index = self._seed_index[table]
             return {k: index[k] for k in keys if k in index}
-        info, known = self.tables[table], self._seed_found.setdefault(table, {})  # None: not seeded
+        info, known = self.tables[table], self._seed_found[table]
         wanted = list(keys)
         rows = {k: known[k] for k in wanted if k in known}
         missing = [k for k in wanted if k not in rows]
