@@ -86,6 +86,7 @@ from .errors import (
     ToolError,
 )
 from .fastcall import DirectToolCalls, FastToolCalls
+from .heap import settle_heap
 from .httpguard import body_limit
 from .labels import Key, label_token, runs_key
 from .mcptools import (
@@ -604,25 +605,46 @@ class DomainServer:
         return None
 
     async def run_async(
-        self, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp"
+        self,
+        transport: str = "stdio",
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        path: str = "/mcp",
+        *,
+        own_process: bool = False,
     ) -> None:
-        """Serve until stopped: `stdio`, or `http` (streamable HTTP) on host:port/path."""
+        """Serve until stopped: `stdio`, or `http` (streamable HTTP) on host:port/path.
+
+        `own_process`: the process does nothing else, so its garbage collector is set for serving
+        (`simulator.heap.settle_heap`: the start-up heap frozen, young collections rarer), which
+        keeps full-collection pauses out of the latency tail with many live sessions.
+        """
+        if transport not in ("stdio", "http", "streamable-http"):
+            raise ValueError(f"unknown transport {transport!r}: use stdio or http")
         if transport == "stdio":
+            if own_process:
+                settle_heap()
             await self.mcp.run_async(transport="stdio", show_banner=False)
             return
-        if transport not in ("http", "streamable-http"):
-            raise ValueError(f"unknown transport {transport!r}: use stdio or http")
         import uvicorn
 
         config = uvicorn.Config(
             self.http_app(path), host=host, port=port, log_level="warning", lifespan="on", access_log=False
         )
+        if own_process:
+            settle_heap()
         await uvicorn.Server(config).serve()
 
     def run(
-        self, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp"
+        self,
+        transport: str = "stdio",
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        path: str = "/mcp",
+        *,
+        own_process: bool = False,
     ) -> None:
-        asyncio.run(self.run_async(transport, host=host, port=port, path=path))
+        asyncio.run(self.run_async(transport, host=host, port=port, path=path, own_process=own_process))
 
 
 class _SessionMiddleware(Middleware):

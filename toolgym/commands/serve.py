@@ -144,7 +144,7 @@ def serve(
         soft_wrap=True,
     )
     try:
-        server.run(transport.value, host=host, port=port)
+        server.run(transport.value, host=host, port=port, own_process=True)  # this process only serves
     except KeyboardInterrupt:  # pragma: no cover - interactive stop
         pass
     except SystemExit as exc:  # uvicorn exits after logging a failure to start (e.g. a port taken since)

@@ -1,0 +1,61 @@
+"""A serving process's garbage collector (`simulator.heap`): set by `toolgym serve`, and only there.
+
+The pauses it removes are measured by `benchmarks/sessions.py` (tests never time things); here:
+the start-up heap is frozen and young collections are rarer, new cyclic garbage is still freed,
+the CLI's server process asks for it, and an in-process server leaves its host's collector alone.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from simulator import load_domain
+from simulator.heap import YOUNG_THRESHOLD
+from simulator.server import DomainServer
+from toolgym.cli import app
+
+PROBE = """
+import gc, json
+from simulator import load_domain
+from simulator.heap import settle_heap
+load_domain("bank")
+before = gc.get_threshold()
+settle_heap()
+settle_heap()
+class Node: pass
+a, b = Node(), Node()
+a.other, b.other = b, a   # a cycle made after start-up
+del a, b
+print(json.dumps({"before": before, "after": gc.get_threshold(), "frozen": gc.get_freeze_count(),
+                  "freed": gc.collect()}))
+"""
+
+
+def test_settle_heap_freezes_start_up_and_still_frees_new_cycles() -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE], capture_output=True, text=True, check=True, timeout=120
+    )
+    got = json.loads(out.stdout)
+    assert got["frozen"] > 10_000  # modules, the loaded domain: never walked again
+    assert got["after"] == [max(got["before"][0], YOUNG_THRESHOLD), *got["before"][1:]]
+    assert got["freed"] >= 2  # garbage made after start-up is still collected
+
+
+def test_the_serve_command_settles_its_own_process_and_nothing_else_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen: list[dict[str, Any]] = []
+    monkeypatch.setattr(DomainServer, "run", lambda self, *args, **kwargs: seen.append(kwargs))
+    threshold, frozen = gc.get_threshold(), gc.get_freeze_count()
+    result = CliRunner().invoke(app, ["serve", "bank"])
+    assert result.exit_code == 0, result.output
+    assert seen and seen[0]["own_process"] is True
+    DomainServer(load_domain("bank"))  # an in-process server: the host's collector is left alone
+    assert (gc.get_threshold(), gc.get_freeze_count()) == (threshold, frozen)
