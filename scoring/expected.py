@@ -128,9 +128,15 @@ class _Cache:
 _CACHE = _Cache()
 
 
-def expected_state(domain: Domain, task: Task | str, seed: int | None = None) -> ExpectedState:
+def expected_state(
+    domain: Domain, task: Task | str, seed: int | None = None, replayed: Episode | None = None
+) -> ExpectedState:
     """The task's expected state with this seed (default: the task's), from the process's cache or
-    replayed now. Raises TaskError for a broken task (see `expected_episode`); errors are not cached."""
+    replayed now. Raises TaskError for a broken task (see `expected_episode`); errors are not cached.
+
+    `replayed` is an episode of the domain that the task's gold calls were just replayed on with
+    this seed (validation's traced gold run): the state is captured from it, not replayed again,
+    and kept for later scoring (the caller keeps and closes the episode)."""
     gold = domain.task(task) if isinstance(task, str) else task
     seed = gold.seed if seed is None else seed
     digest = task_digest(gold)
@@ -138,8 +144,11 @@ def expected_state(domain: Domain, task: Task | str, seed: int | None = None) ->
     found = _CACHE.get(key)
     if found is not None:
         return found
-    with expected_episode(domain, gold, seed) as episode:
-        state = capture(episode, gold, digest)
+    if replayed is not None:
+        state = capture(replayed, gold, digest)
+    else:
+        with expected_episode(domain, gold, seed) as episode:
+            state = capture(episode, gold, digest)
     _CACHE.put(key, state)
     return state
 

@@ -40,7 +40,8 @@ from simulator.calls import call_references, resolve_arguments
 from simulator.errors import CallFailed
 from simulator.spec import Task
 
-from ..facts import fact_text, ruled_out
+from ..expected import expected_state
+from ..facts import RuledOut, fact_text
 from ..rollout import Rollout, RolloutCall
 from ..score import score_rollout
 from .fuzz import DEFAULT_CALLS, ToolFinding, ToolFuzz, fuzz_tool, pools
@@ -355,8 +356,10 @@ def _deep_checks(
     gold_calls = [(o.name, o.arguments) for o in outcomes]
     message = gold_message(task)
 
+    state = expected_state(domain, task, seed, replayed=expected)  # shared with scoring
+
     def reward(calls: list[tuple[str, dict[str, Any]]], final: str | None) -> float | None:
-        return score_rollout(domain, _rollout(task, calls, final, seed), task, seed, expected=expected).reward
+        return score_rollout(domain, _rollout(task, calls, final, seed), task, seed, expected=state).reward
 
     full = reward(gold_calls, message)
     if full != 1.0:
@@ -373,7 +376,7 @@ def _deep_checks(
         Finding(check="unreachable-answer", message=m)
         for m in unreachable_answers(domain, task, outcomes, expected)
     ]
-    findings += _shotgun_plant(task, expected, lambda text: reward(gold_calls, text), message)
+    findings += _shotgun_plant(task, state.ruled, lambda text: reward(gold_calls, text), message)
     ids, keys = domain_ids()
     for i, (call, outcome) in enumerate(zip(task.calls, outcomes, strict=True)):
         if not domain.tools[call.name].writes or call.expect_error:
@@ -413,12 +416,12 @@ def _deep_checks(
 
 
 def _shotgun_plant(
-    task: Task, expected: Episode, reward: Callable[[str], float | None], message: str
+    task: Task, ruled: RuledOut | None, reward: Callable[[str], float | None], message: str
 ) -> list[Finding]:
-    """Plant a shotgun answer (the facts plus every value their columns hold): it must fail."""
-    if not task.answer_facts:
+    """Plant a shotgun answer (the facts plus every value their columns hold): it must fail.
+    `ruled`: what the task rules out (its expected state's)."""
+    if not task.answer_facts or ruled is None:
         return []
-    ruled = ruled_out(expected, task)
     if not ruled.values:  # no column holds a fact: there are no candidates to list
         return []
     plant = message + " ; " + " ; ".join(fact_text(v) for v in ruled.values)
