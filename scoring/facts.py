@@ -39,6 +39,7 @@ _TOKEN = re.compile(r"(?P<num>\d+(?:,\d{3})*(?:\.\d+)?)(?![^\W_])|(?P<word>[^\W_
 _SIGN_AFTER = " \t\n([{:=$"
 
 Token = tuple[str, Any]
+Shape = tuple[Token, ...]
 
 
 def tokens(text: str) -> list[Token]:
@@ -173,11 +174,18 @@ def _shape(value: Any) -> tuple[tuple[Token, ...], str]:
     if found is None:
         if len(_SHAPES) >= _SHAPES_MAX:
             _SHAPES.clear()
-        found = _SHAPES[key] = (tuple(tokens(fact_text(value))), _json(value))
+        found = _SHAPES[key] = (_tokens_of(value), _json(value))
     return found
 
 
-Shape = tuple[Token, ...]
+def _tokens_of(value: Any) -> Shape:
+    """`tuple(tokens(fact_text(value)))`, without the regex for an int or one ASCII word."""
+    kind = type(value)
+    if kind is int:
+        return (("n", Decimal(value)),)
+    if kind is str and value.isascii() and value.isalpha():
+        return (("w", value.lower()),)
+    return tuple(tokens(fact_text(value)))
 
 
 def _shaped(stored: Iterable[tuple[Any, ...]], kind: str) -> dict[Shape, tuple[Any, str]]:

@@ -15,7 +15,7 @@ from typing import Any
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from scoring.facts import RuledOut, fact_text, find_ruled_out, stated, tokens
+from scoring.facts import RuledOut, _tokens_of, fact_text, find_ruled_out, stated, tokens
 from simulator import load_domain
 from simulator.spec import Task
 from tests.conftest import FIXTURES
@@ -133,3 +133,9 @@ def test_stated_is_every_ruled_out_value_the_text_holds_in_ruled_order(picks, no
     ]
     assert stated([text, None], ruled) == naive
     assert set(chosen) <= {fact_text(v) for v in naive}
+
+
+@given(value=st.one_of(st.integers(), st.text(alphabet="abcXYZ", min_size=1), st.text(max_size=8)))
+def test_a_value_is_shaped_as_its_fact_text_tokens(value):
+    """(The shortcuts for ints and single ASCII words give what the tokenizer gives.)"""
+    assert _tokens_of(value) == tuple(tokens(fact_text(value)))
