@@ -18,6 +18,7 @@ facts fails the answer check (`shotgun`), whatever facts it also states.
 from __future__ import annotations
 
 import json
+import math
 import re
 import threading
 from collections import Counter
@@ -165,6 +166,8 @@ def _json(value: Any) -> str:
         return encode_basestring_ascii(value)
     if kind is int:
         return int.__repr__(value)
+    if kind is float and math.isfinite(value):
+        return float.__repr__(value)
     return json.dumps(value, default=str)
 
 

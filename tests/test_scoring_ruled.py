@@ -15,7 +15,7 @@ from typing import Any
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from scoring.facts import RuledOut, _tokens_of, fact_text, find_ruled_out, stated, tokens
+from scoring.facts import RuledOut, _json, _tokens_of, fact_text, find_ruled_out, stated, tokens
 from simulator import load_domain
 from simulator.spec import Task
 from tests.conftest import FIXTURES
@@ -139,3 +139,8 @@ def test_stated_is_every_ruled_out_value_the_text_holds_in_ruled_order(picks, no
 def test_a_value_is_shaped_as_its_fact_text_tokens(value):
     """(The shortcuts for ints and single ASCII words give what the tokenizer gives.)"""
     assert _tokens_of(value) == tuple(tokens(fact_text(value)))
+
+
+@given(value=st.one_of(st.integers(), st.floats(), st.text(max_size=8), st.booleans(), st.none()))
+def test_a_values_sort_key_is_its_json(value):
+    assert _json(value) == json.dumps(value, default=str)
