@@ -77,6 +77,8 @@ def run_bare(transport: str, port: int) -> None:
         return
     import uvicorn
 
+    from simulator.server import KEEP_ALIVE_S
+
     config = uvicorn.Config(
         server.http_app(path="/mcp"),
         host="127.0.0.1",
@@ -84,6 +86,7 @@ def run_bare(transport: str, port: int) -> None:
         log_level="warning",
         access_log=False,
         backlog=4096,
+        timeout_keep_alive=KEEP_ALIVE_S,  # the transport settings of `toolgym serve`
     )
     asyncio.run(uvicorn.Server(config).serve())
 

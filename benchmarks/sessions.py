@@ -31,11 +31,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import gc
 import os
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -135,6 +138,15 @@ async def paced(
     return latencies
 
 
+@contextlib.contextmanager
+def _no_gc() -> Iterator[None]:
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 async def measure_n(n: int, seconds: float, rounds: int, pace: float, runs: Path) -> dict[str, Any]:
     with both_http(runs, "--idle-timeout", "3600", "--max-sessions", str(n + 8)) as (p1, p2, pid1, pid2):
         ports, pids = {"toolgym": p1, "bare": p2}, {"toolgym": pid1, "bare": pid2}
@@ -154,17 +166,24 @@ async def measure_n(n: int, seconds: float, rounds: int, pace: float, runs: Path
         saturated: dict[str, dict[str, Any]] = {
             s: {"latencies": [], "cpu": 0.0, "wall": 0.0} for s in sessions
         }
+        # the client's own collector stays out of the figures: its 2N connections frozen, no
+        # collection while a phase runs (the servers' collectors run as they would)
+        gc.collect()
+        gc.freeze()
         for _ in range(rounds):
             for side, group in sessions.items():
                 c0, t0 = cpu_seconds(pids[side]), time.perf_counter()
-                saturated[side]["latencies"] += await closed_loop(group, seconds / rounds, iso)
+                with _no_gc():
+                    saturated[side]["latencies"] += await closed_loop(group, seconds / rounds, iso)
                 saturated[side]["wall"] += time.perf_counter() - t0
                 saturated[side]["cpu"] += cpu_seconds(pids[side]) - c0
         rate = pace * len(saturated["toolgym"]["latencies"]) / saturated["toolgym"]["wall"]
         paced_lat: dict[str, list[float]] = {s: [] for s in sessions}
         for _ in range(max(1, rounds // 2)):
             for side, group in sessions.items():
-                paced_lat[side] += await paced(group, rate, seconds / max(1, rounds // 2), iso)
+                with _no_gc():
+                    paced_lat[side] += await paced(group, rate, seconds / max(1, rounds // 2), iso)
+        gc.unfreeze()
         for group in sessions.values():
             await asyncio.gather(*(c.close() for c, _ in group))
 
@@ -247,6 +266,7 @@ def main() -> int:
         domain=domain.ref,
         database_bytes=db_size,
         load_at_start=load,
+        load_at_end=[round(x, 2) for x in os.getloadavg()],
         quick=opts.quick,
     )
     report["sessions"] = rows
@@ -272,7 +292,9 @@ def main() -> int:
                 "ok": r["isolation"]["failures"] == 0 and r["isolation"]["reads_checked"] > 0,
             }
         )
-    print_results(report, title=f"benchmark suite: sessions ({domain.ref}; load {load})")
+    print_results(
+        report, title=f"benchmark suite: sessions ({domain.ref}; load {load} -> {report['meta']['load_at_end']})"
+    )
     print_table(rows)
     if opts.json:
         write_report(report, opts.json)

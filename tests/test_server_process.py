@@ -1,12 +1,14 @@
-"""A serving process's garbage collector (`simulator.heap`): set by `toolgym serve`, and only there.
+"""The serving process: its garbage collector (`simulator.heap`) and its HTTP connections.
 
-The pauses it removes are measured by `benchmarks/sessions.py` (tests never time things); here:
-the start-up heap is frozen and young collections are rarer, new cyclic garbage is still freed,
-the CLI's server process asks for it, and an in-process server leaves its host's collector alone.
+The tail these settings remove is measured by `benchmarks/sessions.py` (tests never time things);
+here: the start-up heap is frozen and young collections are rarer, new cyclic garbage is still
+freed, the CLI's server process asks for it, an in-process server leaves its host's collector
+alone, and idle HTTP connections are kept for `KEEP_ALIVE_S`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import json
 import subprocess
@@ -14,11 +16,13 @@ import sys
 from typing import Any
 
 import pytest
+import uvicorn
 from typer.testing import CliRunner
 
+import simulator.server
 from simulator import load_domain
 from simulator.heap import YOUNG_THRESHOLD
-from simulator.server import DomainServer
+from simulator.server import KEEP_ALIVE_S, DomainServer
 from toolgym.cli import app
 
 PROBE = """
@@ -59,3 +63,21 @@ def test_the_serve_command_settles_its_own_process_and_nothing_else_does(
     assert seen and seen[0]["own_process"] is True
     DomainServer(load_domain("bank"))  # an in-process server: the host's collector is left alone
     assert (gc.get_threshold(), gc.get_freeze_count()) == (threshold, frozen)
+
+
+@pytest.mark.parametrize("own_process", [True, False])
+def test_http_keeps_idle_connections_and_settles_only_its_own_process(
+    monkeypatch: pytest.MonkeyPatch, own_process: bool
+) -> None:
+    configs: list[uvicorn.Config] = []
+    settled: list[bool] = []
+
+    async def serve(self: uvicorn.Server) -> None:
+        configs.append(self.config)
+
+    monkeypatch.setattr(uvicorn.Server, "serve", serve)
+    monkeypatch.setattr(simulator.server, "settle_heap", lambda: settled.append(True))
+    server = DomainServer(load_domain("bank"))
+    asyncio.run(server.run_async("http", port=0, own_process=own_process))
+    assert configs[0].timeout_keep_alive == KEEP_ALIVE_S > 60  # an agent's turn is longer than 5 s
+    assert settled == ([True] if own_process else [])
