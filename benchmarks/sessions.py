@@ -293,7 +293,8 @@ def main() -> int:
             }
         )
     print_results(
-        report, title=f"benchmark suite: sessions ({domain.ref}; load {load} -> {report['meta']['load_at_end']})"
+        report,
+        title=f"benchmark suite: sessions ({domain.ref}; load {load} -> {report['meta']['load_at_end']})",
     )
     print_table(rows)
     if opts.json:
