@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -33,7 +34,13 @@ def brief(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+_FLOAT_MAX = sys.float_info.max
+
+
 def num(value: Any, op: str) -> float | int:
+    t = type(value)  # (the common cases first: every arithmetic operand passes here)
+    if t is int or t is float and -_FLOAT_MAX <= value <= _FLOAT_MAX:
+        return value
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise EvalError(f"{op}: expected a number, got {brief(value)}")
     if isinstance(value, float) and not math.isfinite(value):
@@ -43,6 +50,9 @@ def num(value: Any, op: str) -> float | int:
 
 def ranged(value: float | int, op: str) -> float | int:
     """An arithmetic result, checked: an overflow is the agent's tool error, never inf or a giant integer."""
+    t = type(value)
+    if t is float and -_FLOAT_MAX <= value <= _FLOAT_MAX or t is int and -LIMIT <= value <= LIMIT:
+        return value
     if isinstance(value, float) and not math.isfinite(value) or isinstance(value, int) and abs(value) > LIMIT:
         raise EvalError(f"{op}: the result is out of range (overflow)")
     return value
