@@ -1,5 +1,5 @@
-"""`num` and `ranged` (simulator.lang.values) check every arithmetic operand and result: their fast
-path for plain ints and finite floats gives exactly what the general checks give."""
+"""`num`, `ranged` and `whole` (simulator.lang.values) check every arithmetic operand and result:
+their fast path for plain ints and finite floats gives exactly what the general checks give."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from simulator.lang.errors import EvalError
-from simulator.lang.values import LIMIT, num, ranged
+from simulator.lang.values import LIMIT, num, ranged, whole
 
 
 def general_num(value: Any) -> Any:
@@ -23,6 +23,14 @@ def general_num(value: Any) -> Any:
 
 def general_ranged(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value) or isinstance(value, int) and abs(value) > LIMIT:
+        return "error"
+    return value
+
+
+def general_whole(value: Any) -> Any:
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
         return "error"
     return value
 
@@ -48,6 +56,6 @@ values = st.one_of(
 
 @given(values)
 def test_the_fast_checks_are_the_general_ones(value: Any) -> None:
-    for fast, general in ((num, general_num), (ranged, general_ranged)):
+    for fast, general in ((num, general_num), (ranged, general_ranged), (whole, general_whole)):
         got, want = outcome(fast, value), general(value)
         assert repr(got) == repr(want)

@@ -69,6 +69,8 @@ def seq(value: Any, op: str) -> list[Any]:
 
 def whole(value: Any, op: str) -> int:
     """A whole number (an integer, or a float without a fraction) as an int."""
+    if type(value) is int:
+        return value
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
         return int(value)
     if isinstance(value, bool) or not isinstance(value, int):
