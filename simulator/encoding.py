@@ -8,8 +8,10 @@ The plans here do that work with the per-column decisions taken when a step firs
   value of the column's own type (no enum) is checked inline; every other value, and so every
   error, goes through `info.encode` itself, so results and messages are its own.
 - `InsertPlan.of(info, given)`: the INSERT with positional parameters in column order (the row as
-  stored is the parameter tuple), each given column's encoder, and each default: a constant one
-  encoded once, `$now` per call, a generated key by the episode.
+  stored is the parameter tuple), and one generated function that builds that tuple: each given
+  value and the key through their column's encoder, a constant default encoded once, `$now` per
+  call. Its source holds only positions and generated names (`row_builder`): no column name or
+  value is ever evaluated as code.
 - `UpdatePlan.of(info, columns)`: `UPDATE ... SET columns WHERE key` with positional parameters,
   each column's encoder, its place in the stored row and how a read decodes it back.
 
@@ -93,10 +95,10 @@ class InsertPlan:
 
     statement: str
     order: tuple[int, ...] | None  # parameter i is stored column order[i] (None: column order)
-    template: tuple[Any, ...]  # the stored row with each fitting constant default in place
     names: tuple[str, ...]  # the given columns, in column order
     values: tuple[Compiled, ...]  # their values
-    slots: tuple[tuple[int, int, Any, Encoder], ...]  # (column, source, payload, encoder) to encode
+    #: (given values, key, now) -> the row as stored, encoded in column order (raises ValueProblem)
+    row: Callable[[list[Any], Any, Callable[[], str]], tuple[Any, ...]]
     key_value: int | None  # which of `values` is the generated column's (None: not given)
     key_default: Any  # the generated column's default when not given (None: generate one)
     key_now: bool  # ... which is `$now`
@@ -138,14 +140,44 @@ class InsertPlan:
         return cls(
             statement=text,
             order=None if order == tuple(range(len(columns))) else order,
-            template=tuple(template),
             names=tuple(names),
             values=tuple(values),
-            slots=tuple(slots),
+            row=row_builder(info.name, template, slots),
             key_value=key_value,
             key_default=key_default,
             key_now=key_now,
         )
+
+
+def row_builder(
+    table: str, template: list[Any], slots: list[tuple[int, int, Any, Encoder]]
+) -> Callable[[list[Any], Any, Callable[[], str]], tuple[Any, ...]]:
+    """A function (given values, key, now) -> the stored row: `template`'s constants, and each slot
+    (column, source, payload, encoder) encoded, in column order (one tuple display)."""
+    namespace: dict[str, Any] = {}
+    parts = []
+    by_column = {slot[0]: slot for slot in slots}
+    for i, constant in enumerate(template):
+        slot = by_column.get(i)
+        if slot is None:
+            namespace[f"c{i}"] = constant
+            parts.append(f"c{i}")
+            continue
+        _, source, payload, encode = slot
+        namespace[f"e{i}"] = encode
+        if source == GIVEN:
+            parts.append(f"e{i}(given[{int(payload)}])")
+        elif source == KEY:
+            parts.append(f"e{i}(key)")
+        elif source == NOW:
+            parts.append(f"e{i}(now())")
+        else:
+            namespace[f"d{i}"] = payload
+            parts.append(f"e{i}(d{i})")
+    code = f"def row(given, key, now):\n    return ({', '.join(parts)},)\n"
+    exec(compile(code, f"<row of {table[:60]}>", "exec"), namespace)  # noqa: S102
+    row: Callable[[list[Any], Any, Callable[[], str]], tuple[Any, ...]] = namespace["row"]
+    return row
 
 
 @dataclass(frozen=True)

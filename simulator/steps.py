@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .budget import charge
-from .encoding import GIVEN, KEY, NOW, InsertPlan, UpdatePlan
+from .encoding import InsertPlan, UpdatePlan
 from .errors import ToolError
 from .expr import Compiled, Env, EvalError, brief
 from .query import MISSING, Query, Runtime
@@ -163,22 +163,10 @@ class CreateRun(Run):
             key = rt.now() if plan.key_now else plan.key_default
         if key is None:
             key = rt.next_id(info, dict(zip(plan.names, given, strict=True)) if info.composite else None)
-        row = list(plan.template)
-        now: str | None = None
         try:
-            for i, source, payload, encode in plan.slots:
-                if source == GIVEN:
-                    value = given[payload]
-                elif source == KEY:
-                    value = key
-                elif source == NOW:
-                    value = now = now or rt.now()
-                else:
-                    value = payload
-                row[i] = encode(value)
+            stored = plan.row(given, key, rt.now)
         except ValueProblem as exc:
             raise ToolError(f"invalid value: {exc}") from None
-        stored = tuple(row)
         try:
             rt.conn.execute(
                 plan.statement, stored if plan.order is None else tuple(stored[i] for i in plan.order)

@@ -47,6 +47,13 @@ def things(tmp_path_factory: pytest.TempPathFactory) -> Domain:
         [
             tool("make", {"create": "things", "values": values}, "write", dict.fromkeys(ARGS, {})),
             tool("make_bare", {"create": "things", "values": {"name": "$args.name"}}, "write", {"name": {}}),
+            # name (not null, no default) is left out: its default never fits
+            tool(
+                "make_nameless",
+                {"create": "things", "values": {"price": "$args.price"}},
+                "write",
+                {"price": {}},
+            ),
             # set columns listed against the table's order, and a key that moves
             tool(
                 "edit",
@@ -215,6 +222,15 @@ def test_the_first_value_that_does_not_fit_is_the_error(things: Domain) -> None:
             ep.call("make", {"state": "gone"})
         with pytest.raises(ToolError, match=r"^invalid value: things\.state must be one of"):
             ep.call("make", {"name": "n", "price": 1, "ok": True, "tags": [], "state": "gone", "level": 9})
+
+
+def test_a_default_that_never_fits_is_refused_in_its_place(things: Domain) -> None:
+    with things.episode() as ep:
+        before = ep.digest()
+        for price in (1, "bad"):  # name (column 2) comes before price (column 4) either way
+            with pytest.raises(ToolError, match=r"^invalid value: things\.name may not be null$"):
+                ep.call("make_nameless", {"price": price})
+        assert ep.digest() == before
 
 
 def test_a_value_sqlite_cannot_take_is_named_in_the_agents_words(things: Domain) -> None:
