@@ -94,6 +94,20 @@ def test_profile_read_reports_the_call_and_its_parts(tmp_path: Path) -> None:
     assert len(parts) == 5 and abs(sum(parts.values()) - medians["call"]) < 0.1
 
 
+def test_profile_core_prints_every_view() -> None:
+    """(It reaches into the episode's bookkeeping: this keeps it running as the runtime changes.)"""
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "profile_core.py"), "--rows", "1000", "--reps", "30"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    for title in ("ablations", "SQL side of place_order", "statements of one write", "steps of one write"):
+        assert title in proc.stdout
+    assert "transfer_credit" in proc.stdout and "components" in proc.stdout
+
+
 def test_attack_suite_runs_and_every_attack_call_is_refused(tmp_path: Path) -> None:
     out = tmp_path / "attack.json"
     proc = subprocess.run(
