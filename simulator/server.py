@@ -65,11 +65,9 @@ import fastmcp
 from fastmcp import FastMCP
 from fastmcp.exceptions import PromptError, ResourceError
 from fastmcp.server.context import Context
-from fastmcp.server.dependencies import fastmcp_request_ctx, get_http_request
-from fastmcp.server.middleware import Middleware
+from fastmcp.server.dependencies import fastmcp_request_ctx
 from fastmcp.tools.base import ToolResult
-from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, CallToolRequestParams, ToolAnnotations
+from mcp_types import CallToolRequestParams, ToolAnnotations
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.middleware import Middleware as StarletteMiddleware
 
@@ -89,6 +87,14 @@ from .fastcall import DirectToolCalls, FastToolCalls
 from .heap import settle_heap
 from .httpguard import body_limit
 from .labels import Key, label_token, runs_key
+from .mcprequest import (
+    SessionMiddleware,
+    explicit_session,
+    http_query,
+    request_client,
+    request_handle,
+    session_id_of,
+)
 from .mcptools import (
     HANDLE_META,
     SUBMIT_ANSWER,
@@ -100,12 +106,9 @@ from .mcptools import (
     tool_annotations,
 )
 from .serving import ServeConfig, TaskCatalog, TaskView, serving_domain
-from .sessions import Session, SessionRegistry, check_session_id, new_handle, resolve_task
+from .sessions import Session, SessionRegistry, new_handle, resolve_task
 
 logger = logging.getLogger("toolgym.server")
-
-#: Query parameters that name a session explicitly.
-SESSION_PARAMS = ("session", "episode")
 
 NO_SESSION = (
     "This request belongs to no session. Connect with the MCP initialize handshake (official "
@@ -129,43 +132,6 @@ _HANDSHAKE = frozenset(HANDSHAKE_PROTOCOL_VERSIONS)
 
 # ---------------------------------------------------------------------------------------------
 # the server
-
-
-def _http_query() -> Any | None:
-    """The current HTTP request's query parameters, or None over stdio / in memory."""
-    try:
-        return get_http_request().query_params
-    except RuntimeError:
-        return None
-
-
-def _client() -> str:
-    """Who is calling, for per-client limits: the HTTP peer's address, else the local process."""
-    try:
-        peer = get_http_request().client
-    except RuntimeError:
-        return "local"
-    return peer.host if peer is not None else "unknown"
-
-
-def _request_handle() -> str | None:
-    """The episode handle the current request carries in its `_meta`, if any."""
-    rctx = fastmcp_request_ctx.get()
-    meta = getattr(rctx, "meta", None) if rctx is not None else None
-    value = meta.get(HANDLE_META) if isinstance(meta, dict) else None
-    return value if isinstance(value, str) else None
-
-
-def _connection_id(conn: Any) -> str | None:
-    return conn.session_id if conn is not None else None
-
-
-def _explicit_session(query: Any) -> str | None:
-    for name in SESSION_PARAMS:
-        value = query.get(name)
-        if value:
-            return check_session_id(value)
-    return None
 
 
 class DomainServer:
@@ -214,7 +180,7 @@ class DomainServer:
             mask_error_details=True,
             dereference_schemas=False,
             lifespan=self._lifespan,
-            middleware=[_SessionMiddleware(self)],
+            middleware=[SessionMiddleware(self)],
         )
         for compiled in domain.tools.values():
             spec = compiled.spec
@@ -261,10 +227,10 @@ class DomainServer:
         try:
             key, _, _, query, conn = self._session_key()
         except SessionError:
-            key, query, conn = None, _http_query(), None
+            key, query, conn = None, http_query(), None
         session = self.sessions.live.get(key) if key is not None else None
         if session is not None:
-            self.check_owner(session, query, _connection_id(conn), _request_handle())
+            self.check_owner(session, query, session_id_of(conn), request_handle())
             return session.task
         if query is None:
             return self.default_task
@@ -312,7 +278,7 @@ class DomainServer:
         """(key, name, reapable, HTTP query or None, connection or None) of the current request."""
         rctx = fastmcp_request_ctx.get()
         conn = getattr(rctx.session, "_connection", None) if rctx is not None else None
-        query = _http_query()
+        query = http_query()
         if query is not None:
             key, name = self.key_for(query, conn.session_id if conn is not None else None)
             return key, name, True, query, conn
@@ -326,7 +292,7 @@ class DomainServer:
     def key_for(self, query: Any, connection_id: str | None) -> tuple[str, str]:
         """(key, name) of an HTTP request's session: its explicit `?session=` id, else its MCP
         session's id; SessionError when it has neither (or a malformed id)."""
-        explicit = _explicit_session(query)
+        explicit = explicit_session(query)
         if explicit is not None:
             return "q:" + explicit, explicit
         if connection_id:
@@ -338,7 +304,7 @@ class DomainServer:
         key, name, reapable, query, conn = self._session_key()
         session = self.sessions.get(key)
         if session is not None:
-            self.check_owner(session, query, _connection_id(conn), _request_handle())
+            self.check_owner(session, query, session_id_of(conn), request_handle())
             return session
         task, seed = resolve_task(
             self.tasks,
@@ -359,7 +325,14 @@ class DomainServer:
                 handle = new_handle()
                 owner = "h:" + handle
         session = self.sessions.open(
-            key, name, task, seed, transport=transport, reapable=reapable, client=_client(), owner=owner
+            key,
+            name,
+            task,
+            seed,
+            transport=transport,
+            reapable=reapable,
+            client=request_client(),
+            owner=owner,
         )
         session.handle = handle
         session.errors_in_a_row = self._failing.get(session.client, 0)
@@ -656,48 +629,3 @@ class DomainServer:
         own_process: bool = False,
     ) -> None:
         asyncio.run(self.run_async(transport, host=host, port=port, path=path, own_process=own_process))
-
-
-class _SessionMiddleware(Middleware):
-    """Per-session instructions, the era steering of `server/discover`, unknown tools recorded."""
-
-    def __init__(self, server: DomainServer):
-        self.server = server
-
-    def _task_or_error(self) -> TaskView | None:
-        try:
-            return self.server.request_task()
-        except SessionError as exc:
-            raise MCPError(INVALID_PARAMS, str(exc)) from None
-
-    async def on_initialize(self, context: Any, call_next: Any) -> Any:
-        await self.server.back_off(self.server._failing.get(_client(), 0))  # a churning failer waits
-        query = _http_query()
-        task = self._task_or_error() if query is not None else None
-        result = await call_next(context)
-        if result is not None and query is not None:
-            result.instructions = self.server.instructions(task)
-        return result
-
-    async def on_discover(self, context: Any, call_next: Any) -> Any:
-        query = _http_query()
-        task = self._task_or_error() if query is not None else None
-        result = await call_next(context)
-        if query is None or isinstance(result, dict):
-            return result
-        result.instructions = self.server.instructions(task)
-        try:
-            explicit = _explicit_session(query)
-        except SessionError as exc:
-            raise MCPError(INVALID_PARAMS, str(exc)) from None
-        if explicit is None:
-            # No session id in the URL: advertise only handshake-era versions so that the client
-            # falls back to `initialize` and gets an mcp-session-id for its whole connection.
-            result.supported_versions = list(HANDSHAKE_PROTOCOL_VERSIONS)
-        return result
-
-    async def on_call_tool(self, context: Any, call_next: Any) -> Any:
-        name = context.message.name
-        if name not in self.server.domain.tools and name != SUBMIT_ANSWER:  # recorded, with the tool list
-            return await self.server.call(name, dict(context.message.arguments or {}))
-        return await call_next(context)
