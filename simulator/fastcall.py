@@ -54,6 +54,7 @@ and off, and the official-client tests run with it on.
 from __future__ import annotations
 
 import json
+import logging
 import math
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
@@ -73,7 +74,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .errors import SessionError
-from .mcptools import HANDLE_META, SUBMIT_ANSWER, SUBMIT_ANSWER_SCHEMA
+from .mcptools import HANDLE_META, SUBMIT_ANSWER, SUBMIT_ANSWER_SCHEMA, error_result
 
 if TYPE_CHECKING:
     from fastmcp.tools.base import ToolResult
@@ -81,6 +82,8 @@ if TYPE_CHECKING:
 
     from .server import DomainServer
     from .sessions import Session
+
+logger = logging.getLogger("toolgym.server")
 
 _HANDSHAKE = frozenset(v.encode() for v in HANDSHAKE_PROTOCOL_VERSIONS)
 _MODERN = frozenset(v.encode() for v in MODERN_PROTOCOL_VERSIONS)
@@ -218,9 +221,12 @@ class FastToolCalls:
         return session
 
     async def _run(self, session: Session, tool: str, arguments: dict[str, Any]) -> ToolResult:
-        if tool == SUBMIT_ANSWER:
-            return await self.server.submit_in(session, tool, arguments)
-        return await self.server.call_in(session, tool, arguments)
+        try:
+            if tool == SUBMIT_ANSWER:
+                return await self.server.submit_in(session, tool, arguments)
+            return await self.server.call_in(session, tool, arguments)
+        except Exception:  # a bug: masked as fastmcp masks it (mask_error_details)
+            return masked_error(tool)
 
     async def _send(
         self, send: Send, rid: Any, result: dict[str, Any], extra: list[tuple[bytes, bytes]]
@@ -258,12 +264,22 @@ class DirectToolCalls:
         ):
             return await self.fallback(ctx, params)
         name, arguments = params.name, dict(params.arguments or {})
-        if name == SUBMIT_ANSWER:
-            result = await self.server.submit(name, arguments)
-        else:  # a domain tool, or a name the domain lacks (recorded, answered with the tool list)
-            result = await self.server.call(name, arguments)
         self.answered += 1
+        try:
+            if name == SUBMIT_ANSWER:
+                result = await self.server.submit(name, arguments)
+            else:  # a domain tool, or a name the domain lacks (recorded, answered with the tool list)
+                result = await self.server.call(name, arguments)
+        except Exception:  # a bug: masked as fastmcp masks it (mask_error_details)
+            result = masked_error(name)
         return sdk_result(result)
+
+
+def masked_error(tool: str) -> ToolResult:
+    """What fastmcp answers (with `mask_error_details`) when a tool raises an unexpected exception:
+    the bug is logged with its traceback, the agent sees no detail."""
+    logger.exception("internal error in %s", tool)
+    return error_result(f"Error calling tool {tool!r}")
 
 
 def sdk_result(result: ToolResult) -> CallToolResult:

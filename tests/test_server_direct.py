@@ -21,6 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from simulator import Domain, load_domain
+from simulator.episode import Episode
 from simulator.server import DomainServer
 from tests.conftest import FIXTURES
 from tests.helpers import calls_of, records, replay
@@ -151,3 +152,36 @@ def test_interleaved_sessions_stay_isolated_and_deterministic(
     assert direct.direct is not None and direct.direct.answered == len(script)
     for path, digest in zip(sorted((root / "direct").glob("*.jsonl")), digests, strict=True):
         assert replay(shop, path) == digest
+
+
+def test_a_bug_is_masked_as_fastmcp_masks_it(
+    shop: Domain, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An exception escaping the session logic (here: recording the answer) reaches no agent: both
+    fast paths answer what fastmcp's masking answers, and the traceback is logged."""
+
+    def broken(self: Any, text: str) -> None:
+        raise RuntimeError("secret internals")
+
+    monkeypatch.setattr(Episode, "say", broken)
+    call = ("get_customer", {"customer_id": "C-0001"})
+    answer = ("submit_answer", {"answer": "done"})
+    answers = []
+    for fast in (True, False):
+        server = DomainServer(shop, runs=tmp_path / str(fast), error_backoff_ms=0, fast_calls=fast)
+
+        async def main(server: DomainServer = server) -> dict[str, Any]:
+            async with Client(server.mcp, mode="legacy") as client:
+                await client.call_tool_mcp(*call)
+                return wire(await client.call_tool_mcp(*answer))
+
+        answers.append(asyncio.run(main()))
+        with serving(server) as url:  # over HTTP: the session's second call takes the HTTP fast path
+            raw = Raw(url)
+            raw.open()
+            raw.call(*call)
+            answers.append(raw.call(*answer)[2]["result"])
+    assert answers[0] == answers[2] and answers[1] == answers[3]
+    masked = [{"type": "text", "text": "Error calling tool 'submit_answer'"}]
+    assert all(a["content"] == masked and a["isError"] for a in answers)
+    assert "secret internals" not in json.dumps(answers) and "secret internals" in caplog.text
