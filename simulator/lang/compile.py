@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .analysis import constant
 from .errors import EvalError, ExprError
 from .nodes import Binder, Call, ListNode, Literal, Node, ObjectNode, Ref, Template
 from .parse import parse_template
@@ -180,6 +179,17 @@ class Specialized:
         return operator_error(self.name, exc, shown)
 
 
+def _data(node: Node) -> tuple[bool, Any]:
+    """`(True, value)` for an operand written as data (a literal, or a list of them), else `(False, None)`."""
+    if isinstance(node, Literal):
+        return True, node.value
+    if isinstance(node, ListNode):
+        items = [_data(item) for item in node.items]
+        if all(fixed for fixed, _ in items):
+            return True, [value for _, value in items]
+    return False, None
+
+
 def specialized(node: Node) -> Specialized | None:
     """The call as a function of its one variable operand, when its operator specialises on constants."""
     if not isinstance(node, Call):
@@ -187,7 +197,7 @@ def specialized(node: Node) -> Specialized | None:
     op = OPERATORS[node.op]
     if op.fn is None or op.specialize is None:
         return None
-    known = [constant(arg) for arg in node.args]
+    known = [_data(arg) for arg in node.args]
     variable = [i for i, (fixed, _) in enumerate(known) if not fixed]
     if len(variable) != 1:
         return None
