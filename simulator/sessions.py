@@ -13,6 +13,7 @@ The registry is used from the server's event loop only; it holds no locks of its
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import re
 import secrets
@@ -158,6 +159,7 @@ class SessionRegistry:
     def __init__(self, domain: Domain, config: ServeConfig | None = None, key: Key | None = None):
         config = config if config is not None else ServeConfig()
         self.domain = domain
+        self.domain_path = str(domain.path.resolve()) if domain.path is not None else None
         self.config = config
         self.runs = config.runs
         if self.runs is not None:
@@ -237,8 +239,8 @@ class SessionRegistry:
                 "transport": transport,
                 "task": task.id if task else None,
             }
-            if self.domain.path is not None:  # a domain served by path can be scored again from it
-                extra["domain_path"] = str(self.domain.path.resolve())
+            if self.domain_path is not None:  # a domain served by path can be scored again from it
+                extra["domain_path"] = self.domain_path
             sink = _SessionSink(path, extra, self.durable, self.key)
         try:
             episode = self.domain.episode(seed=seed, transcript=sink)  # the sink's header names the task
@@ -270,7 +272,7 @@ class SessionRegistry:
         assert self.runs is not None
         path = self.runs / f"{name}.jsonl"
         try:
-            path.open("x", encoding="utf-8").close()
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
         except FileExistsError:
             raise SessionError(
                 f"Session id {name!r} was used before (its transcript {path.name} exists in the runs "
