@@ -74,7 +74,7 @@ def ablated_episode(domain: Domain, what: set[str]) -> Episode:
         ep.changed = lambda table, pk: None  # type: ignore[method-assign]
     if "ids" in what:
         counter = itertools.count(1)
-        ep.next_id = lambda table, row=None: (  # type: ignore[method-assign]
+        ep.next_id = lambda table, row=None, probe=True: (  # type: ignore[method-assign]
             f"{table.spec.id_prefix}X{next(counter):09d}"
             if table.spec.columns[table.pk].type == "string"
             else 10_000_000 + next(counter)

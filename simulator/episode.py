@@ -103,6 +103,8 @@ class Episode:
         self._int_keys: dict[str, int] = {}
         self._pending_int_keys: dict[str, int | None] = {}
         self._handed: tuple[str, Any] | None = None
+        # a create's first key not looked up (`next_id(probe=False)`): its counter and the count before
+        self._probe_from: tuple[str, int] | None = None
         self.cache: dict[tuple[str, Any], Any] = {}  # the current call's rows, by (table, key)
         self.transcript = transcript
         if transcript is not None:
@@ -126,10 +128,14 @@ class Episode:
             self._now = self.domain.clock_text(self._tick_count)
         return self._now
 
-    def next_id(self, table: TableInfo, row: dict[str, Any] | None = None) -> Any:
+    def next_id(self, table: TableInfo, row: dict[str, Any] | None = None, probe: bool = True) -> Any:
         """A deterministic new key for `table.pk` (simulator.ids): max+1 for an integer column (within
         the rest of a composite key, taken from `row`); else the table's id scheme's n-th candidate
-        under the episode's seed, skipping keys that exist."""
+        under the episode's seed, skipping keys that exist.
+
+        `probe=False`: the next candidate, not looked up (a create inserts it and, should anything
+        fail, asks again with `probe=True`, which looks the candidates up from where that create
+        started: the same key, or the same error, as always)."""
         parents: tuple[Any, ...] = ()
         if table.composite:
             try:
@@ -152,6 +158,14 @@ class Episode:
             n = self._counters.get(key)
         if n is None:
             n = table.ids.floor
+        if not probe:
+            if self._probe_from is None or self._probe_from[0] != key:
+                self._probe_from = (key, n)
+            self._pending_counters[key] = n + 1
+            return table.ids.key(self.seed, n + 1)
+        if self._probe_from is not None and self._probe_from[0] == key:
+            n = self._probe_from[1]
+        self._probe_from = None
         for _ in range(MAX_TRIES):
             n += 1
             candidate = table.ids.key(self.seed, n)
@@ -166,6 +180,7 @@ class Episode:
 
     def changed(self, table: str, pk: Any) -> None:
         self._pending_changes.add((table, pk))
+        self._probe_from = None  # (a create's unprobed key was stored)
         if self._handed is not None and self._handed == (table, pk):
             self._handed = None  # the generated create: the next key stays known
         elif table in self._int_keys or table in self._pending_int_keys:
@@ -272,7 +287,7 @@ class Episode:
                 else:
                     self._int_keys[table] = n
             self._pending_int_keys.clear()
-        self._handed = None
+        self._handed = self._probe_from = None
         return result
 
     def _forget_pending(self) -> None:
@@ -280,7 +295,7 @@ class Episode:
         self._pending_changes.clear()
         self._pending_counters.clear()
         self._pending_int_keys.clear()
-        self._handed = None
+        self._handed = self._probe_from = None
 
     def _save(self) -> None:
         """Write the change log and counters of the calls committed since the last save to the

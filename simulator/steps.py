@@ -161,20 +161,37 @@ class CreateRun(Run):
             key = given[plan.key_value]
         else:
             key = rt.now() if plan.key_now else plan.key_default
+        parents = dict(zip(plan.names, given, strict=True)) if info.composite else None
+        # a generated string key is inserted without looking it up first; if anything fails, it is
+        # looked up the general way (Episode.next_id) and one that existed is replaced by the free
+        # one, so that keys and errors are what they always were
+        unprobed = key is None and not info.next_int_key
         if key is None:
-            key = rt.next_id(info, dict(zip(plan.names, given, strict=True)) if info.composite else None)
-        try:
-            stored = plan.row(given, key, rt.now)
-        except ValueProblem as exc:
-            raise ToolError(f"invalid value: {exc}") from None
-        try:
-            rt.conn.execute(
-                plan.statement, stored if plan.order is None else tuple(stored[i] for i in plan.order)
-            )
-        except BIND_ERRORS as exc:
-            raise bind_error(dict(zip(info.columns, stored, strict=True)), self.labels, exc) from None
-        except sqlite3.IntegrityError as exc:
-            raise ToolError(_integrity_message(info, exc, "create")) from None
+            key = rt.next_id(info, parents, probe=not unprobed)
+        while True:
+            try:
+                stored = plan.row(given, key, rt.now)
+            except ValueProblem as exc:
+                if unprobed:
+                    unprobed, free = False, rt.next_id(info, parents)
+                    if free != key:
+                        key = free
+                        continue
+                raise ToolError(f"invalid value: {exc}") from None
+            try:
+                rt.conn.execute(
+                    plan.statement, stored if plan.order is None else tuple(stored[i] for i in plan.order)
+                )
+            except (sqlite3.IntegrityError, *BIND_ERRORS) as exc:
+                if unprobed:
+                    unprobed, free = False, rt.next_id(info, parents)
+                    if free != key:
+                        key = free
+                        continue
+                if isinstance(exc, sqlite3.IntegrityError):
+                    raise ToolError(_integrity_message(info, exc, "create")) from None
+                raise bind_error(dict(zip(info.columns, stored, strict=True)), self.labels, exc) from None
+            break
         key = info.key_of(stored)
         rt.changed(info.name, key)
         rt.cache[(info.name, key)] = stored

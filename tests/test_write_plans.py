@@ -19,6 +19,8 @@ from simulator import Domain, ToolError
 from simulator.encoding import UpdatePlan, column_encoder
 from simulator.tables import TableInfo, ValueProblem
 
+from .tables_kit import build
+from .tables_kit import tool as build_tool
 from .test_steps_registry import domain, tool
 
 COLUMNS: dict[str, Any] = {
@@ -249,3 +251,72 @@ def test_update_plans_put_parameters_in_the_statements_order(things: Domain) -> 
     assert plan.order == (3, 2, 1, 0)  # SQLite's SET follows the table's column order
     assert plan.statement.count("?") == 5 and plan.moves_key is False
     assert UpdatePlan.of(info, ("size",)).order is None
+
+
+# -- generated string keys: inserted first, looked up only when something fails -----------------
+
+TINY = {
+    "tiny": {
+        "primary_key": "tiny_id",
+        "ids": {"scheme": "pattern", "pattern": "9"},  # ten keys: candidates collide often
+        "columns": {"tiny_id": {"type": "string"}, "note": {"type": "string"}},
+    }
+}
+TINY_TOOLS = [
+    build_tool("new_tiny", "write", {"create": "tiny", "values": {"note": "$args.note"}}, {"note": {}}),
+    build_tool(
+        "drop_tiny", "write", {"delete": "tiny", "key": {"tiny_id": "$args.tiny_id"}}, {"tiny_id": {}}
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> Domain:
+    return build(
+        tmp_path_factory.mktemp("tiny") / "d",
+        TINY,
+        TINY_TOOLS,
+        seed={"tiny": [{"tiny_id": "3", "note": "s"}]},
+    )
+
+
+tiny_calls = st.lists(
+    st.one_of(
+        st.tuples(st.just("new_tiny"), st.fixed_dictionaries({"note": st.sampled_from(["a", 5, None])})),
+        st.tuples(st.just("drop_tiny"), st.fixed_dictionaries({"tiny_id": st.sampled_from("0123456789")})),
+    ),
+    max_size=30,
+)
+
+
+@given(tiny_calls, st.integers(0, 2))
+def test_generated_keys_and_errors_are_the_looked_up_ones(tiny: Domain, sequence: Any, seed: int) -> None:
+    """The oracle is the general algorithm: the first candidate after the counter that no row has
+    (an exhausted scheme is the error, before any value's), then the values encoded."""
+    info = tiny.tables["tiny"]
+    existing, counter = {"3"}, info.ids.floor
+    with tiny.episode(seed=seed) as ep:
+        for name, args in sequence:
+            got = call(ep, name, args)
+            if name == "drop_tiny":
+                if got[0] == "ok":
+                    existing.discard(args["tiny_id"])
+                continue
+            n, key = counter, None
+            for _ in range(1000):
+                n += 1
+                if info.ids.key(seed, n) not in existing:
+                    key = info.ids.key(seed, n)
+                    break
+            if key is None:
+                assert got == (
+                    "error",
+                    "cannot create a tiny row: its id scheme found no free key in 1000 tries; give tiny_id explicitly",
+                )
+            elif not isinstance(args["note"], str):
+                assert got[0] == "error" and got[1].startswith("invalid value: tiny.note")
+            else:
+                assert got == ("ok", {"tiny_id": key, "note": args["note"]})
+                existing.add(key)
+                counter = n
+        assert {r["tiny_id"] for r in ep.export()["tiny"]} == existing
