@@ -341,9 +341,13 @@ _SEED_MAX = 2_000_000
 _SEED_LOCK = threading.Lock()
 
 
-def _seed_table(fingerprint: str, domain: Domain, table: str) -> _SeedTable:
+def _seed_table(fingerprint: str, domain: Domain, table: str) -> _SeedTable | None:
+    """The table's `_SeedTable` (None for a table too large to keep: SQLite probes it)."""
     found = _SEED.get((fingerprint, table))
     if found is None:
+        columns = domain.tables[table].spec.columns.values()
+        if len(domain.seed_rows.get(table, ())) * sum(c.type in _SCALAR for c in columns) > _SEED_MAX:
+            return None
         found = _SeedTable.read(domain, table)
         with _SEED_LOCK:
             if sum(t.size for t in _SEED.values()) + found.size > _SEED_MAX:
@@ -407,8 +411,9 @@ def find_ruled_out(expected: Episode, task: Task) -> RuledOut:
             probes = by_kind.get(kind)
             if not probes:
                 continue
-            delta = deltas.get(name) if deltas is not None else None
-            seed = _seed_table(fingerprint, expected.domain, name) if deltas is not None else None
+            delta, seed = None, None  # (no seed table: SQLite answers)
+            if deltas is not None:
+                delta, seed = deltas.get(name), _seed_table(fingerprint, expected.domain, name)
             holds = seed.holds(column, probes, delta) if seed is not None else None
             if holds is None:  # ask SQLite
                 probe = _probe(name, column, kind)

@@ -15,6 +15,7 @@ from typing import Any
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from scoring import facts
 from scoring.facts import RuledOut, _json, _tokens_of, fact_text, find_ruled_out, stated, tokens
 from simulator import load_domain
 from simulator.spec import Task
@@ -144,3 +145,14 @@ def test_a_value_is_shaped_as_its_fact_text_tokens(value):
 @given(value=st.one_of(st.integers(), st.floats(), st.text(max_size=8), st.booleans(), st.none()))
 def test_a_values_sort_key_is_its_json(value):
     assert _json(value) == json.dumps(value, default=str)
+
+
+def test_a_table_too_large_to_keep_is_probed_in_sql(monkeypatch):
+    task = _task(["Customer 3", 7.0, "shipped"])
+    with DOMAIN.episode() as ep:
+        ep.call("cancel_order", {"order_id": "O-0002"})
+        kept = find_ruled_out(ep, task)
+        monkeypatch.setattr(facts, "_SEED_MAX", 1)
+        monkeypatch.setattr(facts, "_SEED", {})
+        assert find_ruled_out(ep, task) == kept and kept.columns
+        assert facts._SEED == {}
