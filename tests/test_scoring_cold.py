@@ -55,6 +55,7 @@ def test_scoring_a_rollout_reads_only_the_rows_it_needs():
     for _ in range(2):  # the statements of the gold calls, of saving the change log, of the restore
         with domain.episode(seed=task.seed) as ep:
             calls = [RolloutCall(name=o.name, arguments=o.arguments) for o in replay_gold(ep, task)]
+            ep.changes()  # (reading the change log saves it)
     (conn,) = domain.pool().idle
     tools_only = _statements(conn)
     rollout = Rollout(format="toolgym", task=task.id, seed=task.seed, calls=calls, final_message="done")
