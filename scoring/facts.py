@@ -13,6 +13,13 @@ columns whose values in the expected final state equal it (as tokens) are its co
 other values — not an answer fact, not stated in the task's instruction — are the values the task
 rules out (`ruled_out`). An answer that states more ruled-out values than the task has answer
 facts fails the answer check (`shotgun`), whatever facts it also states.
+
+A column holds a fact when a row's value equals it as SQLite's `COLLATE NOCASE IN (...)` says.
+Each table of the seed state is read once per process into value counts (`_SeedTable`, on the
+pool's seed connection); a table the gold calls changed is answered from those counts with the
+changed rows' seed versions taken out and their versions now put in (`_Delta`), so a task costs
+what its changes cost, not a scan of every column. SQLite answers itself for text holding a NUL,
+for an episode written outside calls and for a table too large to keep.
 """
 
 from __future__ import annotations
