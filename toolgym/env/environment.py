@@ -26,13 +26,12 @@ from __future__ import annotations
 
 import json
 import random
-from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scoring import Rollout, RolloutCall, ScoreReport, expected_episode, score_rollout
+from scoring import Rollout, RolloutCall, ScoreReport, score_rollout
 from scoring.rollout import read_arguments
 from scoring.validation.manifest import load_manifest
 from simulator import Domain, Episode, load_domain
@@ -43,8 +42,6 @@ from simulator.spec import Task
 
 from .tools import all_formats, has_answer_tasks
 
-#: gold episodes kept per environment for scoring, by (task, seed)
-GOLD_CACHE = 32
 #: how a tool error reads in a tool message (chat logs carry no error flag; readers look for it)
 ERROR_PREFIX = "Error: "
 #: what `submit_answer` returns (the MCP server's words)
@@ -157,7 +154,6 @@ class Environment:
         self.tools = all_formats(self.domain, self.answer_tool)
         self.domain.snapshot()  # built now, not in the first reset
         self._rng = random.Random(rng)
-        self._gold: OrderedDict[tuple[str, int], Episode] = OrderedDict()
         self._state: _EpisodeState | None = None
 
     # -- the loop ---------------------------------------------------------------------------
@@ -239,9 +235,7 @@ class Environment:
         """The episode's score: reward (1.0 or 0.0), partial credit, diff and explanation, as
         `toolgym score` gives for the same calls (`truncated`: the loop cut it off, reward 0.0)."""
         state = self._live()
-        return score_rollout(
-            self.domain, self.rollout(truncated), state.task, state.seed, expected=self._expected(state)
-        )
+        return score_rollout(self.domain, self.rollout(truncated), state.task, state.seed)
 
     # -- what happened ------------------------------------------------------------------------
 
@@ -308,9 +302,6 @@ class Environment:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-        for episode in self._gold.values():
-            episode.close()
-        self._gold.clear()
 
     # -- inside -------------------------------------------------------------------------------
 
@@ -345,13 +336,3 @@ class Environment:
         content = f"{ERROR_PREFIX}{error}"
         state.turns.append(_Turn(call=call, call_id=call_id, content=content, arguments=written))
         return StepResult(content, ok=False, done=False, error=error)
-
-    def _expected(self, state: _EpisodeState) -> Episode:
-        key = (state.task.id, state.seed)
-        episode = self._gold.pop(key, None)
-        if episode is None:
-            episode = expected_episode(self.domain, state.task, state.seed)
-        self._gold[key] = episode
-        while len(self._gold) > GOLD_CACHE:
-            self._gold.popitem(last=False)[1].close()
-        return episode
