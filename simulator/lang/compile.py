@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import EvalError, ExprError
+from .fused import UNGUARDED, fuse
 from .nodes import Binder, Call, ListNode, Literal, Node, ObjectNode, Ref, Template
 from .parse import parse_template
 from .registry import OPERATORS, VARIABLE, Compiled, Env
@@ -124,7 +125,8 @@ def compile_node(node: Node, scope: Scope) -> Compiled:
     if isinstance(node, Ref):
         return compile_reference(node, scope)
     if isinstance(node, Call):
-        return _compile_call(node, scope)
+        general = _compile_call(node, scope)
+        return fuse(node, general) or general
     if isinstance(node, ListNode):
         if all(_scalar(item) for item in node.items):  # `[a, b]` of plain values: a new list of them
             values = tuple(item.value for item in node.items if isinstance(item, Literal))
@@ -141,10 +143,6 @@ def compile_node(node: Node, scope: Scope) -> Compiled:
         assert hook is not None
         return hook(node, scope, compile_node)
     raise ExprError(f"cannot compile node {node!r}", node.path)
-
-
-#: what Python raises when an operator meets values it cannot work on (the values' fault)
-UNGUARDED = (ArithmeticError, ValueError, TypeError, LookupError)
 
 
 def operator_error(name: str, exc: Exception, values: Iterable[Any]) -> EvalError:

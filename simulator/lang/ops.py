@@ -397,8 +397,10 @@ _op(
 )
 _op("eq", C, "[a, b]", "a equals b (`1 == 1.0`)", N.VALUE, lambda a, b: a == b, 2)
 _op("ne", C, "[a, b]", "a differs from b", N.VALUE, lambda a, b: a != b, 2)
+#: the ordering comparisons as registered (simulator.lang.fused knows them by identity)
+COMPARISONS = {name: _cmp(name) for name in ("lt", "le", "gt", "ge")}
 for _name, _word in (("lt", "less than"), ("le", "at most"), ("gt", "greater than"), ("ge", "at least")):
-    _op(_name, C, "[a, b]", f"a is {_word} b (false when either is null)", N.FALSE, _cmp(_name), 2)
+    _op(_name, C, "[a, b]", f"a is {_word} b (false when either is null)", N.FALSE, COMPARISONS[_name], 2)
 _op("ieq", C, "[a, b]", "equal ignoring case (as the `ieq` filter)", N.VALUE, _ieq, 2)
 _op("in", C, "[a, list]", "a is a member of the list", N.VALUE, lambda a, b: member(seq(b, "in"), a), 2)
 _op(
