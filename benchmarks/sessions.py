@@ -179,10 +179,15 @@ async def measure_n(n: int, seconds: float, rounds: int, pace: float, runs: Path
                 saturated[side]["cpu"] += cpu_seconds(pids[side]) - c0
         rate = pace * len(saturated["toolgym"]["latencies"]) / saturated["toolgym"]["wall"]
         paced_lat: dict[str, list[float]] = {s: [] for s in sessions}
+        paced_cpu = dict.fromkeys(sessions, 0.0)
+        paced_wall = dict.fromkeys(sessions, 0.0)
         for _ in range(max(1, rounds // 2)):
             for side, group in sessions.items():
+                c0, t0 = cpu_seconds(pids[side]), time.perf_counter()
                 with _no_gc():
                     paced_lat[side] += await paced(group, rate, seconds / max(1, rounds // 2), iso)
+                paced_wall[side] += time.perf_counter() - t0
+                paced_cpu[side] += cpu_seconds(pids[side]) - c0
         gc.unfreeze()
         for group in sessions.values():
             await asyncio.gather(*(c.close() for c, _ in group))
@@ -197,6 +202,9 @@ async def measure_n(n: int, seconds: float, rounds: int, pace: float, runs: Path
             "p50_us": round(statistics.median(sat["latencies"]) * 1e6, 1),
             "p99_us": round(quantile(sat["latencies"], 0.99) * 1e6, 1),
             "paced_calls": len(paced_lat[side]),
+            # the server's CPU per call when calls come one by one, and the share of one core it used
+            "paced_cpu_per_call_us": round(paced_cpu[side] / max(len(paced_lat[side]), 1) * 1e6, 1),
+            "paced_server_busy": round(paced_cpu[side] / max(paced_wall[side], 1e-9), 2),
             "paced_p50_us": round(statistics.median(paced_lat[side]) * 1e6, 1),
             "paced_p99_us": round(quantile(paced_lat[side], 0.99) * 1e6, 1),
             "memory_per_session": round(memory[side]["per_session"]),
@@ -316,6 +324,7 @@ def print_table(rows: list[dict[str, Any]]) -> None:
         "sat. p50 ms",
         "sat. p99 ms",
         "paced rate/s",
+        "paced CPU us/call (busy)",
         "paced p50 ms",
         "paced p99 ms",
         "KiB/session",
@@ -336,6 +345,7 @@ def print_table(rows: list[dict[str, Any]]) -> None:
             pair("p50_us", 1e3),
             pair("p99_us", 1e3),
             f"{r['paced_rate']:,.0f}",
+            f"{a['paced_cpu_per_call_us']:,.0f} ({a['paced_server_busy']:.0%})",
             pair("paced_p50_us", 1e3),
             pair("paced_p99_us", 1e3),
             pair("memory_per_session", 1024),
