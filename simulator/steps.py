@@ -11,6 +11,8 @@ import re
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
+from types import CodeType
 from typing import Any
 
 from .budget import charge
@@ -20,6 +22,9 @@ from .expr import Compiled, Env, EvalError, brief
 from .query import MISSING, Query, Runtime
 from .spec import Tool
 from .tables import BIND_ERRORS, INT64_MAX, TableInfo, ValueProblem, bind_error
+
+#: a list of steps as one function of the runtime and the environment (`straight`)
+Body = Callable[[Runtime, Env], Any]
 
 
 class Run:
@@ -365,6 +370,7 @@ class ForEachRun(Run):
     index: str | None
     steps: list[Run]
     bind: str | None
+    _body: Body | None = field(default=None, init=False, repr=False, compare=False)
 
     def run(self, rt: Runtime, env: Env) -> Any:
         items = self.items(env)
@@ -373,12 +379,16 @@ class ForEachRun(Run):
         if not isinstance(items, list):
             raise EvalError(f"for_each: expected a list, got {brief(items)}")
         charge(len(items))
+        body = self._body
+        if body is None:
+            body = self._body = straight(self.steps)
         collected = []
+        name, index = self.name, self.index
         for i, item in enumerate(items):
-            env[self.name] = item
-            if self.index:
-                env[self.index] = i
-            collected.append(run_steps(self.steps, rt, env))
+            env[name] = item
+            if index:
+                env[index] = i
+            collected.append(body(rt, env))
         return collected
 
 
@@ -406,12 +416,16 @@ class UseRun(Run):
     params: dict[str, Compiled]
     steps: list[Run]
     bind: str | None
+    _body: Body | None = field(default=None, init=False, repr=False, compare=False)
 
     def run(self, rt: Runtime, env: Env) -> Any:
         inner: Env = {name: fn(env) for name, fn in self.params.items()}
         if "now" in env:
             inner["now"] = env["now"]
-        return run_body(self.steps, rt, inner)
+        body = self._body
+        if body is None:
+            body = self._body = straight(self.steps, whole=True)
+        return body(rt, inner)
 
 
 @dataclass
@@ -420,6 +434,40 @@ class ReturnRun(Run):
 
     def run(self, rt: Runtime, env: Env) -> Any:
         raise ReturnSignal(self.value(env))
+
+
+def straight(steps: list[Run], whole: bool = False) -> Body:
+    """`run_steps` of this list (`run_body` when `whole`) as one generated function: each step's
+    `run`, its binding and whether its value is the last one, written out in order (no loop, no
+    per-step checks of `bind` and `yields`). Made on a list's first run, after compilation has set
+    every step; only indices and bound names (as string literals) appear in its source."""
+    lines = []
+    ends_in_return = whole and bool(steps) and type(steps[-1]) is ReturnRun
+    for i, step in enumerate(steps[:-1] if ends_in_return else steps):
+        call = f"s[{i}].run(rt, env)"
+        if step.bind:
+            lines.append(f"last = env[{step.bind!r}] = {call}")
+        elif step.yields is True:
+            lines.append(f"last = {call}")
+        elif step.yields is None:
+            lines += [f"value = {call}", "if value is not None: last = value"]
+        else:
+            lines.append(call)
+    lines.append(f"return s[{len(steps) - 1}].value(env)" if ends_in_return else "return last")
+    if whole:  # a `return` inside a loop or a `when` ends the run
+        body = "".join(f"        {line}\n" for line in lines)
+        text = f"    try:\n{body}    except ReturnSignal as signal:\n        return signal.value\n"
+    else:
+        text = "".join(f"    {line}\n" for line in lines)
+    namespace: dict[str, Any] = {"s": tuple(steps), "ReturnSignal": ReturnSignal}
+    exec(_body_code(f"def run(rt, env):\n    last = None\n{text}"), namespace)  # noqa: S102
+    run: Body = namespace["run"]
+    return run
+
+
+@lru_cache(maxsize=512)
+def _body_code(source: str) -> CodeType:
+    return compile(source, "<steps>", "exec")
 
 
 def run_steps(steps: list[Run], rt: Runtime, env: Env) -> Any:
@@ -468,6 +516,7 @@ class CompiledTool:
     uses_now: bool
     writes: bool
     analysis: Analysis = field(default_factory=Analysis)
+    _body: Body | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def of(cls, spec: Tool, steps: list[Run], analysis: Analysis) -> CompiledTool:
@@ -494,4 +543,7 @@ class CompiledTool:
         env: Env = {"args": arguments}
         if self.uses_now:
             env["now"] = rt.now()
-        return run_body(self.steps, rt, env)
+        body = self._body
+        if body is None:
+            body = self._body = straight(self.steps, whole=True)
+        return body(rt, env)

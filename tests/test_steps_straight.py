@@ -1,0 +1,62 @@
+"""A step list run as one generated function (`simulator.steps.straight`) does what `run_steps` and
+`run_body` do: the same value, the same bindings left in the environment, the same `return`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from simulator.steps import ReturnRun, ReturnSignal, Run, run_body, run_steps, straight
+
+
+@dataclass
+class Fixed(Run):
+    """A step giving a fixed value (or raising a `return` from inside, as a loop's would)."""
+
+    value: Any
+    bind: str | None
+    yields: bool | None
+    signals: bool = False
+
+    def run(self, rt: Any, env: Any) -> Any:
+        if self.signals:
+            raise ReturnSignal(("returned", self.value))
+        return self.value
+
+
+STEPS = st.builds(
+    Fixed,
+    value=st.one_of(st.none(), st.integers(0, 3)),
+    bind=st.sampled_from([None, "a", "b", "it's"]),
+    yields=st.sampled_from([True, None, False]),
+    signals=st.sampled_from([False, False, False, True]),
+)
+
+
+def _lists() -> st.SearchStrategy[list[Run]]:
+    last = st.one_of(
+        st.none(), st.builds(lambda v: ReturnRun(lambda env: ("last", v, dict(env))), st.integers())
+    )
+    return st.tuples(st.lists(STEPS, max_size=6), last).map(lambda t: [*t[0], *([t[1]] if t[1] else [])])
+
+
+def outcome(fn: Any, steps: list[Run], env: dict[str, Any]) -> Any:
+    try:
+        return ("value", fn(steps, None, env), env)
+    except ReturnSignal as signal:
+        return ("signal", signal.value, env)
+
+
+@given(steps=_lists())
+def test_straight_is_run_body(steps: list[Run]) -> None:
+    body = straight(steps, whole=True)
+    assert outcome(lambda s, rt, env: body(rt, env), steps, {"x": 1}) == outcome(run_body, steps, {"x": 1})
+
+
+@given(steps=st.lists(STEPS, max_size=6))
+def test_straight_is_run_steps(steps: list[Run]) -> None:
+    body = straight(steps)
+    assert outcome(lambda s, rt, env: body(rt, env), steps, {"x": 1}) == outcome(run_steps, steps, {"x": 1})
