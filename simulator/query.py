@@ -300,21 +300,29 @@ class Query:
     def fetch(self, rt: Runtime, env: Env, limit: int | None = None, offset: int = 0) -> list[Any]:
         """Rows as stored. A lookup by primary key goes through the call's row cache."""
         if self.by_pk is not None and offset == 0 and (limit is None or limit > 0):
-            by_pk = self.by_pk
-            key = by_pk.value(env)
-            if by_pk.encode is not as_stored:
-                key = by_pk.encode(key)
-            if key is None:
-                return []
-            if type(key) is not str and bind_problem(key) is not None:  # (also: unhashable)
-                raise bind_error({"pk": key}, {"pk": by_pk.label}, ValueError())
-            cached = rt.cache.get((self.info.name, key), MISSING)
-            if cached is MISSING:
-                cached = execute(rt.conn, self.info.select_by_pk, {"pk": key}, {"pk": by_pk.label})
-                cached = cached.fetchone()
-                rt.cache[(self.info.name, key)] = cached
-            return [] if cached is None else [cached]
+            row = self.row_by_key(rt, env)
+            return [] if row is None else [row]
         return self.run(rt.conn, env, limit, offset)
+
+    def row_by_key(self, rt: Runtime, env: Env) -> Any:
+        """The row as stored of the key `by_pk` gives (None: no such row), through the call's row
+        cache (a lookup by primary key, as `fetch` does it)."""
+        by_pk = self.by_pk
+        assert by_pk is not None
+        key = by_pk.value(env)
+        if by_pk.encode is not as_stored:
+            key = by_pk.encode(key)
+        if key is None:
+            return None
+        if type(key) is not str and bind_problem(key) is not None:  # (also: unhashable)
+            raise bind_error({"pk": key}, {"pk": by_pk.label}, ValueError())
+        at = (self.info.name, key)
+        cached = rt.cache.get(at, MISSING)
+        if cached is MISSING:
+            cached = rt.cache[at] = execute(
+                rt.conn, self.info.select_by_pk, {"pk": key}, {"pk": by_pk.label}
+            ).fetchone()
+        return cached
 
     def run(self, conn: sqlite3.Connection, env: Env, limit: int | None = None, offset: int = 0) -> list[Any]:
         active, params = self.params(env)

@@ -53,17 +53,22 @@ class GetRun(Run):
     bind: str | None
 
     def run(self, rt: Runtime, env: Env) -> Any:
-        rows = self.query.fetch(rt, env, 1, 0)
+        query = self.query
+        if query.by_pk is not None:
+            raw = query.row_by_key(rt, env)
+        else:
+            rows = query.fetch(rt, env, 1, 0)
+            raw = rows[0] if rows else None
         if rt.reads is not None:
-            rt.reads.add((self.info.name, self.info.key_of(rows[0]) if rows else "*"))
-            rt.reads.update(self.query.related_reads)
-        if not rows:
+            rt.reads.add((self.info.name, "*" if raw is None else self.info.key_of(raw)))
+            rt.reads.update(query.related_reads)
+        if raw is None:
             if self.optional:
                 return None
             raise ToolError(self.error(env))
-        if self.query.children:
-            return self.query.output(rt.conn, rows[:1])[0]
-        return self.query.decode(rows[0])
+        if query.children:
+            return query.output(rt.conn, [raw])[0]
+        return query.decode(raw)
 
 
 @dataclass
@@ -217,8 +222,15 @@ class TargetedRun(Run):
 
     def targets(self, rt: Runtime, env: Env) -> list[Any]:
         """The rows as stored that the step acts on."""
-        rows = self.query.fetch(rt, env, 1, 0) if self.single else self.query.run(rt.conn, env)
-        if self.single and not rows:
+        if not self.single:
+            return self.query.run(rt.conn, env)
+        query = self.query
+        if query.by_pk is not None:
+            raw = query.row_by_key(rt, env)
+            rows = [] if raw is None else [raw]
+        else:
+            rows = query.fetch(rt, env, 1, 0)
+        if not rows:
             raise ToolError(self.error(env))
         return rows
 
