@@ -27,22 +27,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import sqlite as sqlite_dialect
 
 from .decoding import DECODERS
 from .expr import Compiled
-from .tables import INT64_MAX, INT64_MIN, TableInfo, ValueProblem
+from .tables import INT64_MAX, INT64_MIN, TableInfo, ValueProblem, positional
 
 Encoder = Callable[[Any], Any]
 
-_POSITIONAL = sqlite_dialect.dialect(paramstyle="qmark")
 _FLOAT_MAX = sys.float_info.max
-
-
-def positional(statement: Any) -> tuple[str, list[str]]:
-    """A statement's SQL text with `?` parameters, and the parameters' names in their order."""
-    compiled = statement.compile(dialect=_POSITIONAL)
-    return str(compiled), list(compiled.positiontup or ())
 
 
 def column_encoder(info: TableInfo, name: str) -> Encoder:

@@ -20,7 +20,7 @@ from .decoding import row_decoder
 from .errors import ToolError
 from .expr import Compiled, Env
 from .observe import ReadObserver
-from .tables import BIND_ERRORS, TableInfo, bind_error, bind_problem, execute, sql
+from .tables import BIND_ERRORS, TableInfo, bind_error, bind_problem, sql
 
 
 class Runtime(Protocol):
@@ -319,9 +319,10 @@ class Query:
         at = (self.info.name, key)
         cached = rt.cache.get(at, MISSING)
         if cached is MISSING:
-            cached = rt.cache[at] = execute(
-                rt.conn, self.info.select_by_pk, {"pk": key}, {"pk": by_pk.label}
-            ).fetchone()
+            try:
+                cached = rt.cache[at] = rt.conn.execute(self.info.select_by_key, (key,)).fetchone()
+            except BIND_ERRORS as exc:
+                raise bind_error({"pk": key}, {"pk": by_pk.label}, exc) from None
         return cached
 
     def run(self, conn: sqlite3.Connection, env: Env, limit: int | None = None, offset: int = 0) -> list[Any]:

@@ -70,6 +70,16 @@ def sql(statement: Any) -> str:
     return str(statement.compile(dialect=DIALECT))
 
 
+_POSITIONAL = sqlite_dialect.dialect(paramstyle="qmark")
+
+
+def positional(statement: Any) -> tuple[str, list[str]]:
+    """A statement's SQL text with `?` parameters, and the parameters' names in their order (a
+    parameter tuple costs SQLite less than a dict)."""
+    compiled = statement.compile(dialect=_POSITIONAL)
+    return str(compiled), list(compiled.positiontup or ())
+
+
 _INFINITE = (float("inf"), float("-inf"))
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 OUT_OF_RANGE = "is out of range: integers must be between -2^63 and 2^63-1"
@@ -133,14 +143,6 @@ def bind_error(params: dict[str, Any], labels: dict[str, str], exc: Exception) -
         if problem is not None:
             return ToolError(f"{labels.get(name, name)} {problem}")
     return exc
-
-
-def execute(conn: sqlite3.Connection, statement: str, params: dict[str, Any], labels: dict[str, str]) -> Any:
-    """`conn.execute`, with a value that SQLite cannot bind reported as the agent's ToolError."""
-    try:
-        return conn.execute(statement, params)
-    except BIND_ERRORS as exc:
-        raise bind_error(params, labels, exc) from None
 
 
 def _check_type(kind: str, value: Any) -> Any:
@@ -234,6 +236,8 @@ class TableInfo:
         )
         where = self.key_clause()
         self.select_by_pk = sql(sa.select(*t.c).where(where))
+        #: `select_by_pk` with `?` parameters, in key order
+        self.select_by_key = positional(sa.select(*t.c).where(where))[0]
         self.insert = sql(sa.insert(t).values({c: sa.bindparam(c) for c in self.columns}))
         self.delete_by_pk = sql(sa.delete(t).where(where))
         self.select_all = sql(sa.select(*t.c).order_by(*(t.c[c] for c in self.key)))

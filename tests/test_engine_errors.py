@@ -161,6 +161,9 @@ def test_values_sqlite_cannot_store_are_the_agents_errors(tmp_path):
             "id must be a single value (a string, number, boolean or null), not an array"
         )
         assert str(failure(ep, "one", {"id": BIG})) == f"id {OUT_OF_RANGE}"
+        assert str(failure(ep, "one", {"id": bad_text})) == (  # (a lookup by key binds it positionally)
+            "id holds characters that are not valid Unicode text (unpaired surrogates)"
+        )
         assert str(failure(ep, "hire", {"name": bad_text, "pay": 1})) == (
             "name holds characters that are not valid Unicode text (unpaired surrogates)"
         )
