@@ -37,6 +37,11 @@ class Run:
     def run(self, rt: Runtime, env: Env) -> Any:
         raise NotImplementedError
 
+    def act(self, rt: Runtime, env: Env) -> None:
+        """`run` where nothing reads the step's value (`straight` knows): the same effects and
+        errors; a step may skip building its value."""
+        self.run(rt, env)
+
 
 class ReturnSignal(Exception):
     def __init__(self, value: Any):
@@ -162,6 +167,13 @@ class CreateRun(Run):
     _plan: InsertPlan | None = field(default=None, init=False, repr=False, compare=False)
 
     def run(self, rt: Runtime, env: Env) -> Any:
+        return self.info.decode(self._insert(rt, env))
+
+    def act(self, rt: Runtime, env: Env) -> None:
+        self._insert(rt, env)
+
+    def _insert(self, rt: Runtime, env: Env) -> Any:
+        """Insert the row; the row as stored."""
         info = self.info
         plan = self._plan
         if plan is None:
@@ -205,7 +217,7 @@ class CreateRun(Run):
         key = info.key_of(stored)
         rt.changed(info.name, key)
         rt.cache[(info.name, key)] = stored
-        return info.decode(stored)
+        return stored
 
 
 @dataclass(kw_only=True)
@@ -260,6 +272,13 @@ class UpdateRun(TargetedRun):
         return sets, self.plan_for(tuple(sets)) if sets else None
 
     def run(self, rt: Runtime, env: Env) -> Any:
+        return self._apply(rt, env, True)
+
+    def act(self, rt: Runtime, env: Env) -> None:
+        self._apply(rt, env, False)
+
+    def _apply(self, rt: Runtime, env: Env, keep: bool) -> Any:
+        """Update the rows; `keep`: return them after, as a read would (else None)."""
         info = self.info
         rows = self.targets(rt, env)
         if self.patch:
@@ -268,9 +287,11 @@ class UpdateRun(TargetedRun):
         else:
             plan, fns = self.plan, self._fns
         if plan is None:  # a patch the call gave nothing for: the rows as they are
-            out = [info.decode(raw) for raw in rows]
-            return out[0] if self.single else out
-        out = []
+            if not keep:
+                return None
+            rows_now = [info.decode(raw) for raw in rows]
+            return rows_now[0] if self.single else rows_now
+        out: list[dict[str, Any] | None] = []
         previous = env.get("row", MISSING)
         try:
             for raw in rows:
@@ -283,18 +304,20 @@ class UpdateRun(TargetedRun):
                         encoded = [encode(value) for encode, value in zip(plan.encoders, new, strict=True)]
                 except ValueProblem as exc:
                     raise ToolError(f"invalid value: {exc}") from None
-                out.append(self._write(rt, plan, raw, before, encoded))
+                out.append(self._write(rt, plan, raw, before, encoded, keep))
         finally:
             if previous is MISSING:
                 env.pop("row", None)
             else:
                 env["row"] = previous
+        if not keep:
+            return None
         return out[0] if self.single else out
 
     def _write(
-        self, rt: Runtime, plan: UpdatePlan, raw: Any, before: dict[str, Any], encoded: list[Any]
-    ) -> dict[str, Any]:
-        """Store one row's encoded new values; the row after, as a read would return it."""
+        self, rt: Runtime, plan: UpdatePlan, raw: Any, before: dict[str, Any], encoded: list[Any], keep: bool
+    ) -> dict[str, Any] | None:
+        """Store one row's encoded new values; the row after, as a read would return it (`keep`)."""
         info = self.info
         key = info.key_of(raw)
         if info.composite:
@@ -313,19 +336,20 @@ class UpdateRun(TargetedRun):
         except sqlite3.IntegrityError as exc:
             raise ToolError(_integrity_message(info, exc, "update")) from None
         rt.changed(info.name, key)
-        after = before.copy()
         row = list(raw)
+        after = before.copy() if keep else None
         if plan.width == 1:
-            value = encoded[0]
-            row[plan.positions[0]] = value
-            decode = plan.decoders[0]
-            after[plan.columns[0]] = value if decode is None or value is None else decode(value)
+            value = row[plan.positions[0]] = encoded[0]
+            if after is not None:
+                decode = plan.decoders[0]
+                after[plan.columns[0]] = value if decode is None or value is None else decode(value)
         else:
             for name, at, decode, value in zip(
                 plan.columns, plan.positions, plan.decoders, encoded, strict=True
             ):
                 row[at] = value
-                after[name] = value if decode is None or value is None else decode(value)
+                if after is not None:
+                    after[name] = value if decode is None or value is None else decode(value)
         stored = tuple(row)
         if plan.moves_key:
             new_key = info.key_of(stored)
@@ -420,6 +444,10 @@ class WhenRun(Run):
             return self.inner.run(rt, env)
         return None
 
+    def act(self, rt: Runtime, env: Env) -> None:
+        if self.cond(env):
+            self.inner.act(rt, env)
+
 
 @dataclass
 class UseRun(Run):
@@ -455,9 +483,15 @@ def straight(steps: list[Run], whole: bool = False) -> Body:
     every step; only indices and bound names (as string literals) appear in its source."""
     lines = []
     ends_in_return = whole and bool(steps) and type(steps[-1]) is ReturnRun
-    for i, step in enumerate(steps[:-1] if ends_in_return else steps):
+    running = steps[:-1] if ends_in_return else steps
+    for i, step in enumerate(running):
         call = f"s[{i}].run(rt, env)"
-        if step.bind:
+        # a value nothing reads: not bound, and a later step's value (or the `return`) is the last
+        if not step.bind and (
+            ends_in_return or any(later.bind or later.yields is True for later in running[i + 1 :])
+        ):
+            lines.append(f"s[{i}].act(rt, env)")
+        elif step.bind:
             lines.append(f"last = env[{step.bind!r}] = {call}")
         elif step.yields is True:
             lines.append(f"last = {call}")

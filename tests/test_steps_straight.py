@@ -11,6 +11,11 @@ from hypothesis import strategies as st
 
 from simulator.steps import ReturnRun, ReturnSignal, Run, run_body, run_steps, straight
 
+ACTED: list[int] = []  # the steps `act` ran (kept out of the environment, which is compared)
+
+
+NO_RUNTIME: Any = None  # (these steps use none)
+
 
 @dataclass
 class Fixed(Run):
@@ -22,9 +27,14 @@ class Fixed(Run):
     signals: bool = False
 
     def run(self, rt: Any, env: Any) -> Any:
+        env.setdefault("effects", []).append(id(self))  # (what `act` must do too)
         if self.signals:
             raise ReturnSignal(("returned", self.value))
         return self.value
+
+    def act(self, rt: Any, env: Any) -> None:
+        self.run(rt, env)
+        ACTED.append(id(self))
 
 
 STEPS = st.builds(
@@ -44,10 +54,15 @@ def _lists() -> st.SearchStrategy[list[Run]]:
 
 
 def outcome(fn: Any, steps: list[Run], env: dict[str, Any]) -> Any:
+    ACTED.clear()
     try:
-        return ("value", fn(steps, None, env), env)
+        result: tuple[Any, ...] = ("value", fn(steps, None, env))
     except ReturnSignal as signal:
-        return ("signal", signal.value, env)
+        result = ("signal", signal.value)
+    for step in steps:  # a step whose value was not built is one whose value nothing read
+        if id(step) in ACTED:
+            assert isinstance(step, Fixed) and not step.bind
+    return (*result, env)
 
 
 @given(steps=_lists())
@@ -60,3 +75,12 @@ def test_straight_is_run_body(steps: list[Run]) -> None:
 def test_straight_is_run_steps(steps: list[Run]) -> None:
     body = straight(steps)
     assert outcome(lambda s, rt, env: body(rt, env), steps, {"x": 1}) == outcome(run_steps, steps, {"x": 1})
+
+
+def test_a_value_nothing_reads_is_not_built() -> None:
+    first, second, third = (Fixed(i, None, True) for i in range(3))
+    env: dict[str, Any] = {}
+    ACTED.clear()
+    assert straight([first, Fixed(9, "x", False), second, third])(NO_RUNTIME, env) == 2
+    assert ACTED == [id(first), id(second)]
+    assert env["effects"] == [id(first), env["effects"][1], id(second), id(third)]
