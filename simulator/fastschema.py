@@ -212,6 +212,8 @@ def _compile(schema: Any) -> Check:
     if not isinstance(schema, dict) or set(schema) - _SUPPORTED:
         raise _Unsupported
     checks: list[Check] = []
+    # one type of `number` or `object`: its keywords' checks test the type themselves (one call less)
+    only = schema.get("type") if schema.get("type") in ("number", "object") else None
     if "type" in schema:
         names = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
         if any(n not in _TYPES for n in names):
@@ -222,10 +224,15 @@ def _compile(schema: Any) -> Check:
         checks.append(_in_enum(list(schema["enum"])))
     if "const" in schema:
         checks.append(_equal_to(schema["const"]))
-    _numbers(schema, checks)
+    before = len(checks)
+    _numbers(schema, checks, only == "number")
+    numbered = len(checks) > before
     _strings(schema, checks)
     _arrays(schema, checks)
-    _objects(schema, checks)
+    before = len(checks)
+    _objects(schema, checks, only == "object")
+    if only == "number" and numbered or only == "object" and len(checks) > before:
+        del checks[0]  # (the type test: a strict check after it does it)
     if len(checks) == 1:
         return checks[0]
     return _all_of(checks)
@@ -286,8 +293,11 @@ def _num(v: Any) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool)
 
 
-def _bounded(test: Callable[[Any, Any], bool], bound: Any) -> Check:
-    """Numbers must pass `test(value, bound)`; anything else passes (as in JSON Schema)."""
+def _bounded(test: Callable[[Any, Any], bool], bound: Any, strict: bool) -> Check:
+    """Numbers must pass `test(value, bound)`; anything else passes (as in JSON Schema), or fails
+    when `strict` (the schema's one type is `number`)."""
+    if strict:
+        return lambda v: _num(v) and test(v, bound)
 
     def check(v: Any) -> bool:
         return not _num(v) or test(v, bound)
@@ -313,7 +323,7 @@ def _max_length(kind: type[str] | type[list[Any]], n: int) -> Check:
     return check
 
 
-def _numbers(schema: dict[str, Any], checks: list[Check]) -> None:
+def _numbers(schema: dict[str, Any], checks: list[Check], strict: bool = False) -> None:
     for key, test in (
         ("minimum", operator.ge),
         ("maximum", operator.le),
@@ -324,7 +334,7 @@ def _numbers(schema: dict[str, Any], checks: list[Check]) -> None:
             bound = schema[key]
             if not _num(bound):
                 raise _Unsupported
-            checks.append(_bounded(test, bound))
+            checks.append(_bounded(test, bound, strict))
 
 
 def _strings(schema: dict[str, Any], checks: list[Check]) -> None:
@@ -368,7 +378,9 @@ def _unique_items(v: Any) -> bool:
     return not isinstance(v, list) or all(not _equal(a, b) for i, a in enumerate(v) for b in v[i + 1 :])
 
 
-def _objects(schema: dict[str, Any], checks: list[Check]) -> None:
+def _objects(schema: dict[str, Any], checks: list[Check], strict: bool = False) -> None:
+    """Objects must have the required keys and valid properties; anything else passes (as in JSON
+    Schema), or fails when `strict` (the schema's one type is `object`)."""
     props = {k: _compile(s) for k, s in (schema.get("properties") or {}).items()}
     required = list(schema.get("required") or [])
     extra = schema.get("additionalProperties", True)
@@ -378,7 +390,7 @@ def _objects(schema: dict[str, Any], checks: list[Check]) -> None:
 
     def check_object(v: Any) -> bool:
         if not isinstance(v, dict):
-            return True
+            return not strict
         for key in required:
             if key not in v:
                 return False

@@ -28,6 +28,10 @@ EXTRA = [
     {"type": "string", "pattern": "^\\d+$"},  # RE2's \d is ASCII, as ECMA's is
     {"type": "string", "pattern": "(?=a)a"},  # RE2 cannot run it: Python's re, on bounded strings
     {"type": "array", "items": {"type": "integer"}, "maxItems": 2},
+    {"type": "number", "minLength": 1},  # a keyword of another type: the type test stays
+    {"type": "number", "exclusiveMinimum": 0, "enum": [1, "1", 2.5]},
+    {"type": "object", "minItems": 1, "pattern": "a"},
+    {"type": "object", "required": ["a"], "properties": {"a": {"type": "number", "maximum": 3}}},
 ]
 
 json_values = st.recursive(
