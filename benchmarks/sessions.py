@@ -16,10 +16,16 @@ so that the client's own CPU does not hide the server's on a 2-core machine):
   calls/s, server CPU per call (user + system of the server's processes / calls), p50/p99;
 - **paced**: every session calls at a fixed rate, the sum being `--pace` (default 0.7) of the
   calls/s the saturated phase reached on toolgym (the rate the CPU allows), on both servers:
-  p50/p99 per call, the latency an RL loop sees with N rollouts in flight;
+  p50/p99 per call, the latency an RL loop sees with N rollouts in flight, and the server's CPU
+  per call and share of a core in this phase (calls one by one cost more than in a closed loop,
+  where requests batch: a share near 100% means the pace was more than the CPU allows);
 - **isolation** (toolgym): each session first writes its own marker (`update_contact` sets the
   customer's address to a value only it knows), and every read of every phase checks that it
   sees its own marker and no other session's.
+
+The client's own garbage collector stays out of the figures (its connections frozen, no
+collection during a phase); the servers' collectors run as they would. The load average at the
+start and at the end is in the report: the machine is shared.
 
 Targets (issue #14): server CPU per call <= 1 ms; at 1,024 sessions the paced p99 <= 1 s; no
 isolation failure; memory per session <= the domain's database + 1 MiB. This is also the MCP
