@@ -262,6 +262,10 @@ class UpdateRun(TargetedRun):
 
     def __post_init__(self) -> None:
         self._fns = tuple(self.sets.values())
+        # the common shape, written out in `_apply`: one row by its key, one `set` column, no `patch`
+        plan = self.plan
+        self._one = self.single and not self.patch and plan is not None and plan.width == 1
+        self._one = self._one and self.query.by_pk is not None
 
     def _columns(self, env: Env) -> tuple[dict[str, Compiled], UpdatePlan | None]:
         """The columns this call sets (`set`, and the `patch` columns it gave), and their plan."""
@@ -280,6 +284,26 @@ class UpdateRun(TargetedRun):
     def _apply(self, rt: Runtime, env: Env, keep: bool) -> Any:
         """Update the rows; `keep`: return them after, as a read would (else None)."""
         info = self.info
+        if self._one:
+            raw = self.query.row_by_key(rt, env)
+            if raw is None:
+                raise ToolError(self.error(env))
+            previous = env.get("row", MISSING)
+            before = env["row"] = info.decode(raw)
+            try:
+                value = self._fns[0](env)
+            finally:
+                if previous is MISSING:
+                    env.pop("row", None)
+                else:
+                    env["row"] = previous
+            plan = self.plan
+            assert plan is not None
+            try:
+                encoded = plan.encoders[0](value)
+            except ValueProblem as exc:
+                raise ToolError(f"invalid value: {exc}") from None
+            return self._write(rt, plan, raw, before, [encoded], keep)
         rows = self.targets(rt, env)
         if self.patch:
             sets, plan = self._columns(env)

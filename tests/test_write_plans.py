@@ -72,6 +72,13 @@ def things(tmp_path_factory: pytest.TempPathFactory) -> Domain:
                 "write",
                 dict.fromkeys(["id", "level", "tags", "ok", "size"], {}),
             ),
+            # one column by key: the written-out path of UpdateRun (`_one`)
+            tool(
+                "resize",
+                {"update": "things", "key": {"id": "$args.id"}, "set": {"size": "$args.size"}},
+                "write",
+                {"id": {}, "size": {}},
+            ),
             tool(
                 "rename",
                 {
@@ -197,6 +204,31 @@ def test_update_is_the_general_algorithm(things: Domain, new: dict[str, Any]) ->
             stored = tuple(encoded.get(c, v) for c, v in zip(info.columns, _stored(ep), strict=True))
             want = ("ok", info.decode(stored))
         got = call(ep, "edit", {"id": "T-1", **new})
+        assert _same(got, want)
+        assert ep.row("things", "T-1") == (got[1] if got[0] == "ok" else before)
+
+
+@given(st.one_of(FITTING["size"], values), st.sampled_from(["T-1", "T-404", 7, None]))
+def test_a_one_column_update_is_the_general_algorithm(things: Domain, size: Any, key: Any) -> None:
+    info = things.tables["things"]
+    step = things.tools["resize"].steps[0]
+    assert getattr(step, "_one", False)
+    with things.episode() as ep:
+        before = ep.row("things", "T-1")
+        assert before is not None
+        if key != "T-1":
+            want: tuple[str, Any] = call(ep, "edit", {"id": key})  # (the general path's error)
+        else:
+            try:
+                encoded = info.encode("size", size)
+            except ValueProblem as exc:
+                want = ("error", f"invalid value: {exc}")
+            else:
+                stored = tuple(
+                    encoded if c == "size" else v for c, v in zip(info.columns, _stored(ep), strict=True)
+                )
+                want = ("ok", info.decode(stored))
+        got = call(ep, "resize", {"id": key, "size": size})
         assert _same(got, want)
         assert ep.row("things", "T-1") == (got[1] if got[0] == "ok" else before)
 
