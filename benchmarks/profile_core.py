@@ -387,16 +387,17 @@ def _in_txn(ep: Episode, fn: Callable[[], Any]) -> Any:
 
 
 def step_table(domain: Domain, ids: ShopIds, calls: int) -> Table:
-    """Each step kind's share of a write call: every runnable step class's `run`, timed."""
+    """Each step kind's share of a write call: every runnable step class's `run` (and its own `act`,
+    what runs a step whose value nothing reads), timed."""
     from simulator import steps
 
     kinds = [steps.GetRun, steps.CreateRun, steps.UpdateRun, steps.RequireRun, steps.LetRun]
     kinds += [steps.ForEachRun, steps.ReturnRun]
     times: dict[str, list[int]] = defaultdict(list)
-    originals = {cls: cls.run for cls in kinds}
+    originals = {(cls, m): getattr(cls, m) for cls in kinds for m in ("run", "act") if m in vars(cls)}
 
-    def timed(cls: type[steps.Run]) -> Callable[..., Any]:
-        run = originals[cls]
+    def timed(cls: type[steps.Run], method: str) -> Callable[..., Any]:
+        run = originals[cls, method]
 
         def wrapper(self: steps.Run, rt: Any, env: Any) -> Any:
             t0 = time.perf_counter_ns()
@@ -422,8 +423,8 @@ def step_table(domain: Domain, ids: ShopIds, calls: int) -> Table:
     table = Table(title="steps of one write call: calls per call x median us", title_justify="left")
     for col in ("tool", "step", "per call", "median us", "us per call"):
         table.add_column(col, justify="left" if col in ("tool", "step") else "right")
-    for cls in kinds:
-        cls.run = timed(cls)  # type: ignore[method-assign]
+    for cls, method in originals:
+        setattr(cls, method, timed(cls, method))
     try:
         for tool, fn in tools.items():
             with domain.episode() as ep:
@@ -437,8 +438,8 @@ def step_table(domain: Domain, ids: ShopIds, calls: int) -> Table:
             table.add_row(tool, "whole call (median)", "", "", f"{total.median_us:.1f}")
             table.add_section()
     finally:
-        for cls, run in originals.items():
-            cls.run = run  # type: ignore[method-assign]
+        for (cls, method), run in originals.items():
+            setattr(cls, method, run)
     return table
 
 
