@@ -21,6 +21,10 @@ Usage::
 Operators live in `registry.OPERATORS` (name -> `Operator`: category, signature, arity, null policy,
 doc line, function or parse/compile hooks, old spellings). `register(Operator(...))` adds one: the
 parser, compiler, `docs.operator_table()` and `docs.expr_schema()` all read the registry.
+
+`compile_node` gives closures; arithmetic and ordering comparisons on references and numbers are
+fused into one generated function (`fused.py`) that falls back to those closures on anything but
+plain numbers, so values and errors are the closures'.
 """
 
 from __future__ import annotations
