@@ -511,8 +511,11 @@ def straight(steps: list[Run], whole: bool = False) -> Body:
     for i, step in enumerate(running):
         call = f"s[{i}].run(rt, env)"
         # a value nothing reads: not bound, and a later step's value (or the `return`) is the last
-        if not step.bind and (
-            ends_in_return or any(later.bind or later.yields is True for later in running[i + 1 :])
+        # (`act` is Run's; a step of another class only has to `run`)
+        if (
+            isinstance(step, Run)
+            and not step.bind
+            and (ends_in_return or any(later.bind or later.yields is True for later in running[i + 1 :]))
         ):
             lines.append(f"s[{i}].act(rt, env)")
         elif step.bind:

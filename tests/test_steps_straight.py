@@ -84,3 +84,19 @@ def test_a_value_nothing_reads_is_not_built() -> None:
     assert straight([first, Fixed(9, "x", False), second, third])(NO_RUNTIME, env) == 2
     assert ACTED == [id(first), id(second)]
     assert env["effects"] == [id(first), env["effects"][1], id(second), id(third)]
+
+
+class Plain:
+    """A step of no Run class: only `run`, `bind` and `yields`."""
+
+    bind = None
+    yields = False
+
+    def run(self, rt: Any, env: Any) -> Any:
+        env["plain"] = True
+
+
+def test_a_step_of_another_class_is_run() -> None:
+    env: dict[str, Any] = {}
+    assert straight([Plain(), Fixed(1, None, True)], whole=True)(NO_RUNTIME, env) == 1  # type: ignore[list-item]
+    assert env["plain"] is True
