@@ -288,9 +288,11 @@ class _Loader(SeedReader):
         key that points nowhere dropped, a key that is not a column added as a stand-in column."""
         file = "domain.yaml"
         buildable: dict[str, Table] = {}
+        self._case_collisions(file, "tables", "tables", list(spec.tables))
         for tname, table in spec.tables.items():
             where = f"tables.{tname}"
             stand_ins = self.stand_ins.setdefault(tname, set())
+            self._case_collisions(file, where, f"table {tname!r}: columns", list(table.columns))
             for name in (tname, *table.columns):
                 if not IDENTIFIER.match(name) or name.startswith("_toolgym"):
                     self.problem(
@@ -313,6 +315,20 @@ class _Loader(SeedReader):
                     columns[cname] = col.model_copy(update={"references": None})
             buildable[tname] = table.model_copy(update={"columns": columns})
         return buildable
+
+    def _case_collisions(self, file: str, where: str, what: str, names: list[str]) -> None:
+        """Report each name equal to an earlier one ignoring case: SQLite treats table and column
+        names case-insensitively, so `Name` and `name` cannot both be built."""
+        first: dict[str, str] = {}
+        for name in names:
+            earlier = first.setdefault(name.lower(), name)
+            if earlier != name:
+                self.problem(
+                    file,
+                    where,
+                    f"{what} {earlier!r} and {name!r} differ only in case, and SQLite treats names "
+                    "case-insensitively: rename one",
+                )
 
     def _check_column(self, spec: DomainSpec, file: str, where: str, col: Column) -> bool:
         """Report a foreign key that points nowhere; False when there is one."""
