@@ -153,6 +153,12 @@ class TablePlan:
                 return column
         return None
 
+    def column_named(self, name: str) -> str | None:
+        """The column SQLite takes `name` for (equal ignoring case: `usageplanId` is `usagePlanId`,
+        which `column_for` keeps apart), or None."""
+        wanted = name.lower()
+        return next((column for column in self.columns if column.lower() == wanted), None)
+
 
 @dataclass(frozen=True)
 class Binding:
@@ -341,7 +347,7 @@ class _Builder:
             spelled = f"parent_{other.entity}_id"
         cyclic = table is not other and self._reaches(other, table)
         name = spelled if spelled and table.column_for(spelled) is None else f"{other.entity}_id"
-        existing = table.column_for(name)
+        existing = table.column_for(name) or table.column_named(identifier(name))
         if existing is not None and existing != table.primary_key:
             col = table.columns[existing]
             if col.references is None and col.type in ("string", "integer", "json"):
@@ -353,7 +359,8 @@ class _Builder:
             name = f"{name}_ref"
         col_name = base = identifier(name)
         n = 2
-        while table.column_for(col_name) is not None:  # (a trailing `_` is the same name to column_for)
+        # (a trailing `_` is the same name to column_for; a name differing only in case, to SQLite)
+        while table.column_for(col_name) is not None or table.column_named(col_name) is not None:
             col_name, n = f"{base}_{n}", n + 1
         key = other.columns[other.primary_key]
         # a column that cannot be a foreign key (a cycle) still holds values shaped like the keys

@@ -523,7 +523,7 @@ def event_column(events: TablePlan, table: TablePlan) -> str:
         if col.references == wanted:
             return name
     name = f"{table.entity}_id"[:60]
-    while name in events.columns:
+    while any(c.lower() == name.lower() for c in events.columns):  # (SQLite ignores case)
         name += "_"
     key = table.columns[table.primary_key]
     events.columns[name] = ColumnPlan(
