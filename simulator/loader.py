@@ -3,7 +3,8 @@
 `load_domain(ref)` takes a bundled domain's name or a folder path (`folders.py`) and returns a
 `Domain`, or raises `SpecError` listing every problem with its file and location: malformed YAML,
 unknown step keys, tools naming unknown tables or columns, invalid JSON Schemas, foreign keys to
-nowhere, duplicate tool names, literals their column can never hold, seed rows that break the
+nowhere, tables or columns whose names differ only in case (SQLite takes them for one), duplicate
+tool names, literals their column can never hold, seed rows that break the
 schema (`seedrows.py`), tasks calling unknown tools or with arguments their tool rejects.
 `check_domain(ref)` returns the same errors and the warnings (`lint.py`) without raising.
 

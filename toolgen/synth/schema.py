@@ -9,7 +9,9 @@
   an argument whose schema those keys would fail gets a relaxed input schema (`key_inputs`).
 - **Columns**: the record schema's properties (nested objects and arrays → `json`), then the
   arguments of the operations on the entity; one column per name in any case style
-  (`firstName` and `first_name` are one column, spelled as first seen, the record's first).
+  (`firstName` and `first_name` are one column, spelled as first seen, the record's first); never
+  two names SQLite takes for one (it ignores case: a foreign key `usageplanId` is the record's
+  `usagePlanId`).
   Types: `string` (`date-time` → `datetime`), `integer`, `number`, `boolean`, `json`; sources that
   disagree (or give no type) make `json`, integer and number make `number`. Enums are the union
   of the sources' enums; defaults are kept where the column can hold them. A column is nullable
