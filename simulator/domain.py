@@ -13,12 +13,12 @@ import sqlite3
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import UTC, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .budget import Budget
-from .clock import parse_time, renderer
+from .clock import format_time, parse_time, renderer
 from .errors import TaskError
 from .fastschema import compile_check
 from .pool import ConnectionPool
@@ -62,6 +62,13 @@ class Domain:
         self.clock_start = parse_time(self.spec.clock.start)
         self.render_time = renderer(self.spec.clock.start, self.spec.clock.format)  # `$now` as text
         self._clock_texts: dict[int, str] = {}  # `clock_text` by tick count
+        # the classic UTC rendering past the kept tick counts: each day's text by day, the start's
+        # second of its day (None: another rendering, always through `render_time`); all bounded
+        start = self.clock_start
+        classic = self.render_time is format_time and start.utcoffset() == UTC.utcoffset(None)
+        self._day_texts: dict[int, str] | None = {} if classic else None
+        self._second_texts: dict[int, str] = {}  # its time of day's text, by second of the day
+        self._start_second = start.hour * 3600 + start.minute * 60 + start.second
         #: the seed rows `seed_lookup` read, by table (None: not in the seed)
         self._seed_found: dict[str, dict[Any, tuple[Any, ...] | None]] = {name: {} for name in self.tables}
         self.checks = {name: compile_check(t.spec.input_schema) for name, t in self.tools.items()}
@@ -76,12 +83,38 @@ class Domain:
         tick count: every episode of the domain reads the same few)."""
         text = self._clock_texts.get(ticks)
         if text is None:
+            if self._day_texts is not None:  # the classic UTC form: the day's text + H:M:S by arithmetic
+                day, second = divmod(self._start_second + ticks * self.spec.clock.tick_seconds, 86400)
+                head = self._day_texts.get(day)
+                if head is None:
+                    head = self._day_head(day)
+                if head is not None:
+                    tail = self._second_texts.get(second)
+                    if tail is None:
+                        hour, rest = divmod(second, 3600)
+                        tail = f"{hour:02d}:{rest // 60:02d}:{rest % 60:02d}Z"
+                        if len(self._second_texts) < CLOCK_TEXTS_KEPT:
+                            self._second_texts[second] = tail
+                    return head + tail
             text = self.render_time(
                 self.clock_start + timedelta(seconds=ticks * self.spec.clock.tick_seconds)
             )
             if len(self._clock_texts) < CLOCK_TEXTS_KEPT:
                 self._clock_texts[ticks] = text
         return text
+
+    def _day_head(self, day: int) -> str | None:
+        """The classic rendering's text before the time of day `day` (days after the start's date),
+        rendered by `format_time` itself and kept (bounded); None when out of datetime's range."""
+        try:
+            midnight = self.clock_start.replace(hour=0, minute=0, second=0) + timedelta(days=day)
+        except OverflowError:
+            return None  # the general rendering raises as it always has
+        head = format_time(midnight)[: -len("00:00:00Z")]
+        texts = self._day_texts
+        if texts is not None and len(texts) < CLOCK_TEXTS_KEPT:
+            texts[day] = head
+        return head
 
     @property
     def name(self) -> str:
