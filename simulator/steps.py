@@ -509,15 +509,20 @@ def straight(steps: list[Run], whole: bool = False) -> Body:
     ends_in_return = whole and bool(steps) and type(steps[-1]) is ReturnRun
     running = steps[:-1] if ends_in_return else steps
     for i, step in enumerate(running):
-        call = f"s[{i}].run(rt, env)"
+        kind = type(step)
+        # a `let` and a `require` written out (their `run` is one expression); another step's `run`
+        call = f"s[{i}].value(env)" if kind is LetRun else f"s[{i}].run(rt, env)"
+        if kind is RequireRun and not step.bind:
+            lines.append(f"if not s[{i}].cond(env): raise ToolError(s[{i}].error(env))")
+            continue
         # a value nothing reads: not bound, and a later step's value (or the `return`) is the last
-        # (`act` is Run's; a step of another class only has to `run`)
+        # (`act` is Run's; a step of another class only has to `run`; Run's own `act` is `run`)
         if (
             isinstance(step, Run)
             and not step.bind
             and (ends_in_return or any(later.bind or later.yields is True for later in running[i + 1 :]))
         ):
-            lines.append(f"s[{i}].act(rt, env)")
+            lines.append(call if kind.act is Run.act else f"s[{i}].act(rt, env)")
         elif step.bind:
             lines.append(f"last = env[{step.bind!r}] = {call}")
         elif step.yields is True:
@@ -532,7 +537,7 @@ def straight(steps: list[Run], whole: bool = False) -> Body:
         text = f"    try:\n{body}    except ReturnSignal as signal:\n        return signal.value\n"
     else:
         text = "".join(f"    {line}\n" for line in lines)
-    namespace: dict[str, Any] = {"s": tuple(steps), "ReturnSignal": ReturnSignal}
+    namespace: dict[str, Any] = {"s": tuple(steps), "ReturnSignal": ReturnSignal, "ToolError": ToolError}
     exec(_body_code(f"def run(rt, env):\n    last = None\n{text}"), namespace)  # noqa: S102
     run: Body = namespace["run"]
     return run

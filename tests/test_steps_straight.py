@@ -9,7 +9,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from simulator.steps import ReturnRun, ReturnSignal, Run, run_body, run_steps, straight
+from simulator.errors import ToolError
+from simulator.steps import LetRun, RequireRun, ReturnRun, ReturnSignal, Run, run_body, run_steps, straight
 
 ACTED: list[int] = []  # the steps `act` ran (kept out of the environment, which is compared)
 
@@ -37,13 +38,24 @@ class Fixed(Run):
         ACTED.append(id(self))
 
 
-STEPS = st.builds(
+FIXED = st.builds(
     Fixed,
     value=st.one_of(st.none(), st.integers(0, 3)),
     bind=st.sampled_from([None, "a", "b", "it's"]),
     yields=st.sampled_from([True, None, False]),
     signals=st.sampled_from([False, False, False, True]),
 )
+# `let` and `require` are written out by `straight`: the same bindings, values and errors
+LETS = st.builds(
+    lambda v, name: LetRun(lambda env: (v, env.get("a")), name),
+    st.integers(0, 3),
+    st.sampled_from(["a", "b"]),
+)
+REQUIRES = st.builds(
+    lambda key: RequireRun(lambda env: key not in env, lambda env: f"{key} is bound: {env[key]}"),
+    st.sampled_from(["a", "b", "nothing"]),
+)
+STEPS = st.one_of(FIXED, FIXED, LETS, REQUIRES)
 
 
 def _lists() -> st.SearchStrategy[list[Run]]:
@@ -59,6 +71,8 @@ def outcome(fn: Any, steps: list[Run], env: dict[str, Any]) -> Any:
         result: tuple[Any, ...] = ("value", fn(steps, None, env))
     except ReturnSignal as signal:
         result = ("signal", signal.value)
+    except ToolError as exc:
+        result = ("error", str(exc))
     for step in steps:  # a step whose value was not built is one whose value nothing read
         if id(step) in ACTED:
             assert isinstance(step, Fixed) and not step.bind
