@@ -37,9 +37,6 @@ class Runtime(Protocol):
 
 
 MISSING = object()
-#: the first element of a `Runtime.cache` key under which a decoded row is kept by the identity of
-#: the row as stored, `(DECODED, id(raw))` -> `(raw, decoded)` (no table is named so)
-DECODED = "\0decoded"
 
 #: statements kept per query, one per combination of present filters: a search with n optional
 #: filters has 2^n and the agent picks one per call, so beyond this many they are compiled per call

@@ -19,7 +19,7 @@ from .budget import charge
 from .encoding import InsertPlan, UpdatePlan
 from .errors import ToolError
 from .expr import Compiled, Env, EvalError, brief
-from .query import DECODED, MISSING, Query, Runtime
+from .query import MISSING, Query, Runtime
 from .spec import Tool
 from .tables import BIND_ERRORS, INT64_MAX, TableInfo, ValueProblem, bind_error
 
@@ -73,10 +73,7 @@ class GetRun(Run):
             raise ToolError(self.error(env))
         if query.children:
             return query.output(rt.conn, [raw])[0]
-        row = query.decode(raw)
-        if query.by_pk is not None and self.info.flat:  # (an update of the row may reuse it)
-            rt.cache[(DECODED, id(raw))] = (raw, row)
-        return row
+        return query.decode(raw)
 
 
 @dataclass
@@ -292,11 +289,7 @@ class UpdateRun(TargetedRun):
             if raw is None:
                 raise ToolError(self.error(env))
             previous = env.get("row", MISSING)
-            # the row a get of this call decoded (the same stored row): a copy is its decoding
-            known = rt.cache.get((DECODED, id(raw))) if info.flat else None
-            before = env["row"] = (
-                known[1].copy() if known is not None and known[0] is raw else info.decode(raw)
-            )
+            before = env["row"] = info.decode(raw)
             try:
                 value = self._fns[0](env)
             finally:

@@ -270,9 +270,6 @@ class TableInfo:
             .where(changes.c.tbl == sa.literal_column(f"'{self.name}'"))
         )
         self.decode = row_decoder(self.columns, self.kinds)
-        #: whether a decoded row holds only immutable values (no json column): a copy of it is
-        #: as good as decoding the row again
-        self.flat = "json" not in self.kinds
 
     @property
     def kinds(self) -> tuple[str, ...]:
