@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from operator import itemgetter
@@ -381,7 +381,7 @@ def build_tables(tables: dict[str, Table]) -> tuple[sa.MetaData, dict[str, Table
         sa_table = sa.Table(tname, metadata, *cols)
         for cname, cspec in tspec.columns.items():
             if cspec.references and cname != key[0] and not cspec.unique:  # (a key's first column is indexed)
-                sa.Index(f"ix_{tname}_{cname}", sa_table.c[cname])
+                sa.Index(index_name(metadata, tables, tname, cname), sa_table.c[cname])
         columns = tuple(tspec.columns)
         infos[tname] = TableInfo(
             name=tname,
@@ -413,4 +413,19 @@ def add_indexes(infos: dict[str, TableInfo], wanted: set[tuple[str, str]]) -> No
         spec = info.spec.columns[cname]
         if cname == info.key[0] or spec.unique or spec.references:
             continue
-        sa.Index(f"ix_{tname}_{cname}", info.sa_table.c[cname])
+        sa.Index(index_name(info.sa_table.metadata, infos, tname, cname), info.sa_table.c[cname])
+
+
+def index_name(metadata: sa.MetaData, tables: Iterable[str], table: str, column: str) -> str:
+    """`ix_{table}_{column}`, or with `_2`, `_3`, ... when SQLite already has that name: tables and
+    indexes share one namespace, ignoring case, and `ix_t_a_b` is both t_a.b's and t.a_b's name."""
+    taken = {t.lower() for t in tables}
+    taken.update(
+        i.name.lower() for t in metadata.tables.values() for i in t.indexes if isinstance(i.name, str)
+    )
+    base = name = f"ix_{table}_{column}"
+    n = 1
+    while name.lower() in taken:
+        n += 1
+        name = f"{base}_{n}"
+    return name
