@@ -266,6 +266,8 @@ class UpdateRun(TargetedRun):
         plan = self.plan
         self._one = self.single and not self.patch and plan is not None and plan.width == 1
         self._one = self._one and self.query.by_pk is not None
+        # ... on a table keyed by one column that the update does not set: its write written out too
+        self._simple = self._one and not self.info.composite and plan is not None and not plan.moves_key
 
     def _columns(self, env: Env) -> tuple[dict[str, Compiled], UpdatePlan | None]:
         """The columns this call sets (`set`, and the `patch` columns it gave), and their plan."""
@@ -303,7 +305,23 @@ class UpdateRun(TargetedRun):
                 encoded = plan.encoders[0](value)
             except ValueProblem as exc:
                 raise ToolError(f"invalid value: {exc}") from None
-            return self._write(rt, plan, raw, before, [encoded], keep)
+            if not self._simple:
+                return self._write(rt, plan, raw, before, [encoded], keep)
+            key = info.key_of(raw)  # (what `_write` does for this shape, in its order)
+            try:
+                rt.conn.execute(plan.statement, (encoded, key))
+            except (*BIND_ERRORS, sqlite3.IntegrityError) as exc:
+                raise self._write_error(plan, [encoded], key, exc) from None
+            rt.changed(info.name, key)
+            row = list(raw)
+            row[plan.positions[0]] = encoded
+            rt.cache[(info.name, key)] = tuple(row)
+            if not keep:
+                return None
+            after = before.copy()
+            decode = plan.decoders[0]
+            after[plan.columns[0]] = encoded if decode is None or encoded is None else decode(encoded)
+            return after
         rows = self.targets(rt, env)
         if self.patch:
             sets, plan = self._columns(env)
@@ -338,6 +356,14 @@ class UpdateRun(TargetedRun):
             return None
         return out[0] if self.single else out
 
+    def _write_error(self, plan: UpdatePlan, encoded: list[Any], key: Any, exc: Exception) -> Exception:
+        """The agent's error for an UPDATE SQLite refused: a constraint, or a value it could not bind."""
+        if isinstance(exc, sqlite3.IntegrityError):
+            return ToolError(_integrity_message(self.info, exc, "update"))
+        named = dict(zip(plan.columns, encoded, strict=True))
+        named.update(self.info.key_params(key))
+        return bind_error(named, self.labels, exc)
+
     def _write(
         self, rt: Runtime, plan: UpdatePlan, raw: Any, before: dict[str, Any], encoded: list[Any], keep: bool
     ) -> dict[str, Any] | None:
@@ -353,12 +379,8 @@ class UpdateRun(TargetedRun):
             params = (*(encoded if plan.order is None else [encoded[i] for i in plan.order]), key)
         try:
             rt.conn.execute(plan.statement, params)
-        except BIND_ERRORS as exc:
-            named = dict(zip(plan.columns, encoded, strict=True))
-            named.update(info.key_params(key))
-            raise bind_error(named, self.labels, exc) from None
-        except sqlite3.IntegrityError as exc:
-            raise ToolError(_integrity_message(info, exc, "update")) from None
+        except (*BIND_ERRORS, sqlite3.IntegrityError) as exc:
+            raise self._write_error(plan, encoded, key, exc) from None
         rt.changed(info.name, key)
         row = list(raw)
         after = before.copy() if keep else None
