@@ -431,6 +431,7 @@ def step_table(domain: Domain, ids: ShopIds, calls: int) -> Table:
         table.add_column(col, justify="left" if col in ("tool", "step") else "right")
     for cls, method in originals:
         setattr(cls, method, timed(cls, method))
+    _forget_bodies(domain)  # (their steps' methods are bound when a body is made)
     try:
         for tool, fn in tools.items():
             with domain.episode() as ep:
@@ -446,7 +447,23 @@ def step_table(domain: Domain, ids: ShopIds, calls: int) -> Table:
     finally:
         for (cls, method), run in originals.items():
             setattr(cls, method, run)
+        _forget_bodies(domain)
     return table
+
+
+def _forget_bodies(domain: Domain) -> None:
+    """Drop every generated step body of the domain's tools (made again on their next run)."""
+    stack: list[Any] = []
+    for tool in domain.tools.values():
+        tool._body = None
+        stack.extend(tool.steps)
+    while stack:
+        step = stack.pop()
+        if hasattr(step, "_body"):
+            step._body = None
+        stack.extend(getattr(step, "steps", None) or [])
+        if getattr(step, "inner", None) is not None:
+            stack.append(step.inner)
 
 
 def _clock(domain: Domain, i: int) -> str:

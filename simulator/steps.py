@@ -526,25 +526,34 @@ def straight(steps: list[Run], whole: bool = False) -> Body:
     """`run_steps` of this list (`run_body` when `whole`) as one generated function: each step's
     `run`, its binding and whether its value is the last one, written out in order (no loop, no
     per-step checks of `bind` and `yields`). Made on a list's first run, after compilation has set
-    every step; only indices and bound names (as string literals) appear in its source."""
+    every step; each step's method is bound then (a closure variable of the function); only
+    indices and bound names (as string literals) appear in its source."""
     lines = []
+    bound: dict[str, Any] = {}  # the closure's variables: each step's bound methods
     ends_in_return = whole and bool(steps) and type(steps[-1]) is ReturnRun
     running = steps[:-1] if ends_in_return else steps
     for i, step in enumerate(running):
         kind = type(step)
-        # a `let` and a `require` written out (their `run` is one expression); another step's `run`
-        call = f"s[{i}].value(env)" if kind is LetRun else f"s[{i}].run(rt, env)"
-        if kind is RequireRun and not step.bind:
-            lines.append(f"if not s[{i}].cond(env): raise ToolError(s[{i}].error(env))")
+        if kind is RequireRun and not step.bind:  # written out: its condition, and its error
+            assert isinstance(step, RequireRun)
+            bound[f"c{i}"], bound[f"e{i}"] = step.cond, step.error
+            lines.append(f"if not c{i}(env): raise ToolError(e{i}(env))")
             continue
         # a value nothing reads: not bound, and a later step's value (or the `return`) is the last
         # (`act` is Run's; a step of another class only has to `run`; Run's own `act` is `run`)
-        if (
+        unread = (
             isinstance(step, Run)
             and not step.bind
             and (ends_in_return or any(later.bind or later.yields is True for later in running[i + 1 :]))
-        ):
-            lines.append(call if kind.act is Run.act else f"s[{i}].act(rt, env)")
+        )
+        if kind is LetRun:  # written out: its value
+            assert isinstance(step, LetRun)
+            bound[f"r{i}"], call = step.value, f"r{i}(env)"
+        else:
+            bound[f"r{i}"] = step.act if unread and kind.act is not Run.act else step.run
+            call = f"r{i}(rt, env)"
+        if unread:
+            lines.append(call)
         elif step.bind:
             lines.append(f"last = env[{step.bind!r}] = {call}")
         elif step.yields is True:
@@ -553,15 +562,25 @@ def straight(steps: list[Run], whole: bool = False) -> Body:
             lines += [f"value = {call}", "if value is not None: last = value"]
         else:
             lines.append(call)
-    lines.append(f"return s[{len(steps) - 1}].value(env)" if ends_in_return else "return last")
-    if whole:  # a `return` inside a loop or a `when` ends the run
-        body = "".join(f"        {line}\n" for line in lines)
-        text = f"    try:\n{body}    except ReturnSignal as signal:\n        return signal.value\n"
+    if ends_in_return:
+        ret = steps[-1]
+        assert isinstance(ret, ReturnRun)
+        bound["ret"] = ret.value
+        lines.append("return ret(env)")
     else:
-        text = "".join(f"    {line}\n" for line in lines)
-    namespace: dict[str, Any] = {"s": tuple(steps), "ReturnSignal": ReturnSignal, "ToolError": ToolError}
-    exec(_body_code(f"def run(rt, env):\n    last = None\n{text}"), namespace)  # noqa: S102
-    run: Body = namespace["run"]
+        lines.append("return last")
+    if whole:  # a `return` inside a loop or a `when` ends the run
+        body = "".join(f"            {line}\n" for line in lines)
+        text = (
+            f"        try:\n{body}        except ReturnSignal as signal:\n            return signal.value\n"
+        )
+    else:
+        text = "".join(f"        {line}\n" for line in lines)
+    names = ", ".join(bound)
+    source = f"def make({names}):\n    def run(rt, env):\n        last = None\n{text}    return run\n"
+    namespace: dict[str, Any] = {"ReturnSignal": ReturnSignal, "ToolError": ToolError}
+    exec(_body_code(source), namespace)  # noqa: S102
+    run: Body = namespace["make"](**bound)
     return run
 
 
