@@ -1,19 +1,25 @@
 """String values: by format (`email`, `uri`, `uuid`, `phone`, `date-time`, ...), by the column's
 and its table's names (a person's name, a city, a company, a title, a sentence, a code), by a
 code-like example's shape; then `pattern`, `minLength` and `maxLength` enforced (a value that
-misses the pattern is redrawn from the pattern by rstr, seeded from the column's stream).
+misses the pattern is redrawn from the pattern by rstr, seeded from the column's stream; whether a
+value meets a pattern is asked on RE2, in linear time, and a draw's work is bounded by
+PATTERN_DRAW_BUDGET).
 """
 
 from __future__ import annotations
 
 import base64
 import re
+import re._parser as sre_parse  # rstr parses patterns with it
 import string
 from collections.abc import Mapping
 from functools import lru_cache
+from itertools import chain
 from typing import Any
 
 import rstr
+
+from simulator.fastschema import search_pattern
 
 from ..naming import singular, words
 from .draws import (
@@ -326,9 +332,61 @@ def string_maker(f: Field) -> Maker:
     return _bounded_string(base, hint)
 
 
+#: the most work one draw from a pattern may take, in characters considered (a character class's
+#: candidates count each) plus regex nodes visited; a draw over it is abandoned, and the column's
+#: later values skip the pattern (rstr repeats each `*` / `+` up to 100 times, so nested ones
+#: multiply: `^(?:[^|]*\|?)+$` asks for 10,000 characters, a CJK range for 40,000 candidates each)
+PATTERN_DRAW_BUDGET = 100_000
+
+
+class _TooCostly(Exception):
+    """A draw from a pattern went over PATTERN_DRAW_BUDGET."""
+
+
+@lru_cache(maxsize=1024)
+def _parsed(pattern: str) -> Any:
+    return sre_parse.parse(pattern)
+
+
+class _Xeger(rstr.Rstr):
+    """rstr's generator with its work counted (`PATTERN_DRAW_BUDGET`) and patterns parsed once; a
+    draw within the budget is the same string from the same random state as rstr's own."""
+
+    def __init__(self, rng: Any) -> None:
+        super().__init__(rng)
+        self.work = 0
+
+    def charge(self, units: int) -> None:
+        self.work += units
+        if self.work > PATTERN_DRAW_BUDGET:
+            raise _TooCostly
+
+    def xeger(self, string_or_regex: str | re.Pattern[str]) -> str:
+        pattern = string_or_regex if isinstance(string_or_regex, str) else string_or_regex.pattern
+        self.work = 0
+        try:
+            return str(self._build_string(_parsed(pattern)))
+        finally:
+            self._cache.clear()
+
+    def _handle_state(self, state: Any) -> Any:
+        self.charge(1)
+        return super()._handle_state(state)
+
+    def _handle_in(self, value: Any) -> Any:
+        candidates = list(chain(*(self._handle_state(i) for i in value)))
+        self.charge(len(candidates))
+        if candidates[0] is False:
+            candidates = list(set(string.printable).difference(candidates[1:]))
+        return self._random.choice(candidates)
+
+
 def _bounded_string(base: Maker, hint: Mapping[str, Any]) -> Maker:
     pattern = hint.get("pattern")
     compiled = _compiled(pattern) if isinstance(pattern, str) else None
+    # whether a value meets the pattern is asked as the server asks it: on RE2, in time linear in
+    # the value (Python's `re` backtracks: `^(?:[^|]*\|?)+$` on a 30-character value never ends)
+    matches = search_pattern(pattern) if compiled is not None and isinstance(pattern, str) else None
     low = whole(hint, "minLength") or 0
     high = whole(hint, "maxLength") or None
     if high is not None and high < low:
@@ -341,17 +399,23 @@ def _bounded_string(base: Maker, hint: Mapping[str, Any]) -> Maker:
             value += "".join(d.rng.choice(string.ascii_lowercase) for _ in range(low - len(value)))
         return value
 
+    costly = False  # a draw went over PATTERN_DRAW_BUDGET: this column's values skip the pattern
+
     def make(d: Draw) -> str:
+        nonlocal costly
         value = fit(d, str(base(d)))
-        if compiled is None or compiled.search(value):
+        if compiled is None or matches is None or costly or matches(value):
             return value
-        xeger = rstr.Rstr(d.rng)
+        xeger = _Xeger(d.rng)
         for _ in range(4):
             try:
                 drawn = xeger.xeger(compiled)
+            except _TooCostly:
+                costly = True
+                break
             except (ValueError, TypeError, IndexError, OverflowError, RecursionError, KeyError):
                 break
-            if compiled.search(drawn) and (high is None or len(drawn) <= high) and len(drawn) >= low:
+            if matches(drawn) and (high is None or len(drawn) <= high) and len(drawn) >= low:
                 return drawn
         return value  # a pattern the generator cannot meet: the realistic value, unconstrained
 

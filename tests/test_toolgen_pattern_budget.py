@@ -1,0 +1,119 @@
+"""Seed values from costly `pattern`s (toolgen/synth/texts.py): bounded work, same values otherwise.
+
+A spec's patterns can be costly two ways. rstr repeats every `*` / `+` up to 100 times, so nested
+repeats ask for ~10,000-character draws (and a wide character class for tens of thousands of
+candidates per character); and Python's backtracking `re` then took exponential time to find that
+such a draw misses the pattern (image-charts' axis-label pattern below held one generated domain
+of the scale corpus past its 900 s budget). Now a draw is abandoned past PATTERN_DRAW_BUDGET units
+of work (counted, so the same in every process), the column's later values skip the pattern, and
+whether a value meets a pattern is asked on RE2 as the server asks it. Within the budget a draw is
+the very string rstr makes from the same random state (hypothesis), so other domains are unchanged.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+import rstr
+from hypothesis import given
+from hypothesis import strategies as st
+
+from simulator.builders import column, dump_jsonl
+from simulator.fastschema import search_pattern
+from toolgen.synth import texts
+from toolgen.synth.seed import seed_rows
+
+#: image-charts' `chxs` (axis label styles), as the scale corpus has it
+AXIS = (
+    r"^^(?:[0-9]+(?:N[^\*]*\*(?:[f|p|e]|(?:c[a-z]{3}))?(?:[0-9]+)?(?:[zs]{1,2}?)?(?:[x|y])?\*(?:[^,]*)?)?"
+    r"(?:,[0-9A-Fa-f]{6}(?:[0-9A-Fa-f]{2})?)?(?:,[0-9.]+(?:,-?[0|1](?:,(?:(?:[l|t]t?)|_)(?:,[0-9A-Fa-f]{6}"
+    r"(?:[0-9A-Fa-f]{2})?(?:,[0-9A-Fa-f]{6}(?:[0-9A-Fa-f]{2})?)?)?)?)?)?(?:,(?:s))?"
+    r"(?:,(?:((?:min|max)[-0-9]{1,3}){1,2}))?\|?)+$$"
+)
+COSTLY = {
+    "axis_style": AXIS,
+    "legend": r"^(?:[^\|]*\|?)+\|$",  # nested repeats of a negated class
+    "title": r"^[一-龿]+$",  # 20,000 candidates per character
+    "data": r"^((a+)+,?)+;$",
+}
+CHEAP = {"size": r"^[1-9][0-9]{0,2}x[1-9][0-9]{0,2}$", "code": r"^[A-Z]{3}-[0-9]{4}$"}
+
+
+class _Counting(texts._Xeger):
+    """Records each draw's work and whether it was abandoned."""
+
+    draws: list[tuple[int, bool]] = []
+
+    def xeger(self, string_or_regex: Any) -> str:
+        try:
+            drawn = super().xeger(string_or_regex)
+        except texts._TooCostly:
+            self.draws.append((self.work, True))
+            raise
+        self.draws.append((self.work, False))
+        return drawn
+
+
+def _seed(monkeypatch: pytest.MonkeyPatch, seed: int) -> tuple[list[dict[str, Any]], list[tuple[int, bool]]]:
+    draws: list[tuple[int, bool]] = []
+    monkeypatch.setattr(_Counting, "draws", draws)
+    monkeypatch.setattr(texts, "_Xeger", _Counting)
+    patterns = {**COSTLY, **CHEAP}
+    columns = {"id": column("string"), **{name: column("string") for name in patterns}}
+    hints = {name: {"type": "string", "pattern": p} for name, p in patterns.items()}
+    rows = seed_rows(
+        {"charts": {"primary_key": "id", "columns": columns}}, {"charts": hints}, seed=seed, rows=40
+    )
+    return rows["charts"], draws
+
+
+def test_costly_patterns_are_drawn_within_the_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    rows, draws = _seed(monkeypatch, seed=3)
+    assert len(rows) == 40
+    # the work is bounded: no draw goes past the budget by more than one character class's candidates
+    assert draws and max(work for work, _ in draws) <= texts.PATTERN_DRAW_BUDGET + 21_000
+    abandoned = sum(1 for _, over in draws if over)
+    # these shapes do go over it (rstr would have drawn on), but once per column, not once per row
+    assert 1 <= abandoned <= len(COSTLY)
+    for name, pattern in CHEAP.items():  # patterns that cost little are still met, row after row
+        matches = search_pattern(pattern)
+        assert all(r[name] is None or matches(r[name]) for r in rows), name
+    for name in COSTLY:  # a value is bounded by the budget whatever the pattern asks for
+        assert all(r[name] is None or len(r[name]) <= texts.PATTERN_DRAW_BUDGET for r in rows), name
+
+
+def test_costly_patterns_seed_deterministically(monkeypatch: pytest.MonkeyPatch) -> None:
+    first, draws = _seed(monkeypatch, seed=5)
+    again, draws_again = _seed(monkeypatch, seed=5)
+    assert dump_jsonl(first) == dump_jsonl(again)
+    assert draws == draws_again
+
+
+def test_a_value_is_checked_against_its_pattern_in_linear_time() -> None:
+    """`^(a+)+$` on 40 a's and a '!' backtracks for hours in Python's `re`; on RE2 it is instant,
+    and the maker redraws from the pattern."""
+    realistic = "a" * 40 + "!"
+    make = texts._bounded_string(lambda d: realistic, {"pattern": "^(a+)+$"})
+    draw = texts.Draw(fake=None, rng=random.Random(1), clock=None)  # type: ignore[arg-type]
+    value = make(draw)
+    assert value != realistic and search_pattern("^(a+)+$")(value)
+
+
+_PATTERNS = [
+    r"^[A-Z]{3}-[0-9]{4}$",
+    r"^[a-z0-9_.-]+@[a-z]+\.(com|org)$",
+    r"[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}",
+    r"^(?:[xytr])(,(?:[xytr]))*$",
+    r"^[LMQH]{1}(?:\|[0-9]+)?$",
+    r"^\w+\s\d*[^abc]?.$",
+    r"^(foo|ba+r)-(\1)?$",
+]
+
+
+@given(pattern=st.sampled_from(_PATTERNS), seed=st.integers(0, 2**32 - 1))
+def test_a_draw_within_the_budget_is_rstrs_own(pattern: str, seed: int) -> None:
+    ours, theirs = random.Random(seed), random.Random(seed)
+    assert texts._Xeger(ours).xeger(pattern) == rstr.Rstr(theirs).xeger(pattern)
+    assert ours.getstate() == theirs.getstate()
