@@ -12,18 +12,22 @@ the very string rstr makes from the same random state (hypothesis), so other dom
 
 from __future__ import annotations
 
+import json
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
 import rstr
 from hypothesis import given
 from hypothesis import strategies as st
+from typer.testing import CliRunner
 
 from simulator.builders import column, dump_jsonl
 from simulator.fastschema import search_pattern
 from toolgen.synth import texts
 from toolgen.synth.seed import seed_rows
+from toolgym.cli import app
 
 #: image-charts' `chxs` (axis label styles), as the scale corpus has it
 AXIS = (
@@ -117,3 +121,52 @@ def test_a_draw_within_the_budget_is_rstrs_own(pattern: str, seed: int) -> None:
     ours, theirs = random.Random(seed), random.Random(seed)
     assert texts._Xeger(ours).xeger(pattern) == rstr.Rstr(theirs).xeger(pattern)
     assert ours.getstate() == theirs.getstate()
+
+
+def _chart_spec() -> dict[str, Any]:
+    """A tiny OpenAPI spec whose record has image-charts' kind of patterns: the shape that ran past
+    the budget, in miniature."""
+    props: dict[str, Any] = {"id": {"type": "string"}, "name": {"type": "string"}}
+    props |= {name: {"type": "string", "pattern": p} for name, p in {**COSTLY, **CHEAP}.items()}
+    chart = {"type": "object", "properties": props}
+    ref = {"$ref": "#/components/schemas/Chart"}
+    body = {"required": True, "content": {"application/json": {"schema": ref}}}
+    ok = {"200": {"description": "ok", "content": {"application/json": {"schema": ref}}}}
+    many = {"type": "array", "items": ref}
+    listed = {"200": {"description": "ok", "content": {"application/json": {"schema": many}}}}
+    path_id = [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}]
+    return {
+        "openapi": "3.0.0",
+        "info": {"title": "Charts", "version": "1", "license": {"name": "CC0-1.0"}},
+        "paths": {
+            "/charts": {
+                "get": {"operationId": "listCharts", "responses": listed},
+                "post": {"operationId": "createChart", "requestBody": body, "responses": ok},
+            },
+            "/charts/{id}": {
+                "parameters": path_id,
+                "get": {"operationId": "getChart", "responses": ok},
+                "patch": {"operationId": "updateChart", "requestBody": body, "responses": ok},
+                "delete": {"operationId": "deleteChart", "responses": ok},
+            },
+        },
+        "components": {"schemas": {"Chart": chart}},
+    }
+
+
+def test_a_spec_with_costly_patterns_generates_within_the_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    draws: list[tuple[int, bool]] = []
+    monkeypatch.setattr(_Counting, "draws", draws)
+    monkeypatch.setattr(texts, "_Xeger", _Counting)  # --workers 1 generates in this process
+    spec = tmp_path / "charts.json"
+    spec.write_text(json.dumps(_chart_spec()), encoding="utf-8")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["generate", str(spec), "--out", str(out), "--workers", "1", "--json"])
+    assert result.exit_code == 0, result.output
+    [domain] = json.loads((out / "report.json").read_text())["domain_results"]
+    assert domain["kept"], domain["reason"]
+    assert domain["compiled"] == domain["operations"] == 5 and domain["tasks_kept"] >= 5
+    assert draws and max(work for work, _ in draws) <= texts.PATTERN_DRAW_BUDGET + 21_000
+    assert 1 <= sum(1 for _, over in draws if over) <= len(COSTLY)
