@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.schema import CreateIndex, CreateTable
 
-from .decoding import DECODERS, row_decoder
+from .decoding import row_decoder
 from .errors import ToolError
 from .ids import IdMaker, generated_key
 from .spec import Table
@@ -296,18 +296,6 @@ class TableInfo:
         if not self.composite:
             return f"{self.pk}={key!r}"
         return f"({', '.join(self.key)})=({', '.join(repr(v) for v in key)})"
-
-    def decode_some(self, params: dict[str, Any], names: dict[str, Any]) -> dict[str, Any]:
-        """Encoded values of some columns, decoded back (what a read would return)."""
-        out = {}
-        for name in names:
-            value = params[name]
-            if value is not None:
-                fn = DECODERS.get(self.spec.columns[name].type)
-                if fn is not None:
-                    value = fn(value)
-            out[name] = value
-        return out
 
     def encode(self, name: str, value: Any) -> Any:
         """Check a value against the column and turn it into what SQLite stores."""
