@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 SEED_ROWS_KEPT = 100_000
 #: rendered clock texts a domain keeps (the first this many tick counts)
 CLOCK_TEXTS_KEPT = 4096
+#: `seed_lookup`: a key not read yet (a read key's row may be None: not in the seed)
+_UNREAD: Any = object()
 
 
 @dataclass
@@ -230,7 +232,8 @@ class Domain:
             return {k: index[k] for k in keys if k in index}
         info, known = self.tables[table], self._seed_found[table]
         wanted = list(keys)
-        rows = {k: known[k] for k in wanted if k in known}
+        # (one .get per key: another thread may empty `known` between an `in` and a `[k]`)
+        rows = {k: row for k in wanted if (row := known.get(k, _UNREAD)) is not _UNREAD}
         missing = [k for k in wanted if k not in rows]
         if missing:
             read = self.pool().read_seed(
