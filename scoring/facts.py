@@ -247,10 +247,15 @@ def _numbers(values: Iterable[Any]) -> Counter[Any]:
     return found
 
 
+#: how many values one probe takes (`chunks` pads the last few)
+_PROBE_SIZE = 4
+
+
 def _probe(table: str, column: str, kind: str) -> str:
-    """Whether a row of the table holds one of 4 values in the column (text under NOCASE)."""
+    """Whether a row of the table holds one of _PROBE_SIZE values in the column (text under NOCASE)."""
     nocase = " COLLATE NOCASE" if kind in _TEXT_KINDS else ""
-    return f'SELECT 1 FROM "{table}" WHERE "{column}"{nocase} IN (?, ?, ?, ?) LIMIT 1'  # noqa: S608
+    marks = ", ".join("?" * _PROBE_SIZE)
+    return f'SELECT 1 FROM "{table}" WHERE "{column}"{nocase} IN ({marks}) LIMIT 1'  # noqa: S608
 
 
 def _distinct(table: str, column: str) -> str:
@@ -424,7 +429,9 @@ def find_ruled_out(expected: Episode, task: Task) -> RuledOut:
             holds = seed.holds(column, probes, delta) if seed is not None else None
             if holds is None:  # ask SQLite
                 probe = _probe(name, column, kind)
-                holds = any(expected.conn.execute(probe, some).fetchone() for some in chunks(probes, (4,)))
+                holds = any(
+                    expected.conn.execute(probe, some).fetchone() for some in chunks(probes, (_PROBE_SIZE,))
+                )
             if not holds:
                 continue
             if seed is None:
