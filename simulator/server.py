@@ -42,8 +42,8 @@ nothing and is labelled `injected`.
 
 Over HTTP, the tool calls of an established session are answered by a hand-written fast path in
 front of the SDK (`simulator.fastcall`: the same answers at a fraction of the CPU); in memory,
-over stdio and for what that path leaves to the SDK, the SDK hands an established session's plain
-tool call straight to the session (`DirectToolCalls`), past fastmcp's per-call dispatch; what
+over stdio and for what that path leaves to the SDK, the SDK hands a plain tool call (a session's
+first included) straight to the session logic (`DirectToolCalls`), past fastmcp's per-call dispatch; what
 neither takes (a task-augmented call, a continuation, a component version) goes through fastmcp.
 
 This module is the agent-facing runtime: it never imports `scoring`.
@@ -205,7 +205,7 @@ class DomainServer:
             )
         )
         self._add_task_surface()
-        # existing sessions' plain calls skip fastmcp's per-call dispatch (see simulator.fastcall)
+        # plain tool calls (a session's first included) skip fastmcp's per-call dispatch (simulator.fastcall)
         self.direct = DirectToolCalls(self) if config.fast_calls else None
         if self.direct is not None:
             self.mcp._mcp_server.add_request_handler("tools/call", CallToolRequestParams, self.direct)
