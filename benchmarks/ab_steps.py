@@ -127,37 +127,40 @@ def main(argv: list[str] | None = None) -> int:
     label_a = "working tree" if opts.aa else opts.rev
     mod_a = steps_module(source_at(None if opts.aa else opts.rev), "a")
     mod_b = steps_module(source_at(None), "b")
-    work = Path(tempfile.mkdtemp(prefix="ab_steps"))
-    dom_a, shop_ids = load_shop(work / "a", opts.rows)
-    dom_b, _ = load_shop(work / "b", opts.rows)
-    adopt(dom_a, mod_a)
-    adopt(dom_b, mod_b)
-    assert live_steps.straight is not mod_b.straight  # (each side runs its own copy)
-    report: dict[str, Any] = {"a": label_a, "b": "working tree", "rows": opts.rows, "tools": {}}
-    clock = time.perf_counter_ns
-    for tool, fn in calls(dom_a, shop_ids).items():
-        ep_a, ep_b = dom_a.episode(), dom_b.episode()
-        for i in range(300):  # warm: statements prepared, bodies made
-            fn(ep_a, i)
-            fn(ep_b, i)
-        times: tuple[list[int], list[int]] = ([], [])
-        for i in range(300, 300 + opts.calls):
-            order = ((ep_a, times[0]), (ep_b, times[1])) if i % 2 else ((ep_b, times[1]), (ep_a, times[0]))
-            for ep, out in order:
-                t0 = clock()
-                fn(ep, i)
-                out.append(clock() - t0)
-        ep_a.close()
-        ep_b.close()
-        med_a, med_b = (statistics.median(t) / 1000 for t in times)
-        report["tools"][tool] = {
-            "a_us": round(med_a, 2),
-            "b_us": round(med_b, 2),
-            "diff_us": round(med_b - med_a, 2),
-        }
-        print(
-            f"{tool:16s} A ({label_a}) {med_a:7.2f} us   B (working tree) {med_b:7.2f} us   B - A {med_b - med_a:+.2f} us"
-        )
+    with tempfile.TemporaryDirectory(prefix="toolgym-ab-steps-") as tmp:  # (removed afterwards)
+        work = Path(tmp)
+        dom_a, shop_ids = load_shop(work / "a", opts.rows)
+        dom_b, _ = load_shop(work / "b", opts.rows)
+        adopt(dom_a, mod_a)
+        adopt(dom_b, mod_b)
+        assert live_steps.straight is not mod_b.straight  # (each side runs its own copy)
+        report: dict[str, Any] = {"a": label_a, "b": "working tree", "rows": opts.rows, "tools": {}}
+        clock = time.perf_counter_ns
+        for tool, fn in calls(dom_a, shop_ids).items():
+            ep_a, ep_b = dom_a.episode(), dom_b.episode()
+            for i in range(300):  # warm: statements prepared, bodies made
+                fn(ep_a, i)
+                fn(ep_b, i)
+            times: tuple[list[int], list[int]] = ([], [])
+            for i in range(300, 300 + opts.calls):
+                order = (
+                    ((ep_a, times[0]), (ep_b, times[1])) if i % 2 else ((ep_b, times[1]), (ep_a, times[0]))
+                )
+                for ep, out in order:
+                    t0 = clock()
+                    fn(ep, i)
+                    out.append(clock() - t0)
+            ep_a.close()
+            ep_b.close()
+            med_a, med_b = (statistics.median(t) / 1000 for t in times)
+            report["tools"][tool] = {
+                "a_us": round(med_a, 2),
+                "b_us": round(med_b, 2),
+                "diff_us": round(med_b - med_a, 2),
+            }
+            print(
+                f"{tool:16s} A ({label_a}) {med_a:7.2f} us   B (working tree) {med_b:7.2f} us   B - A {med_b - med_a:+.2f} us"
+            )
     report["load"] = os.getloadavg()[0]
     print(f"load {report['load']:.2f}, {opts.calls} calls per side and tool, {opts.rows:,} seed rows")
     if opts.json:
