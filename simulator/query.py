@@ -312,8 +312,14 @@ class Query:
         key = by_pk.value(env)
         if by_pk.encode is not as_stored:
             key = by_pk.encode(key)
+        return self.row_of(rt, key)
+
+    def row_of(self, rt: Runtime, key: Any) -> Any:
+        """`row_by_key` from the key's value, encoded (a generated step body evaluates it itself)."""
         if key is None:
             return None
+        by_pk = self.by_pk
+        assert by_pk is not None
         if type(key) is not str and bind_problem(key) is not None:  # (also: unhashable)
             raise bind_error({"pk": key}, {"pk": by_pk.label}, ValueError())
         at = (self.info.name, key)
@@ -324,6 +330,36 @@ class Query:
             except BIND_ERRORS as exc:
                 raise bind_error({"pk": key}, {"pk": by_pk.label}, exc) from None
         return cached
+
+    def emit_row(self, src: Any, key: str, raw: str) -> None:
+        """Lines of `emit.Source` `src` setting local `raw` to `row_of(rt, key)` (`key`: a local
+        holding the encoded key): a text key's row is looked up in the cache, then fetched, written
+        out; any other key (and a fetch that fails to bind: it fails again the same way) goes
+        through `row_of`."""
+        src.runtime = True
+        me, table = src.bind(self, "q"), src.bind(self.info.name, "n")
+        statement = src.bind(self.info.select_by_key, "sql")
+        with src.block(f"if type({key}) is str:"):
+            src.add(f"{raw} = cache.get(({table}, {key}), MISSING)")
+            with src.block(f"if {raw} is MISSING:"):
+                with src.block("try:"):
+                    src.add(
+                        f"{raw} = cache[({table}, {key})] = conn.execute({statement}, ({key},)).fetchone()"
+                    )
+                with src.block("except BIND_ERRORS:"):
+                    src.add(f"{raw} = {me}.row_of(rt, {key})")
+        with src.block("else:"):
+            src.add(f"{raw} = {me}.row_of(rt, {key})")
+
+    def emit_key(self, src: Any) -> str:
+        """Lines setting a local to the encoded key `by_pk` gives; its name."""
+        by_pk = self.by_pk
+        assert by_pk is not None
+        key = src.temp("key")
+        src.add(f"{key} = {src.value(by_pk.value)}")
+        if by_pk.encode is not as_stored:
+            src.add(f"{key} = {src.bind(by_pk.encode, 'enc')}({key})")
+        return key
 
     def run(self, conn: sqlite3.Connection, env: Env, limit: int | None = None, offset: int = 0) -> list[Any]:
         active, params = self.params(env)

@@ -16,6 +16,7 @@ from types import CodeType
 from typing import Any
 
 from .budget import charge
+from .emit import Source
 from .encoding import InsertPlan, UpdatePlan
 from .errors import ToolError
 from .expr import Compiled, Env, EvalError, brief
@@ -41,6 +42,11 @@ class Run:
         """`run` where nothing reads the step's value (`straight` knows): the same effects and
         errors; a step may skip building its value."""
         self.run(rt, env)
+
+    def emit(self, src: Source, keep: bool) -> str | None:
+        """Lines of `src` doing what `run` does (`act`, unless `keep`), and the expression of its
+        value; None when the step is called instead (`straight`)."""
+        return None
 
 
 class ReturnSignal(Exception):
@@ -74,6 +80,26 @@ class GetRun(Run):
         if query.children:
             return query.output(rt.conn, [raw])[0]
         return query.decode(raw)
+
+    def emit(self, src: Source, keep: bool) -> str | None:
+        """`run` of a read by key (no related rows) written out (see `straight`)."""
+        query = self.query
+        if query.by_pk is None or query.children:
+            return None
+        key, raw, value = query.emit_key(src), src.temp("raw"), src.temp("got")
+        query.emit_row(src, key, raw)
+        table, key_of = src.bind(self.info.name, "n"), src.bind(self.info.key_of, "key_of")
+        with src.block("if reads is not None:"):
+            src.add(f"reads.add(({table}, '*' if {raw} is None else {key_of}({raw})))")
+            if query.related_reads:
+                src.add(f"reads.update({src.bind(query.related_reads, 'rel')})")
+        decode = src.bind(query.decode, "dec")
+        if self.optional:
+            src.add(f"{value} = None if {raw} is None else {decode}({raw})")
+        else:
+            src.add(f"if {raw} is None: raise ToolError({src.bind(self.error, 'e')}(env))")
+            src.add(f"{value} = {decode}({raw})")
+        return value
 
 
 @dataclass
@@ -172,17 +198,63 @@ class CreateRun(Run):
     def act(self, rt: Runtime, env: Env) -> None:
         self._insert(rt, env)
 
-    def _insert(self, rt: Runtime, env: Env) -> Any:
-        """Insert the row; the row as stored."""
-        info = self.info
+    @property
+    def plan(self) -> InsertPlan:
         plan = self._plan
         if plan is None:
-            plan = self._plan = InsertPlan.of(info, self.values)
+            plan = self._plan = InsertPlan.of(self.info, self.values)
+        return plan
+
+    def _insert(self, rt: Runtime, env: Env) -> Any:
+        """Insert the row; the row as stored."""
+        plan = self.plan
         given = [fn(env) for fn in plan.values]
         if plan.key_value is not None:
             key = given[plan.key_value]
         else:
             key = rt.now() if plan.key_now else plan.key_default
+        return self._store(rt, given, key)
+
+    def emit(self, src: Source, keep: bool) -> str | None:
+        """`run` (`act` unless `keep`) written out: the values, the key and, on a table keyed by one
+        column, `_store`'s first attempt; should it fail, `_attempts` makes it again (it failed
+        before the row was stored, so it fails the same way) and goes on as `_store` does."""
+        plan, info, me = self.plan, self.info, src.bind(self, "s")
+        given, key, stored = src.temp("given"), src.temp("key"), src.temp("stored")
+        src.add(f"{given} = [{', '.join(src.value(fn) for fn in plan.values)}]")
+        if plan.key_value is not None:
+            src.add(f"{key} = {given}[{plan.key_value}]")
+        else:
+            src.runtime = True
+            src.add(f"{key} = {'now()' if plan.key_now else src.bind(plan.key_default, 'k')}")
+        if info.composite:
+            src.add(f"{stored} = {me}._store(rt, {given}, {key})")
+        else:
+            src.runtime = True
+            table, unprobed = src.bind(info.name, "n"), src.temp("unprobed")
+            # (`_store`'s first lines, for a table keyed by one column: no parents)
+            src.add(f"{unprobed} = {key} is None" if not info.next_int_key else f"{unprobed} = False")
+            src.add(
+                f"if {key} is None: {key} = rt.next_id({src.bind(info, 'info')}, None, probe=not {unprobed})"
+            )
+            params = stored if plan.order is None else f"({''.join(f'{stored}[{i}], ' for i in plan.order)})"
+            with src.block("try:"):
+                src.add(f"{stored} = {src.bind(plan.row, 'row')}({given}, {key}, now)")
+                src.add(f"conn.execute({src.bind(plan.statement, 'sql')}, {params})")
+            with src.block("except STORE_ERRORS:"):
+                src.add(f"{stored} = {me}._attempts(rt, {given}, {key}, {unprobed}, None)")
+            with src.block("else:"):
+                pk = src.temp("pk")
+                src.add(f"{pk} = {stored}[{info.pk_index}]", f"changed({table}, {pk})")
+                src.add(f"cache[({table}, {pk})] = {stored}")
+        if not keep:
+            return "None"
+        return f"{src.bind(info.decode, 'dec')}({stored})"
+
+    def _store(self, rt: Runtime, given: list[Any], key: Any) -> Any:
+        """Insert the row of the `given` values (the plan's) and `key` (None: generate one); the row
+        as stored."""
+        info, plan = self.info, self.plan
         parents = dict(zip(plan.names, given, strict=True)) if info.composite else None
         # a generated string key is inserted without looking it up first; if anything fails, it is
         # looked up the general way (Episode.next_id) and one that existed is replaced by the free
@@ -190,6 +262,13 @@ class CreateRun(Run):
         unprobed = key is None and not info.next_int_key
         if key is None:
             key = rt.next_id(info, parents, probe=not unprobed)
+        return self._attempts(rt, given, key, unprobed, parents)
+
+    def _attempts(
+        self, rt: Runtime, given: list[Any], key: Any, unprobed: bool, parents: dict[str, Any] | None
+    ) -> Any:
+        """`_store` from its first attempt to insert the row with `key`."""
+        info, plan = self.info, self.plan
         while True:
             try:
                 stored = plan.row(given, key, rt.now)
@@ -268,6 +347,51 @@ class UpdateRun(TargetedRun):
         self._one = self._one and self.query.by_pk is not None
         # ... on a table keyed by one column that the update does not set: its write written out too
         self._simple = self._one and not self.info.composite and plan is not None and not plan.moves_key
+
+    def emit(self, src: Source, keep: bool) -> str | None:
+        """`_apply` of the one-column update of one row by its key, on a table keyed by a column it
+        does not set (`_simple`), written out in `_apply`'s order (see `straight`)."""
+        if not self._simple:
+            return None
+        info, plan = self.info, self.plan
+        assert plan is not None
+        me, table = src.bind(self, "s"), src.bind(info.name, "n")
+        key = self.query.emit_key(src)
+        raw, prev, before, value, encoded, pk, row = (
+            src.temp(n) for n in ("raw", "prev", "before", "new", "enc", "pk", "row")
+        )
+        self.query.emit_row(src, key, raw)
+        src.add(f"if {raw} is None: raise ToolError({src.bind(self.error, 'e')}(env))")
+        src.add(f"{prev} = env.get('row', MISSING)")
+        src.add(f"{before} = env['row'] = {src.bind(info.decode, 'dec')}({raw})")
+        with src.block("try:"):
+            src.add(f"{value} = {src.value(self._fns[0])}")
+        with src.block("finally:"):
+            src.add(f"if {prev} is MISSING: env.pop('row', None)")
+            src.add(f"else: env['row'] = {prev}")
+        with src.block("try:"):
+            src.add(f"{encoded} = {src.bind(plan.encoders[0], 'enc')}({value})")
+        with src.block("except ValueProblem as exc:"):
+            src.add('raise ToolError(f"invalid value: {exc}") from None')
+        src.add(f"{pk} = {raw}[{info.pk_index}]")
+        with src.block("try:"):
+            src.add(f"conn.execute({src.bind(plan.statement, 'sql')}, ({encoded}, {pk}))")
+        with src.block("except WRITE_ERRORS as exc:"):
+            src.add(f"raise {me}._write_error({src.bind(plan, 'plan')}, [{encoded}], {pk}, exc) from None")
+        src.add(f"changed({table}, {pk})")
+        src.add(f"{row} = list({raw})", f"{row}[{plan.positions[0]}] = {encoded}")
+        src.add(f"cache[({table}, {pk})] = tuple({row})")
+        if not keep:
+            return "None"
+        after, column, decode = src.temp("after"), plan.columns[0], plan.decoders[0]
+        src.add(f"{after} = {before}.copy()")
+        if decode is None:
+            src.add(f"{after}[{column!r}] = {encoded}")
+        else:
+            src.add(
+                f"{after}[{column!r}] = None if {encoded} is None else {src.bind(decode, 'd')}({encoded})"
+            )
+        return after
 
     def _columns(self, env: Env) -> tuple[dict[str, Compiled], UpdatePlan | None]:
         """The columns this call sets (`set`, and the `patch` columns it gave), and their plan."""
@@ -522,22 +646,21 @@ class ReturnRun(Run):
         raise ReturnSignal(self.value(env))
 
 
-def straight(steps: list[Run], whole: bool = False) -> Body:
+def straight(steps: list[Run], whole: bool = False, emit: bool = True) -> Body:
     """`run_steps` of this list (`run_body` when `whole`) as one generated function: each step's
-    `run`, its binding and whether its value is the last one, written out in order (no loop, no
-    per-step checks of `bind` and `yields`). Made on a list's first run, after compilation has set
-    every step; each step's method is bound then (a closure variable of the function); only
-    indices and bound names (as string literals) appear in its source."""
-    lines = []
-    bound: dict[str, Any] = {}  # the closure's variables: each step's bound methods
+    work, its binding and whether its value is the last one, written out in order (no loop, no
+    per-step checks of `bind` and `yields`). A `let`, a `require` and a step that can `emit` its
+    own lines (simulator.emit) are written out; any other step is called (`run`, or `act` when
+    nothing reads its value). Made on a list's first run, after compilation has set every step.
+    `emit=False`: every step but `let` and `require` called (what tests hold the lines to)."""
+    src = Source()
     ends_in_return = whole and bool(steps) and type(steps[-1]) is ReturnRun
     running = steps[:-1] if ends_in_return else steps
     for i, step in enumerate(running):
         kind = type(step)
-        if kind is RequireRun and not step.bind:  # written out: its condition, and its error
+        if kind is RequireRun and not step.bind:
             assert isinstance(step, RequireRun)
-            bound[f"c{i}"], bound[f"e{i}"] = step.cond, step.error
-            lines.append(f"if not c{i}(env): raise ToolError(e{i}(env))")
+            src.add(f"if not {src.value(step.cond)}: raise ToolError({src.bind(step.error, 'e')}(env))")
             continue
         # a value nothing reads: not bound, and a later step's value (or the `return`) is the last
         # (`act` is Run's; a step of another class only has to `run`; Run's own `act` is `run`)
@@ -546,41 +669,53 @@ def straight(steps: list[Run], whole: bool = False) -> Body:
             and not step.bind
             and (ends_in_return or any(later.bind or later.yields is True for later in running[i + 1 :]))
         )
-        if kind is LetRun:  # written out: its value
+        call: str | None = None
+        if kind is LetRun:
             assert isinstance(step, LetRun)
-            bound[f"r{i}"], call = step.value, f"r{i}(env)"
-        else:
-            bound[f"r{i}"] = step.act if unread and kind.act is not Run.act else step.run
-            call = f"r{i}(rt, env)"
+            call = src.value(step.value)
+        elif emit and isinstance(step, Run):
+            call = step.emit(src, not unread)
+            if call is not None and unread:
+                continue
+        if call is None:
+            method = step.act if unread and kind.act is not Run.act else step.run
+            call = f"{src.bind(method, 'r')}(rt, env)"
         if unread:
-            lines.append(call)
+            src.add(call)
         elif step.bind:
-            lines.append(f"last = env[{step.bind!r}] = {call}")
+            src.add(f"last = env[{step.bind!r}] = {call}")
         elif step.yields is True:
-            lines.append(f"last = {call}")
+            src.add(f"last = {call}")
         elif step.yields is None:
-            lines += [f"value = {call}", "if value is not None: last = value"]
+            src.add(f"value = {call}", "if value is not None: last = value")
         else:
-            lines.append(call)
+            src.add(call)
     if ends_in_return:
         ret = steps[-1]
         assert isinstance(ret, ReturnRun)
-        bound["ret"] = ret.value
-        lines.append("return ret(env)")
+        src.add(f"return {src.value(ret.value)}")
     else:
-        lines.append("return last")
+        src.add("return last")
+    setup = "        conn, cache, reads, changed, now = rt.conn, rt.cache, rt.reads, rt.changed, rt.now\n"
     if whole:  # a `return` inside a loop or a `when` ends the run
-        body = "".join(f"            {line}\n" for line in lines)
-        text = (
-            f"        try:\n{body}        except ReturnSignal as signal:\n            return signal.value\n"
-        )
+        text = f"        try:\n{src.text(3)}        except ReturnSignal as signal:\n            return signal.value\n"
     else:
-        text = "".join(f"        {line}\n" for line in lines)
-    names = ", ".join(bound)
-    source = f"def make({names}):\n    def run(rt, env):\n        last = None\n{text}    return run\n"
-    namespace: dict[str, Any] = {"ReturnSignal": ReturnSignal, "ToolError": ToolError}
+        text = src.text(2)
+    if not src.runtime:
+        setup = ""
+    names = ", ".join(src.bound)
+    source = f"def make({names}):\n    def run(rt, env):\n        last = None\n{setup}{text}    return run\n"
+    namespace: dict[str, Any] = {
+        "ReturnSignal": ReturnSignal,
+        "ToolError": ToolError,
+        "ValueProblem": ValueProblem,
+        "MISSING": MISSING,
+        "BIND_ERRORS": BIND_ERRORS,
+        "WRITE_ERRORS": (*BIND_ERRORS, sqlite3.IntegrityError),
+        "STORE_ERRORS": (ValueProblem, *BIND_ERRORS, sqlite3.IntegrityError),
+    }
     exec(_body_code(source), namespace)  # noqa: S102
-    run: Body = namespace["make"](**bound)
+    run: Body = namespace["make"](**src.bound)
     return run
 
 

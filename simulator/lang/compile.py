@@ -67,11 +67,23 @@ def check_ref(ref: Ref, scope: Scope) -> None:
         raise ExprError(f"$args.{rest[0]} is not a property of the tool's input_schema", ref.path)
 
 
+def shape_of(fn: Any) -> tuple[Any, ...] | None:
+    """What a compiled closure is, when it is plain: `("literal", value)` (it returns `value`, the
+    same object each time) or `("ref", head, rest)` (the reference `$head.rest...`); else None.
+    `simulator.emit` writes these out as source."""
+    return getattr(fn, "_toolgym_shape", None)
+
+
+def _shaped(fn: Compiled, *shape: Any) -> Compiled:
+    fn._toolgym_shape = shape  # type: ignore[attr-defined]
+    return fn
+
+
 def compile_reference(ref: Ref, scope: Scope) -> Compiled:
     check_ref(ref, scope)
     head, rest = ref.head, ref.rest
     if not rest:
-        return lambda env: env.get(head)
+        return _shaped(lambda env: env.get(head), "ref", head, ())
     if len(rest) == 1:
         (key,) = rest
 
@@ -81,7 +93,7 @@ def compile_reference(ref: Ref, scope: Scope) -> Compiled:
                 return value.get(key)
             return _walk(value, rest)
 
-        return one
+        return _shaped(one, "ref", head, rest)
     return lambda env: _walk(env.get(head), rest)
 
 
@@ -121,7 +133,7 @@ def compile_node(node: Node, scope: Scope) -> Compiled:
     """Compile a parsed expression into a function of the environment, checking names in scope."""
     if isinstance(node, Literal):
         value = node.value
-        return lambda env: value
+        return _shaped(lambda env: value, "literal", value)
     if isinstance(node, Ref):
         return compile_reference(node, scope)
     if isinstance(node, Call):

@@ -1,0 +1,80 @@
+"""Python source for a step list (`steps.straight`): lines, the closure variables they name, and
+expressions written out where they are plain.
+
+`straight` turns a list of steps into one generated function; a step that can write its own work
+out (`emit`: a read by key, a one-column update by key, a create) adds lines here instead of being
+called through its method. What the lines need (the step, its statements, decoders, the compiled
+expressions) is bound as a closure variable with a generated name; only those names, indices and
+string literals made with `repr` appear in the source, never a column name or a value evaluated as
+code.
+
+`value(fn)` is the source of `fn(env)`: a reference written out as the dict lookups its compiled
+closure does (`lang.compile.shape_of` says which closures are plain references or literals; anything
+but a dict on the way falls back to the closure itself, which gives the value it always gave), else a
+call of the closure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from .lang.compile import shape_of
+
+
+class Source:
+    """A generated function's body under construction."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.bound: dict[str, Any] = {}  # closure variable -> the value it holds
+        self.runtime = False  # a line reads `conn`, `cache` or `reads` (set up first)
+        self._depth = 0
+        self._temps = 0
+
+    def bind(self, value: Any, prefix: str = "b") -> str:
+        """A closure variable holding `value` (the same name for the same object)."""
+        for name, held in self.bound.items():
+            if held is value:
+                return name
+        name = f"{prefix}{len(self.bound)}"
+        self.bound[name] = value
+        return name
+
+    def temp(self, prefix: str = "t") -> str:
+        """A fresh local variable name."""
+        self._temps += 1
+        return f"{prefix}_{self._temps}"
+
+    def add(self, *lines: str) -> None:
+        pad = "    " * self._depth
+        self.lines.extend(pad + line for line in lines)
+
+    @contextmanager
+    def block(self, header: str) -> Iterator[None]:
+        """`header:` and the lines added inside, indented."""
+        self.add(header)
+        self._depth += 1
+        try:
+            yield
+        finally:
+            self._depth -= 1
+
+    def value(self, fn: Any) -> str:
+        """Source of `fn(env)`."""
+        shape = shape_of(fn)
+        if shape is not None and shape[0] == "literal":
+            return self.bind(shape[1], "k")
+        if shape is not None and shape[0] == "ref":
+            head, rest = shape[1], shape[2]
+            if not rest:
+                return f"env.get({head!r})"
+            if len(rest) == 1:
+                held = self.temp("v")
+                return f"({held}.get({rest[0]!r}) if type({held} := env.get({head!r})) is dict else {self.bind(fn, 'f')}(env))"
+        return f"{self.bind(fn, 'f')}(env)"
+
+    def text(self, indent: int) -> str:
+        pad = "    " * indent
+        return "".join(f"{pad}{line}\n" for line in self.lines)
