@@ -29,6 +29,7 @@ from .lang import (
     ExprError,
     Scope,
     arguments_read,
+    fields_read,
     parse,
 )
 from .query import Query
@@ -177,9 +178,17 @@ def _update(c: Compiler, step: UpdateStep, scope: Scope, at: str) -> Run:
     if not step.set and not step.patch:
         c.problems.append(CompileError(at, "update needs `set` or `patch` (the columns it changes)"))
     plan_for = _update_plans(info)
+    row_fields: set[str] | None = set()  # the columns of `$row` the `set` values read (None: all)
+    for value in step.set.values():
+        try:
+            found = fields_read(parse(value), "row")
+        except ExprError:
+            found = None
+        row_fields = None if found is None or row_fields is None else row_fields | found
     return UpdateRun(
         **targets,
         sets=sets,
+        row_fields=None if row_fields is None else tuple(sorted(row_fields)),
         plan=plan_for(tuple(sets)) if sets else None,
         labels={col: label(value, info, col) for col, value in {**step.set, **step.patch}.items()},
         patch=patch,

@@ -16,6 +16,7 @@ from types import CodeType
 from typing import Any
 
 from .budget import charge
+from .decoding import DECODERS
 from .emit import Source
 from .encoding import InsertPlan, UpdatePlan
 from .errors import ToolError
@@ -338,6 +339,7 @@ class UpdateRun(TargetedRun):
     labels: dict[str, str] = field(default_factory=dict)
     patch: dict[str, tuple[Compiled, frozenset[str]]] = field(default_factory=dict)
     plan_for: Callable[[tuple[str, ...]], UpdatePlan] | None = None  # the UPDATE of these columns
+    row_fields: tuple[str, ...] | None = None  # the columns of `$row` the `set` values read (None: all)
 
     def __post_init__(self) -> None:
         self._fns = tuple(self.sets.values())
@@ -363,7 +365,11 @@ class UpdateRun(TargetedRun):
         self.query.emit_row(src, key, raw)
         src.add(f"if {raw} is None: raise ToolError({src.bind(self.error, 'e')}(env))")
         src.add(f"{prev} = env.get('row', MISSING)")
-        src.add(f"{before} = env['row'] = {src.bind(info.decode, 'dec')}({raw})")
+        if keep or self.row_fields is None:
+            src.add(f"{before} = env['row'] = {src.bind(info.decode, 'dec')}({raw})")
+        else:  # `$row` as the `set` values read it: only their columns decoded
+            fields = [self._row_field(src, raw, name) for name in self.row_fields]
+            src.add(f"env['row'] = {{{', '.join(field for field in fields if field)}}}")
         with src.block("try:"):
             src.add(f"{value} = {src.value(self._fns[0])}")
         with src.block("finally:"):
@@ -392,6 +398,17 @@ class UpdateRun(TargetedRun):
                 f"{after}[{column!r}] = None if {encoded} is None else {src.bind(decode, 'd')}({encoded})"
             )
         return after
+
+    def _row_field(self, src: Source, raw: str, name: str) -> str:
+        """`name: value` of a dict display of the row as `info.decode` gives it ('' when the table
+        has no such column: the decoded row does not have it either)."""
+        if name not in self.info.columns:
+            return ""
+        at = self.info.columns.index(name)
+        decode = DECODERS.get(self.info.kinds[at])
+        if decode is None:
+            return f"{name!r}: {raw}[{at}]"
+        return f"{name!r}: None if {raw}[{at}] is None else {src.bind(decode, 'd')}({raw}[{at}])"
 
     def _columns(self, env: Env) -> tuple[dict[str, Compiled], UpdatePlan | None]:
         """The columns this call sets (`set`, and the `patch` columns it gave), and their plan."""
@@ -597,6 +614,27 @@ class ForEachRun(Run):
             collected.append(body(rt, env))
         return collected
 
+    def emit(self, src: Source, keep: bool) -> str | None:
+        """`run` written out, its body's steps inside the loop (`write_steps`); the list of their
+        values is built only when read (`keep`)."""
+        items, item, at, last, collected = (src.temp(n) for n in ("items", "item", "i", "last", "collected"))
+        src.add(f"{items} = {src.value(self.items)}", f"if {items} is None: {items} = []")
+        src.add(
+            f"if not isinstance({items}, list): raise EvalError('for_each: expected a list, got ' + brief({items}))"
+        )
+        src.add(f"charge(len({items}))")
+        if keep:
+            src.add(f"{collected} = []")
+        with src.block(f"for {at}, {item} in enumerate({items}):"):
+            src.add(f"env[{self.name!r}] = {item}")
+            if self.index:
+                src.add(f"env[{self.index!r}] = {at}")
+            src.add(f"{last} = None")
+            write_steps(src, self.steps, last, emit=True)
+            if keep:
+                src.add(f"{collected}.append({last})")
+        return collected if keep else "None"
+
 
 @dataclass
 class WhenRun(Run):
@@ -655,7 +693,42 @@ def straight(steps: list[Run], whole: bool = False, emit: bool = True) -> Body:
     `emit=False`: every step but `let` and `require` called (what tests hold the lines to)."""
     src = Source()
     ends_in_return = whole and bool(steps) and type(steps[-1]) is ReturnRun
-    running = steps[:-1] if ends_in_return else steps
+    write_steps(src, steps[:-1] if ends_in_return else steps, "last", emit, ends_in_return)
+    if ends_in_return:
+        ret = steps[-1]
+        assert isinstance(ret, ReturnRun)
+        src.add(f"return {src.value(ret.value)}")
+    else:
+        src.add("return last")
+    setup = "        conn, cache, reads, changed, now = rt.conn, rt.cache, rt.reads, rt.changed, rt.now\n"
+    if whole:  # a `return` inside a loop or a `when` ends the run
+        text = f"        try:\n{src.text(3)}        except ReturnSignal as signal:\n            return signal.value\n"
+    else:
+        text = src.text(2)
+    if not src.runtime:
+        setup = ""
+    names = ", ".join(src.bound)
+    source = f"def make({names}):\n    def run(rt, env):\n        last = None\n{setup}{text}    return run\n"
+    namespace: dict[str, Any] = {
+        "ReturnSignal": ReturnSignal,
+        "ToolError": ToolError,
+        "ValueProblem": ValueProblem,
+        "MISSING": MISSING,
+        "BIND_ERRORS": BIND_ERRORS,
+        "WRITE_ERRORS": (*BIND_ERRORS, sqlite3.IntegrityError),
+        "STORE_ERRORS": (ValueProblem, *BIND_ERRORS, sqlite3.IntegrityError),
+        "EvalError": EvalError,
+        "brief": brief,
+        "charge": charge,
+    }
+    exec(_body_code(source), namespace)  # noqa: S102
+    run: Body = namespace["make"](**src.bound)
+    return run
+
+
+def write_steps(src: Source, running: list[Run], last: str, emit: bool, ends_in_return: bool = False) -> None:
+    """The lines of `straight` for `running` (its steps but a final `return`), keeping the last
+    value in local `last` (`ends_in_return`: a `return` follows, so no value of these is the last)."""
     for i, step in enumerate(running):
         kind = type(step)
         if kind is RequireRun and not step.bind:
@@ -683,40 +756,13 @@ def straight(steps: list[Run], whole: bool = False, emit: bool = True) -> Body:
         if unread:
             src.add(call)
         elif step.bind:
-            src.add(f"last = env[{step.bind!r}] = {call}")
+            src.add(f"{last} = env[{step.bind!r}] = {call}")
         elif step.yields is True:
-            src.add(f"last = {call}")
+            src.add(f"{last} = {call}")
         elif step.yields is None:
-            src.add(f"value = {call}", "if value is not None: last = value")
+            src.add(f"value = {call}", f"if value is not None: {last} = value")
         else:
             src.add(call)
-    if ends_in_return:
-        ret = steps[-1]
-        assert isinstance(ret, ReturnRun)
-        src.add(f"return {src.value(ret.value)}")
-    else:
-        src.add("return last")
-    setup = "        conn, cache, reads, changed, now = rt.conn, rt.cache, rt.reads, rt.changed, rt.now\n"
-    if whole:  # a `return` inside a loop or a `when` ends the run
-        text = f"        try:\n{src.text(3)}        except ReturnSignal as signal:\n            return signal.value\n"
-    else:
-        text = src.text(2)
-    if not src.runtime:
-        setup = ""
-    names = ", ".join(src.bound)
-    source = f"def make({names}):\n    def run(rt, env):\n        last = None\n{setup}{text}    return run\n"
-    namespace: dict[str, Any] = {
-        "ReturnSignal": ReturnSignal,
-        "ToolError": ToolError,
-        "ValueProblem": ValueProblem,
-        "MISSING": MISSING,
-        "BIND_ERRORS": BIND_ERRORS,
-        "WRITE_ERRORS": (*BIND_ERRORS, sqlite3.IntegrityError),
-        "STORE_ERRORS": (ValueProblem, *BIND_ERRORS, sqlite3.IntegrityError),
-    }
-    exec(_body_code(source), namespace)  # noqa: S102
-    run: Body = namespace["make"](**src.bound)
-    return run
 
 
 @lru_cache(maxsize=512)

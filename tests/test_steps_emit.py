@@ -110,3 +110,63 @@ def test_keys_sqlite_cannot_bind_are_the_same_error(key: Any) -> None:
         assert outcome == _outcome(called, calls)
         if isinstance(key, str) and props[required[0]].get("type") == "string":
             assert outcome[0][0] == "ToolError" and "unpaired surrogates" in outcome[0][1], outcome[0]
+
+
+ROW_TABLES: dict[str, Any] = {
+    "items": {
+        "primary_key": "item_id",
+        "columns": {
+            "item_id": {"type": "string"},
+            "flag": {"type": "boolean", "nullable": True},
+            "meta": {"type": "json", "nullable": True},
+            "count": {"type": "integer", "nullable": True},
+            "note": {"type": "string", "nullable": True},
+        },
+    }
+}
+ROW_SETS: dict[str, Any] = {
+    "flip": {"not": "$row.flag"},
+    "meta": {"coalesce": ["$row.meta.a", "none"]},
+    "nosuch": {"coalesce": ["$row.nosuch", "absent"]},
+    "whole": {"len": {"omit": ["$row", ["note"]]}},
+    "rebound": {"len": {"map": {"over": "$args.list", "as": "row", "to": "$row.x"}}},
+    "too_big": {"mul": ["$row.count", 10_000_000_000_000_000_000]},
+}
+
+
+def test_a_row_decoded_in_part_reads_as_the_whole_row(tmp_path: Path) -> None:
+    """An update nothing reads gives `$row` only the columns its `set` reads: a boolean, JSON, a
+    column the table lacks, the whole row, a binder's own `row`, and a value that cannot be stored
+    read as they do on the whole decoded row (the called path)."""
+    from tests.tables_kit import build, tool
+
+    column = {"flip": "flag", "meta": "note", "nosuch": "note", "whole": "count", "rebound": "count"}
+    column["too_big"] = "count"
+    tools = [
+        tool(
+            f"set_{name}",
+            "write",
+            [
+                {"update": "items", "key": {"item_id": "$args.item_id"}, "set": {column[name]: value}},
+                {"return": "done"},
+            ],
+            {"item_id": {"type": "string"}, "list": {"type": "array"}},
+        )
+        for name, value in ROW_SETS.items()
+    ]
+    seed = {
+        "items": [
+            {"item_id": "a", "flag": True, "meta": {"a": 1}, "count": 2, "note": "n"},
+            {"item_id": "b", "flag": None, "meta": None, "count": None, "note": None},
+        ]
+    }
+    written = build(tmp_path / "w", ROW_TABLES, tools, seed)
+    called = _called(build(tmp_path / "c", ROW_TABLES, tools, seed))
+    steps = {name: tool.steps[0] for name, tool in written.tools.items()}
+    assert steps["set_flip"].row_fields == ("flag",) and steps["set_whole"].row_fields is None
+    calls = [
+        (f"set_{name}", {"item_id": key, "list": [{"x": 1}]}) for key in ("a", "b", "zz") for name in ROW_SETS
+    ]
+    outcome = _outcome(written, calls)
+    assert outcome == _outcome(called, calls)
+    assert sum(1 for entry in outcome if isinstance(entry, tuple) and entry[0] == "ok") >= 8

@@ -62,6 +62,19 @@ def arguments_read(node: Node) -> set[str]:
     return names | _argument_tests(node)
 
 
+def fields_read(node: Node, name: str) -> set[str] | None:
+    """The fields of the bound name `name` the expression reads (`$name.FIELD...`, `{name.FIELD}`);
+    None when it reads `$name` itself (the whole value). A `name` a binder rebinds inside is another
+    value: its fields are counted too (more than are read: never fewer)."""
+    fields: set[str] = set()
+    for ref, _ in refs(node):
+        if ref.head == name:
+            if not ref.rest:
+                return None
+            fields.add(ref.rest[0])
+    return fields
+
+
 def argument_name(node: Node) -> str | None:
     """The one argument an expression reads as a value (`$args.NAME`, not in a template), if exactly one.
 
