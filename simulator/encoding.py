@@ -37,35 +37,40 @@ Encoder = Callable[[Any], Any]
 _FLOAT_MAX = sys.float_info.max
 
 
+def encode_source(info: TableInfo, name: str, value: str, slow: str) -> str | None:
+    """`column_encoder(info, name)` of the local `value` as a Python expression, its own-type check
+    written out and every other value handed to `slow` (a name of the column's encoder: it gives
+    what `info.encode` gives); None for a column that has no such check (an enum, a date, JSON...)."""
+    col = info.spec.columns[name]
+    if col.enum is not None:
+        return None
+    v = value
+    if col.type == "string":
+        return f"{v} if type({v}) is str else {slow}({v})"
+    if col.type == "integer":
+        return f"{v} if type({v}) is int and {INT64_MIN} <= {v} <= {INT64_MAX} else {slow}({v})"
+    if col.type == "number":  # (a float in range: NaN and the infinities are not)
+        floats = f"type({v}) is float and {-_FLOAT_MAX!r} <= {v} <= {_FLOAT_MAX!r}"
+        ints = f"type({v}) is int and {INT64_MIN} <= {v} <= {INT64_MAX}"
+        return f"{v} if ({floats}) or ({ints}) else {slow}({v})"
+    if col.type == "boolean":
+        return f"1 if {v} is True else 0 if {v} is False else {slow}({v})"
+    return None
+
+
 def column_encoder(info: TableInfo, name: str) -> Encoder:
     """`info.encode(name, value)` as a function of the value (see the module docstring)."""
 
     def slow(value: Any) -> Any:
         return info.encode(name, value)
 
-    col = info.spec.columns[name]
-    if col.enum is not None:
+    fast = encode_source(info, name, "value", "slow")
+    if fast is None:
         return slow
-    kind = col.type
-    if kind == "string":
-        return lambda value: value if type(value) is str else slow(value)
-    if kind == "integer":
-        return lambda value: value if type(value) is int and INT64_MIN <= value <= INT64_MAX else slow(value)
-    if kind == "number":
-
-        def number(value: Any) -> Any:
-            t = type(value)
-            if t is float:
-                if -_FLOAT_MAX <= value <= _FLOAT_MAX:  # (false for NaN and the infinities)
-                    return value
-            elif t is int and INT64_MIN <= value <= INT64_MAX:
-                return value
-            return slow(value)
-
-        return number
-    if kind == "boolean":
-        return lambda value: 1 if value is True else 0 if value is False else slow(value)
-    return slow
+    namespace: dict[str, Any] = {"slow": slow}
+    exec(compile(f"def encode(value):\n    return {fast}\n", "<encoder>", "exec"), namespace)  # noqa: S102
+    encode: Encoder = namespace["encode"]
+    return encode
 
 
 def _decoder(info: TableInfo, name: str) -> Callable[[Any], Any] | None:
@@ -134,7 +139,7 @@ class InsertPlan:
             order=None if order == tuple(range(len(columns))) else order,
             names=tuple(names),
             values=tuple(values),
-            row=row_builder(info.name, template, slots),
+            row=row_builder(info, template, slots, len(values)),
             key_value=key_value,
             key_default=key_default,
             key_now=key_now,
@@ -142,10 +147,11 @@ class InsertPlan:
 
 
 def row_builder(
-    table: str, template: list[Any], slots: list[tuple[int, int, Any, Encoder]]
+    info: TableInfo, template: list[Any], slots: list[tuple[int, int, Any, Encoder]], given: int
 ) -> Callable[[list[Any], Any, Callable[[], str]], tuple[Any, ...]]:
     """A function (given values, key, now) -> the stored row: `template`'s constants, and each slot
-    (column, source, payload, encoder) encoded, in column order (one tuple display)."""
+    (column, source, payload, encoder) encoded, in column order (one tuple display; a given
+    value's own-type check written out, `encode_source`). `given`: how many values are given."""
     namespace: dict[str, Any] = {}
     parts = []
     by_column = {slot[0]: slot for slot in slots}
@@ -157,17 +163,18 @@ def row_builder(
             continue
         _, source, payload, encode = slot
         namespace[f"e{i}"] = encode
-        if source == GIVEN:
-            parts.append(f"e{i}(given[{int(payload)}])")
-        elif source == KEY:
-            parts.append(f"e{i}(key)")
+        if source in (GIVEN, KEY):
+            value = f"g{payload}" if source == GIVEN else "key"
+            fast = encode_source(info, info.columns[i], value, f"e{i}")
+            parts.append(f"e{i}({value})" if fast is None else f"({fast})")
         elif source == NOW:
             parts.append(f"e{i}(now())")
         else:
             namespace[f"d{i}"] = payload
             parts.append(f"e{i}(d{i})")
-    code = f"def row(given, key, now):\n    return ({', '.join(parts)},)\n"
-    exec(compile(code, f"<row of {table[:60]}>", "exec"), namespace)  # noqa: S102
+    unpack = f"    {''.join(f'g{k}, ' for k in range(given))}= given\n" if given else ""
+    code = f"def row(given, key, now):\n{unpack}    return ({', '.join(parts)},)\n"
+    exec(compile(code, f"<row of {info.name[:60]}>", "exec"), namespace)  # noqa: S102
     row: Callable[[list[Any], Any, Callable[[], str]], tuple[Any, ...]] = namespace["row"]
     return row
 

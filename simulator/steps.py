@@ -18,7 +18,7 @@ from typing import Any
 from .budget import charge
 from .decoding import DECODERS
 from .emit import Source
-from .encoding import InsertPlan, UpdatePlan
+from .encoding import InsertPlan, UpdatePlan, encode_source
 from .errors import ToolError
 from .expr import Compiled, Env, EvalError, brief
 from .query import MISSING, Query, Runtime
@@ -376,7 +376,9 @@ class UpdateRun(TargetedRun):
             src.add(f"if {prev} is MISSING: env.pop('row', None)")
             src.add(f"else: env['row'] = {prev}")
         with src.block("try:"):
-            src.add(f"{encoded} = {src.bind(plan.encoders[0], 'enc')}({value})")
+            encode = src.bind(plan.encoders[0], "enc")
+            fast = encode_source(info, plan.columns[0], value, encode)
+            src.add(f"{encoded} = {encode}({value})" if fast is None else f"{encoded} = {fast}")
         with src.block("except ValueProblem as exc:"):
             src.add('raise ToolError(f"invalid value: {exc}") from None')
         src.add(f"{pk} = {raw}[{info.pk_index}]")
