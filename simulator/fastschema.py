@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import operator
 import re
 import reprlib
 from collections.abc import Callable, Iterator
@@ -174,21 +173,6 @@ class _Unsupported(Exception):
     pass
 
 
-def _is_integer(v: Any) -> bool:
-    return (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, float) and v.is_integer())
-
-
-_TYPES: dict[str, Check] = {
-    "string": lambda v: isinstance(v, str),
-    "integer": _is_integer,
-    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
-    "boolean": lambda v: isinstance(v, bool),
-    "object": lambda v: isinstance(v, dict),
-    "array": lambda v: isinstance(v, list),
-    "null": lambda v: v is None,
-}
-
-
 def _equal(a: Any, b: Any) -> bool:
     """JSON equality: 1 == 1.0, but true != 1; lists and objects compared deeply."""
     if isinstance(a, bool) or isinstance(b, bool):
@@ -204,206 +188,156 @@ def _equal(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _compile(schema: Any) -> Check:
-    if schema is True or schema == {}:
-        return _always
-    if schema is False:
-        return _never
-    if not isinstance(schema, dict) or set(schema) - _SUPPORTED:
-        raise _Unsupported
-    checks: list[Check] = []
-    # one type of `number` or `object`: its keywords' checks test the type themselves (one call less)
-    only = schema.get("type") if schema.get("type") in ("number", "object") else None
-    if "type" in schema:
-        names = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
-        if any(n not in _TYPES for n in names):
-            raise _Unsupported
-        tests = [_TYPES[n] for n in names]
-        checks.append(tests[0] if len(tests) == 1 else _any_of(tests))
-    if "enum" in schema:
-        checks.append(_in_enum(list(schema["enum"])))
-    if "const" in schema:
-        checks.append(_equal_to(schema["const"]))
-    before = len(checks)
-    _numbers(schema, checks, only == "number")
-    numbered = len(checks) > before
-    _strings(schema, checks)
-    _arrays(schema, checks)
-    before = len(checks)
-    _objects(schema, checks, only == "object")
-    if only == "number" and numbered or only == "object" and len(checks) > before:
-        del checks[0]  # (the type test: a strict check after it does it)
-    if len(checks) == 1:
-        return checks[0]
-    return _all_of(checks)
-
-
-def _always(v: Any) -> bool:
-    return True
-
-
-def _never(v: Any) -> bool:
-    return False
-
-
-def _any_of(tests: list[Check]) -> Check:
-    if len(tests) == 2:
-        first, second = tests
-        return lambda v: first(v) or second(v)
-
-    def check(v: Any) -> bool:
-        for t in tests:
-            if t(v):
-                return True
-        return False
-
-    return check
-
-
-def _all_of(checks: list[Check]) -> Check:
-    # (runs for every argument of every call: no generator, and the common pair as one expression)
-    if len(checks) == 2:
-        first, second = checks
-        return lambda v: first(v) and second(v)
-
-    def check(v: Any) -> bool:
-        for c in checks:
-            if not c(v):
-                return False
-        return True
-
-    return check
-
-
-def _in_enum(options: list[Any]) -> Check:
-    def check(v: Any) -> bool:
-        return any(_equal(v, o) for o in options)
-
-    return check
-
-
-def _equal_to(const: Any) -> Check:
-    def check(v: Any) -> bool:
-        return _equal(v, const)
-
-    return check
-
-
 def _num(v: Any) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool)
 
 
-def _bounded(test: Callable[[Any, Any], bool], bound: Any, strict: bool) -> Check:
-    """Numbers must pass `test(value, bound)`; anything else passes (as in JSON Schema), or fails
-    when `strict` (the schema's one type is `number`)."""
-    if strict:
-        return lambda v: _num(v) and test(v, bound)
-
-    def check(v: Any) -> bool:
-        return not _num(v) or test(v, bound)
-
-    return check
-
-
-def _min_length(kind: type[str] | type[list[Any]], n: int) -> Check:
-    """Values of `kind` (str or list) must have at least n items; anything else passes."""
-
-    def check(v: Any) -> bool:
-        return not isinstance(v, kind) or len(v) >= n
-
-    return check
-
-
-def _max_length(kind: type[str] | type[list[Any]], n: int) -> Check:
-    """Values of `kind` (str or list) must have at most n items; anything else passes."""
-
-    def check(v: Any) -> bool:
-        return not isinstance(v, kind) or len(v) <= n
-
-    return check
-
-
-def _numbers(schema: dict[str, Any], checks: list[Check], strict: bool = False) -> None:
-    for key, test in (
-        ("minimum", operator.ge),
-        ("maximum", operator.le),
-        ("exclusiveMinimum", operator.gt),
-        ("exclusiveMaximum", operator.lt),
-    ):
-        if key in schema:
-            bound = schema[key]
-            if not _num(bound):
-                raise _Unsupported
-            checks.append(_bounded(test, bound, strict))
-
-
-def _strings(schema: dict[str, Any], checks: list[Check]) -> None:
-    if "minLength" in schema:
-        checks.append(_min_length(str, schema["minLength"]))
-    if "maxLength" in schema:
-        checks.append(_max_length(str, schema["maxLength"]))
-    if "pattern" in schema:
-        try:
-            search = search_pattern(schema["pattern"])
-        except (re.error, TypeError) as exc:
-            raise _Unsupported from exc
-
-        def matches(v: Any) -> bool:
-            return not isinstance(v, str) or search(v)
-
-        checks.append(matches)
-
-
-def _arrays(schema: dict[str, Any], checks: list[Check]) -> None:
-    if "minItems" in schema:
-        checks.append(_min_length(list, schema["minItems"]))
-    if "maxItems" in schema:  # before `items`: a long array is rejected without reading it
-        checks.append(_max_length(list, schema["maxItems"]))
-    if "items" in schema:
-        item = _compile(schema["items"])
-
-        def items_match(v: Any) -> bool:
-            if isinstance(v, list):
-                for x in v:
-                    if not item(x):
-                        return False
-            return True
-
-        checks.append(items_match)
-    if schema.get("uniqueItems") is True:
-        checks.append(_unique_items)
+def _in_enum(v: Any, options: list[Any]) -> bool:
+    return any(_equal(v, o) for o in options)
 
 
 def _unique_items(v: Any) -> bool:
     return not isinstance(v, list) or all(not _equal(a, b) for i, a in enumerate(v) for b in v[i + 1 :])
 
 
-def _objects(schema: dict[str, Any], checks: list[Check], strict: bool = False) -> None:
-    """Objects must have the required keys and valid properties; anything else passes (as in JSON
-    Schema), or fails when `strict` (the schema's one type is `object`)."""
-    props = {k: _compile(s) for k, s in (schema.get("properties") or {}).items()}
-    required = list(schema.get("required") or [])
-    extra = schema.get("additionalProperties", True)
-    extra_check = None if extra is True else _compile(extra)
-    if not props and not required and extra_check is None:
-        return
+#: each JSON type's test of the value in `{v}`
+_TYPES: dict[str, str] = {
+    "string": "isinstance({v}, str)",
+    "integer": "(isinstance({v}, int) and not isinstance({v}, bool) or isinstance({v}, float) and {v}.is_integer())",
+    "number": "(isinstance({v}, (int, float)) and not isinstance({v}, bool))",
+    "boolean": "isinstance({v}, bool)",
+    "object": "isinstance({v}, dict)",
+    "array": "isinstance({v}, list)",
+    "null": "{v} is None",
+}
+_BOUNDS = (("minimum", ">="), ("maximum", "<="), ("exclusiveMinimum", ">"), ("exclusiveMaximum", "<"))
+_DISPATCH_FROM = 12  # an object schema with this many properties finds a key's check in a dict
 
-    def check_object(v: Any) -> bool:
-        if not isinstance(v, dict):
-            return not strict
-        for key in required:
-            if key not in v:
-                return False
-        for key, value in v.items():
-            prop = props.get(key)
-            if prop is not None:
-                if not prop(value):
-                    return False
-            elif extra_check is not None and not extra_check(value):
-                return False
-        return True
 
-    checks.append(check_object)
+class _Writer:
+    """The source of one check: a boolean expression per schema, a helper function per array's
+    items and per object's properties; constants (bounds, keys, patterns, enums) are names in the
+    namespace, so no schema value is ever evaluated as code."""
+
+    def __init__(self) -> None:
+        self.namespace: dict[str, Any] = {
+            "_equal": _equal,
+            "_in_enum": _in_enum,
+            "_unique_items": _unique_items,
+        }
+        self.functions: list[str] = []
+        self.tables: list[str] = []  # constants holding {key: helper name} (`_object`)
+
+    def const(self, value: Any) -> str:
+        name = f"c{len(self.namespace)}"
+        self.namespace[name] = value
+        return name
+
+    def function(self, body: list[str]) -> str:
+        """A helper `fN(v)` with these lines; its name."""
+        name = f"f{len(self.functions)}"
+        self.functions.append(f"def {name}(v):\n" + "".join(f"    {line}\n" for line in body))
+        return name
+
+    def test(self, schema: Any, v: str) -> str:
+        """A boolean expression: does the value in the local `v` pass `schema`?"""
+        if schema is True or schema == {}:
+            return "True"
+        if schema is False:
+            return "False"
+        if not isinstance(schema, dict) or set(schema) - _SUPPORTED:
+            raise _Unsupported
+        parts: list[str] = []
+        if "type" in schema:
+            names = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+            if not names or any(not isinstance(n, str) or n not in _TYPES for n in names):
+                raise _Unsupported
+            parts.append("(" + " or ".join(_TYPES[n].format(v=v) for n in names) + ")")
+        if "enum" in schema:
+            parts.append(f"_in_enum({v}, {self.const(list(schema['enum']))})")
+        if "const" in schema:
+            parts.append(f"_equal({v}, {self.const(schema['const'])})")
+        number = _TYPES["number"].format(v=v)
+        for key, op in _BOUNDS:  # (numbers only: any other value passes, as in JSON Schema)
+            if key in schema:
+                if not _num(schema[key]):
+                    raise _Unsupported
+                parts.append(f"(not {number} or {v} {op} {self.const(schema[key])})")
+        self._lengths(schema, v, parts)
+        if "pattern" in schema:
+            try:
+                search = search_pattern(schema["pattern"])
+            except (re.error, TypeError) as exc:
+                raise _Unsupported from exc
+            parts.append(f"(not isinstance({v}, str) or {self.const(search)}({v}))")
+        if "items" in schema:
+            item = self.test(schema["items"], "x")
+            each = self.function(["for x in v:", f"    if not ({item}): return False", "return True"])
+            parts.append(f"(not isinstance({v}, list) or {each}({v}))")
+        if schema.get("uniqueItems") is True:
+            parts.append(f"_unique_items({v})")
+        members = self._object(schema)
+        if members is not None:
+            parts.append(f"{members}({v})")
+        return "(" + " and ".join(parts) + ")" if parts else "True"
+
+    def _lengths(self, schema: dict[str, Any], v: str, parts: list[str]) -> None:
+        """minLength / maxLength of strings, minItems / maxItems of arrays (maxItems before `items`:
+        a long array is rejected without reading it)."""
+        for key, kind, op in (
+            ("minLength", "str", ">="),
+            ("maxLength", "str", "<="),
+            ("minItems", "list", ">="),
+            ("maxItems", "list", "<="),
+        ):
+            if key in schema:
+                parts.append(f"(not isinstance({v}, {kind}) or len({v}) {op} {self.const(schema[key])})")
+
+    def _object(self, schema: dict[str, Any]) -> str | None:
+        """The helper checking an object's required keys and its properties (any other value
+        passes: the type test is apart), or None when the schema says nothing of them."""
+        props = schema.get("properties") or {}
+        required = list(schema.get("required") or [])
+        extra = schema.get("additionalProperties", True)
+        if not props and not required and extra is True:
+            return None
+        body = ["if not isinstance(v, dict): return True"]
+        body += [f"if {self.const(key)} not in v: return False" for key in required]
+        others = None if extra is True else self.test(extra, "value")
+        if not props and others is None:
+            return self.function([*body, "return True"])
+        body.append("for key, value in v.items():")
+        if len(props) >= _DISPATCH_FROM:  # {key: helper}, filled once the helpers exist (`_compile`)
+            table = self.const(
+                {k: self.function([f"return {self.test(sub, 'v')}"]) for k, sub in props.items()}
+            )
+            self.tables.append(table)
+            body += [f"    prop = {table}.get(key)", "    if prop is not None:"]
+            body.append("        if not prop(value): return False")
+            if others is not None:
+                body.append(f"    elif not {others}: return False")
+        else:
+            for i, (key, sub) in enumerate(props.items()):
+                body.append(f"    {'if' if i == 0 else 'elif'} key == {self.const(key)}:")
+                body.append(f"        if not {self.test(sub, 'value')}: return False")
+            if others == "False":  # (`additionalProperties: false`)
+                body.append(f"    {'else' if props else 'if True'}: return False")
+            elif others is not None:
+                body.append(f"    {'else' if props else 'if True'}:")
+                body.append(f"        if not {others}: return False")
+        return self.function([*body, "return True"])
+
+
+def _compile(schema: Any) -> Check:
+    writer = _Writer()
+    test = writer.test(schema, "v")
+    source = "".join(writer.functions) + f"def check(v):\n    return {test}\n"
+    namespace = writer.namespace
+    exec(compile(source, "<argument check>", "exec"), namespace)  # noqa: S102
+    for table in writer.tables:
+        namespace[table] = {key: namespace[helper] for key, helper in namespace[table].items()}
+    check: Check = namespace["check"]
+    return check
 
 
 def compile_check(schema: Any) -> Check | None:

@@ -32,6 +32,15 @@ EXTRA = [
     {"type": "number", "exclusiveMinimum": 0, "enum": [1, "1", 2.5]},
     {"type": "object", "minItems": 1, "pattern": "a"},
     {"type": "object", "required": ["a"], "properties": {"a": {"type": "number", "maximum": 3}}},
+    {"type": "object", "additionalProperties": {"type": "integer"}},  # no properties: every key is extra
+    {"required": ["a", "b"]},
+    {  # enough properties that a key's check is found in a dict
+        "type": "object",
+        "properties": {f"p{i}": {"type": ["integer", "string"][i % 2]} for i in range(13)},
+        "required": ["p0"],
+        "additionalProperties": False,
+    },
+    {"type": "array", "items": {"type": "array", "items": {"type": "object", "required": ["x"]}}},
 ]
 
 json_values = st.recursive(
