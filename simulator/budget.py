@@ -62,8 +62,9 @@ class Meter:
         self._deadline = 0.0
         self._next_clock = _CLOCK_EVERY
         self._indexes: dict[int, tuple[list[Any], int, Counter[Any] | None]] = {}
-        self._handler = self._progress  # (one bound method, set as the progress handler per call)
         self._conn: Any = None  # the metered call's connection (`run`)
+        self._hooked: Any = None  # the connection whose progress handler this meter is (`release`)
+        self._active = False  # a call is running: the progress handler counts
         self._token: Any = None
 
     def run(self, conn: sqlite3.Connection) -> Meter:
@@ -77,14 +78,25 @@ class Meter:
         self.tripped = None
         self._next_clock = _CLOCK_EVERY
         self._deadline = time.monotonic() + self.budget.wall_seconds
-        self._conn.set_progress_handler(self._handler, PROGRESS_EVERY)
+        conn = self._conn
+        if self._hooked is not conn:  # (set once: between calls it counts nothing)
+            conn.set_progress_handler(self._progress, PROGRESS_EVERY)
+            self._hooked = conn
+        self._active = True
         self._token = _CURRENT.set(self)
         return self
 
+    def release(self) -> None:
+        """Take the progress handler off its connection (the connection goes on to other uses)."""
+        if self._hooked is not None:
+            self._hooked.set_progress_handler(None, 0)
+            self._hooked = None
+
     def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
         _CURRENT.reset(self._token)
-        self._conn.set_progress_handler(None, 0)
-        self._indexes.clear()
+        self._active = False
+        if self._indexes:
+            self._indexes.clear()
         # an interrupted statement surfaces as sqlite3.OperationalError (or as whatever a
         # backstop turned it into): the budget's verdict is the call's error
         if exc is not None and self.tripped is not None and exc is not self.tripped:
@@ -105,8 +117,8 @@ class Meter:
         return None
 
     def _progress(self) -> int:
-        if self.tripped is not None:
-            return 0  # already failing: let the rollback run
+        if not self._active or self.tripped is not None:
+            return 0  # between calls, or already failing: let the rollback run
         self.sqlite_steps += PROGRESS_EVERY
         error = self._over()
         if error is None:

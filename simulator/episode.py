@@ -179,12 +179,20 @@ class Episode:
         )
 
     def changed(self, table: str, pk: Any) -> None:
-        self._pending_changes.add((table, pk))
+        at = (table, pk)
+        self._pending_changes.add(at)
         self._probe_from = None  # (a create's unprobed key was stored)
-        if self._handed is not None and self._handed == (table, pk):
+        handed = self._handed
+        if handed is not None and handed == at:
             self._handed = None  # the generated create: the next key stays known
         elif table in self._int_keys or table in self._pending_int_keys:
             self._pending_int_keys[table] = None  # any other change: ask SQLite again
+
+    def touched(self, table: str, pk: Any) -> None:
+        """`changed` for a row updated in place, its key unchanged: no key of its table can have
+        changed, so the next integer key stays known (and no create is between its key and its
+        row: there is no unprobed or handed key to settle)."""
+        self._pending_changes.add((table, pk))
 
     # -- calls --------------------------------------------------------------------------------
 
@@ -473,6 +481,7 @@ class Episode:
             conn, self.conn = self.conn, _CLOSED
             if conn is _CLOSED:
                 return
+            self.meter.release()
             # the pool restores the seed state from the change log and the changes not saved to it
             changes, self._unsaved_changes = self._unsaved_changes, set()
             self._unsaved_meta = {}

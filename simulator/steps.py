@@ -386,7 +386,7 @@ class UpdateRun(TargetedRun):
             src.add(f"conn.execute({src.bind(plan.statement, 'sql')}, ({encoded}, {pk}))")
         with src.block("except WRITE_ERRORS as exc:"):
             src.add(f"raise {me}._write_error({src.bind(plan, 'plan')}, [{encoded}], {pk}, exc) from None")
-        src.add(f"changed({table}, {pk})")
+        src.add(f"touched({table}, {pk})")  # (`_simple`: the key stays)
         src.add(f"{row} = list({raw})", f"{row}[{plan.positions[0]}] = {encoded}")
         src.add(f"cache[({table}, {pk})] = tuple({row})")
         if not keep:
@@ -702,7 +702,8 @@ def straight(steps: list[Run], whole: bool = False, emit: bool = True) -> Body:
         src.add(f"return {src.value(ret.value)}")
     else:
         src.add("return last")
-    setup = "        conn, cache, reads, changed, now = rt.conn, rt.cache, rt.reads, rt.changed, rt.now\n"
+    setup = "        conn, cache, reads, now = rt.conn, rt.cache, rt.reads, rt.now\n"
+    setup += "        changed, touched = rt.changed, rt.touched\n"
     if whole:  # a `return` inside a loop or a `when` ends the run
         text = f"        try:\n{src.text(3)}        except ReturnSignal as signal:\n            return signal.value\n"
     else:
