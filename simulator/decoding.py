@@ -16,6 +16,8 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .lang.generated import define
+
 #: the scanner json.loads runs (the C one), without its wrappers: (text, index) -> (value, end)
 _scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
@@ -59,6 +61,5 @@ def row_decoder(
             parts.append(f"{name!r}: None if r[{i}] is None else _{kind}(r[{i}])")
     source = f"def decode(r):\n    return {{{', '.join(parts)}}}\n"
     namespace: dict[str, Any] = dict(helpers)
-    exec(compile(source, f"<decoder of {', '.join(columns)[:80]}>", "exec"), namespace)  # noqa: S102
-    decode: Callable[[Any], dict[str, Any]] = namespace["decode"]
+    decode: Callable[[Any], dict[str, Any]] = define(source, "<row decoder>", namespace, "decode")
     return decode

@@ -30,6 +30,7 @@ import sqlalchemy as sa
 
 from .decoding import DECODERS
 from .expr import Compiled
+from .lang.generated import define
 from .tables import INT64_MAX, INT64_MIN, TableInfo, ValueProblem, positional
 
 Encoder = Callable[[Any], Any]
@@ -68,8 +69,7 @@ def column_encoder(info: TableInfo, name: str) -> Encoder:
     if fast is None:
         return slow
     namespace: dict[str, Any] = {"slow": slow}
-    exec(compile(f"def encode(value):\n    return {fast}\n", "<encoder>", "exec"), namespace)  # noqa: S102
-    encode: Encoder = namespace["encode"]
+    encode: Encoder = define(f"def encode(value):\n    return {fast}\n", "<encoder>", namespace, "encode")
     return encode
 
 
@@ -174,8 +174,9 @@ def row_builder(
             parts.append(f"e{i}(d{i})")
     unpack = f"    {''.join(f'g{k}, ' for k in range(given))}= given\n" if given else ""
     code = f"def row(given, key, now):\n{unpack}    return ({', '.join(parts)},)\n"
-    exec(compile(code, f"<row of {info.name[:60]}>", "exec"), namespace)  # noqa: S102
-    row: Callable[[list[Any], Any, Callable[[], str]], tuple[Any, ...]] = namespace["row"]
+    row: Callable[[list[Any], Any, Callable[[], str]], tuple[Any, ...]] = define(
+        code, "<row builder>", namespace, "row"
+    )
     return row
 
 

@@ -25,6 +25,7 @@ import jsonschema
 import re2
 
 from .errors import clip
+from .lang.generated import define
 
 Check = Callable[[Any], bool]
 
@@ -333,10 +334,9 @@ def _compile(schema: Any) -> Check:
     test = writer.test(schema, "v")
     source = "".join(writer.functions) + f"def check(v):\n    return {test}\n"
     namespace = writer.namespace
-    exec(compile(source, "<argument check>", "exec"), namespace)  # noqa: S102
+    check: Check = define(source, "<argument check>", namespace, "check")
     for table in writer.tables:
         namespace[table] = {key: namespace[helper] for key, helper in namespace[table].items()}
-    check: Check = namespace["check"]
     return check
 
 

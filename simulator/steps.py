@@ -11,8 +11,6 @@ import re
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
-from types import CodeType
 from typing import Any
 
 from .budget import charge
@@ -21,6 +19,7 @@ from .emit import Source
 from .encoding import InsertPlan, UpdatePlan, encode_source
 from .errors import ToolError
 from .expr import Compiled, Env, EvalError, brief
+from .lang.generated import define
 from .query import MISSING, Query, Runtime
 from .spec import Tool
 from .tables import BIND_ERRORS, INT64_MAX, TableInfo, ValueProblem, bind_error
@@ -724,8 +723,7 @@ def straight(steps: list[Run], whole: bool = False, emit: bool = True) -> Body:
         "brief": brief,
         "charge": charge,
     }
-    exec(_body_code(source), namespace)  # noqa: S102
-    run: Body = namespace["make"](**src.bound)
+    run: Body = define(source, "<steps>", namespace, "make")(**src.bound)
     return run
 
 
@@ -766,11 +764,6 @@ def write_steps(src: Source, running: list[Run], last: str, emit: bool, ends_in_
             src.add(f"value = {call}", f"if value is not None: {last} = value")
         else:
             src.add(call)
-
-
-@lru_cache(maxsize=512)
-def _body_code(source: str) -> CodeType:
-    return compile(source, "<steps>", "exec")
 
 
 def run_steps(steps: list[Run], rt: Runtime, env: Env) -> Any:

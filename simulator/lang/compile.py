@@ -13,6 +13,7 @@ from typing import Any
 
 from .errors import EvalError, ExprError
 from .fused import UNGUARDED, fuse
+from .generated import define
 from .nodes import Binder, Call, ListNode, Literal, Node, ObjectNode, Ref, Template
 from .parse import parse_template
 from .registry import OPERATORS, VARIABLE, Compiled, Env
@@ -143,11 +144,9 @@ def compile_node(node: Node, scope: Scope) -> Compiled:
         if all(_scalar(item) for item in node.items):  # `[a, b]` of plain values: a new list of them
             values = tuple(item.value for item in node.items if isinstance(item, Literal))
             return lambda env: list(values)
-        parts = [compile_node(item, scope) for item in node.items]
-        return lambda env: [p(env) for p in parts]
+        return _display("[", [(None, compile_node(item, scope)) for item in node.items], "]")
     if isinstance(node, ObjectNode):
-        fields = [(k, compile_node(v, scope)) for k, v in node.fields]
-        return lambda env: {k: f(env) for k, f in fields}
+        return _display("{", [(k, compile_node(v, scope)) for k, v in node.fields], "}")
     if isinstance(node, Template):
         return compile_template_node(node, scope)
     if isinstance(node, Binder):
@@ -155,6 +154,24 @@ def compile_node(node: Node, scope: Scope) -> Compiled:
         assert hook is not None
         return hook(node, scope, compile_node)
     raise ExprError(f"cannot compile node {node!r}", node.path)
+
+
+def _display(opening: str, items: list[tuple[str | None, Compiled]], closing: str) -> Compiled:
+    """A list (`[f0(env), ...]`) or an object (`{k0: f0(env), ...}`) as one generated function of
+    the environment, each item evaluated in order (keys and functions are names of its namespace,
+    never evaluated as code)."""
+    namespace: dict[str, Any] = {}
+    parts = []
+    for i, (key, fn) in enumerate(items):
+        namespace[f"f{i}"] = fn
+        if key is None:
+            parts.append(f"f{i}(env)")
+        else:
+            namespace[f"k{i}"] = key
+            parts.append(f"k{i}: f{i}(env)")
+    source = f"def display(env):\n    return {opening}{', '.join(parts)}{closing}\n"
+    display: Compiled = define(source, "<display>", namespace, "display")
+    return display
 
 
 def operator_error(name: str, exc: Exception, values: Iterable[Any]) -> EvalError:

@@ -19,11 +19,10 @@ compiled the general way.
 from __future__ import annotations
 
 import sys
-from functools import lru_cache
-from types import CodeType
 from typing import Any
 
 from .errors import EvalError
+from .generated import define
 from .nodes import Call, Literal, Node, Ref
 from .registry import OPERATORS, Compiled
 from .values import LIMIT, whole
@@ -138,11 +137,6 @@ class _Source:
         raise _NotFused
 
 
-@lru_cache(maxsize=1024)
-def _code(source: str) -> CodeType:
-    return compile(source, "<fused expression>", "exec")
-
-
 def fuse(node: Node, general: Compiled) -> Compiled | None:
     """`node` (already compiled to `general`) as one generated function, or None when it is not
     arithmetic or an ordering comparison on references and numbers."""
@@ -157,6 +151,5 @@ def fuse(node: Node, general: Compiled) -> Compiled | None:
     body = "".join(f"        {line}\n" for line in (*source.lines, f"return {result}"))
     text = f"def fused(env):\n    try:\n{body}    except UNGUARDED:\n        {_FALLBACK}\n"
     namespace: dict[str, Any] = {"general": general, "_M": _M, "_L": LIMIT, "UNGUARDED": UNGUARDED}
-    exec(_code(text), namespace)  # noqa: S102
-    fused: Compiled = namespace["fused"]
+    fused: Compiled = define(text, "<fused expression>", namespace, "fused")
     return fused
