@@ -44,6 +44,7 @@ _LOG_CHANGE = "INSERT OR IGNORE INTO _toolgym_changes (tbl, pk) VALUES (?, ?)"
 #: What a closed episode's `conn` is: a closed connection, so that any use fails as it always did
 #: (its own connection has gone back to the domain for a later episode).
 _CLOSED = sqlite3.connect(":memory:", check_same_thread=False)
+_CLOSED_CURSOR = _CLOSED.cursor()
 _CLOSED.close()
 
 _SHOWN_ERRORS = 10  # schema errors a message lists
@@ -82,6 +83,7 @@ class Episode:
         self.seed = seed
         self.task: Task | None = domain.task(task) if isinstance(task, str) else task
         self.conn = domain.connection()
+        self.cursor = self.conn.cursor()  # (statements run on it need no cursor of their own)
         self._written = self.conn.total_changes  # rows written by calls so far (see `close`)
         self.lock = threading.RLock()
         self.calls = 0
@@ -152,7 +154,7 @@ class Episode:
             pending[name] = n + 1
             self._handed = (name, n)
             return n
-        key = f"id:{table.name}"
+        key = table.counter
         n = self._pending_counters.get(key)
         if n is None:
             n = self._counters.get(key)
@@ -204,7 +206,7 @@ class Episode:
         "nothing changed" about a change that stayed).
         """
         with self.lock:
-            started = time.perf_counter()
+            started = 0.0 if self.transcript is None else time.perf_counter()  # (a record's duration)
             args = {} if arguments is None else arguments
             self._recorded = False
             conn = self.conn
@@ -481,6 +483,8 @@ class Episode:
             conn, self.conn = self.conn, _CLOSED
             if conn is _CLOSED:
                 return
+            self.cursor.close()
+            self.cursor = _CLOSED_CURSOR
             self.meter.release()
             # the pool restores the seed state from the change log and the changes not saved to it
             changes, self._unsaved_changes = self._unsaved_changes, set()

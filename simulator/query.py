@@ -27,6 +27,7 @@ class Runtime(Protocol):
     """What a running step needs from its episode."""
 
     conn: sqlite3.Connection
+    cursor: sqlite3.Cursor  # a cursor of `conn` (what generated step bodies execute on)
     cache: dict[tuple[str, Any], Any]  # rows as stored, read or written during the current call
     # when given, told what the call reads: (table, key), or (table, "*") for a scan
     reads: ReadObserver | None
@@ -345,7 +346,7 @@ class Query:
             with src.block(f"if {raw} is MISSING:"):
                 with src.block("try:"):
                     src.add(
-                        f"{raw} = cache[({table}, {key})] = conn.execute({statement}, ({key},)).fetchone()"
+                        f"{raw} = cache[({table}, {key})] = cur.execute({statement}, ({key},)).fetchone()"
                     )
                 with src.block("except BIND_ERRORS:"):
                     src.add(f"{raw} = {me}.row_of(rt, {key})")

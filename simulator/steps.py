@@ -240,7 +240,7 @@ class CreateRun(Run):
             params = stored if plan.order is None else f"({''.join(f'{stored}[{i}], ' for i in plan.order)})"
             with src.block("try:"):
                 src.add(f"{stored} = {src.bind(plan.row, 'row')}({given}, {key}, now)")
-                src.add(f"conn.execute({src.bind(plan.statement, 'sql')}, {params})")
+                src.add(f"cur.execute({src.bind(plan.statement, 'sql')}, {params})")
             with src.block("except STORE_ERRORS:"):
                 src.add(f"{stored} = {me}._attempts(rt, {given}, {key}, {unprobed}, None)")
             with src.block("else:"):
@@ -382,7 +382,7 @@ class UpdateRun(TargetedRun):
             src.add('raise ToolError(f"invalid value: {exc}") from None')
         src.add(f"{pk} = {raw}[{info.pk_index}]")
         with src.block("try:"):
-            src.add(f"conn.execute({src.bind(plan.statement, 'sql')}, ({encoded}, {pk}))")
+            src.add(f"cur.execute({src.bind(plan.statement, 'sql')}, ({encoded}, {pk}))")
         with src.block("except WRITE_ERRORS as exc:"):
             src.add(f"raise {me}._write_error({src.bind(plan, 'plan')}, [{encoded}], {pk}, exc) from None")
         src.add(f"touched({table}, {pk})")  # (`_simple`: the key stays)
@@ -701,7 +701,7 @@ def straight(steps: list[Run], whole: bool = False, emit: bool = True) -> Body:
         src.add(f"return {src.value(ret.value)}")
     else:
         src.add("return last")
-    setup = "        conn, cache, reads, now = rt.conn, rt.cache, rt.reads, rt.now\n"
+    setup = "        cur, cache, reads, now = rt.cursor, rt.cache, rt.reads, rt.now\n"
     setup += "        changed, touched = rt.changed, rt.touched\n"
     if whole:  # a `return` inside a loop or a `when` ends the run
         text = f"        try:\n{src.text(3)}        except ReturnSignal as signal:\n            return signal.value\n"

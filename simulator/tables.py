@@ -215,6 +215,7 @@ class TableInfo:
     next_int_key: str = ""
     select_changed: str = ""
     composite: bool = field(init=False, default=False)
+    counter: str = field(init=False, default="")  # the name of its id counter in `_toolgym_meta`
     _params: tuple[str, ...] = field(init=False, default=())
     #: the key of a row as stored (a tuple for a composite key): an itemgetter, as this runs per row
     key_of: Callable[[tuple[Any, ...]], Any] = field(init=False, repr=False, compare=False)
@@ -229,6 +230,7 @@ class TableInfo:
             self.key = (self.pk,)
         self.key_index = tuple(self.columns.index(c) for c in self.key)
         self.composite = len(self.key) > 1
+        self.counter = f"id:{self.name}"
         self.key_of = itemgetter(*self.key_index)
         self.key_in = itemgetter(*self.key)
         self._params = (
