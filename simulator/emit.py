@@ -29,17 +29,17 @@ class Source:
     def __init__(self) -> None:
         self.lines: list[str] = []
         self.bound: dict[str, Any] = {}  # closure variable -> the value it holds
+        self._names: dict[int, str] = {}  # id of a bound value -> its variable (`bound` keeps it alive)
         self.runtime = False  # a line reads `conn`, `cache` or `reads` (set up first)
         self._depth = 0
         self._temps = 0
 
     def bind(self, value: Any, prefix: str = "b") -> str:
         """A closure variable holding `value` (the same name for the same object)."""
-        for name, held in self.bound.items():
-            if held is value:
-                return name
-        name = f"{prefix}{len(self.bound)}"
-        self.bound[name] = value
+        name = self._names.get(id(value))
+        if name is None:
+            name = self._names[id(value)] = f"{prefix}{len(self.bound)}"
+            self.bound[name] = value
         return name
 
     def temp(self, prefix: str = "t") -> str:

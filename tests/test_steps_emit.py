@@ -170,3 +170,12 @@ def test_a_row_decoded_in_part_reads_as_the_whole_row(tmp_path: Path) -> None:
     outcome = _outcome(written, calls)
     assert outcome == _outcome(called, calls)
     assert sum(1 for entry in outcome if isinstance(entry, tuple) and entry[0] == "ok") >= 8
+
+
+def test_a_source_binds_each_object_once_and_equal_objects_apart() -> None:
+    from simulator.emit import Source
+
+    src, first, second = Source(), [], []
+    name = src.bind(first, "k")
+    assert src.bind(first, "x") == name and src.bind(second, "k") != name  # (a literal's list is its own)
+    assert src.bound[name] is first and src.bound[src.bind(second)] is second
