@@ -377,7 +377,7 @@ def _deltas(expected: Episode) -> dict[str, _Delta] | None:
     domain = expected.domain
     deltas = {}
     with expected.lock:
-        if expected.conn.total_changes != expected._written:
+        if expected.written_outside_calls:
             return None
         for table, keys in changed.items():
             info = domain.tables[table]

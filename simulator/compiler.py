@@ -218,14 +218,14 @@ def _patch_entry(
 
 #: distinct column sets whose UPDATE is kept per table: a tool patching n columns has 2^n subsets,
 #: and the agent chooses which one each call gives, so the cache is bounded (beyond it, compiled again)
-UPDATE_STATEMENTS_KEPT = 256
+UPDATE_PLANS_KEPT = 256
 
 
 def _update_plans(info: TableInfo) -> Callable[[tuple[str, ...]], UpdatePlan]:
     """`UPDATE table SET these columns WHERE key` (simulator.encoding.UpdatePlan), built once per set
-    of columns (the most recent `UPDATE_STATEMENTS_KEPT` sets are kept; `.cache_info()` says how many)."""
+    of columns (the most recent `UPDATE_PLANS_KEPT` sets are kept; `.cache_info()` says how many)."""
 
-    @functools.lru_cache(maxsize=UPDATE_STATEMENTS_KEPT)
+    @functools.lru_cache(maxsize=UPDATE_PLANS_KEPT)
     def plan(columns: tuple[str, ...]) -> UpdatePlan:
         return UpdatePlan.of(info, columns)
 

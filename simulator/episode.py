@@ -196,6 +196,11 @@ class Episode:
         row: there is no unprobed or handed key to settle)."""
         self._pending_changes.add((table, pk))
 
+    @property
+    def written_outside_calls(self) -> bool:
+        """Whether something other than calls wrote to the database (the change log may not say what)."""
+        return self.conn.total_changes != self._written
+
     # -- calls --------------------------------------------------------------------------------
 
     def call(self, name: str, arguments: dict[str, Any] | None = None) -> Any:

@@ -108,3 +108,13 @@ def test_export_hides_bookkeeping(shop):
     tables = ep.export()
     assert set(tables) == {"customers", "products", "orders", "order_items"}
     assert len(tables["customers"]) == 21
+
+
+def test_a_write_outside_calls_is_noticed(shop):
+    with shop.episode() as ep:
+        assert not ep.written_outside_calls
+        ep.call("place_order", {"customer_id": "C-0003", "items": [{"sku": "SKU-002", "quantity": 1}]})
+        ep.digest()  # (saving the change log is the episode's own write)
+        assert not ep.written_outside_calls
+        ep.conn.execute("UPDATE customers SET balance = 0")
+        assert ep.written_outside_calls
