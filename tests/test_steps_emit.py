@@ -179,3 +179,66 @@ def test_a_source_binds_each_object_once_and_equal_objects_apart() -> None:
     name = src.bind(first, "k")
     assert src.bind(first, "x") == name and src.bind(second, "k") != name  # (a literal's list is its own)
     assert src.bound[name] is first and src.bound[src.bind(second)] is second
+
+
+def test_a_create_that_fails_first_does_what_the_called_create_does(tmp_path: Path) -> None:
+    """The written-out create's first attempt failing: a generated key the seed already holds (it
+    is replaced by the next free one), a given key that exists (the agent's error), a value that
+    does not fit its column, a bad reference, and a composite key (its create is called)."""
+    from simulator.ids import IdMaker
+    from tests.tables_kit import build, tool
+
+    taken = [IdMaker("notes", prefix="N-").key(7, n) for n in (1, 2)]  # (seed 7: `_outcome`'s)
+    tables: dict[str, Any] = {
+        "notes": {
+            "primary_key": "note_id",
+            "id_prefix": "N-",
+            "columns": {
+                "note_id": {"type": "string"},
+                "size": {"type": "integer", "nullable": True},
+                "owner": {"type": "string", "nullable": True, "references": "owners.owner_id"},
+            },
+        },
+        "owners": {"primary_key": "owner_id", "columns": {"owner_id": {"type": "string"}}},
+        "pairs": {
+            "primary_key": ["owner_id", "n"],
+            "columns": {
+                "owner_id": {"type": "string", "references": "owners.owner_id"},
+                "n": {"type": "integer"},
+            },
+        },
+    }
+    values = {"note_id": "$args.note_id", "size": "$args.size", "owner": "$args.owner"}
+    args = {"note_id": {"type": "string"}, "size": {}, "owner": {"type": "string"}, "n": {}}
+    tools = [
+        tool("add_note", "write", {"create": "notes", "values": values, "as": "note"}, args),
+        tool(
+            "add_pair",
+            "write",
+            {"create": "pairs", "values": {"owner_id": "$args.owner", "n": "$args.n"}},
+            args,
+        ),
+    ]
+    seed = {
+        "notes": [{"note_id": key, "size": 1, "owner": None} for key in taken],
+        "owners": [{"owner_id": "o"}],
+    }
+    written = build(tmp_path / "w", tables, tools, seed)
+    called = _called(build(tmp_path / "c", tables, tools, seed))
+    calls = [
+        ("add_note", {"size": 1}),  # generated: the first two candidates are taken
+        ("add_note", {"note_id": taken[0]}),  # given, and taken
+        ("add_note", {"size": "big"}),
+        ("add_note", {"size": 2**70}),
+        ("add_note", {"owner": "nobody"}),
+        ("add_note", {"note_id": "x\udfff"}),
+        ("add_note", {"owner": "o", "size": 3}),
+        ("add_pair", {"owner": "o", "n": 1}),
+        ("add_pair", {"owner": "o", "n": 1}),
+        ("add_pair", {"owner": "o"}),
+    ]
+    outcome = _outcome(written, calls)
+    assert outcome == _outcome(called, calls)
+    results = [entry for entry in outcome if isinstance(entry, tuple)]
+    assert results[0][0] == "ok" and results[0][1]["note_id"] == IdMaker("notes", prefix="N-").key(7, 3)
+    assert [r[0] for r in results[1:6]] == ["ToolError"] * 5 and results[6][0] == "ok"
