@@ -1,31 +1,37 @@
-"""A/B of the step engine: `simulator/steps.py` at a git revision against the working tree, interleaved.
+"""A/B of the step engine: `simulator/steps.py`, `readsteps.py` and `writesteps.py` at a git revision against the working tree, interleaved.
 
-    python benchmarks/ab_steps.py HEAD~1            # HEAD~1's steps.py vs the working tree's
+    python benchmarks/ab_steps.py HEAD~1            # HEAD~1's step engine vs the working tree's
     python benchmarks/ab_steps.py --aa              # the working tree against itself (the harness's bias)
     python benchmarks/ab_steps.py HEAD --rows 1000 --calls 500 --json ab.json
 
 Both sides are loaded the same way, so that the comparison measures the code and not the harness:
-each side's `steps.py` is executed from its source into a module of its own, and every step of its
-own copy of the benchmark shop (`_common.write_shop_domain`) is given that module's class, its
-operations and loops that module's `straight`. (Swapping in only the old side's classes, or
-subclassing the new ones, slowed the swapped side by 0.5-2 us per call: its steps failed the
-working tree's `isinstance`/`type` checks.) Calls of transfer_credit and place_order (2 items)
-alternate between the sides, one call each in turn; the report gives each side's median, the
-difference and the machine's load. Run `--aa` first: its differences are the noise floor.
+each side's engine files (`ENGINE`; at a revision, those of them it has: one before the split has
+only `steps.py`) are executed from their source as modules of the side's own, their imports of
+each other rewritten to the side's modules (`from .steps import` -> `from ._ab_a_steps import`;
+every other import resolves to the working tree's package), and every step of the side's own copy
+of the benchmark shop (`_common.write_shop_domain`) is given the side's class of its name, its
+operations and loops the side's `straight`; so each side's classes, `isinstance`/`type` checks and
+generated bodies are its own. (Swapping in only the old side's classes, or subclassing the new ones,
+slowed the swapped side by 0.5-2 us per call: its steps failed the working tree's checks.) Calls of
+transfer_credit and place_order (2 items) alternate between the sides, one call each in turn; the
+report gives each side's median, the difference and the machine's load. Run `--aa` first: its
+differences are the noise floor.
 """
 
 from __future__ import annotations
 
 import argparse
+import graphlib
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,32 +42,69 @@ from simulator import Domain
 from simulator import steps as live_steps
 
 ROOT = Path(__file__).resolve().parent.parent
+#: the step engine's files, in `simulator/`; `steps.py` is the one every revision has
+ENGINE = ("steps", "readsteps", "writesteps")
 STEPS = "simulator/steps.py"
 
 
-def steps_module(source: str, tag: str) -> types.ModuleType:
-    """`steps.py`'s source run as a module of the `simulator` package (its relative imports resolve
-    to the loaded package; only the step engine itself is the side's own)."""
-    module = types.ModuleType(f"simulator._ab_steps_{tag}")
-    module.__package__ = "simulator"
-    sys.modules[module.__name__] = module  # (dataclasses look their module up)
-    try:
-        exec(compile(source, f"<{STEPS} {tag}>", "exec"), module.__dict__)  # noqa: S102
-    except ImportError as exc:  # (only steps.py is the side's own: the rest is the working tree's)
-        raise SystemExit(
-            f"error: {STEPS} of side {tag.upper()} needs what the working tree lacks: {exc}"
-        ) from None
-    return module
+def rewrite(source: str, tag: str, names: Iterable[str]) -> tuple[str, set[str]]:
+    """An engine file's source with its imports of the engine files `names` made imports of side
+    `tag`'s modules; the names it imports."""
+    used: set[str] = set()
+
+    def side(match: re.Match[str]) -> str:
+        used.add(match[2])
+        return f"{match[1]}from ._ab_{tag}_{match[2]} import"
+
+    pattern = rf"^(\s*)from \.({'|'.join(map(re.escape, names))}) import"
+    return re.sub(pattern, side, source, flags=re.MULTILINE), used
 
 
-def source_at(rev: str | None) -> str:
-    """`steps.py` at a git revision (None: the working tree)."""
+def engine_modules(sources: dict[str, str], tag: str) -> dict[str, types.ModuleType]:
+    """Each engine file's source (by name) run as a module of the `simulator` package, named
+    `simulator._ab_<tag>_<name>` and importing the side's engine files instead of the working tree's
+    (each after those it imports); the modules by name."""
+    rewritten, needs = {}, {}
+    for name, source in sources.items():
+        rewritten[name], needs[name] = rewrite(source, tag, sources)
+    modules: dict[str, types.ModuleType] = {}
+    for name in graphlib.TopologicalSorter(needs).static_order():
+        module = types.ModuleType(f"simulator._ab_{tag}_{name}")
+        module.__package__ = "simulator"
+        sys.modules[module.__name__] = module  # (dataclasses look their module up; siblings import it)
+        try:
+            exec(compile(rewritten[name], f"<simulator/{name}.py {tag}>", "exec"), module.__dict__)  # noqa: S102
+        except ImportError as exc:  # (only the engine is the side's own: the rest is the working tree's)
+            raise SystemExit(
+                f"error: simulator/{name}.py of side {tag.upper()} needs what the working tree lacks: {exc}"
+            ) from None
+        modules[name] = module
+    return modules
+
+
+def sources_at(rev: str | None) -> dict[str, str]:
+    """The engine files' sources at a git revision (None: the working tree), by name: those of
+    `ENGINE` that exist there; `steps.py` must."""
     if rev is None:
-        return (ROOT / STEPS).read_text(encoding="utf-8")
+        files = {name: ROOT / "simulator" / f"{name}.py" for name in ENGINE}
+        return {name: path.read_text(encoding="utf-8") for name, path in files.items() if path.exists()}
     proc = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:{STEPS}"], capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"error: cannot read {STEPS} at {rev!r}: {proc.stderr.strip()}")
-    return proc.stdout
+    out = {"steps": proc.stdout}
+    listed = subprocess.run(
+        ["git", "-C", str(ROOT), "ls-tree", "--name-only", rev, "--", *(f"simulator/{n}.py" for n in ENGINE)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    for name in ENGINE[1:]:
+        path = f"simulator/{name}.py"
+        if path in listed:
+            out[name] = subprocess.run(
+                ["git", "-C", str(ROOT), "show", f"{rev}:{path}"], capture_output=True, text=True, check=True
+            ).stdout
+    return out
 
 
 def _steps_of(domain: Domain) -> Iterator[Any]:
@@ -76,21 +119,33 @@ def _steps_of(domain: Domain) -> Iterator[Any]:
                 stack.append(inner)
 
 
-def adopt(domain: Domain, module: types.ModuleType) -> int:
-    """Give every step of `domain` the class of the same name in `module`, and every operation its
-    body made by `module.straight`; the number of steps adopted."""
-    n = 0
+def adopt(domain: Domain, modules: dict[str, types.ModuleType]) -> dict[str, str]:
+    """Give every step of `domain` the class of the same name defined in the side's `modules`, and
+    every operation its body made by the side's `straight`; the classes adopted, each with the
+    engine file that defines it."""
+    classes = {
+        name: (obj, file)
+        for file, module in modules.items()
+        for name, obj in vars(module).items()
+        if isinstance(obj, type) and obj.__module__ == module.__name__
+    }
+    adopted: dict[str, str] = {}
     for step in _steps_of(domain):
-        cls = getattr(module, type(step).__name__, None)
+        cls, file = classes.get(type(step).__name__, (None, ""))
         if cls is None:
-            raise SystemExit(f"error: {type(step).__name__} is not defined in the other {STEPS}")
+            raise SystemExit(
+                f"error: {type(step).__name__} is not defined in the other side's {', '.join(modules)}"
+            )
         step.__class__ = cls
-        if isinstance(step, module.ForEachRun):
+        if hasattr(step, "_body"):
             step._body = None  # (made by its own module's straight on its first run)
-        n += 1
+        post = getattr(cls, "__post_init__", None)
+        if post is not None:
+            post(step)  # (what the side's class derives from the fields is its own)
+        adopted[cls.__name__] = file
     for tool in domain.tools.values():
-        tool._body = module.straight(tool.steps, whole=True)
-    return n
+        tool._body = modules["steps"].straight(tool.steps, whole=True)
+    return dict(sorted(adopted.items()))
 
 
 def calls(domain: Domain, shop_ids: Any) -> dict[str, Callable[[Any, int], Any]]:
@@ -125,16 +180,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", metavar="PATH", help="write the report as JSON here")
     opts = parser.parse_args(argv)
     label_a = "working tree" if opts.aa else opts.rev
-    mod_a = steps_module(source_at(None if opts.aa else opts.rev), "a")
-    mod_b = steps_module(source_at(None), "b")
+    mod_a = engine_modules(sources_at(None if opts.aa else opts.rev), "a")
+    mod_b = engine_modules(sources_at(None), "b")
     with tempfile.TemporaryDirectory(prefix="toolgym-ab-steps-") as tmp:  # (removed afterwards)
         work = Path(tmp)
         dom_a, shop_ids = load_shop(work / "a", opts.rows)
         dom_b, _ = load_shop(work / "b", opts.rows)
-        adopt(dom_a, mod_a)
-        adopt(dom_b, mod_b)
-        assert live_steps.straight is not mod_b.straight  # (each side runs its own copy)
+        engine = {"a": adopt(dom_a, mod_a), "b": adopt(dom_b, mod_b)}
+        assert live_steps.straight is not mod_b["steps"].straight  # (each side runs its own copy)
         report: dict[str, Any] = {"a": label_a, "b": "working tree", "rows": opts.rows, "tools": {}}
+        report["engine"] = {
+            side: {"files": list(mods), "classes": engine[side]}
+            for side, mods in (("a", mod_a), ("b", mod_b))
+        }
         clock = time.perf_counter_ns
         for tool, fn in calls(dom_a, shop_ids).items():
             ep_a, ep_b = dom_a.episode(), dom_b.episode()

@@ -395,9 +395,9 @@ def _in_txn(ep: Episode, fn: Callable[[], Any]) -> Any:
 def step_table(domain: Domain, ids: ShopIds, calls: int) -> Table:
     """Each step kind's share of a write call: every runnable step class's `run` (and its own `act`,
     what runs a step whose value nothing reads), timed."""
-    from simulator import steps
+    from simulator import readsteps, steps, writesteps
 
-    kinds = [steps.GetRun, steps.CreateRun, steps.UpdateRun, steps.RequireRun, steps.LetRun]
+    kinds = [readsteps.GetRun, writesteps.CreateRun, writesteps.UpdateRun, steps.RequireRun, steps.LetRun]
     kinds += [steps.ForEachRun, steps.ReturnRun]
     times: dict[str, list[int]] = defaultdict(list)
     originals = {(cls, m): getattr(cls, m) for cls in kinds for m in ("run", "act") if m in vars(cls)}

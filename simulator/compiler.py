@@ -4,7 +4,7 @@ Compilation happens once, when the domain loads. Every SQL statement is built wi
 Core and compiled to SQLite text with named parameters; argument values only ever travel as
 bound parameters. Filters whose value may be null (optional arguments) compile to one statement
 per combination of present filters, built on first use and cached (`query.py`); the runnable
-steps are in `steps.py`.
+steps are in `steps.py`, `readsteps.py` and `writesteps.py`.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from .lang import (
     parse,
 )
 from .query import Query
+from .readsteps import CountRun, GetRun, ListRun
 from .spec import (
     CountStep,
     CreateStep,
@@ -52,20 +53,15 @@ from .spec import (
 )
 from .steps import (
     CompiledTool,
-    CountRun,
-    CreateRun,
-    DeleteRun,
     ForEachRun,
-    GetRun,
     LetRun,
-    ListRun,
     RequireRun,
     ReturnRun,
     Run,
-    UpdateRun,
     UseRun,
 )
 from .tables import TableInfo
+from .writesteps import CreateRun, DeleteRun, UpdateRun
 
 __all__ = ["COMPILERS", "CompileError", "compile_tool", "compiles"]
 

@@ -23,6 +23,42 @@ def test_ab_steps_reports_both_sides(tmp_path: Path) -> None:
         assert row["a_us"] > 0 and row["b_us"] > 0
         assert abs(row["diff_us"] - (row["b_us"] - row["a_us"])) <= 0.011
     assert "transfer_credit" in proc.stdout and "load" in proc.stdout
+    for side in ("a", "b"):  # every engine file is the side's own, and each step's class comes from it
+        engine = report["engine"][side]
+        assert engine["files"] == ["steps", "readsteps", "writesteps"]
+        assert engine["classes"]["GetRun"] == "readsteps" and engine["classes"]["UpdateRun"] == "writesteps"
+        assert engine["classes"]["ForEachRun"] == "steps"
+
+
+SIDES = r"""
+import sys
+sys.path.insert(0, "benchmarks")
+import ab_steps
+from simulator import steps
+base = "class Run:\n    pass\ndef straight(s, whole=False):\n    return Run\n"
+reads = "from .steps import (\n    Run,\n)\nfrom .query import Query\nclass GetRun(Run):\n    pass\n"
+writes = "from .readsteps import GetRun\nfrom .steps import Run\nclass UpdateRun(GetRun):\n    pass\n"
+split = ab_steps.engine_modules({"writesteps": writes, "readsteps": reads, "steps": base}, "x")
+old = ab_steps.engine_modules({"steps": base + "class GetRun(Run):\n    pass\n"}, "y")
+print(list(split), list(old))
+print(split["writesteps"].UpdateRun.__mro__[1] is split["readsteps"].GetRun)
+print(split["readsteps"].GetRun.__mro__[1] is split["steps"].Run is not steps.Run)
+print(split["readsteps"].Query.__module__, old["steps"].GetRun.__mro__[1] is old["steps"].Run)
+"""
+
+
+def test_each_side_loads_its_own_engine_files_importing_each_other() -> None:
+    """The side's files are run after those they import, their imports of each other resolved to the
+    side's modules (any other import to the working tree's package); a side with only `steps.py` (a
+    revision before the split) loads alone."""
+    proc = subprocess.run([sys.executable, "-c", SIDES], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[:4] == [
+        "['steps', 'readsteps', 'writesteps'] ['steps']",
+        "True",
+        "True",
+        "simulator.query True",
+    ]
 
 
 def test_ab_steps_unknown_revision_is_one_error_line() -> None:

@@ -218,8 +218,8 @@ def test_a_step_kind_added_through_the_registry_alone_loads_compiles_and_is_anal
 
     from simulator.compiler import compiles
     from simulator.query import Query
+    from simulator.readsteps import CountRun
     from simulator.spec import DomainSpec, Filter, StepModel, register_step, unregister_step
-    from simulator.steps import CountRun
 
     class ExistsStep(StepModel):
         """Whether any row matches the filters."""
