@@ -114,7 +114,7 @@ def test_patch_mistakes_are_load_problems(tmp_path: Path, step: dict[str, Any], 
 def test_the_agent_cannot_grow_the_update_statement_cache_without_bound(tmp_path: Path) -> None:
     """A tool patching n columns has 2^n column sets, and each call picks one: the UPDATE statements
     kept per table are bounded, and every set still updates exactly what it gave."""
-    from simulator.compiler import UPDATE_STATEMENTS_KEPT
+    from simulator.compiler import UPDATE_PLANS_KEPT
 
     names = [f"c{i}" for i in range(10)]  # 1,024 subsets
     columns = {"id": {"type": "string"}, **{n: {"type": "string", "nullable": True} for n in names}}
@@ -137,7 +137,7 @@ def test_the_agent_cannot_grow_the_update_statement_cache_without_bound(tmp_path
             given = {n: str(mask) for i, n in enumerate(names) if mask >> i & 1}
             row = ep.call("edit_wide", {"id": "W-1", **given})
             assert {n: row[n] for n in given} == given
-    assert run.plan_for.cache_info().currsize <= UPDATE_STATEMENTS_KEPT < 1023
+    assert run.plan_for.cache_info().currsize <= UPDATE_PLANS_KEPT < 1023
 
 
 def test_the_agent_cannot_grow_a_search_statement_cache_without_bound(tmp_path: Path) -> None:
