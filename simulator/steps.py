@@ -329,3 +329,19 @@ class CompiledTool:
         if body is None:
             body = self._body = straight(self.steps, whole=True)
         return body(rt, env)
+
+    def call_every_step(self) -> None:
+        """Make this tool's bodies (its loops' and fragments' too) with every step called through
+        its method (`straight(..., emit=False)`): the general path, which tests hold the written-out
+        bodies to and profiles time step by step."""
+        stack: list[Any] = list(self.steps)
+        while stack:
+            step = stack.pop()
+            if isinstance(step, ForEachRun):
+                step._body = straight(step.steps, emit=False)
+            elif isinstance(step, UseRun):
+                step._body = straight(step.steps, whole=True, emit=False)
+            stack.extend(getattr(step, "steps", None) or [])
+            if getattr(step, "inner", None) is not None:
+                stack.append(step.inner)
+        self._body = straight(self.steps, whole=True, emit=False)

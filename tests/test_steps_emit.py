@@ -16,7 +16,6 @@ from scoring.validation.fuzz import pools, strategy
 from simulator import Domain, load_domain
 from simulator.calls import NO_RESULT, resolve_arguments
 from simulator.errors import CallFailed, CallReferenceError
-from simulator.steps import ForEachRun, UseRun, straight
 from tests.conftest import FIXTURES, ROOT
 
 FOLDERS = {
@@ -28,18 +27,7 @@ FOLDERS = {
 def _called(domain: Domain) -> Domain:
     """The domain with every step list made without `emit` (each step called through its method)."""
     for tool in domain.tools.values():
-        stack = list(tool.steps)
-        while stack:
-            step = stack.pop()
-            inner = getattr(step, "steps", None) or []
-            if isinstance(step, ForEachRun):
-                step._body = straight(step.steps, emit=False)
-            elif isinstance(step, UseRun):
-                step._body = straight(step.steps, whole=True, emit=False)
-            stack.extend(inner)
-            if getattr(step, "inner", None) is not None:
-                stack.append(step.inner)
-        tool._body = straight(tool.steps, whole=True, emit=False)
+        tool.call_every_step()
     return domain
 
 
