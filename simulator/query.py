@@ -374,8 +374,47 @@ class Query:
         try:
             return conn.execute(self._statement(active, paged), params).fetchall()
         except BIND_ERRORS as exc:
-            labels = {f"f{i}": f.label for i, f in enumerate(self.filters)}
-            raise bind_error(params, labels, exc) from None
+            raise self.bind_failure(params, exc) from None
+
+    def bind_failure(self, params: dict[str, Any], exc: Exception) -> Exception:
+        """The error of a statement SQLite could not bind these parameters to (`tables.bind_error`)."""
+        return bind_error(params, {f"f{i}": f.label for i, f in enumerate(self.filters)}, exc)
+
+    def emits_rows(self) -> bool:
+        """Whether `emit_rows` can write `run` out: every filter present in every call, none of a list."""
+        return (
+            self._always is not None
+            and not self.count
+            and all(f.op not in ("in", "not_in") for f in self.filters)
+        )
+
+    def emit_rows(self, src: Any, limit: int) -> str:
+        """Lines of `emit.Source` `src` setting a local to `run(conn, env, limit, 0)` (`emits_rows`
+        must hold; `limit` < 0: every row); its name. The filters' values are evaluated in order
+        into the parameters, as `params` does."""
+        always = self._always
+        assert always is not None
+        paged = self.paged and limit >= 0
+        params = []
+        for i, f in enumerate(self.filters):
+            if f.is_null:
+                continue
+            value = src.value(f.value)
+            if f.encode is not as_stored:
+                value = f"{src.bind(f.encode, 'enc')}({value})"
+            params.append(f"{self._names[i]!r}: {value}")
+        if paged:
+            params += [f"'limit': {int(limit)}", "'offset': 0"]
+        given, rows = src.temp("params"), src.temp("rows")
+        src.runtime = True
+        src.add(f"{given} = {{{', '.join(params)}}}")
+        with src.block("try:"):
+            src.add(
+                f"{rows} = cur.execute({src.bind(self._statement(always, paged), 'sql')}, {given}).fetchall()"
+            )
+        with src.block("except BIND_ERRORS as exc:"):
+            src.add(f"raise {src.bind(self, 'q')}.bind_failure({given}, exc) from None")
+        return rows
 
 
 def as_stored(value: Any) -> Any:

@@ -94,6 +94,27 @@ class ListRun(Run):
             rt.reads.update(self.query.related_reads)
         return self.query.output(rt.conn, self.query.run(rt.conn, env, limit, offset))
 
+    def emit(self, src: Source, keep: bool) -> str | None:
+        """`run` of a list the call gives no limit or offset, written out (see `straight`)."""
+        query = self.query
+        if self.limit is not None or self.offset is not None or not query.emits_rows():
+            return None
+        src.runtime = True
+        with src.block("if reads is not None:"):
+            src.add(f"reads.add(({src.bind(self.info.name, 'n')}, '*'))")
+            if query.related_reads:
+                src.add(f"reads.update({src.bind(query.related_reads, 'rel')})")
+        rows = query.emit_rows(src, -1 if self.max_limit is None else self.max_limit)
+        if query.children:
+            value = f"{src.bind(query, 'q')}.output(rt.conn, {rows})"
+        else:
+            decode, row = src.bind(query.decode, "dec"), src.temp("r")
+            value = f"[{decode}({row}) for {row} in {rows}]"
+        if keep:
+            return value
+        src.add(value)  # (its related rows are still read, as `run` reads them)
+        return "None"
+
 
 _WHOLE = re.compile(r"\s*[+-]?[0-9]{1,30}\s*", re.ASCII)
 

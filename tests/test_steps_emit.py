@@ -230,3 +230,19 @@ def test_a_create_that_fails_first_does_what_the_called_create_does(tmp_path: Pa
     results = [entry for entry in outcome if isinstance(entry, tuple)]
     assert results[0][0] == "ok" and results[0][1]["note_id"] == IdMaker("notes", prefix="N-").key(7, 3)
     assert [r[0] for r in results[1:6]] == ["ToolError"] * 5 and results[6][0] == "ok"
+
+
+@pytest.mark.parametrize("folder", ["shop", "tau2-retail"])
+def test_every_text_argument_sqlite_cannot_bind_is_the_same_error(folder: str) -> None:
+    """A text with an unpaired surrogate in each text argument of each tool (reads by key, lists,
+    creates, updates): the written-out steps fail as the called ones do."""
+    written, called = load_domain(FOLDERS[folder]), _called(load_domain(FOLDERS[folder]))
+    calls = []
+    for name, tool in sorted(written.tools.items()):
+        props = tool.spec.input_schema.get("properties", {})
+        for arg, schema in props.items():
+            if schema.get("type") == "string":
+                calls.append((name, {arg: "x\udfff"}))
+    outcome = _outcome(written, calls)
+    assert outcome == _outcome(called, calls)
+    assert any(isinstance(e, tuple) and "unpaired surrogates" in str(e[1]) for e in outcome)
