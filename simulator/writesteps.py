@@ -203,12 +203,12 @@ class UpdateRun(TargetedRun):
         plan = self.plan
         self._one = self.single and not self.patch and plan is not None and plan.width == 1
         self._one = self._one and self.query.by_pk is not None
-        # ... on a table keyed by one column that the update does not set: its write written out too
+        # ... on a table keyed by one column that the update does not set: written out by `emit`
         self._simple = self._one and not self.info.composite and plan is not None and not plan.moves_key
 
     def emit(self, src: Source, keep: bool) -> str | None:
         """`_apply` of the one-column update of one row by its key, on a table keyed by a column it
-        does not set (`_simple`), written out in `_apply`'s order (see `straight`)."""
+        does not set (`_simple`), written out in `_apply`'s and `_write`'s order (see `straight`)."""
         if not self._simple:
             return None
         info, plan = self.info, self.plan
@@ -304,23 +304,7 @@ class UpdateRun(TargetedRun):
                 encoded = plan.encoders[0](value)
             except ValueProblem as exc:
                 raise ToolError(f"invalid value: {exc}") from None
-            if not self._simple:
-                return self._write(rt, plan, raw, before, [encoded], keep)
-            key = info.key_of(raw)  # (what `_write` does for this shape, in its order)
-            try:
-                rt.conn.execute(plan.statement, (encoded, key))
-            except (*BIND_ERRORS, sqlite3.IntegrityError) as exc:
-                raise self._write_error(plan, [encoded], key, exc) from None
-            rt.changed(info.name, key)
-            row = list(raw)
-            row[plan.positions[0]] = encoded
-            rt.cache[(info.name, key)] = tuple(row)
-            if not keep:
-                return None
-            after = before.copy()
-            decode = plan.decoders[0]
-            after[plan.columns[0]] = encoded if decode is None or encoded is None else decode(encoded)
-            return after
+            return self._write(rt, plan, raw, before, [encoded], keep)
         rows = self.targets(rt, env)
         if self.patch:
             sets, plan = self._columns(env)

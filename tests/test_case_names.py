@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
+import pytest
 from typer.testing import CliRunner
 
 from simulator.loader import check_domain
@@ -40,22 +41,20 @@ def test_sqlite_really_collides_on_case():
             raise AssertionError(sql)
 
 
-def test_columns_differing_only_in_case_are_one_clear_error(tmp_path):
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            _add_column,
+            "domain.yaml:tables.customers: table 'customers': columns 'name' and 'Name' differ only in case",
+        ),
+        (_add_table, "domain.yaml:tables: tables 'customers' and 'Customers' differ only in case"),
+    ],
+)
+def test_names_differing_only_in_case_are_one_clear_error(tmp_path, edit, message):
     folder = copy_shop(tmp_path)
-    edit_yaml(folder, _add_column)
-    assert problems(folder) == [
-        "domain.yaml:tables.customers: table 'customers': columns 'name' and 'Name' differ only in case, "
-        "and SQLite treats names case-insensitively: rename one"
-    ]
-
-
-def test_tables_differing_only_in_case_are_one_clear_error(tmp_path):
-    folder = copy_shop(tmp_path)
-    edit_yaml(folder, _add_table)
-    assert problems(folder) == [
-        "domain.yaml:tables: tables 'customers' and 'Customers' differ only in case, "
-        "and SQLite treats names case-insensitively: rename one"
-    ]
+    edit_yaml(folder, edit)
+    assert problems(folder) == [f"{message}, and SQLite treats names case-insensitively: rename one"]
 
 
 def test_other_problems_are_still_reported(tmp_path):
