@@ -354,3 +354,19 @@ def test_unique_keeps_first_occurrences_as_a_scan_does(items):
             expected.append(v)
     got = unique({"args": {"xs": items}})
     assert got == expected and [type(v) for v in got] == [type(v) for v in expected]
+
+
+def test_work_outside_calls_is_not_counted_against_the_budget(retail):
+    """The progress handler stays on the connection between calls (set once) and counts nothing
+    there: a full scan outside calls is neither counted nor interrupted, the next call is counted
+    from zero, and a later episode on the same (pooled) connection meters its own calls."""
+    order = retail.episode().conn.execute("SELECT order_id FROM orders LIMIT 1").fetchone()[0]
+    with retail.episode(budget=Budget(sqlite_steps=20_000)) as ep:
+        ep.call("get_order_details", {"order_id": order})
+        ep.full_digest()  # (hundreds of thousands of steps)
+        ep.export()
+        assert ep.meter.sqlite_steps <= 20_000
+        ep.call("get_order_details", {"order_id": order})
+    with retail.episode(budget=Budget(sqlite_steps=1000)) as ep:
+        with pytest.raises(WorkLimitError, match="database steps"):
+            ep.call("find_user_id_by_email", {"email": "nobody@example.com"})

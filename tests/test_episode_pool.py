@@ -93,6 +93,13 @@ def test_a_closed_episode_cannot_reach_the_reused_connection(shop):
     assert first.conn is not second.conn
     with pytest.raises(sqlite3.ProgrammingError):
         ep.call("get_customer", {"customer_id": "C-0001"})
+    first.call("get_customer", {"customer_id": "C-0001"})  # (its generated body runs on a cursor)
+    body = shop.tools["get_customer"]._body
+    assert body is not None
+    with pytest.raises(sqlite3.ProgrammingError):  # the closed episode's cursor, not a pooled one's
+        body(ep, {"args": {"customer_id": "C-0001"}})
+    with pytest.raises(sqlite3.ProgrammingError):
+        ep.cursor.execute("SELECT 1")
     first.close()
     second.close()
 
