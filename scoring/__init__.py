@@ -9,13 +9,36 @@ Public surface: `load_transcript` (toolgym JSONL, OpenAI, Anthropic, MCP JSON-RP
 `replay`, `diff_states` (-> `StateDiff`), `find_facts`.
 """
 
-from .diff import diff_states
-from .facts import find_facts
-from .replay import expected_episode, replay
-from .report import ScoreReport, StateDiff
-from .rollout import Rollout, RolloutCall
-from .score import score_rollout, score_transcript
-from .transcripts import load_transcript, parse_transcript
+from typing import TYPE_CHECKING
+
+from simulator.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from .diff import diff_states
+    from .facts import find_facts
+    from .replay import expected_episode, replay
+    from .report import ScoreReport, StateDiff
+    from .rollout import Rollout, RolloutCall
+    from .score import score_rollout, score_transcript
+    from .transcripts import load_transcript, parse_transcript
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "Rollout": ".rollout",
+        "RolloutCall": ".rollout",
+        "ScoreReport": ".report",
+        "StateDiff": ".report",
+        "diff_states": ".diff",
+        "expected_episode": ".replay",
+        "find_facts": ".facts",
+        "load_transcript": ".transcripts",
+        "parse_transcript": ".transcripts",
+        "replay": ".replay",
+        "score_rollout": ".score",
+        "score_transcript": ".score",
+    },
+)
 
 __all__ = [
     "Rollout",

@@ -3,20 +3,44 @@
 Public surface: `load_domain`, `Domain`, `Episode`, and the error tree.
 """
 
-from .domain import Domain
-from .episode import Episode
-from .errors import (
-    ErrorKind,
-    InfraError,
-    Problem,
-    SessionError,
-    SpecError,
-    TaskError,
-    ToolError,
-    ToolgymError,
-    TranscriptError,
+from typing import TYPE_CHECKING
+
+from .lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from .domain import Domain
+    from .episode import Episode
+    from .errors import (
+        ErrorKind,
+        InfraError,
+        Problem,
+        SessionError,
+        SpecError,
+        TaskError,
+        ToolError,
+        ToolgymError,
+        TranscriptError,
+    )
+    from .loader import list_domain_dirs, load_domain
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "Domain": ".domain",
+        "Episode": ".episode",
+        "ErrorKind": ".errors",
+        "InfraError": ".errors",
+        "Problem": ".errors",
+        "SessionError": ".errors",
+        "SpecError": ".errors",
+        "TaskError": ".errors",
+        "ToolError": ".errors",
+        "ToolgymError": ".errors",
+        "TranscriptError": ".errors",
+        "list_domain_dirs": ".loader",
+        "load_domain": ".loader",
+    },
 )
-from .loader import list_domain_dirs, load_domain
 
 __all__ = [
     "Domain",

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .errors import CallFailed, CallReferenceError, InfraError, ToolError
-from .tables import json_type
+from .lang.values import json_type
 
 if TYPE_CHECKING:
     from .episode import Episode

@@ -24,6 +24,7 @@ from sqlalchemy.schema import CreateIndex, CreateTable
 from .decoding import row_decoder
 from .errors import ToolError
 from .ids import IdMaker, generated_key
+from .lang.values import json_type
 from .spec import Table
 
 __all__ = ["IdMaker", "TableInfo", "build_tables", "ddl", "generated_key"]
@@ -90,23 +91,6 @@ BIND_ERRORS = (OverflowError, UnicodeEncodeError, sqlite3.ProgrammingError)
 
 class ValueProblem(ValueError):
     """A value does not fit a column."""
-
-
-def json_type(value: Any) -> str:
-    """The JSON type of a value, for messages: "a string", "an object", ..."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
 
 
 def _brief(value: Any, limit: int = 80) -> str:

@@ -8,7 +8,29 @@ against an OpenAI-compatible endpoint, `env` where a policy acts (in-process or 
 `runner` planning, running, scoring and resuming.
 """
 
-from .policies import parse_policy
-from .runner import Options, RolloutLine, RolloutSummary, run_rollouts
+from typing import TYPE_CHECKING
 
-__all__ = ["Options", "RolloutLine", "RolloutSummary", "parse_policy", "run_rollouts"]
+from simulator.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from .policies import parse_policy
+    from .runner import Options, RolloutLine, RolloutSummary, run_rollouts
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "Options": ".runner",
+        "RolloutLine": ".runner",
+        "RolloutSummary": ".runner",
+        "parse_policy": ".policies",
+        "run_rollouts": ".runner",
+    },
+)
+
+__all__ = [
+    "Options",
+    "RolloutLine",
+    "RolloutSummary",
+    "parse_policy",
+    "run_rollouts",
+]

@@ -49,12 +49,11 @@ from ..transcripts import load_transcript
 from ..validation.manifest import Manifest
 from .base import Context, Ended, Policy
 from .env import InProcessEnv, McpEnv, in_process_registry
+from .layout import RESULTS, TRANSCRIPTS
 from .policies import corruption_keys, parse_policy
 
 Via = Literal["mcp", "inprocess"]
 VIAS: tuple[Via, ...] = ("mcp", "inprocess")
-RESULTS = "results.jsonl"
-TRANSCRIPTS = "transcripts"
 STALE = "stale"
 
 

@@ -9,3 +9,6 @@
 
 Import the submodules (this package imports nothing, so that `scoring.replay` can use `gold`).
 """
+
+#: calls per tool that `fuzz` makes unless told otherwise
+DEFAULT_CALLS = 50

@@ -30,7 +30,6 @@ from simulator.errors import CallFailed
 from simulator.fastschema import compile_check
 
 #: Calls per tool unless told otherwise (`toolgym validate --fuzz N`).
-DEFAULT_CALLS = 50
 #: Distinct errors reported per tool, and the length arguments and errors are cut to.
 MAX_FINDINGS = 3
 MAX_TEXT = 300

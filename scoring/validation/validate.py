@@ -44,7 +44,8 @@ from ..expected import expected_state
 from ..facts import RuledOut, fact_text
 from ..rollout import Rollout, RolloutCall
 from ..score import score_rollout
-from .fuzz import DEFAULT_CALLS, ToolFinding, ToolFuzz, fuzz_tool, pools
+from . import DEFAULT_CALLS
+from .fuzz import ToolFinding, ToolFuzz, fuzz_tool, pools
 from .gold import GoldOutcome, replay_gold
 from .manifest import Manifest
 from .mutate import key_values, mutations

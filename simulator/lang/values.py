@@ -8,12 +8,28 @@ import sys
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ..tables import json_type
 from .errors import EvalError
 
 LIMIT = 10**308  # numbers beyond a double's range are out of range, integers included
 
 __all__ = ["LIMIT", "brief", "dt", "dt_text", "json_type", "num", "ranged", "seq", "show", "whole"]
+
+
+def json_type(value: Any) -> str:
+    """The JSON type of a value, for messages: "a string", "an object", ..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
 
 
 def show(value: Any) -> str:

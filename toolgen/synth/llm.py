@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 
 from scoring.validation.validate import check_loaded_task, domain_ids
 from simulator import Domain
@@ -140,9 +140,9 @@ class ChatModel:
             if attempt:
                 time.sleep(self.options.backoff * 2 ** (attempt - 1))
             try:
-                with httpx.Client(timeout=self.options.timeout, headers=self._headers()) as client:
+                with httpx2.Client(timeout=self.options.timeout, headers=self._headers()) as client:
                     response = client.post(url, json=body)
-            except httpx.HTTPError as exc:
+            except httpx2.HTTPError as exc:
                 self.last_error = f"{type(exc).__name__}: {exc}"
                 continue
             if response.status_code in RETRY_STATUSES:

@@ -8,9 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from simulator import SpecError, list_domain_dirs, load_domain
 from simulator.folders import domain_folders, local_roots
-from simulator.loader import check_domain
 
 from ..app import DomainArg, JsonOpt, app, err, fail, out, print_json
 
@@ -24,6 +22,8 @@ def domains(as_json: JsonOpt = False) -> None:
 
     Example: toolgym domains --json
     """
+    from simulator import SpecError, list_domain_dirs, load_domain
+
     for root in local_roots():
         if not root.is_dir():
             err.print(f"warning: $TOOLGYM_DOMAINS names {root}, which is not a folder", highlight=False)
@@ -97,6 +97,8 @@ def check(path: DomainArg, as_json: JsonOpt = False) -> None:
 
     Example: toolgym check domains/bank
     """
+    from simulator.loader import check_domain
+
     report = check_domain(path)
     errors = [p.__dict__ for p in report.errors]
     warnings = [p.__dict__ for p in report.warnings]
@@ -149,6 +151,8 @@ def call(
 
     Example: toolgym call bank get_customer '{"customer_id": "CUS-090075c2"}'
     """
+    from simulator import load_domain
+
     try:
         args = json.loads(arguments)
     except json.JSONDecodeError as exc:

@@ -9,11 +9,6 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from scoring.curation.curate import curate as build_mixture
-from scoring.curation.curate import parse_mix, read_results
-from scoring.curation.health import health, render_html
-from scoring.validation.manifest import load_manifest
-
 from ..app import JsonOpt, app, err, out, output_file, print_json
 
 
@@ -69,6 +64,10 @@ def curate(
 
     Example: toolgym curate results.jsonl --mix bank=2,office=1 --seed 7 --out mixture.json
     """
+    from scoring.curation.curate import curate as build_mixture
+    from scoring.curation.curate import parse_mix, read_results
+    from scoring.validation.manifest import load_manifest
+
     rows = [r for r in read_results(results) if policy is None or r.get("policy") == policy]
     if manifest:
         listed = {(m.domain, task) for m in map(load_manifest, manifest) for task in m.valid_tasks}
@@ -137,6 +136,8 @@ def report(
 
     Example: toolgym report runs --results runs-results.jsonl --html health.html
     """
+    from scoring.curation.health import health, render_html
+
     result = health(runs, results, threshold)
     if html_out is not None:
         html_out.write_text(render_html(result), encoding="utf-8")

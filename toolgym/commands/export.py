@@ -7,9 +7,6 @@ from typing import Annotated
 
 import typer
 
-from scoring.export import export_state
-from simulator import load_domain
-
 from ..app import DomainArg, app, fail, out, output_file
 
 
@@ -48,6 +45,9 @@ def export(
 
     Example: toolgym export bank --task bank-001 --out bank-001.db
     """
+    from scoring.export import export_state
+    from simulator import load_domain
+
     if task is not None and transcript is not None:
         raise fail("give --task or --transcript, not both")
     if out_file.exists() and not force:

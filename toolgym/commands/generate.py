@@ -12,12 +12,6 @@ from rich.table import Table
 
 from scoring.executor import EXECUTORS
 from simulator.folders import BUNDLED
-from toolgen.pipeline import generate as run_generate
-from toolgen.pipeline import summarize
-from toolgen.synth.leftovers import toolbox_domains
-from toolgen.synth.llm import LLMOptions, default_cache
-from toolgen.synth.report import build_report, report_table
-from toolgen.synth.run import synthesize
 
 from ..app import JsonOpt, app, err, out, output_dir, output_file, print_json
 
@@ -138,6 +132,13 @@ def generate(
     Example: toolgym generate specs --out generated --seed 0 --workers 2
     (with a model: ... --llm http://127.0.0.1:8000/v1 --llm-model qwen2.5-7b-instruct)
     """
+    from toolgen.pipeline import generate as run_generate
+    from toolgen.pipeline import summarize
+    from toolgen.synth.leftovers import toolbox_domains
+    from toolgen.synth.llm import LLMOptions, default_cache
+    from toolgen.synth.report import build_report, report_table
+    from toolgen.synth.run import synthesize
+
     if max_tools < min_tools:
         raise typer.BadParameter(f"--max-tools {max_tools} is below --min-tools {min_tools}")
     if plan is None and out_dir is None:

@@ -10,15 +10,14 @@ from typing import Annotated, Any
 
 import typer
 
-from simulator import SpecError
-from simulator.loader import check_domain
-from simulator.migrate import apply, plan
-
 from ..app import DomainArg, JsonOpt, app, err, out, print_json
 
 
 def _verified(folder: Path, text: str) -> None:
     """Load the migrated domain.yaml beside the folder's other files; a problem stops the migration."""
+    from simulator import SpecError
+    from simulator.loader import check_domain
+
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / folder.name
         copy.mkdir()
@@ -56,6 +55,10 @@ def migrate(
 
     Example: toolgym migrate domains/bank --dry-run
     """
+    from simulator import SpecError
+    from simulator.loader import check_domain
+    from simulator.migrate import apply, plan
+
     report = check_domain(path)
     if report.errors:
         raise SpecError(report.errors)

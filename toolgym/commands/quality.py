@@ -9,9 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from scoring.quality import manifests, render_html
-from scoring.quality import quality as build_report
-from scoring.rollouts.runner import RESULTS, read_lines
+from scoring.rollouts.layout import RESULTS
 
 from ..app import JsonOpt, app, err, out, output_dir, output_file, print_json
 
@@ -62,6 +60,10 @@ def quality(
 
     Example: toolgym quality results.jsonl --html quality.html --manifest-dir kept
     """
+    from scoring.quality import manifests, render_html
+    from scoring.quality import quality as build_report
+    from scoring.rollouts.runner import read_lines
+
     path = runs / RESULTS if runs.is_dir() else runs
     if not path.is_file():
         raise typer.BadParameter(

@@ -10,8 +10,7 @@ import typer
 from rich.table import Table
 
 from scoring.executor import EXECUTORS
-from scoring.rollouts.runner import RESULTS, TRANSCRIPTS, VIAS, Options, plan, run_rollouts
-from scoring.validation.manifest import load_manifest
+from scoring.rollouts.layout import RESULTS, TRANSCRIPTS
 
 from ..app import JsonOpt, app, err, fail, out, output_dir, print_json, progress_bar
 
@@ -73,6 +72,9 @@ def rollout(
 
     Example: toolgym rollout bank --tasks bank-007,bank-013 --policy gold --policy random --policy noop --k 4 --out rollouts
     """
+    from scoring.rollouts.runner import VIAS, Options, plan, run_rollouts
+    from scoring.validation.manifest import load_manifest
+
     chosen = next((e for e in EXECUTORS if e == executor), None)
     if chosen is None:
         raise fail(f"--executor must be local or ray, not {executor!r}", 2)

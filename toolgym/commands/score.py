@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from scoring.batch import BatchScorer, find_transcripts, summarize
-from scoring.report import render
-from scoring.validation.manifest import load_manifest
-from simulator.labels import load_key
+if TYPE_CHECKING:
+    from scoring.batch import BatchScorer
 
 from ..app import JsonOpt, app, err, fail, out, output_file, print_json
 
@@ -85,6 +83,10 @@ def score(
 
     Example: toolgym score --runs runs/ --out results.jsonl
     """
+    from scoring.batch import BatchScorer
+    from scoring.validation.manifest import load_manifest
+    from simulator.labels import load_key
+
     manifests = [load_manifest(p) for p in manifest] if manifest else None
     try:
         key = load_key(key_file) if key_file is not None else None
@@ -105,6 +107,8 @@ def score(
 
 
 def _single(scorer: BatchScorer, paths: list[Path], out_file: Path | None, as_json: bool) -> None:
+    from scoring.report import render
+
     reports = [scorer.report(path) for path in paths]
     if out_file is not None:
         lines = (json.dumps(r.model_dump(mode="json"), ensure_ascii=False) + "\n" for r in reports)
@@ -120,6 +124,8 @@ def _single(scorer: BatchScorer, paths: list[Path], out_file: Path | None, as_js
 
 
 def _batch(scorer: BatchScorer, runs: Path, out_file: Path | None, as_json: bool) -> None:
+    from scoring.batch import find_transcripts, summarize
+
     if not runs.is_dir():
         raise fail(f"{runs} is not a directory")
     paths = find_transcripts(runs, exclude=[out_file] if out_file else [])

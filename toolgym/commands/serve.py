@@ -14,15 +14,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
-from scoring.curation.metrics import ERROR_KINDS, collect
-from scoring.validation.manifest import load_manifest
-from simulator import load_domain
-from simulator.serving import ServeConfig
-
 from ..app import DomainArg, JsonOpt, app, err, fail, out, output_dir, print_json
 
 if TYPE_CHECKING:  # imported when serving, after fastmcp's settings are in the environment
     from simulator.server import DomainServer
+    from simulator.serving import ServeConfig
 
 
 class Transport(StrEnum):
@@ -107,6 +103,8 @@ def serve(
 
     Example: toolgym serve bank --transport http --port 8000 --task bank-001 --runs runs
     """
+    from simulator.serving import ServeConfig
+
     os.environ.setdefault("FASTMCP_CHECK_FOR_UPDATES", "off")  # no network, ever
     os.environ.setdefault("FASTMCP_LOG_LEVEL", log_level.upper())
     level = getattr(logging, log_level.upper(), None)
@@ -156,6 +154,8 @@ def _server(ref: str, config: ServeConfig, manifest: Path | None) -> DomainServe
     """The server of a domain: the grading side reads the manifest (the domain must be the validated
     one) and the server is told only the ids of the tasks that passed. The loaded domain, gold calls
     and all, is not kept: the server holds task views and a domain without tasks."""
+    from scoring.validation.manifest import load_manifest
+    from simulator import load_domain
     from simulator.server import DomainServer
 
     domain = load_domain(ref)
@@ -202,6 +202,8 @@ def stats(
 
     Example: toolgym stats runs --json
     """
+    from scoring.curation.metrics import collect
+
     report = collect(runs)
     if as_json:
         print_json(report)
@@ -211,6 +213,8 @@ def stats(
 
 
 def _table(title: str, rows: list[dict[str, Any]], key: str, extra: tuple[str, ...]) -> Table:
+    from scoring.curation.metrics import ERROR_KINDS
+
     table = Table(title=title, title_justify="left")
     table.add_column(key)
     for col in extra:

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from scoring.validation.manifest import Manifest, load_manifest
-from simulator import load_domain
+if TYPE_CHECKING:
+    from scoring.validation.manifest import Manifest
 
 from ..app import JsonOpt, app, err, fail, out, output_file, print_json
-from ..env.sft import export_domain
 
 
 def _manifest_for(manifests: list[Manifest], name: str) -> Manifest | None:
@@ -56,6 +55,11 @@ def export_sft(
 
     Example: toolgym export-sft bank office --out sft.jsonl
     """
+    from scoring.validation.manifest import load_manifest
+    from simulator import load_domain
+
+    from ..env.sft import export_domain
+
     manifests = [load_manifest(p) for p in manifest] if manifest else []
     loaded = []
     for ref in domains:

@@ -6,10 +6,10 @@ from typing import Annotated
 
 import typer
 
-from simulator import load_domain
-
 from ..app import DomainArg, app, print_json
-from ..env.tools import FORMATS, ToolFormat, tool_list
+
+#: the forms `toolgym.env.tools.tool_list` writes (a test holds the two equal)
+FORMATS = ("openai", "anthropic", "mcp")
 
 
 def _check_format(value: str) -> str:
@@ -39,5 +39,9 @@ def tools(
 
     Example: toolgym tools bank --format anthropic
     """
+    from simulator import load_domain
+
+    from ..env.tools import ToolFormat, tool_list
+
     form_name: ToolFormat = form  # type: ignore[assignment]
     print_json(tool_list(load_domain(domain), form_name))

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
 from scoring.executor import EXECUTORS
-from scoring.validation.fuzz import DEFAULT_CALLS
-from scoring.validation.validate import ValidationReport, manifest, validate_domains
-from simulator import ToolgymError, load_domain
+from scoring.validation import DEFAULT_CALLS
+
+if TYPE_CHECKING:
+    from scoring.validation.validate import ValidationReport
 
 from ..app import JsonOpt, app, err, fail, out, output_dir, print_json, progress_bar
 
@@ -62,6 +63,9 @@ def validate(
 
     Example: toolgym validate bank office --reruns 3 --workers 2 --manifest-dir runs/manifests
     """
+    from scoring.validation.validate import manifest, validate_domains
+    from simulator import ToolgymError, load_domain
+
     chosen = next((e for e in EXECUTORS if e == executor), None)
     if chosen is None:
         raise fail(f"--executor must be local or ray, not {executor!r}")

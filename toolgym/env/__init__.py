@@ -10,8 +10,29 @@ It sits above `simulator` and `scoring` (it scores), beside the CLI; the framewo
 (`toolgym.adapters`) are built on it.
 """
 
-from .environment import Environment, Observation, StepResult, policy_prompt
-from .tools import FORMATS, ToolFormat, all_formats, has_answer_tasks, mcp_tools, tool_list
+from typing import TYPE_CHECKING
+
+from simulator.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from .environment import Environment, Observation, StepResult, policy_prompt
+    from .tools import FORMATS, ToolFormat, all_formats, has_answer_tasks, mcp_tools, tool_list
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "Environment": ".environment",
+        "FORMATS": ".tools",
+        "Observation": ".environment",
+        "StepResult": ".environment",
+        "ToolFormat": ".tools",
+        "all_formats": ".tools",
+        "has_answer_tasks": ".tools",
+        "mcp_tools": ".tools",
+        "policy_prompt": ".environment",
+        "tool_list": ".tools",
+    },
+)
 
 __all__ = [
     "FORMATS",
