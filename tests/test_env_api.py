@@ -3,7 +3,7 @@
 The property drives random call sequences on the bundled bank domain — gold calls of random tasks
 (so real writes happen), calls with wrong or unreadable arguments, unknown tools, assistant texts and
 answers with or without the facts — then scores the episode in two ways: `env.score()`, and the
-CLI `toolgym score --json` reading the episode's OpenAI transcript (`env.messages()`). They agree
+CLI `toolgym score --json` reading the episode's OpenAI transcript (`env.transcript()`). They agree
 on status, reward, partial credit and failed calls.
 """
 
@@ -104,7 +104,7 @@ def test_env_score_is_toolgym_score_for_the_same_calls(
     elif answer == "bad":
         assert not env.step("submit_answer", {"answer": 5}).done
     mine = env.score()
-    theirs = cli_score(env.messages(), tmp_path_factory.mktemp("score"))
+    theirs = cli_score(env.transcript(), tmp_path_factory.mktemp("score"))
     assert obs.task_id == theirs["task"] == task
     assert (mine.status, mine.reward, mine.partial, mine.failed_calls) == (
         theirs["status"],

@@ -10,7 +10,7 @@
 
 The environment sits above scoring: it runs the calls on its own `simulator` episode and scores
 them with `scoring.score_rollout`, exactly as `toolgym score` scores a transcript of the same
-calls (the rollout is handed over as one, and `messages()` writes it as an OpenAI chat
+calls (the rollout is handed over as one, and `transcript()` writes it as an OpenAI chat
 transcript that `toolgym score` reads back to the same reward). An episode is a private
 in-memory copy of the domain's seed database, so `reset` costs about what deserializing that
 database costs (`benchmarks/env.py`), and environments never share state: make one per worker or
@@ -255,7 +255,11 @@ class Environment:
             truncated=truncated,
         )
 
-    def messages(self, truncated: bool = False) -> dict[str, Any]:
+    def messages(self) -> list[dict[str, Any]]:
+        """The episode's chat messages in OpenAI's form: system, user, assistant tool calls, tool results."""
+        return self.transcript()["messages"]
+
+    def transcript(self, truncated: bool = False) -> dict[str, Any]:
         """The episode as an OpenAI chat transcript that `toolgym score` reads: {"domain", "task",
         "seed", "messages": [system, user, assistant tool_calls, tool results, ...]}."""
         state = self._live()

@@ -63,4 +63,4 @@ def export_task(env: Environment, task: Task) -> Exported:
         return Exported(
             task.id, reason=f"the gold solution scores {report.reward}: {' '.join(report.explanation)}"
         )
-    return Exported(task.id, transcript={**env.messages(), "tools": obs.tools["openai"]})
+    return Exported(task.id, transcript={**env.transcript(), "tools": obs.tools["openai"]})
