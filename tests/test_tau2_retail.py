@@ -16,6 +16,8 @@ from scoring.validation.gold import replay_gold
 from scripts import tau2_retail as port
 from simulator import ToolError, load_domain
 
+from .conftest import NEEDS_SHARED
+
 ROOT = Path(__file__).resolve().parent.parent
 PEER = ROOT.parent / "shared" / "peers" / "tau2" / "retail"
 DOMAIN = ROOT / "domains" / "tau2-retail"
@@ -28,7 +30,7 @@ OUTPUTS_AGREEING = 532  # every gold call that succeeds, as data and byte for by
 
 pytestmark = pytest.mark.skipif(
     not (PEER / "expected.jsonl").is_file(),
-    reason=f"tau2's retail data is not checked out at {PEER} (needed to compare with the peer)",
+    reason=f"{NEEDS_SHARED}peers/tau2/retail/expected.jsonl (tau2's retail data, to compare with the peer)",
 )
 
 

@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 
 from toolgym.cli import app
 
+from .conftest import shared_file
+
 runner = CliRunner()
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-DEV = (SHARED if SHARED.is_dir() else Path("/work/shared")) / "corpus" / "dev"
 SAMPLE = [  # an OpenAPI 3.0 JSON spec, a Swagger 2.0 YAML one, an OpenAPI 3.0 YAML one, BFCL
     "openapi/vendor/paypal__paypal-rest-api-specifications/openapi/invoicing_v2.json",
     "openapi/apis-guru/mercedes-benz.com/configurator/1.0/swagger.yaml",
@@ -26,7 +26,7 @@ SAMPLE = [  # an OpenAPI 3.0 JSON spec, a Swagger 2.0 YAML one, an OpenAPI 3.0 Y
 def specs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("specs")
     for i, rel in enumerate(SAMPLE):
-        shutil.copy(DEV / rel, folder / f"{i}-{Path(rel).name}")
+        shutil.copy(shared_file(f"corpus/dev/{rel}"), folder / f"{i}-{Path(rel).name}")
     (folder / "broken.json").write_text('{"openapi": "3.0.0", "paths": {', encoding="utf-8")
     return folder
 

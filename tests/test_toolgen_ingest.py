@@ -13,8 +13,9 @@ import pytest
 
 from toolgen.ingest import read_file, read_paths
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-DEV = (SHARED if SHARED.is_dir() else Path("/work/shared")) / "corpus" / "dev"
+from .conftest import SHARED, shared_file
+
+DEV = SHARED / "corpus" / "dev"
 
 #: file → operations, as count_ops.py counts them (BFCL question files: distinct function names)
 SAMPLE = {
@@ -57,6 +58,7 @@ NOT_SPEC = "mcp/docker_mcp_catalog/wayfound/server.yaml"
 
 @pytest.fixture(scope="module")
 def sample():
+    shared_file("corpus/dev")
     paths = [DEV / rel for rel in [*SAMPLE, *INVALID, NOT_SPEC]]
     return read_paths(paths, workers=2)
 
@@ -183,6 +185,7 @@ def test_a_file_past_the_timeout_is_killed_and_reported(tmp_path):
 
 
 def test_worker_count_does_not_change_the_result(tmp_path):
+    shared_file("corpus/dev")
     paths = [DEV / rel for rel in list(SAMPLE)[11:]]
     serial = read_paths(paths, workers=0)
     parallel = read_paths(paths, workers=2)

@@ -15,12 +15,10 @@ from toolgen.ingest import read_paths
 from toolgen.model import Parameter, RawOperation
 from toolgen.normalize import normalize
 
+from .conftest import shared_file
+
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 PROPERTY = re.compile(r"^[a-zA-Z0-9_.-]{1,64}$")
-SHARED = next(
-    (p for p in (Path(__file__).resolve().parents[2] / "shared", Path("/work/shared")) if p.is_dir()),
-    Path("/work/shared"),
-)
 
 
 def openapi(
@@ -336,7 +334,7 @@ _SAMPLE = [
 
 
 def test_dev_corpus_sample_gets_entities_and_kinds() -> None:
-    corpus = SHARED / "corpus" / "dev"
+    corpus = shared_file("corpus/dev")
     files: list[str | Path] = [corpus / s for s in _SAMPLE if (corpus / s).is_file()]
     assert len(files) == len(_SAMPLE), f"dev corpus sample missing under {corpus}"
     raws, failed, _stats = read_paths(files, workers=1)

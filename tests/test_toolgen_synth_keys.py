@@ -26,9 +26,9 @@ from toolgen.synth.schema import infer_schema
 from toolgen.synth.seed import seed_rows
 from toolgen.synth.tools import compile_tools
 
+from .conftest import shared_file
 from .synth_kit import make_op, planned_from
 
-DEV = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "dev"
 SPECS = {
     "twilio": "openapi/vendor/twilio__twilio-oai/spec/json/twilio_messaging_v1.json",
     "aws-iam": "openapi/apis-guru/amazonaws.com/iam",
@@ -40,9 +40,7 @@ SPECS = {
 
 
 def _spec(name: str) -> Path:
-    path = DEV / SPECS[name]
-    if not path.exists():
-        pytest.fail(f"the dev corpus is missing {path}")
+    path = shared_file(f"corpus/dev/{SPECS[name]}")
     return next(iter(sorted(path.rglob("openapi.yaml")))) if path.is_dir() else path
 
 

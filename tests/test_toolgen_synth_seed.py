@@ -35,7 +35,7 @@ from simulator.tables import ValueProblem, build_tables
 from toolgen.synth.seed import SeedError, seed_rows, table_order
 from toolgen.synth.values import handle_column
 
-from .conftest import FIXTURES, ROOT, SHARED
+from .conftest import FIXTURES, ROOT, shared_file
 
 DOMAINS = [ROOT / "domains" / name for name in ("bank", "logistics", "office", "tau2-retail")] + [
     FIXTURES / "stays",
@@ -492,17 +492,14 @@ def test_an_unsized_child_of_an_empty_parent_is_empty() -> None:
 # a domain generated from a real spec
 
 
-SPEC = SHARED / "corpus" / "dev" / "openapi" / "vendor" / "apideck-libraries__openapi-specs" / "sms.yml"
-
-
-@pytest.mark.skipif(not SPEC.is_file(), reason="the shared corpus is not beside this checkout")
 def test_a_generated_domain_loads_with_its_seed(tmp_path: Path) -> None:
+    spec = shared_file("corpus/dev/openapi/vendor/apideck-libraries__openapi-specs/sms.yml")
     from toolgen.pipeline import generate
     from toolgen.synth.folder import build_domain
     from toolgen.synth.schema import infer_schema
     from toolgen.synth.tools import compile_tools
 
-    generated = generate([SPEC])
+    generated = generate([spec])
     operations = {op.id: op for op in generated.operations}
     assert generated.plan.domains
     for plan in generated.plan.domains:
