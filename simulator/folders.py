@@ -6,6 +6,7 @@ folders, or folders of them), then among the bundled domains.
 
 from __future__ import annotations
 
+import difflib
 import os
 from pathlib import Path
 
@@ -34,7 +35,9 @@ def domain_folders(root: Path) -> list[Path]:
 
 
 def resolve(ref: str | Path) -> Path:
-    """A domain reference (a bundled name or a folder path) -> the domain folder."""
+    """A domain reference (a bundled name or a folder path) -> the domain folder.
+
+    SpecError when there is none, suggesting the nearest bundled or local domain's name."""
     path = Path(ref)
     if (path / "domain.yaml").is_file():
         return path
@@ -44,16 +47,21 @@ def resolve(ref: str | Path) -> Path:
                 return root
             if (root / ref / "domain.yaml").is_file():
                 return root / ref
-    known = ", ".join(sorted(p.name for p in list_domain_dirs())) or "none"
-    raise SpecError(
-        [
-            Problem(
-                str(ref),
-                "",
-                f"no domain folder (with domain.yaml) here, nor a bundled domain of that name; bundled: {known}",
-            )
-        ]
-    )
+    why = f"no domain folder (with domain.yaml) here, nor a domain of that name; {_hint(str(ref))}"
+    raise SpecError([Problem(str(ref), "", why)])
+
+
+def _hint(ref: str) -> str:
+    """The nearest domain to `ref`: a bundled or local domain's name, or for a path, a domain folder
+    beside it; else the names there are."""
+    path = Path(ref)
+    known = {p.name: p.name for p in list_domain_dirs()}
+    if os.sep in ref or "/" in ref:
+        known |= {p.name: str(path.parent / p.name) for p in domain_folders(path.parent)}
+    near = difflib.get_close_matches(path.name, sorted(known), n=1)
+    if near:
+        return f"did you mean {known[near[0]]!r}?"
+    return f"the domains are: {', '.join(sorted(known)) or 'none'} (see `toolgym domains`)"
 
 
 def list_domain_dirs() -> list[Path]:

@@ -37,7 +37,7 @@ def test_call_prints_result_or_error():
     bad = runner.invoke(app, ["call", SHOP, "get_customer", '{"customer_id": 1}'])
     assert bad.exit_code == 1 and "1 is not of type 'string'" in bad.stderr
     broken = runner.invoke(app, ["call", SHOP, "get_customer", "{nope"])
-    assert broken.exit_code == 1 and "not valid JSON" in broken.stderr
+    assert broken.exit_code == 2 and "not valid JSON" in broken.stderr  # a usage error
 
 
 def test_every_command_has_help_with_an_example():

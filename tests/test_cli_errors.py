@@ -93,7 +93,7 @@ def busy_port() -> Iterator[int]:
 # the cases the issue names
 
 
-def test_score_out_in_a_new_folder_is_created_before_scoring(ws, tmp_path):
+def test_score_out_in_a_new_folder_is_made_when_written(ws, tmp_path):
     out = tmp_path / "newdir" / "deeper" / "r.jsonl"
     result = runner.invoke(app, ["score", "--runs", str(ws / "runs"), "--out", str(out)])
     assert result.exit_code == 0, result.output
@@ -348,7 +348,11 @@ def baselines(ws: Path, busy: int, tmp: Path) -> dict[str, dict[str, Any]]:
         "score": {"transcripts": [str(ws / "runs" / "s1.jsonl")], "out_file": str(tmp / "r.jsonl")},
         "validate": {"domains": [SHOP], "reruns": 1, "workers": 1, "manifest_dir": str(tmp / "m")},
         "curate": {"results": str(ws / "results.jsonl"), "output": str(tmp / "mix.json")},
-        "generate": {"specs": [str(ws / "afile")], "plan": str(tmp / "plan.json"), "workers": 1},
+        "generate": {
+            "specs": [str(FIXTURES / "synth" / "shop_openapi.yaml")],
+            "plan": str(tmp / "plan.json"),
+            "workers": 1,
+        },
         "report": {
             "runs": str(ws / "runs"),
             "results": str(ws / "results.jsonl"),
@@ -369,7 +373,7 @@ def baselines(ws: Path, busy: int, tmp: Path) -> dict[str, dict[str, Any]]:
     }
 
 
-#: Values of plain text parameters that must be refused (with exit 1 and the value named).
+#: Values of plain text parameters that must be refused (exit 1, 2 if in USAGE, and the value named).
 BAD_TEXT = {
     ("call", "domain"): "no-such-domain",
     ("call", "tool"): "no_such_tool",
@@ -394,6 +398,21 @@ BAD_TEXT = {
     ("rollout", "tasks"): "no-such-task",
     ("rollout", "executor"): "bogus",
     ("rollout", "via"): "bogus",
+    ("generate", "executor"): "bogus",
+    ("generate", "llm"): "ftp://nowhere",
+}
+#: Of BAD_TEXT, the option values refused as usage errors (exit 2), before any work.
+USAGE = {
+    ("call", "arguments"),
+    ("serve", "log_level"),
+    ("tools", "form"),
+    ("validate", "executor"),
+    ("curate", "mix"),
+    ("rollout", "policy"),
+    ("rollout", "executor"),
+    ("rollout", "via"),
+    ("generate", "executor"),
+    ("generate", "llm"),
 }
 
 
@@ -482,7 +501,8 @@ def test_every_command_has_a_baseline(ws, tmp_path):
 
 
 def test_every_command_refuses_bad_input_in_one_line(ws, tmp_path, busy_port):
-    """Unwritable outputs, missing and malformed inputs, bad values: exit 1 (2 for usage), one line."""
+    """Unwritable outputs, missing and malformed inputs, bad values: exit 1 (2 for usage), one line,
+    and no output (no folder the command would have made) left behind."""
     base = baselines(ws, busy_port, tmp_path)
     tried = 0
     for info in app.registered_commands:
@@ -494,6 +514,9 @@ def test_every_command_refuses_bad_input_in_one_line(ws, tmp_path, busy_port):
                 result = runner.invoke(app, args)
                 try:
                     one_error_line(result, named)
+                    if (command, p.name) in USAGE and what == "a bad value":
+                        assert result.exit_code == 2, "a usage error exits 2"
+                    assert list(tmp_path.iterdir()) == [], "a failed command leaves no output behind"
                 except AssertionError as exc:
                     raise AssertionError(f"{command} {p.name} ({what}): {args}: {exc}") from None
                 tried += 1

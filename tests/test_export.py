@@ -138,8 +138,8 @@ def test_transcript_export_equals_its_replay(bank, tmp_path):
         assert rows_of(bank, out) != fresh.export()
 
 
-def one_error(result: Any, *named: str) -> str:
-    assert result.exit_code == 1, result.output
+def one_error(result: Any, *named: str, code: int = 1) -> str:
+    assert result.exit_code == code, result.output
     assert "Traceback" not in result.output
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
@@ -165,6 +165,7 @@ def test_errors_are_one_line_and_write_nothing(bank, tmp_path):
     one_error(
         export("bank", "--task", bank.tasks[0].id, "--transcript", str(transcript), "--out", str(out)),
         "--task",
+        code=2,  # a usage error
     )
     assert not out.exists() and not list(tmp_path.glob(".*.tmp"))
 
@@ -172,7 +173,7 @@ def test_errors_are_one_line_and_write_nothing(bank, tmp_path):
 def test_an_existing_out_is_kept_unless_force(bank, tmp_path):
     out = tmp_path / "state.db"
     out.write_text("precious\n", encoding="utf-8")
-    one_error(export("bank", "--out", str(out)), str(out), "--force")
+    one_error(export("bank", "--out", str(out)), str(out), "--force", code=2)
     assert out.read_text(encoding="utf-8") == "precious\n"
     result = export("bank", "--out", str(out), "--force")
     assert result.exit_code == 0, result.output

@@ -75,5 +75,6 @@ def test_a_manifest_limits_the_export_to_its_validated_tasks(tmp_path: Path) -> 
     result = runner.invoke(
         app, ["export-sft", "office", "--manifest", str(manifest), "--out", str(tmp_path / "x")]
     )
-    assert result.exit_code == 1
-    assert "no --manifest is for domain office" in result.output
+    assert result.exit_code == 2  # a usage error
+    assert "'--manifest': no manifest given is for domain office" in result.stderr
+    assert not (tmp_path / "x").exists()

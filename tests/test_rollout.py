@@ -65,7 +65,7 @@ def test_cli_writes_one_line_per_rollout_and_resumes(tmp_path: Path) -> None:
     assert summary["skipped"] == 4 and summary["rollouts"] == 2  # only the third sample of each
     assert len(lines(tmp_path)) == 6
     bad = runner.invoke(app, ["rollout", "bank", "--policy", "gold-corrupt:x", "--out", str(tmp_path)])
-    assert bad.exit_code == 1 and "gold-corrupt:N" in bad.stderr
+    assert bad.exit_code == 2 and "'--policy'" in bad.stderr and "gold-corrupt:N" in bad.stderr
 
 
 @pytest.mark.parametrize("via", ["inprocess", "mcp"])

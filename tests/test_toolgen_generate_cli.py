@@ -95,7 +95,8 @@ def test_no_output_named_is_a_usage_error(tmp_path):
 
 def test_an_unknown_executor_is_a_usage_error(tmp_path):
     code, _, stderr = run(str(SHOP), "--out", str(tmp_path / "o"), "--executor", "dask")
-    assert code == 2 and "--executor must be local or ray, not 'dask'" in stderr
+    assert code == 2 and "'--executor': 'dask' is not one of local, ray" in stderr
+    assert not (tmp_path / "o").exists()
 
 
 def test_two_local_workers_write_the_same_folders_as_one(generated, tmp_path):
@@ -285,19 +286,18 @@ def test_a_generated_domain_is_served_to_the_official_mcp_client(generated, tmp_
 
 def test_with_tasks_a_kept_domain_has_five_valid_tasks_and_the_report_counts_them(tmp_path):
     code, stdout, stderr = run(str(SHOP), "--out", str(tmp_path / "o"), "--workers", "1", "--json")
-    assert code == 0, stderr
     summary = json.loads(stdout)
-    report = json.loads((tmp_path / "o" / "report.json").read_text(encoding="utf-8"))
-    (entry,) = report["domain_results"]
-    if entry["kept"]:
+    if code == 0:
+        report = json.loads((tmp_path / "o" / "report.json").read_text(encoding="utf-8"))
+        (entry,) = report["domain_results"]
         lines = (Path(entry["folder"]) / "tasks.jsonl").read_text(encoding="utf-8").splitlines()
         assert len(lines) == entry["tasks_kept"] == summary["tasks"]["kept"] >= 5
         assert check_domain(Path(entry["folder"])).errors == []
-    else:  # left out: every operation counted as skipped, with the reason
-        assert entry["reason"].startswith("fewer than 5 valid tasks")
-        assert (
-            report["operations"]["compiled"] == 0 and len(report["skipped"]) == report["operations"]["total"]
-        )
+    else:  # left out: every operation counted as skipped, nothing written, exit 1
+        assert code == 1 and "no domain was generated" in stderr, stderr
+        ops = summary["operations"]
+        assert ops["compiled"] == 0 and ops["skipped"] == ops["total"]
+        assert not (tmp_path / "o").exists()
     assert summary["tasks"]["rejected"] == sum(summary["tasks"]["rejected_by_reason"].values())
 
 

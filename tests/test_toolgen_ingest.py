@@ -190,3 +190,32 @@ def test_worker_count_does_not_change_the_result(tmp_path):
     serial = read_paths(paths, workers=0)
     parallel = read_paths(paths, workers=2)
     assert serial[0] == parallel[0] and serial[1] == parallel[1]
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_with_require_specs_a_named_file_that_is_no_spec_fails_saying_why(tmp_path, workers):
+    from toolgen.ingest.files import NOT_A_SPEC
+
+    named = {
+        "hello.json": (
+            '{"hello": 1}',
+            "an object with no `openapi` or `swagger` version and no tools in it (keys: hello)",
+        ),
+        "list.yaml": ("- a\n- b\n", "a list of 2 items, none of them a tool"),
+        "old.json": ('{"swagger": "1.2"}', "Swagger 1.2 is not read"),
+        "empty.yaml": ("", "the file is empty"),
+        "word.yaml": ("hello\n", "a single str value"),
+    }
+    for name, (text, _) in named.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    (tmp_path / "corpus").mkdir()
+    (tmp_path / "corpus" / "package.json").write_text('{"name": "x"}', encoding="utf-8")
+    paths = [tmp_path / name for name in named] + [tmp_path / "corpus"]
+    _, failed, stats = read_paths(paths, workers=workers, require_specs=True)
+    reasons = {Path(f.path).name: f.reason for f in failed}
+    assert set(reasons) == set(named)  # the folder's package.json is counted, not failed
+    for name, (_, why) in named.items():
+        assert reasons[name].startswith(f"{NOT_A_SPEC}: {why}"), reasons[name]
+    assert (stats.failed, stats.not_specs) == (len(named), 1)
+    _, failed, stats = read_paths(paths, workers=workers)  # without: every one only counted
+    assert failed == [] and stats.not_specs == len(named) + 1

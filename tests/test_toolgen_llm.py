@@ -110,7 +110,7 @@ def test_an_endpoint_that_keeps_failing_gives_none_never_an_exception(tmp_path):
     [
         (
             ["--llm", "ftp://x", "--out", "o"],
-            "--llm must be an http(s) URL of a chat endpoint, not 'ftp://x'",
+            "'--llm': not an http(s) URL of a chat endpoint: 'ftp://x'",
         ),
         (["--llm", "http://127.0.0.1:9/v1", "--plan", "p.json"], "give --out DIR (with tasks)"),
         (["--llm", "http://127.0.0.1:9/v1", "--out", "o", "--no-tasks"], "give --out DIR (with tasks)"),
@@ -120,6 +120,7 @@ def test_llm_usage_errors(tmp_path, monkeypatch, extra, message):
     monkeypatch.chdir(tmp_path)
     result = runner.invoke(app, ["generate", str(SHOP), *extra])
     assert result.exit_code == 2 and message in " ".join(result.stderr.split()), result.stderr
+    assert list(tmp_path.iterdir()) == []  # no --out folder, no plan
 
 
 def _folder_bytes(folder: Path) -> dict[str, bytes]:

@@ -1,6 +1,7 @@
 """Files → Plan: ingest, normalize, relate, cluster, and the summary people and machines read.
 
-    generate(paths, min_tools=5, max_tools=40, seed=0, workers=0, progress=None) -> Generated
+    generate(paths, min_tools=5, max_tools=40, seed=0, workers=0, progress=None,
+             require_specs=False) -> Generated
     summarize(generated) -> dict
 
 The one composition of the stages (`relate` adds the relations between an api's entities that
@@ -69,14 +70,19 @@ def generate(
     seed: int = 0,
     workers: int = 0,
     progress: Progress | None = None,
+    require_specs: bool = False,
 ) -> Generated:
-    """Read the specs under `paths`, normalize their operations and cluster them into a plan."""
+    """Read the specs under `paths`, normalize their operations and cluster them into a plan.
+
+    With `require_specs`, a file named in `paths` that holds no API spec is a failed file."""
     if min_tools < 1 or max_tools < min_tools:
         raise ValueError(
             f"need 1 <= min_tools <= max_tools, got min_tools {min_tools}, max_tools {max_tools}"
         )
     read_paths, normalize = _stages()
-    raw, failed, stats = read_paths(list(paths), workers=workers, progress=progress)
+    raw, failed, stats = read_paths(
+        list(paths), workers=workers, progress=progress, require_specs=require_specs
+    )
     normalized, not_normalized = normalize(raw)
     operations = relate(normalized)
     plan = cluster(operations, min_tools=min_tools, max_tools=max_tools, seed=seed)

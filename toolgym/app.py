@@ -9,8 +9,11 @@ stderr, `error: …`, naming what went wrong and where, and never a traceback:
 - anything else is a bug: exit 1 and one line naming the exception and the line that raised it
   (`TOOLGYM_TRACEBACK=1` shows the whole traceback).
 
-Output paths are checked, and their folders made, while the command line is parsed — before any
-work — by the `output_file` / `output_dir` callbacks.
+Output paths (the `output_file` / `output_dir` callbacks) are checked while the command line is
+parsed, before any work, but nothing is created then: the `OutputPath` they give makes its folder
+when first opened for writing (library code makes its own). When a command exits non-zero, the
+folders it would have created are removed again if they hold nothing but files it marked
+`disposable`; a folder that existed before the command is never touched.
 """
 
 from __future__ import annotations
@@ -19,9 +22,9 @@ import json
 import os
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence, Sized
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console, ConsoleDimensions
@@ -132,21 +135,26 @@ class ToolgymGroup(TyperGroup):
     ) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
+        _outputs.clear()
         try:
             code = super().main(args, prog_name, complete_var, False, windows_expand_args, **extra)
         except typer.TyperException as exc:  # usage errors and bad parameter values
             if type(exc).__name__ != "NoArgsIsHelpError":  # the help is already printed
                 error_line(_usage_message(exc, sys.argv[1:] if args is None else list(args)))
-            sys.exit(exc.exit_code)
+            code = exc.exit_code
         except typer.Abort:
             error_line("aborted")
-            sys.exit(1)
+            code = 1
         except Exception as exc:
             if os.environ.get("TOOLGYM_TRACEBACK") and not isinstance(exc, LIBRARY_ERRORS):
+                _outputs.remove_created()
                 raise
             error_line(describe(exc))
-            sys.exit(1)
-        sys.exit(code if isinstance(code, int) else 0)
+            code = 1
+        code = code if isinstance(code, int) else 0
+        if code:
+            _outputs.remove_created()
+        sys.exit(code)
 
 
 app = typer.Typer(
@@ -159,50 +167,115 @@ app = typer.Typer(
 )
 
 
-def _existing_ancestor(path: Path) -> Path:
-    for parent in (path, *path.parents):
-        if parent.exists():
-            return parent
-    return Path(".")
+class _Outputs:
+    """The folders this run's output options would create, and the files it marked disposable."""
+
+    def __init__(self) -> None:
+        self.folders: list[Path] = []
+        self.disposable: set[Path] = set()
+
+    def clear(self) -> None:
+        self.folders.clear()
+        self.disposable.clear()
+
+    def plan(self, folder: Path, target: Path) -> None:
+        """Check that `folder` can be made to write `target`; note the outermost folder it would add."""
+        missing, base = [], folder.absolute()
+        while not base.exists() and base != base.parent:
+            missing.append(base)
+            base = base.parent
+        if not base.is_dir():
+            raise typer.BadParameter(f"{base} is a file, so {target} cannot be created under it")
+        if not os.access(base, os.W_OK | os.X_OK):
+            raise typer.BadParameter(
+                f"{target} cannot be written: {base} is not writable (permission denied)"
+            )
+        if missing:
+            self.folders.append(missing[-1])
+
+    def remove_created(self) -> None:
+        """Remove the folders this run created that hold nothing but its disposable files."""
+        for top in reversed(self.folders):
+            try:
+                if top.is_dir() and not top.is_symlink() and self._removable(top):
+                    for root, dirs, files in os.walk(top, topdown=False):
+                        for name in files:
+                            (Path(root) / name).unlink()
+                        for name in dirs:
+                            (Path(root) / name).rmdir()
+                    top.rmdir()
+            except OSError:  # written to meanwhile, or not ours to remove: left as it is
+                continue
+
+    def _removable(self, top: Path) -> bool:
+        for root, dirs, files in os.walk(top):
+            if any((Path(root) / d).is_symlink() for d in dirs):
+                return False
+            if any((Path(root) / f) not in self.disposable for f in files):
+                return False
+        return True
 
 
-def _make_folder(folder: Path, target: Path) -> None:
-    """Make `folder` (and its parents) for writing `target`, or say why it cannot be."""
-    if folder.is_dir():
-        return
-    base = _existing_ancestor(folder)
-    if not base.is_dir():
-        raise typer.BadParameter(f"{base} is a file, so {target} cannot be created under it")
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise typer.BadParameter(
-            f"cannot create the folder {folder}: {(exc.strerror or str(exc)).lower()}"
-        ) from None
+_outputs = _Outputs()
+
+
+def disposable(path: Path) -> None:
+    """Mark a file this command wrote as worthless should it fail (removed with a folder it created)."""
+    _outputs.disposable.add(path.absolute())
+
+
+def make_parent(path: Path) -> Path:
+    """Make the folder `path` is to be written in (and its parents); return `path`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+if TYPE_CHECKING:
+    _ConcretePath = Path
+else:
+    _ConcretePath = type(Path())
+
+
+class OutputPath(_ConcretePath):
+    """A path given to write to: opening it (or a path under it) for writing first makes its folder."""
+
+    def open(self, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        if set(mode) & set("wax"):
+            make_parent(self)
+        return super().open(mode, *args, **kwargs)
 
 
 def output_file(path: Path | None) -> Path | None:
-    """Typer callback of an option naming a file to write: its folder is made now, before any work."""
+    """Typer callback of an option naming a file to write: checked now, its folder made on writing."""
     if path is None:
         return None
     if path.is_dir():
         raise typer.BadParameter(f"{path} is a folder; give a file path to write")
-    _make_folder(path.parent, path)
-    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+    _outputs.plan(path.parent, path)
+    if path.exists() and not os.access(path, os.W_OK):
         raise typer.BadParameter(f"{path} cannot be written (permission denied)")
-    return path
+    return OutputPath(path)
 
 
 def output_dir(path: Path | None) -> Path | None:
-    """Typer callback of an option naming a folder to write into: made now, before any work."""
+    """Typer callback of an option naming a folder to write into: checked now, made on writing."""
     if path is None:
         return None
     if path.exists() and not path.is_dir():
         raise typer.BadParameter(f"{path} is a file; give a folder")
-    _make_folder(path, path)
-    if not os.access(path, os.W_OK):
-        raise typer.BadParameter(f"the folder {path} cannot be written (permission denied)")
-    return path
+    _outputs.plan(path, path)
+    return OutputPath(path)
+
+
+def choice(*values: str) -> Callable[[str | None], str | None]:
+    """A Typer callback accepting only `values` (anything else is a usage error naming the option)."""
+
+    def check(value: str | None) -> str | None:
+        if value is not None and value not in values:
+            raise typer.BadParameter(f"{value!r} is not one of {', '.join(values)}")
+        return value
+
+    return check
 
 
 DomainArg = Annotated[
@@ -215,6 +288,23 @@ def fail(message: str, code: int = 1) -> typer.Exit:
     """Print one error line; return the Exit for the caller to raise."""
     error_line(message)
     return typer.Exit(code)
+
+
+def count(items: Sized | int, noun: str) -> str:
+    """`1 error`, `3 errors` (of a number, or of how many items there are)."""
+    n = items if isinstance(items, int) else len(items)
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def domain_errors(where: str, errors: Sequence[Any], alone: bool = True) -> typer.Exit:
+    """Print a domain's errors as `toolgym check` does: one (when `alone`) as the error line, else a
+    count line then `  error: …` each; return the Exit (1) for the caller to raise."""
+    if alone and len(errors) == 1:
+        return fail(str(errors[0]))
+    err.print(f"[bold red]{count(errors, 'error')}[/] in {where}:", highlight=False)
+    for problem in errors:
+        err.print(f"  error: {problem}", highlight=False, soft_wrap=True)
+    return typer.Exit(1)
 
 
 def print_json(value: Any) -> None:

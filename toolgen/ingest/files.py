@@ -9,6 +9,8 @@
   than `timeout_s` is killed, the file reported, and a fresh worker takes its place. With
   `workers=0` files are read in this process (the time bound is then a SIGALRM, main thread only).
 - Results are sorted by source then pointer, so they do not depend on the worker count.
+- A data file in a folder or archive that holds no API spec is counted (`not_specs`); with
+  `require_specs`, a file named in `paths` that holds none is a failure, `not an API spec: why`.
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ MiB = 1024 * 1024
 MAX_FILE_BYTES = 64 * MiB
 MAX_MEMBERS = 100_000
 MAX_ARCHIVE_BYTES = 4 * 1024 * MiB
+#: The reason of a named file that holds no API spec starts with this (then ": " and why).
+NOT_A_SPEC = "not an API spec"
+_TOOL_SHAPE = "a tool is an object with a `name` and `parameters`, `input_schema` or `inputSchema`"
 
 
 @dataclass
@@ -47,6 +52,8 @@ class FileResult:
     operations: list[RawOperation] = field(default_factory=list)
     failure: FailedFile | None = None
     problems: list[FailedFile] = field(default_factory=list)
+    why: str = ""
+    """Why a `not a spec` file is not one."""
 
 
 @dataclass
@@ -81,7 +88,27 @@ def read_one(source: str, data: bytes, sibling: Sibling | None = None) -> FileRe
         return FileResult(
             source, "failed", failure=FailedFile(path=source, reason="nested too deeply to read")
         )
-    return FileResult(source, "spec" if ops else "not a spec", ops)
+    if not ops:
+        return FileResult(source, "not a spec", why=_why_not_a_spec(fmt, doc))
+    return FileResult(source, "spec", ops)
+
+
+def _why_not_a_spec(fmt: str, doc: Any) -> str:
+    """Why a parsed document holds no API spec, in a few words."""
+    if fmt == "jsonl":
+        return f"{len(doc)} JSON lines, none holding a tool ({_TOOL_SHAPE})"
+    if isinstance(doc, dict):
+        if "swagger" in doc:
+            return f"Swagger {doc['swagger']} is not read (Swagger 2.0 and OpenAPI 3 are)"
+        if not doc:
+            return "an empty object"
+        keys = ", ".join(str(k) for k in list(doc)[:5]) + (", …" if len(doc) > 5 else "")
+        return f"an object with no `openapi` or `swagger` version and no tools in it (keys: {keys})"
+    if isinstance(doc, list):
+        return f"a list of {len(doc)} items, none of them a tool ({_TOOL_SHAPE})"
+    if doc is None:
+        return "the file is empty"
+    return f"a single {type(doc).__name__} value, not an object or a list of tools"
 
 
 def read_file(
@@ -112,6 +139,8 @@ class _Task:
     source: str
     root: str
     max_bytes: int
+    named: bool = False
+    """Named in `paths` with `require_specs`: holding no spec is a failure."""
 
 
 def _run_task(task: _Task) -> FileResult:
@@ -127,6 +156,9 @@ def _run_task(task: _Task) -> FileResult:
             task.source, "failed", failure=FailedFile(path=task.source, reason=f"unreadable: {exc}")
         )
     result = read_one(task.source, data, _disk_sibling(path, Path(task.root), task.max_bytes))
+    if task.named and result.kind == "not a spec":
+        failure = FailedFile(path=task.source, reason=f"{NOT_A_SPEC}: {result.why}")
+        return FileResult(task.source, "failed", failure=failure)
     return result
 
 
@@ -322,10 +354,12 @@ def read_paths(
     max_members: int = MAX_MEMBERS,
     max_archive_bytes: int = MAX_ARCHIVE_BYTES,
     progress: Callable[[int, int], None] | None = None,
+    require_specs: bool = False,
 ) -> tuple[list[RawOperation], list[FailedFile], IngestStats]:
     """Read files, folders and .tar.gz archives: operations, files that failed, and counts.
 
     `progress(done, total)` is called after each file. Output order is by source then pointer.
+    With `require_specs`, a file named in `paths` that holds no API spec fails (`NOT_A_SPEC`).
     """
     started = time.monotonic()
     failed: list[FailedFile] = []
@@ -340,7 +374,7 @@ def read_paths(
                 into.mkdir()
                 tasks.extend(_unpack(path, into, max_members, max_archive_bytes, max_file_bytes, failed))
             elif path.is_file():
-                tasks.append(_Task(str(path), str(path), str(path.parent), max_file_bytes))
+                tasks.append(_Task(str(path), str(path), str(path.parent), max_file_bytes, require_specs))
             else:
                 failed.append(FailedFile(path=str(path), reason="no such file or folder"))
         stats = IngestStats(files=len(tasks) + len({f.path for f in failed if "!" in f.path}))

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from simulator.folders import domain_folders, local_roots
 
-from ..app import DomainArg, JsonOpt, app, err, fail, out, print_json
+from ..app import DomainArg, JsonOpt, app, count, domain_errors, err, out, print_json
 
 
 @app.command()
@@ -119,32 +119,36 @@ def check(path: DomainArg, as_json: JsonOpt = False) -> None:
             raise typer.Exit(1)
         return
     if report.warnings:
-        err.print(f"[bold yellow]{_count(report.warnings, 'warning')}[/] in {path}:", highlight=False)
+        err.print(f"[bold yellow]{count(report.warnings, 'warning')}[/] in {path}:", highlight=False)
         for p in report.warnings:
             err.print(f"  warning: {p}", highlight=False, soft_wrap=True)
     if d is None:
-        if len(report.errors) == 1 and not report.warnings:
-            raise fail(str(report.errors[0]))
-        err.print(f"[bold red]{_count(report.errors, 'error')}[/] in {path}:", highlight=False)
-        for p in report.errors:
-            err.print(f"  error: {p}", highlight=False, soft_wrap=True)
-        raise typer.Exit(1)
+        raise domain_errors(path, report.errors, alone=not report.warnings)
     out.print(
         f"[green]ok[/] {d.ref}: {len(d.tables)} tables, {d.row_count()} seed rows, {len(d.tools)} tools, "
-        f"{len(d.tasks)} tasks" + (f", {_count(report.warnings, 'warning')}" if report.warnings else ""),
+        f"{len(d.tasks)} tasks" + (f", {count(report.warnings, 'warning')}" if report.warnings else ""),
         highlight=False,
     )
 
 
-def _count(items: list[Any], noun: str) -> str:
-    return f"{len(items)} {noun}{'' if len(items) == 1 else 's'}"
+def _json_object(text: str) -> str:
+    """The `arguments` of `call`: a JSON object, or a usage error saying what is wrong with it."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise typer.BadParameter(f"not valid JSON ({exc.msg} at position {exc.pos}): {text}") from None
+    if not isinstance(value, dict):
+        raise typer.BadParameter(f"not a JSON object: {text}")
+    return text
 
 
 @app.command()
 def call(
     domain: DomainArg,
     tool: Annotated[str, typer.Argument(help="the tool's name")],
-    arguments: Annotated[str, typer.Argument(help="the arguments as a JSON object")] = "{}",
+    arguments: Annotated[
+        str, typer.Argument(callback=_json_object, help="the arguments as a JSON object")
+    ] = "{}",
     seed: Annotated[int, typer.Option(help="episode seed (generated ids depend on it)")] = 0,
 ) -> None:
     """Run one tool call on a fresh episode; print the result as JSON, or the error and exit 1.
@@ -153,13 +157,7 @@ def call(
     """
     from simulator import load_domain
 
-    try:
-        args = json.loads(arguments)
-    except json.JSONDecodeError as exc:
-        raise fail(
-            f"the arguments are not valid JSON ({exc.msg} at position {exc.pos}): {arguments}"
-        ) from None
     d = load_domain(domain)
     with d.episode(seed=seed) as ep:
-        result = ep.call(tool, args)
+        result = ep.call(tool, json.loads(arguments))
     print_json(result)

@@ -12,6 +12,17 @@ from rich.table import Table
 from ..app import JsonOpt, app, err, out, output_file, print_json
 
 
+def _mix(text: str | None) -> str | None:
+    """--mix: DOMAIN=WEIGHT entries (a usage error if not)."""
+    from scoring.curation.curate import parse_mix
+
+    try:
+        parse_mix(text)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc).removeprefix("--mix ")) from None
+    return text
+
+
 @app.command()
 def curate(
     results: Annotated[
@@ -29,7 +40,8 @@ def curate(
         float, typer.Option(min=0.0, max=1.0, help="drop tasks solved more often than this (always solved)")
     ] = 0.9,
     mix: Annotated[
-        str | None, typer.Option(help="target weights per domain, e.g. bank=2,office=1 (default: equal)")
+        str | None,
+        typer.Option(callback=_mix, help="target weights per domain, e.g. bank=2,office=1 (default: equal)"),
     ] = None,
     size: Annotated[
         int | None,

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ..app import DomainArg, app, fail, out, output_file
+from ..app import DomainArg, app, make_parent, out, output_file
 
 
 @app.command()
@@ -49,9 +49,9 @@ def export(
     from simulator import load_domain
 
     if task is not None and transcript is not None:
-        raise fail("give --task or --transcript, not both")
+        raise typer.BadParameter("give --task or --transcript, not both", param_hint="'--transcript'")
     if out_file.exists() and not force:
-        raise fail(f"{out_file} exists; pass --force to replace it")
+        raise typer.BadParameter(f"{out_file} exists; pass --force to replace it", param_hint="'--out'")
     d = load_domain(domain)
-    written = export_state(d, out_file, task=task, transcript=transcript, seed=seed)
+    written = export_state(d, make_parent(out_file), task=task, transcript=transcript, seed=seed)
     out.print(f"wrote {written}", highlight=False)

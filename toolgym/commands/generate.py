@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -13,7 +13,22 @@ from rich.table import Table
 from scoring.executor import EXECUTORS
 from simulator.folders import BUNDLED
 
-from ..app import JsonOpt, app, err, out, output_dir, output_file, print_json
+from ..app import (
+    JsonOpt,
+    app,
+    choice,
+    count,
+    err,
+    error_line,
+    fail,
+    out,
+    output_dir,
+    output_file,
+    print_json,
+)
+
+if TYPE_CHECKING:
+    from toolgen.model import FailedFile
 
 
 def _progress_callback(bar: Progress, task: Any) -> Any:
@@ -45,8 +60,15 @@ def _table(summary: dict[str, Any], plan: Path) -> Table:
     return table
 
 
+def _http_url(url: str | None) -> str | None:
+    """--llm: an http(s) URL."""
+    if url is not None and not url.startswith(("http://", "https://")):
+        raise typer.BadParameter(f"not an http(s) URL of a chat endpoint: {url!r}")
+    return url
+
+
 def _outside_bundled(path: Path | None) -> Path | None:
-    """--out: a folder made now, never inside the bundled domains."""
+    """--out: an output folder never inside the bundled domains."""
     if path is not None:
         resolved = path.resolve()
         if resolved == BUNDLED or BUNDLED in resolved.parents:
@@ -83,7 +105,11 @@ def generate(
     ] = None,
     workers: Annotated[int, typer.Option(min=0, help="processes (0: one per core), or Ray CPUs")] = 0,
     executor: Annotated[
-        str, typer.Option(help="local (a process pool) or ray (a Ray cluster; RAY_ADDRESS or a local one)")
+        str,
+        typer.Option(
+            callback=choice(*EXECUTORS),
+            help="local (a process pool) or ray (a Ray cluster; RAY_ADDRESS or a local one)",
+        ),
     ] = "local",
     toolboxes: Annotated[
         bool,
@@ -104,6 +130,7 @@ def generate(
         typer.Option(
             "--llm",
             metavar="URL",
+            callback=_http_url,
             help="with --out, an OpenAI-compatible chat endpoint (e.g. http://127.0.0.1:8000/v1) that "
             "rephrases the kept tasks' instructions (each validated again; the template stays when a "
             "value is dropped or the task is no longer valid) and fills descriptions the specs lack",
@@ -123,11 +150,13 @@ def generate(
     """Read API specs, cluster their operations into domains (PLAN.json) and write each domain's folder.
 
     Every operation lands in exactly one domain of --min-tools to --max-tools tools whose entities
-    are connected, or in the plan's `skipped` with the reason; unreadable files are listed in
-    `failed_files` with theirs. The same inputs and seed give a byte-identical plan. With --out,
-    each domain becomes a folder (domain.yaml, seed/, policy.md, README.md) that `toolgym check`
-    accepts, or is left out with the reason; DIR/report.json counts operations compiled and
-    skipped (by source operation id), domains and tasks.
+    are connected, or in the plan's `skipped` with the reason. A file that cannot be read, or a
+    file named here that is not an API spec, is listed (and in the plan's `failed_files`) and the
+    others are still read; the command then exits 1. The same inputs and seed give a
+    byte-identical plan. With --out, each domain becomes a folder (domain.yaml, seed/, policy.md,
+    README.md) that `toolgym check` accepts, or is left out with the reason; DIR/report.json counts
+    operations compiled and skipped (by source operation id), domains and tasks. When no domain is
+    kept, nothing is written to DIR and the command exits 1.
 
     Example: toolgym generate specs --out generated --seed 0 --workers 2
     (with a model: ... --llm http://127.0.0.1:8000/v1 --llm-model qwen2.5-7b-instruct)
@@ -143,12 +172,8 @@ def generate(
         raise typer.BadParameter(f"--max-tools {max_tools} is below --min-tools {min_tools}")
     if plan is None and out_dir is None:
         raise typer.BadParameter("give --plan PLAN.json, --out DIR, or both")
-    chosen = next((e for e in EXECUTORS if e == executor), None)
-    if chosen is None:
-        raise typer.BadParameter(f"--executor must be local or ray, not {executor!r}")
+    chosen = next(e for e in EXECUTORS if e == executor)
     row_count = rows
-    if llm is not None and not llm.startswith(("http://", "https://")):
-        raise typer.BadParameter(f"--llm must be an http(s) URL of a chat endpoint, not {llm!r}")
     if llm is not None and (out_dir is None or not tasks):
         raise typer.BadParameter("--llm rephrases the tasks of written domains: give --out DIR (with tasks)")
     llm_options = (
@@ -166,10 +191,11 @@ def generate(
             seed=seed,
             workers=workers,
             progress=_progress_callback(bar, task),
+            require_specs=True,
         )
         if plan is not None:
             plan.write_text(generated.plan.model_dump_json(indent=2) + "\n", encoding="utf-8")
-        report = None
+        report, kept = None, False
         if out_dir is not None:
             extra, still_skipped = (
                 toolbox_domains(generated.plan, generated.operations) if toolboxes else ([], None)
@@ -196,16 +222,18 @@ def generate(
                 skipped=still_skipped,
                 toolboxes=[d.name for d in extra],
             )
-            (out_dir / "report.json").write_text(
-                json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-            )
+            kept = any(r.kept for r in results)
+            if kept:
+                (out_dir / "report.json").write_text(
+                    json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+                )
     if report is not None and out_dir is not None:
         if as_json:
             brief = {k: v for k, v in report.items() if k not in ("domain_results", "skipped")}
             print_json(
                 {
-                    "out": str(out_dir),
-                    "report": str(out_dir / "report.json"),
+                    "out": str(out_dir) if kept else None,
+                    "report": str(out_dir / "report.json") if kept else None,
                     "plan": str(plan) if plan else None,
                     **brief,
                 }
@@ -216,9 +244,24 @@ def generate(
         summary = summarize(generated)
         if as_json:
             print_json({"plan": str(plan), **summary})
-            return
-        out.print(_table(summary, plan or Path("-")))
-    for failure in generated.plan.failed_files[:10]:
-        err.print(f"failed: {failure.path}: {failure.reason}", highlight=False, markup=False)
-    if len(generated.plan.failed_files) > 10:
-        err.print(f"… and {len(generated.plan.failed_files) - 10} more failed files (see the plan or report)")
+        else:
+            out.print(_table(summary, plan or Path("-")))
+    _report_failures(generated.plan.failed_files, generated.stats.get("files", 0))
+    if out_dir is not None and not kept:
+        raise fail(f"no domain was generated, so nothing was written to {out_dir}")
+    if generated.plan.failed_files:
+        raise typer.Exit(1)
+
+
+def _report_failures(failed: list[FailedFile], files: int) -> None:
+    """One line per input that could not be used (the first ten), then the error line."""
+    from toolgen.ingest.files import NOT_A_SPEC
+
+    for failure in failed[:10]:
+        why = failure.reason.removeprefix(f"{NOT_A_SPEC}: ")
+        what = NOT_A_SPEC if why != failure.reason else "failed"
+        err.print(f"{what}: {failure.path}: {why}", highlight=False, markup=False, soft_wrap=True)
+    if len(failed) > 10:
+        err.print(f"… and {len(failed) - 10} more failed files (see the plan or report)", highlight=False)
+    if failed:
+        error_line(f"{len(failed)} of {count(files, 'input file')} could not be used (listed above)")

@@ -12,7 +12,22 @@ from rich.table import Table
 from scoring.executor import EXECUTORS
 from scoring.rollouts.layout import RESULTS, TRANSCRIPTS
 
-from ..app import JsonOpt, app, err, fail, out, output_dir, print_json, progress_bar
+from ..app import JsonOpt, app, choice, err, out, output_dir, print_json, progress_bar
+
+#: how rollouts reach the server (`scoring.rollouts.runner.VIAS`; a test holds the two equal)
+VIA_NAMES = ("mcp", "inprocess")
+
+
+def _policies(values: list[str] | None) -> list[str] | None:
+    """--policy: each a policy `scoring.rollouts.policies.parse_policy` knows (a usage error if not)."""
+    from scoring.rollouts.policies import parse_policy
+
+    for value in values or []:
+        try:
+            parse_policy(value)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
+    return values
 
 
 @app.command()
@@ -29,6 +44,7 @@ def rollout(
     policy: Annotated[
         list[str],
         typer.Option(
+            callback=_policies,
             help="noop, random, read-only, gold, gold-corrupt:N or openai:MODEL@URL (repeat for several)",
         ),
     ],
@@ -44,12 +60,16 @@ def rollout(
     ] = None,
     workers: Annotated[int, typer.Option(min=1, help="worker processes (or Ray CPUs); 1 runs inline")] = 1,
     executor: Annotated[
-        str, typer.Option(help="local (a process pool) or ray (RAY_ADDRESS or a local one)")
+        str,
+        typer.Option(
+            callback=choice(*EXECUTORS), help="local (a process pool) or ray (RAY_ADDRESS or a local one)"
+        ),
     ] = "local",
     via: Annotated[
         str | None,
         typer.Option(
-            help="mcp (a real MCP client of the server; default) or inprocess (the server's sessions, no protocol; default under ray)"
+            callback=choice(*VIA_NAMES),
+            help="mcp (a real MCP client of the server; default) or inprocess (the server's sessions, no protocol; default under ray)",
         ),
     ] = None,
     fault_rate: Annotated[
@@ -75,13 +95,9 @@ def rollout(
     from scoring.rollouts.runner import VIAS, Options, plan, run_rollouts
     from scoring.validation.manifest import load_manifest
 
-    chosen = next((e for e in EXECUTORS if e == executor), None)
-    if chosen is None:
-        raise fail(f"--executor must be local or ray, not {executor!r}", 2)
+    chosen = next(e for e in EXECUTORS if e == executor)
     way = via or ("inprocess" if chosen == "ray" else "mcp")
-    picked = next((v for v in VIAS if v == way), None)
-    if picked is None:
-        raise fail(f"--via must be mcp or inprocess, not {via!r}", 2)
+    picked = next(v for v in VIAS if v == way)
     wanted = [t.strip() for item in tasks or [] for t in item.split(",") if t.strip()] or None
     manifests = [load_manifest(m) for m in manifest or []]
     options = Options(

@@ -14,11 +14,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
-from ..app import DomainArg, JsonOpt, app, err, fail, out, output_dir, print_json
+from ..app import DomainArg, JsonOpt, app, choice, disposable, err, fail, out, output_dir, print_json
 
 if TYPE_CHECKING:  # imported when serving, after fastmcp's settings are in the environment
     from simulator.server import DomainServer
     from simulator.serving import ServeConfig
+
+
+#: the --log-level values (`logging`'s level names, in lower case)
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+
+_log_level = choice(*LOG_LEVELS)
 
 
 class Transport(StrEnum):
@@ -80,7 +86,13 @@ def serve(
     fsync: Annotated[
         bool, typer.Option(help="fsync the transcript after every call (survives power loss)")
     ] = False,
-    log_level: Annotated[str, typer.Option(help="server log level (logs go to stderr)")] = "warning",
+    log_level: Annotated[
+        str,
+        typer.Option(
+            callback=lambda value: _log_level(value.lower()),
+            help="server log level (logs go to stderr): " + ", ".join(LOG_LEVELS),
+        ),
+    ] = "warning",
     manifest: Annotated[
         Path | None,
         typer.Option(
@@ -103,13 +115,12 @@ def serve(
 
     Example: toolgym serve bank --transport http --port 8000 --task bank-001 --runs runs
     """
+    from simulator.labels import KEY_FILE
     from simulator.serving import ServeConfig
 
     os.environ.setdefault("FASTMCP_CHECK_FOR_UPDATES", "off")  # no network, ever
     os.environ.setdefault("FASTMCP_LOG_LEVEL", log_level.upper())
-    level = getattr(logging, log_level.upper(), None)
-    if not isinstance(level, int):
-        raise fail(f"unknown log level {log_level!r}: use debug, info, warning or error")
+    level = logging.getLevelNamesMapping()[log_level.upper()]
     logging.basicConfig(
         level=level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -131,7 +142,10 @@ def serve(
         max_body_bytes=max_body_bytes,
         error_backoff_ms=error_backoff_ms,
     )
+    new_key = not (runs / KEY_FILE).exists()
     server = _server(domain, config, manifest)
+    if new_key:  # made for this server: worthless if it never serves
+        disposable(runs / KEY_FILE)
     d = server.domain
     if transport is Transport.http:
         port = _bindable(host, port)

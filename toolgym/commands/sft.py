@@ -12,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 if TYPE_CHECKING:
     from scoring.validation.manifest import Manifest
 
-from ..app import JsonOpt, app, err, fail, out, output_file, print_json
+from ..app import JsonOpt, app, err, out, output_file, print_json
 
 
 def _manifest_for(manifests: list[Manifest], name: str) -> Manifest | None:
@@ -66,7 +66,10 @@ def export_sft(
         domain = load_domain(ref)
         chosen = _manifest_for(manifests, domain.name)
         if manifests and chosen is None:
-            raise fail(f"no --manifest is for domain {domain.name} (give one per domain, or none)")
+            raise typer.BadParameter(
+                f"no manifest given is for domain {domain.name} (give one per domain, or none)",
+                param_hint="'--manifest'",
+            )
         if chosen is not None:
             chosen.check(domain, None)
         loaded.append((domain, chosen.valid_tasks if chosen is not None else None))

@@ -15,7 +15,7 @@ from scoring.validation import DEFAULT_CALLS
 if TYPE_CHECKING:
     from scoring.validation.validate import ValidationReport
 
-from ..app import JsonOpt, app, err, fail, out, output_dir, print_json, progress_bar
+from ..app import JsonOpt, app, choice, domain_errors, err, out, output_dir, print_json, progress_bar
 
 
 @app.command()
@@ -27,7 +27,11 @@ def validate(
     ] = 2,
     workers: Annotated[int, typer.Option(min=1, help="worker processes (or Ray CPUs)")] = 2,
     executor: Annotated[
-        str, typer.Option(help="local (a process pool) or ray (a Ray cluster; RAY_ADDRESS or a local one)")
+        str,
+        typer.Option(
+            callback=choice(*EXECUTORS),
+            help="local (a process pool) or ray (a Ray cluster; RAY_ADDRESS or a local one)",
+        ),
     ] = "local",
     manifest_dir: Annotated[
         Path | None,
@@ -64,16 +68,16 @@ def validate(
     Example: toolgym validate bank office --reruns 3 --workers 2 --manifest-dir runs/manifests
     """
     from scoring.validation.validate import manifest, validate_domains
-    from simulator import ToolgymError, load_domain
+    from simulator.loader import check_domain
 
-    chosen = next((e for e in EXECUTORS if e == executor), None)
-    if chosen is None:
-        raise fail(f"--executor must be local or ray, not {executor!r}")
-    try:
-        loaded = [load_domain(d) for d in domains]
-        total = sum(len(d.tasks) * reruns + (len(d.tools) if fuzz else 0) for d in loaded)
-    except ToolgymError as exc:
-        raise fail(str(exc)) from None
+    chosen = next(e for e in EXECUTORS if e == executor)
+    loaded = []
+    for ref in domains:
+        checked = check_domain(ref, warnings=False)
+        if checked.domain is None:
+            raise domain_errors(ref, checked.errors)
+        loaded.append(checked.domain)
+    total = sum(len(d.tasks) * reruns + (len(d.tools) if fuzz else 0) for d in loaded)
     progress = progress_bar("validating", as_json)
     with progress:
         bar = progress.add_task("validate", total=total)
