@@ -6,9 +6,9 @@ It must agree with the input validator (`InputValidator`: jsonschema's draft 202
 with patterns on RE2) exactly; a hypothesis test checks that. When it rejects, callers ask the
 validator for the wording of the error.
 
-Agent input never runs on a backtracking regex engine: a `pattern` runs on RE2, in time linear in
-the string (`search_pattern`). A pattern RE2 cannot run (a lookaround, a backreference) runs on
-Python's `re`, and only strings of at most `FALLBACK_PATTERN_LENGTH` characters can match it.
+Agent input never runs on a backtracking regex engine: a `pattern` (and a `patternProperties`
+key) runs on RE2, in time linear in the string (`search_pattern`). A pattern RE2 cannot run (a
+lookaround, a backreference) is refused: `backtracking_patterns` names them for `check`.
 `bound_arrays` gives every array of an input schema a `maxItems` when its author gave none.
 """
 
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import re
 import reprlib
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -31,24 +30,41 @@ Check = Callable[[Any], bool]
 
 #: the `maxItems` an input-schema array gets when its author gave none (documented in domain-format)
 DEFAULT_MAX_ITEMS = 1000
-#: the longest string a pattern that RE2 cannot run may match (Python's `re` backtracks)
-FALLBACK_PATTERN_LENGTH = 1000
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.log_errors = False
+
+
+class BacktrackingPattern(ValueError):
+    """A regular expression that a linear-time engine (RE2) cannot run."""
+
+
+def linear_time_problem(pattern: str) -> str | None:
+    """Why RE2 cannot run `pattern` (a lookaround, a backreference, bad syntax), or None if it can."""
+    try:
+        _linear(pattern)
+    except BacktrackingPattern as exc:
+        return str(exc)
+    return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _linear(pattern: str) -> Any:
+    try:
+        return re2.compile(pattern, _RE2_OPTIONS)
+    except re2.error as exc:
+        raise BacktrackingPattern(
+            f"the pattern {clip(repr(pattern), 120)} needs a backtracking regex engine ({exc}); "
+            "only patterns a linear-time engine (RE2) runs are allowed: no lookaround, no backreference"
+        ) from None
 
 
 @functools.lru_cache(maxsize=1024)
 def search_pattern(pattern: str) -> Check:
     """`text -> bool`: does the JSON Schema `pattern` match somewhere in text (unanchored)?
 
-    RE2 where it can (linear time); otherwise Python's `re`, only on strings up to
-    FALLBACK_PATTERN_LENGTH characters. Raises re.error for a pattern neither can compile.
+    Always on RE2, in time linear in the text; BacktrackingPattern for a pattern RE2 cannot run.
     """
-    try:
-        compiled = re2.compile(pattern, _RE2_OPTIONS)
-    except re2.error:
-        fallback = re.compile(pattern)
-        return lambda text: len(text) <= FALLBACK_PATTERN_LENGTH and fallback.search(text) is not None
+    compiled = _linear(pattern)
 
     def search(text: str) -> bool:
         try:
@@ -98,12 +114,46 @@ def _max_items_keyword(
         )
 
 
-#: the validator of tool arguments: jsonschema's draft 2020-12, with `pattern` on RE2, and arrays
-#: over their `maxItems` rejected without reading every item
+def _pattern_properties_keyword(
+    validator: Any, patterns: dict[str, Any], instance: Any, schema: dict[str, Any]
+) -> Iterator[jsonschema.ValidationError]:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        search = search_pattern(pattern)
+        for key, value in instance.items():
+            if search(key):
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+#: the validator of tool arguments: jsonschema's draft 2020-12, with `pattern` and
+#: `patternProperties` on RE2, and arrays over their `maxItems` rejected without reading every item
 InputValidator = jsonschema.validators.extend(
     jsonschema.Draft202012Validator,
-    {"pattern": _pattern_keyword, "items": _items_keyword, "maxItems": _max_items_keyword},
+    {
+        "pattern": _pattern_keyword,
+        "patternProperties": _pattern_properties_keyword,
+        "items": _items_keyword,
+        "maxItems": _max_items_keyword,
+    },
 )
+
+
+def backtracking_patterns(schema: Any) -> Iterator[str]:
+    """Why each `pattern` / `patternProperties` key of `schema` that RE2 cannot run is refused."""
+    if isinstance(schema, dict):
+        pattern = schema.get("pattern")
+        keys = schema.get("patternProperties")
+        for text in [pattern, *(keys if isinstance(keys, dict) else ())]:
+            problem = linear_time_problem(text) if isinstance(text, str) else None
+            if problem is not None:
+                yield problem
+        for value in schema.values():
+            if isinstance(value, dict | list):
+                yield from backtracking_patterns(value)
+    elif isinstance(schema, list):
+        for item in schema:
+            yield from backtracking_patterns(item)
 
 
 def input_validator(schema: dict[str, Any]) -> Any:
@@ -268,7 +318,7 @@ class _Writer:
         if "pattern" in schema:
             try:
                 search = search_pattern(schema["pattern"])
-            except (re.error, TypeError) as exc:
+            except (BacktrackingPattern, TypeError) as exc:
                 raise _Unsupported from exc
             parts.append(f"(not isinstance({v}, str) or {self.const(search)}({v}))")
         if "items" in schema:

@@ -30,7 +30,7 @@ from .calls import CallRef, call_references, run_calls
 from .compiler import CompileError, compile_tool
 from .domain import Domain
 from .errors import CallReferenceError, Problem, SpecError
-from .fastschema import bound_arrays, input_validator, unknown_keywords
+from .fastschema import backtracking_patterns, bound_arrays, input_validator, unknown_keywords
 from .folders import BUNDLED, domain_folders, domain_search_path, list_domain_dirs, local_roots, resolve
 from .lint import Spelling, literal_problems, lost_values, old_spellings
 from .seedrows import SeedReader
@@ -380,6 +380,11 @@ class _Loader(SeedReader):
                         f"{where}.input_schema",
                         f"{key!r} is not a JSON Schema keyword (a typo, or an unquoted comma in YAML?)",
                     )
+                backtracking = list(backtracking_patterns(tool.input_schema))
+                for why in backtracking:
+                    self.problem(file, f"{where}.input_schema", why)
+                if backtracking:  # (never compiled: no agent input reaches a backtracking engine)
+                    checked = tool.model_copy(update={"input_schema": {}})
             except jsonschema.SchemaError as exc:
                 self.problem(file, f"{where}.input_schema", f"invalid JSON Schema: {exc.message}")
                 checked = tool.model_copy(update={"input_schema": {}})  # `$args.x` is not checked against it

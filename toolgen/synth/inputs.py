@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from simulator.fastschema import KNOWN_KEYWORDS
+from simulator.fastschema import KNOWN_KEYWORDS, linear_time_problem
 from toolgen.model import Operation
 
 __all__ = ["clean_schema", "input_schema"]
@@ -47,6 +47,7 @@ def _clean(node: Any, depth: int = 0) -> Any:
     if not isinstance(node, dict) or depth > 32:
         return node if isinstance(node, dict) else {}
     out: dict[str, Any] = {}
+    unenforced: str | None = None
     for key, value in node.items():
         if key == "required" and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
             continue
@@ -86,8 +87,10 @@ def _clean(node: Any, depth: int = 0) -> Any:
                 out[key] = value
             continue
         if key == "pattern":
-            if isinstance(value, str) and _compiles(value):
+            if isinstance(value, str) and linear_time_problem(value) is None:
                 out[key] = value
+            elif isinstance(value, str) and _compiles(value):
+                unenforced = value  # a backtracking engine's pattern: the spec's words, not a check
             continue
         if key in ("$ref", "$id", "$schema", "$anchor", "$dynamicRef", "uniqueItems") and not isinstance(
             value, str | bool
@@ -105,6 +108,9 @@ def _clean(node: Any, depth: int = 0) -> Any:
             out[f"x-{key}"] = value
     if out.get("x-nullable") and isinstance(out.get("type"), str):
         out["type"] = [out["type"], "null"]
+    if unenforced is not None:
+        said = out.get("description") if isinstance(out.get("description"), str) else ""
+        out["description"] = f"{said.rstrip()} Must match the pattern {unenforced}.".lstrip()
     return out
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import rstr
 
-from simulator.fastschema import search_pattern
+from simulator.fastschema import linear_time_problem, search_pattern
 
 from ..naming import singular, words
 from .draws import (
@@ -383,7 +383,9 @@ class _Xeger(rstr.Rstr):
 
 def _bounded_string(base: Maker, hint: Mapping[str, Any]) -> Maker:
     pattern = hint.get("pattern")
-    compiled = _compiled(pattern) if isinstance(pattern, str) else None
+    # a pattern only a backtracking engine runs is not enforced (the schema keeps it as words): ignored
+    runs = isinstance(pattern, str) and linear_time_problem(pattern) is None
+    compiled = _compiled(pattern) if runs and isinstance(pattern, str) else None
     # whether a value meets the pattern is asked as the server asks it: on RE2, in time linear in
     # the value (Python's `re` backtracks: `^(?:[^|]*\|?)+$` on a 30-character value never ends)
     matches = search_pattern(pattern) if compiled is not None and isinstance(pattern, str) else None
