@@ -6,7 +6,8 @@ broken task) becomes a result line with status `error` and its message (bounded,
 a prefix of any value), so one bad file never hides the others; every line can be written as
 UTF-8. The summary gives, overall, per domain and per task: mean reward and pass rate over the
 scored rollouts, and the counts and rates of infrastructure failures, incomplete transcripts and
-errors over all of them.
+errors over all of them, and every rollout that did not pass (reward below 1.0, or not scored)
+with its explanation and the first sentence of it cut to one line (`why`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from simulator.labels import Key
 from .expected import expected_state
 from .report import ScoreReport
 from .rollout import Rollout
+from .rollouts.layout import RESULTS, TRANSCRIPTS
 from .score import resolve_seed, resolve_task, score_rollout
 from .transcripts import load_transcript
 from .validation.manifest import Manifest
@@ -29,6 +31,8 @@ from .validation.manifest import Manifest
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json")
 #: The longest error message a result line carries.
 ERROR_CHARS = 2000
+#: The width of the one-line explanation of a rollout that did not pass.
+WHY_CHARS = 100
 
 
 def bounded(text: str, limit: int = ERROR_CHARS) -> str:
@@ -57,9 +61,12 @@ def error_line(path: str | Path, message: str) -> dict[str, Any]:
 
 
 def find_transcripts(runs: str | Path, exclude: Iterable[Path] = ()) -> list[Path]:
-    """Every *.jsonl / *.json file under a directory, sorted (files in `exclude` left out)."""
-    skip = {p.resolve() for p in exclude}
+    """Every *.jsonl / *.json file under a directory, sorted (files in `exclude` left out, and the
+    results file of a `toolgym rollout` runs folder, which holds results lines, not a transcript)."""
     root = Path(runs)
+    skip = {p.resolve() for p in exclude}
+    if (root / TRANSCRIPTS).is_dir():
+        skip.add((root / RESULTS).resolve())
     return sorted(
         p
         for p in root.rglob("*")
@@ -158,8 +165,43 @@ def _stats(lines: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def one_line(sentence: str, width: int = WHY_CHARS) -> str:
+    """A sentence as one line of at most `width` characters (cut at a word, ending in "…")."""
+    text = " ".join(sentence.split())
+    if len(text) <= width:
+        return text
+    cut = text[: width - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > width // 2 else cut).rstrip(" ,;:") + "…"
+
+
+def why(line: dict[str, Any]) -> str:
+    """The first sentence of a result line's explanation (or its error), as one line."""
+    said = line.get("explanation") or [line.get("error") or f"status {line.get('status')}"]
+    first = str(said[0])
+    head, sep, rest = first.partition(": ")
+    if sep and head.startswith("Reward "):  # the reward is shown beside it
+        first = rest[:1].upper() + rest[1:]
+    return one_line(first)
+
+
+def not_passed(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The scored rollouts whose reward is below 1.0 and those not scored (infra-failed,
+    incomplete), each with `why` (one line) and its whole `explanation`; errors are left out."""
+    keep = ("transcript", "domain", "task", "status", "reward", "partial", "explanation")
+    return [
+        {**{k: line.get(k) for k in keep}, "why": why(line)}
+        for line in sorted(
+            lines, key=lambda r: (r.get("domain") or "", r.get("task") or "", r.get("transcript") or "")
+        )
+        if line["status"] in ("failed-infra", "incomplete")
+        or (line["status"] == "scored" and (line.get("reward") or 0.0) < 1.0)
+    ]
+
+
 def summarize(lines: list[dict[str, Any]]) -> dict[str, Any]:
-    """Overall, per-domain and per-task (within each domain) statistics of result lines."""
+    """Overall, per-domain and per-task (within each domain) statistics of result lines, and the
+    rollouts that did not pass (`not_passed`)."""
     by_domain: dict[str, list[dict[str, Any]]] = defaultdict(list)
     by_task: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     for line in lines:
@@ -172,4 +214,5 @@ def summarize(lines: list[dict[str, Any]]) -> dict[str, Any]:
         "tasks": {
             d: {t: _stats(v) for t, v in sorted(tasks.items())} for d, tasks in sorted(by_task.items())
         },
+        "not_passed": not_passed(lines),
     }

@@ -37,7 +37,19 @@ from .rollout import Format, Rollout, RolloutCall
 from .transcripts import load_transcript
 
 
+def check_domain(domain: Domain, rollout: Rollout) -> None:
+    """Refuse a transcript recorded on another domain (TranscriptError naming both domains)."""
+    if rollout.domain is not None and not names_domain(rollout.domain, domain, rollout.fingerprint):
+        recorded = rollout.domain[:80]
+        raise TranscriptError(
+            f"{rollout.source or 'the transcript'} is for domain {recorded!r}, not {domain.name!r} "
+            f"(recorded on {recorded!r}; leave out --domain to score it there)"
+        )
+
+
 def resolve_task(domain: Domain, rollout: Rollout, task: Task | str | None) -> Task:
+    """The task to score on: the given one, else the transcript's (after `check_domain`)."""
+    check_domain(domain, rollout)
     if isinstance(task, Task):
         return task
     name = task or rollout.task
@@ -77,10 +89,6 @@ def names_domain(named: str, domain: Domain, fingerprint: str | None = None) -> 
 
 
 def _warnings(domain: Domain, rollout: Rollout) -> list[str]:
-    if rollout.domain is not None and not names_domain(rollout.domain, domain, rollout.fingerprint):
-        raise TranscriptError(
-            f"{rollout.source or 'the transcript'} is for domain {rollout.domain[:80]!r}, not {domain.name!r}"
-        )
     rollout.check_tools(domain.tools, domain.ref)
     warnings = []
     if rollout.version is not None and rollout.version != domain.version:

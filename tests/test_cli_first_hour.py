@@ -243,3 +243,28 @@ def test_an_output_under_a_file_is_refused_before_any_work(tmp_path):
     result = runner.invoke(app, ["validate", "bank", "--manifest-dir", str(afile / "sub")])
     one_error_line(result, 2, "'--manifest-dir'", f"{afile} is a file")
     assert "validating" not in result.stderr
+
+
+def test_score_reports_each_bad_transcript_and_scores_the_rest(tmp_path):
+    """`toolgym score A B C`: a hostile or broken file is one error line; the others are scored."""
+    good = tmp_path / "good.json"
+    good.write_text(
+        json.dumps(
+            {
+                "domain": "bank",
+                "task": "bank-001",
+                "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "done"}],
+            }
+        ),
+        encoding="utf-8",
+    )
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"type": "header", "domain": "bank"\n', encoding="utf-8")
+    hostile = tmp_path / "deep.json"
+    hostile.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    result = runner.invoke(app, ["score", str(broken), str(hostile), str(good), "--domain", "bank", "--json"])
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["task"] == "bank-001"  # the good one, scored
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert [e.split(":", 2)[1].strip() for e in errors[:2]] == [str(broken), str(hostile)]
+    assert "2 of 3 transcripts could not be scored" in errors[-1]

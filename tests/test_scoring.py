@@ -335,7 +335,7 @@ def test_cli_errors_are_one_line(tmp_path, shop_dir):
     gold = _write(tmp_path / "gold.jsonl", shop_dir, "lookup", None)
     result = runner.invoke(app, ["score", gold, "--domain", str(shop_dir), "--task", "nope"])
     assert result.exit_code == 1 and "has no task 'nope'" in result.stderr
-    assert runner.invoke(app, ["score"]).exit_code == 1
+    assert runner.invoke(app, ["score"]).exit_code == 2  # a usage error
     assert runner.invoke(app, ["score", "--help"]).stdout.count("Example") >= 2
 
 

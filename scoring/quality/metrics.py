@@ -14,7 +14,9 @@ Per domain and per task:
 Flags: a task is `broken` when gold does not always pass it, `trivial` when noop, random or
 read-only passes it; a domain is `broken` or `trivial` when more than `tolerance` of its tasks are,
 and `non-discriminating` when tau is below `min_tau` or the baselines' order is not strict;
-`unmeasured` when the rollouts hold no gold, or no other baseline to rank it against.
+`unmeasured` when the rollouts hold no gold, or no other baseline to rank it against. Every
+task flag has its reason and every domain its verdicts (`verdicts`), each with the reason in words,
+trainability among them (a warning, never a flag).
 `manifests()` gives, for every unflagged domain, a validated-manifest file of its kept tasks (not
 broken, not trivial), which `serve --manifest`, `score --manifest` and `rollout --manifest` take.
 """
@@ -29,6 +31,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ..validation.manifest import Manifest
+from .verdicts import Verdict, count_verdict, order_verdict, task_reasons, train_verdict
 
 #: the baselines' expected order (higher is stronger); other policies are left out of tau
 EXPECTED_RANK = {"gold": 3, "gold-corrupt": 2, "random": 1, "read-only": 1, "noop": 0}
@@ -78,6 +81,7 @@ class TaskQuality(BaseModel):
         default=None, description="mean std of rewards within the train policy's groups"
     )
     flags: list[str] = Field(default_factory=list)
+    reasons: dict[str, str] = Field(default_factory=dict, description="why the task has each flag")
 
 
 class Health(BaseModel):
@@ -109,6 +113,10 @@ class DomainQuality(BaseModel):
     tau: float | None = Field(description="Kendall tau-b of expected vs observed baseline order")
     health: Health
     flags: list[str]
+    verdicts: list[Verdict] = Field(
+        default_factory=list,
+        description="each check of the domain with its reason; flags are those of status flag",
+    )
     kept_tasks: list[str]
 
 
@@ -213,7 +221,8 @@ def domain_quality(
         if any(s.pass_rate for p, s in stats.items() if family(p) in WEAK):
             flags.append("trivial")
         spread = _spread([r for r in mine if r["policy"] == train]) if train else None
-        tasks.append(TaskQuality(task=task, policies=stats, spread=spread, flags=flags))
+        reasons = task_reasons(stats, flags, WEAK)
+        tasks.append(TaskQuality(task=task, policies=stats, spread=spread, flags=flags, reasons=reasons))
     overall = {p: _stats([r for r in rows if r["policy"] == p]) for p in policies}
     ranking, tau, ordered = _order(overall)
     rates = [rate for t in tasks if train and (rate := t.policies[train].pass_rate) is not None]
@@ -228,6 +237,22 @@ def domain_quality(
         flags.append("unmeasured")  # no gold, or nothing to rank it against: nothing to judge by
     elif tau is None or tau < min_tau or not ordered:
         flags.append("non-discriminating")
+    mean_spread = round(statistics.fmean(spreads), 4) if spreads else None
+    weak = [p for p in policies if family(p) in WEAK]
+    samples = max((t.policies[train].scored for t in tasks), default=0) if train else 0
+    verdicts = [
+        count_verdict("broken", tasks, "broken" in flags, "gold" in policies, tolerance, "gold"),
+        count_verdict("trivial", tasks, "trivial" in flags, bool(weak), tolerance, " or ".join(weak)),
+        order_verdict(
+            next((f for f in flags if f in ("unmeasured", "non-discriminating")), None),
+            _relations(ranking, overall),
+            tau,
+            ordered,
+            min_tau,
+            families,
+        ),
+        train_verdict(train, rates, samples, mean_spread),
+    ]
     return DomainQuality(
         domain=str(rows[0]["domain"]),
         fingerprint=str(rows[0].get("fingerprint") or ""),
@@ -235,12 +260,13 @@ def domain_quality(
         policies=overall,
         train=train,
         trainable_share=round(sum(0 < r < 1 for r in rates) / len(rates), 4) if rates else None,
-        mean_spread=round(statistics.fmean(spreads), 4) if spreads else None,
+        mean_spread=mean_spread,
         ranking=ranking,
         order=_relations(ranking, overall),
         tau=tau,
         health=_health(rows),
         flags=flags,
+        verdicts=verdicts,
         kept_tasks=[t.task for t in tasks if not t.flags],
     )
 

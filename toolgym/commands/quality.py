@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from scoring.rollouts.layout import RESULTS
 
 from ..app import JsonOpt, app, err, out, output_dir, output_file, print_json
+
+if TYPE_CHECKING:
+    from scoring.quality.metrics import DomainQuality
 
 
 @app.command()
@@ -56,7 +60,8 @@ def quality(
     the reward spread within each group of k; whether gold > gold-corrupt > random >= noop holds
     (Kendall tau); infra-failure and timeout rates, injected and real apart. Domains that are
     trivial (noop or random pass), broken (gold fails) or non-discriminating are flagged and left
-    out of the manifests, which `serve --manifest` and `rollout --manifest` take.
+    out of the manifests, which `serve --manifest` and `rollout --manifest` take. Each verdict
+    (flags, and trainability, which only warns) is printed with its reason.
 
     Example: toolgym quality results.jsonl --html quality.html --manifest-dir kept
     """
@@ -111,6 +116,18 @@ def quality(
             "" if d.tau is None else f"{d.tau:.2f}",
             "" if d.trainable_share is None else f"{d.trainable_share:.0%} ({d.train})",
             f"{h.infra_failure_rate:.1%} ({h.injected_failure_rate:.1%}/{h.real_failure_rate:.1%})",
-            ", ".join(d.flags) or "ok",
+            _flags(d),
         )
     out.print(table)
+    mark = {"ok": "[green]✓[/]", "flag": "[red]✗[/]", "warning": "[yellow]![/]"}
+    for d in report.domains:
+        out.print(f"[bold]{escape(d.domain)}[/]", highlight=False)
+        for v in d.verdicts:
+            out.print(f"  {mark[v.status]} [bold]{escape(v.label)}[/]: {escape(v.reason)}", highlight=False)
+
+
+def _flags(d: DomainQuality) -> str:
+    """The domain's flags, else ok, with its warnings (e.g. `ok (not trainable)`)."""
+    warnings = [v.label for v in d.verdicts if v.status == "warning"]
+    flags = ", ".join(d.flags) or "ok"
+    return f"{flags} ({', '.join(warnings)})" if warnings else flags

@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
+from rich.text import Text
 
 if TYPE_CHECKING:
     from scoring.batch import BatchScorer
 
-from ..app import JsonOpt, app, err, fail, out, output_file, print_json
+from ..app import LIBRARY_ERRORS, JsonOpt, app, describe, err, error_line, fail, out, output_file, print_json
 
 
 @app.command()
@@ -63,6 +64,13 @@ def score(
             help="the server's runs key, to verify its labels (default: .toolgym-key beside each transcript)",
         ),
     ] = None,
+    explain: Annotated[
+        bool,
+        typer.Option(
+            "--explain",
+            help="batch mode: the whole explanation of each rollout that did not pass (default: its first sentence)",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Score transcripts: replay the agent's calls and the task's gold calls, diff the states,
@@ -76,12 +84,17 @@ def score(
     Only labels the server signed (checked with its key) make a call an infrastructure fault; a
     rollout such a fault decided is failed-infra (reward null), a server transcript without its
     end record is incomplete (reward null), never scored 0. Batch mode prints mean reward, pass
-    rate and infra-failure rate per domain and per task, and exits 1 if any transcript could not
-    be scored. Transcripts over 64 MiB are refused (TOOLGYM_MAX_TRANSCRIPT_BYTES).
+    rate and infra-failure rate per domain and per task, then each rollout that did not pass
+    (reward below 1.0, or not scored) with the first sentence of its explanation (`--explain`:
+    all of it), and exits 1 if any transcript could not be scored; a `toolgym rollout` folder's
+    results.jsonl is not taken for a transcript. Transcripts over 64 MiB are refused
+    (TOOLGYM_MAX_TRANSCRIPT_BYTES).
 
     Example: toolgym score run.jsonl --domain bank --task bank-001
 
     Example: toolgym score --runs runs/ --out results.jsonl
+
+    Example: toolgym score --runs runs/ --explain
     """
     from scoring.batch import BatchScorer
     from scoring.validation.manifest import load_manifest
@@ -91,15 +104,15 @@ def score(
     try:
         key = load_key(key_file) if key_file is not None else None
     except (OSError, ValueError) as exc:
-        raise fail(f"--key: {exc}") from None
+        raise fail(f"--key: {exc}", 2) from None
     scorer = BatchScorer(domain=domain, task=task, seed=seed, manifests=manifests, key=key)
     try:
         if runs is not None:
             if transcripts:
-                raise fail("give transcripts or --runs DIR, not both")
-            _batch(scorer, runs, out_file, as_json)
+                raise fail("give transcripts or --runs DIR, not both", 2)
+            _batch(scorer, runs, out_file, as_json, explain)
         elif not transcripts:
-            raise fail("give one or more transcripts, or --runs DIR (see --help)")
+            raise fail("give one or more transcripts, or --runs DIR (see --help)", 2)
         else:
             _single(scorer, transcripts, out_file, as_json)
     finally:
@@ -109,7 +122,17 @@ def score(
 def _single(scorer: BatchScorer, paths: list[Path], out_file: Path | None, as_json: bool) -> None:
     from scoring.report import render
 
-    reports = [scorer.report(path) for path in paths]
+    reports = []
+    failed = 0
+    for path in paths:  # one bad file is reported, and the others are still scored
+        try:
+            reports.append(scorer.report(path))
+        except LIBRARY_ERRORS as exc:
+            failed += 1
+            message = describe(exc)
+            error_line(message if str(path) in message else f"{path}: {message}")
+    if not reports:
+        raise typer.Exit(1)
     if out_file is not None:
         lines = (json.dumps(r.model_dump(mode="json"), ensure_ascii=False) + "\n" for r in reports)
         out_file.write_text("".join(lines), encoding="utf-8")
@@ -117,17 +140,19 @@ def _single(scorer: BatchScorer, paths: list[Path], out_file: Path | None, as_js
     if as_json:
         dumped = [r.model_dump(mode="json") for r in reports]
         print_json(dumped[0] if len(dumped) == 1 else dumped)
-        return
-    for report in reports:
-        for part in render(report):
-            out.print(part, highlight=False)
+    else:
+        for report in reports:
+            for part in render(report):
+                out.print(part, highlight=False)
+    if failed:
+        raise fail(f"{failed} of {len(paths)} transcripts could not be scored (listed above)")
 
 
-def _batch(scorer: BatchScorer, runs: Path, out_file: Path | None, as_json: bool) -> None:
+def _batch(scorer: BatchScorer, runs: Path, out_file: Path | None, as_json: bool, explain: bool) -> None:
     from scoring.batch import find_transcripts, summarize
 
     if not runs.is_dir():
-        raise fail(f"{runs} is not a directory")
+        raise fail(f"{runs} is not a directory", 2)
     paths = find_transcripts(runs, exclude=[out_file] if out_file else [])
     if not paths:
         raise fail(f"no *.jsonl or *.json transcripts under {runs}")
@@ -154,6 +179,7 @@ def _batch(scorer: BatchScorer, runs: Path, out_file: Path | None, as_json: bool
         print_json(summary)
     else:
         _print_summary(summary, out_file)
+        _print_not_passed(summary["not_passed"], runs, explain)
     if errors:
         raise typer.Exit(1)
 
@@ -199,3 +225,51 @@ def _print_summary(summary: dict[str, Any], out_file: Path | None) -> None:
     out.print(domains)
     if out_file is not None:
         out.print(f"results: {out_file}", highlight=False)
+
+
+def _name(transcript: str | None, runs: Path) -> str:
+    """A transcript's path relative to the runs folder."""
+    if transcript is None:
+        return "-"
+    try:
+        return str(Path(transcript).relative_to(runs))
+    except ValueError:
+        return transcript
+
+
+def _outcome(line: dict[str, Any]) -> str:
+    return f"reward {line['reward']:.1f}" if line["status"] == "scored" else line["status"]
+
+
+def _print_not_passed(lines: list[dict[str, Any]], runs: Path, explain: bool) -> None:
+    """Each rollout below 1.0 (or not scored): a table row with its first sentence of explanation,
+    or, with `explain`, a heading line and its whole explanation under it."""
+    if not lines:
+        return
+    title = f"not passed: {len(lines)} rollout(s) below 1.0 or not scored"
+    if explain:
+        out.print(f"[bold]{title}[/]", highlight=False)
+        for line in lines:
+            partial = _fmt(line["partial"])
+            out.print(
+                f"[bold]{_name(line['transcript'], runs)}[/]  task {line['task']}: {_outcome(line)}, "
+                f"partial {partial}",
+                highlight=False,
+                soft_wrap=True,
+            )
+            for sentence in line["explanation"] or [line["why"]]:
+                out.print(f"  - {sentence}", highlight=False, markup=False, soft_wrap=True)
+        return
+    table = Table(title=title, title_justify="left")
+    for name in ("transcript", "task", "outcome", "partial"):
+        table.add_column(name, no_wrap=name != "transcript", justify="right" if name == "partial" else "left")
+    table.add_column("why (--explain: all of it)", ratio=1, min_width=30)
+    for line in lines:
+        table.add_row(
+            _name(line["transcript"], runs),
+            line["task"] or "-",
+            _outcome(line),
+            _fmt(line["partial"]),
+            Text(line["why"]),
+        )
+    out.print(table)
