@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import os
+import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -48,3 +50,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 @pytest.fixture(scope="session")
 def shop() -> Domain:
     return load_domain(FIXTURES / "shop")
+
+
+@pytest.fixture
+def busy_port() -> Iterator[int]:
+    """A loopback port something already listens on."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        yield sock.getsockname()[1]

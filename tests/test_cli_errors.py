@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import types
 import typing
-from collections.abc import Iterator
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -79,14 +77,6 @@ def one_error_line(result: Any, *named: str) -> str:
     for name in named:
         assert name in lines[0], (name, lines[0])
     return lines[0]
-
-
-@pytest.fixture
-def busy_port() -> Iterator[int]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        sock.listen()
-        yield sock.getsockname()[1]
 
 
 # ---------------------------------------------------------------------------------------------

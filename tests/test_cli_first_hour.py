@@ -6,17 +6,17 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 from simulator import load_domain
 from tests.conftest import FIXTURES
+from tests.test_cli_errors import one_error_line as errors_one_line
 from toolgym.cli import app
 
 runner = CliRunner()
@@ -24,22 +24,10 @@ SHOP = str(FIXTURES / "shop")
 TOOLGYM = str(Path(sys.executable).parent / "toolgym")
 
 
-def one_error_line(result, code: int, *named: str) -> str:
+def one_error_line(result: Any, code: int, *named: str) -> str:
     """The command exited `code` with exactly one `error: …` line on stderr, naming each of `named`."""
     assert result.exit_code == code, (result.exit_code, result.output)
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
-    for name in named:
-        assert name in lines[0], (name, lines[0])
-    return lines[0]
-
-
-@pytest.fixture
-def busy_port() -> Iterator[int]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        sock.listen()
-        yield sock.getsockname()[1]
+    return errors_one_line(result, *named)
 
 
 # ---------------------------------------------------------------------------------------------
