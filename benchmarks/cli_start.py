@@ -37,7 +37,9 @@ def commands() -> list[str]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--runs", type=int, default=10, help="runs of each command (the median is kept)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args()
@@ -47,7 +49,9 @@ def main() -> int:
         "toolgym --help": [*TOOLGYM, "--help"],
         **{f"toolgym {name} --help": [*TOOLGYM, name, "--help"] for name in commands()},
     }
-    medians = {label: statistics.median(cpu_seconds(argv) for _ in range(args.runs)) for label, argv in cases.items()}
+    medians = {
+        label: statistics.median(cpu_seconds(argv) for _ in range(args.runs)) for label, argv in cases.items()
+    }
     timed = {k: v for k, v in medians.items() if k.startswith("toolgym")}
     slowest = max(timed.values())
     result = {
@@ -60,7 +64,9 @@ def main() -> int:
     if args.json:
         print(json.dumps(result, indent=2))
     else:
-        print(f"CPU seconds to start, median of {args.runs} (load {result['load_average_1m']}); goal ≤ {GOAL} s")
+        print(
+            f"CPU seconds to start, median of {args.runs} (load {result['load_average_1m']}); goal ≤ {GOAL} s"
+        )
         for label, value in medians.items():
             print(f"  {label:32} {value:6.3f} s")
         print(f"slowest: {slowest:.3f} s — {'met' if result['met'] else 'NOT met'}")

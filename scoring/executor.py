@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any, Literal
 
+from simulator.errors import ToolgymError
+
 Executor = Literal["local", "ray"]
 EXECUTORS: tuple[Executor, ...] = ("local", "ray")
 
@@ -44,8 +46,10 @@ def _ray(
 ) -> Iterator[tuple[tuple[Any, ...], Any]]:
     try:
         import ray
-    except ImportError as exc:  # pragma: no cover - depends on the extra
-        raise RuntimeError("--executor ray needs Ray: pip install 'toolgym[ray]'") from exc
+    except ImportError:
+        raise ToolgymError(
+            "--executor ray needs Ray, which is not installed: pip install 'toolgym[ray]'"
+        ) from None
     started = False
     if not ray.is_initialized():
         address = os.environ.get("RAY_ADDRESS")

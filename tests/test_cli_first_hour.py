@@ -4,6 +4,7 @@ command leaves no output folder behind (nor ever removes one the user had)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 import subprocess
@@ -256,3 +257,11 @@ def test_score_reports_each_bad_transcript_and_scores_the_rest(tmp_path):
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert [e.split(":", 2)[1].strip() for e in errors[:2]] == [str(broken), str(hostile)]
     assert "2 of 3 transcripts could not be scored" in errors[-1]
+
+
+def test_an_executor_whose_extra_is_missing_says_how_to_install_it():
+    if importlib.util.find_spec("ray") is not None:
+        pytest.skip("Ray is installed here: nothing is missing")
+    result = runner.invoke(app, ["validate", SHOP, "--executor", "ray", "--fuzz", "0"])
+    line = one_error_line(result, 1, "needs Ray", "pip install 'toolgym[ray]'")
+    assert "internal error" not in line

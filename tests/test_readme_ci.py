@@ -30,7 +30,9 @@ def test_ci_runs_the_quick_start_first_and_as_written():
     assert at == sorted(at)
     assert "pip install" not in CI[: at[0]], "CI installs something before the README's install line"
     loop = README.split("The whole loop, with a scripted agent standing in for yours:", 1)[1]
-    agent = next(line.split("  #")[0].strip() for line in loop.splitlines() if "examples/mcp_agent.py" in line)
+    agent = next(
+        line.split("  #")[0].strip() for line in loop.splitlines() if "examples/mcp_agent.py" in line
+    )
     assert at[1] < CI.index(agent) < at[2]
 
 

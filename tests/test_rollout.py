@@ -192,7 +192,7 @@ def test_openai_policy_needs_a_model_and_url() -> None:
 
 
 def test_ray_executor_runs_rollouts_in_workers(tmp_path: Path) -> None:
-    pytest.importorskip("ray")
+    pytest.importorskip("ray", reason="the ray extra is not installed: pip install -e '.[ray]'")
     summary = run_rollouts(
         ["bank"],
         ["gold", "noop"],

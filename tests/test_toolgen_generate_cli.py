@@ -302,6 +302,7 @@ def test_with_tasks_a_kept_domain_has_five_valid_tasks_and_the_report_counts_the
 
 
 def test_the_ray_executor_writes_the_same_folder(generated, tmp_path):
+    pytest.importorskip("ray", reason="the ray extra is not installed: pip install -e '.[ray]'")
     out, _ = generated
     code, _, stderr = run(
         str(SHOP),

@@ -273,7 +273,7 @@ def test_validate_cli_strict_and_manifest(broken, tmp_path):
 
 
 def test_validate_on_ray(broken):
-    pytest.importorskip("ray")
+    pytest.importorskip("ray", reason="the ray extra is not installed: pip install -e '.[ray]'")
     report = validate_domains([broken], reruns=1, workers=2, executor="ray", fuzz=5)
     assert {t.task: t.status for t in report.domains[0].tasks} == EXPECTED
 

@@ -109,8 +109,9 @@ def _clean(node: Any, depth: int = 0) -> Any:
     if out.get("x-nullable") and isinstance(out.get("type"), str):
         out["type"] = [out["type"], "null"]
     if unenforced is not None:
-        said = out.get("description") if isinstance(out.get("description"), str) else ""
-        out["description"] = f"{said.rstrip()} Must match the pattern {unenforced}.".lstrip()
+        said = out.get("description")
+        said = said.rstrip() if isinstance(said, str) else ""
+        out["description"] = f"{said} Must match the pattern {unenforced}.".lstrip()
     return out
 
 
