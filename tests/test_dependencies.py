@@ -36,3 +36,24 @@ def test_an_undeclared_import_is_found(tmp_path):
     assert result.returncode == 1
     assert "toolgen/llm.py:1:8: DEP001 'httpx' imported but missing" in result.stderr
     assert "'yaml' imported" not in result.stderr  # declared (pyyaml), so not reported
+
+
+#: modules that import an extra's package at import time (tested in that extra's venv)
+NEEDS_EXTRA = {"toolgym.adapters.openenv": "openenv"}
+
+
+def test_every_shipped_module_imports_on_the_bare_install():
+    """A bare `pip install -e .` runs these imports: one of an undeclared package fails here."""
+    script = (
+        "import importlib, pkgutil, sys\n"
+        "skip = set(sys.argv[1:])\n"
+        "for package in ('simulator', 'scoring', 'toolgen', 'toolgym'):\n"
+        "    path = importlib.import_module(package).__path__\n"
+        "    for info in pkgutil.walk_packages(path, package + '.'):\n"
+        "        if info.name not in skip:\n"
+        "            importlib.import_module(info.name)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script, *NEEDS_EXTRA], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
