@@ -124,3 +124,19 @@ def test_attack_suite_runs_and_every_attack_call_is_refused(tmp_path: Path) -> N
     for row in report["results"]:
         assert row["attack_calls"] > 0 and row["p99_ratio"] > 0
         assert "ok" not in row["attack_outcomes"]
+
+
+def test_cli_start_times_every_command_help() -> None:
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "cli_start.py"), "--runs", "1", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert proc.returncode in (0, 1), proc.stderr  # 1: over the goal (timings are not judged here)
+    report = json.loads(proc.stdout)
+    timed = report["median_cpu_s"]
+    assert {"toolgym --help", "toolgym serve --help", "toolgym generate --help"} <= set(timed)
+    assert all(isinstance(v, float) and v > 0 for v in timed.values())
+    assert report["met"] == (max(v for k, v in timed.items() if k.startswith("toolgym")) <= report["goal_s"])
