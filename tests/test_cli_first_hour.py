@@ -262,6 +262,6 @@ def test_score_reports_each_bad_transcript_and_scores_the_rest(tmp_path):
 def test_an_executor_whose_extra_is_missing_says_how_to_install_it():
     if importlib.util.find_spec("ray") is not None:
         pytest.skip("Ray is installed here: nothing is missing")
-    result = runner.invoke(app, ["validate", "bank", "--executor", "ray", "--fuzz", "0"])
+    result = runner.invoke(app, ["validate", "bank", "--executor", "ray", "--fuzz", "0", "--json"])
     line = one_error_line(result, 1, "needs Ray", "pip install 'toolgym[ray]'")
     assert "internal error" not in line
