@@ -12,7 +12,8 @@ every answer is the JSON-RPC response to its own request id.
         await client.initialize()
         result = await client.call_tool("get_customer", {"customer_id": "CUS-1"})
 
-Used by `sessions.py` and `mcp.py`; not a general client (no server-to-client requests).
+Used by `sessions.py`, `mcp.py` and `attack.py` (whose requests `post` sends as they are, from the
+client address `source`); not a general client (no server-to-client requests).
 """
 
 from __future__ import annotations
@@ -37,11 +38,19 @@ class McpHttpError(RuntimeError):
 class McpHttp:
     """One keep-alive HTTP/1.1 connection to an MCP endpoint, one request at a time."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, host: str, path: str):
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        host: str,
+        path: str,
+        source: str | None = None,
+    ):
         self.reader = reader
         self.writer = writer
         self.host = host
         self.path = path
+        self.source = source  # the local address connections are made from (None: any)
         self.session_id: str | None = None
         self.protocol = HANDSHAKE_VERSION
         self.handle: str | None = None
@@ -49,9 +58,11 @@ class McpHttp:
         self.reconnects = 0
 
     @classmethod
-    async def connect(cls, host: str, port: int, path: str) -> McpHttp:
-        reader, writer = await asyncio.open_connection(host, port, limit=1 << 22)
-        return cls(reader, writer, f"{host}:{port}", path)
+    async def connect(cls, host: str, port: int, path: str, source: str | None = None) -> McpHttp:
+        """A connection to host:port, from the local address `source` if given (on loopback any
+        127.x.y.z: the server then sees that address as the client's)."""
+        reader, writer = await _open(host, port, source)
+        return cls(reader, writer, f"{host}:{port}", path, source)
 
     async def __aenter__(self) -> McpHttp:
         return self
@@ -146,9 +157,27 @@ class McpHttp:
             pass  # the idle connection was closed as the request went out: the server never read it
         host, port = self.host.rsplit(":", 1)
         self.writer.close()
-        self.reader, self.writer = await asyncio.open_connection(host, int(port), limit=1 << 22)
+        self.reader, self.writer = await _open(host, int(port), self.source)
         self.reconnects += 1
         await self._send(b"POST", body, extra)
+        return await self._response()
+
+    async def post(
+        self, body: bytes, headers: list[tuple[bytes, bytes]]
+    ) -> tuple[int, dict[bytes, bytes], bytes]:
+        """POST `body` as it is, with exactly `headers` besides the request line, Host and
+        Content-Length (plus the session id once there is one): for requests this client would
+        never build. (status, headers, payload); no reconnect."""
+        lines = [
+            b"POST " + self.path.encode() + b" HTTP/1.1",
+            b"host: " + self.host.encode(),
+            b"content-length: " + str(len(body)).encode(),
+            *(k + b": " + v for k, v in headers),
+        ]
+        if self.session_id is not None:
+            lines.append(b"mcp-session-id: " + self.session_id.encode())
+        self.writer.write(b"\r\n".join(lines) + b"\r\n\r\n" + body)
+        await self.writer.drain()
         return await self._response()
 
     async def _send(self, verb: bytes, body: bytes, extra: dict[bytes, bytes]) -> None:
@@ -188,6 +217,13 @@ class McpHttp:
         else:
             payload = b""
         return status, headers, payload
+
+
+async def _open(
+    host: str, port: int, source: str | None
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    local = (source, 0) if source is not None else None
+    return await asyncio.open_connection(host, port, limit=1 << 22, local_addr=local)
 
 
 def _message(headers: dict[bytes, bytes], payload: bytes, rid: int) -> dict[str, Any]:

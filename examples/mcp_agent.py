@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -39,9 +40,12 @@ ENV = {**os.environ, "PYTHONPATH": str(ROOT), "FASTMCP_CHECK_FOR_UPDATES": "off"
 
 
 async def call(client: Any, tool: str, arguments: dict[str, Any]) -> Any:
-    """One tool call, printed; returns the parsed result, or raises with the tool's error."""
+    """One tool call, printed; returns the parsed result, or raises with the tool's error.
+
+    The call carries its own `_meta["toolgym/call-id"]`: a client that resends it (after a lost
+    answer) repeats that id and gets the first answer; the call is not run twice."""
     print(f"-> {tool}({json.dumps(arguments)})")
-    result = await client.call_tool(tool, arguments)
+    result = await client.call_tool(tool, arguments, meta={"toolgym/call-id": uuid.uuid4().hex})
     text = "".join(getattr(c, "text", "") for c in result.content)
     if result.is_error:
         print(f"   error: {text}")

@@ -5,8 +5,9 @@ made no tool call. A tool result is matched to its call by id. Anthropic results
 OpenAI tool messages do not, so a result whose text starts with "error" or whose JSON object has a
 truthy `error` counts as a failed call (the outcome only feeds the divergence report: the replay
 decides the state). A failed call is the agent's unless its text ends with a server label
-(`simulator.labels`) that verifies with the runs key (`Labels`): no text, payload or error kind a
-client log can write makes a call an infrastructure fault. A call whose arguments cannot be read
+(`simulator.labels`) that verifies with the runs key and is bound to this rollout's session, task
+and call index (`Labels`): no text, payload or error kind a client log can write, and no label
+copied from another rollout, makes a call an infrastructure fault. A call whose arguments cannot be read
 is the agent's malformed call (`rollout.read_arguments`), never an unreadable transcript.
 """
 
@@ -26,25 +27,64 @@ SUBMIT_ANSWER = ANSWER_TOOL
 
 
 class Labels:
-    """Verifies the server labels of one transcript with the runs key (None: nothing verifies)."""
+    """Checks the server labels of one transcript (`simulator.labels`): a label is believed only
+    when it verifies with the runs key (None: nothing verifies), is in the current format, and is
+    bound to this rollout: the call's index, the rollout's session (given, else its first believed
+    label's) and its task (given, else its first believed label's). `ignored` says why each other
+    label was not believed; its call is the agent's."""
 
-    def __init__(self, key: labels.Key | None):
+    _UNKNOWN: Any = object()
+
+    def __init__(self, key: labels.Key | None, session: str | None = None, task: Any = _UNKNOWN):
         self.key = key
-        self.session: str | None = None
-        self.unverified = 0
+        self.session = session
+        self.task = task  # _UNKNOWN until given or bound by a believed label (None: no task)
+        self.believed = 0
+        self.ignored: list[str] = []
 
-    def fault(self, text: Any, call: RolloutCall) -> ErrorKind | None:
-        """The kind of the verified label at the end of an error text, else None (counted if forged)."""
+    @property
+    def unverified(self) -> int:
+        return len(self.ignored)
+
+    @property
+    def bound_task(self) -> str | None:
+        """The task the believed labels are bound to (None when none was believed)."""
+        return self.task if self.believed and self.task is not Labels._UNKNOWN else None
+
+    def fault(self, text: Any, call: RolloutCall, index: int) -> ErrorKind | None:
+        """The kind of the label at the end of call `index`'s error text when it is believed, else None."""
         label = labels.read_label(text) if isinstance(text, str) else None
         if label is None:
             return None
-        # every label of one rollout names the same session (a capacity refusal names none)
-        same_session = label.session == "" or self.session in (None, label.session)
-        if same_session and not call.malformed and label.verify(self.key, call.name, call.arguments):
-            self.session = label.session or self.session
-            return ErrorKind.read(label.kind)
-        self.unverified += 1
+        if self.key is None:
+            why: str | None = "no runs key was found or given to verify it"
+        elif call.malformed:
+            why = "its arguments could not be read"
+        elif not label.verify(self.key, call.name, call.arguments):
+            why = "it does not verify with the runs key"
+        elif label.version != labels.FORMAT:
+            why = "it is in the old label format, which does not bind it to its rollout"
+        else:
+            why = self.unbound(label.session, label.task, label.index, index)
+        if why is not None:
+            self.ignore(index, call.name, why)
+            return None
+        self.session, self.task = label.session, label.task
+        self.believed += 1
+        return ErrorKind.read(label.kind)
+
+    def unbound(self, session: str, task: str | None, signed: int, index: int) -> str | None:
+        """Why a verified label does not belong to this rollout's call `index`, or None."""
+        if signed != index:
+            return f"its label is for call index {signed}, not {index}"
+        if not session or (self.session is not None and session != self.session):
+            return f"its label is for session {session!r}, not this rollout's {self.session!r}"
+        if self.task is not Labels._UNKNOWN and task != self.task:
+            return f"its label is for task {task!r}, not this rollout's {self.task!r}"
         return None
+
+    def ignore(self, index: int, tool: str, why: str) -> None:
+        self.ignored.append(f"call {index} ({tool}): {why}")
 
     def signed(self, fields: list[Any], signature: Any) -> bool:
         return self.key is not None and self.key.verify(fields, signature)
@@ -80,10 +120,10 @@ def _looks_failed(text: str) -> bool:
     return isinstance(payload, dict) and bool(payload.get("error") or payload.get("isError"))
 
 
-def settle(call: RolloutCall, text: str, failed: bool, checker: Labels) -> None:
-    """Record a call's result text: ok, the agent's tool error, or a verified fault."""
+def settle(call: RolloutCall, index: int, text: str, failed: bool, checker: Labels) -> None:
+    """Record the result text of call `index`: ok, the agent's tool error, or a believed fault."""
     call.result, call.has_result = text, True
-    kind = checker.fault(text, call)
+    kind = checker.fault(text, call, index)
     outcome: Outcome
     if call.malformed:
         outcome = "tool-error"
@@ -141,7 +181,7 @@ def _answer(
     if index < 0:  # the answer to a submit_answer call
         return
     failed = _looks_failed(text) if is_error is None else is_error
-    settle(rollout.calls[index], text, failed, checker)
+    settle(rollout.calls[index], index, text, failed, checker)
 
 
 def labels_preview(value: Any) -> str:

@@ -79,7 +79,17 @@ class Rollout(BaseModel):
     version: str | None = None
     fingerprint: str | None = None
     domain_path: str | None = Field(
-        default=None, description="the folder of a domain the server served by path (from the header)"
+        default=None,
+        description="where the server found the domain (from a header it signed; None otherwise): a hint "
+        "to find it again, never its identity",
+    )
+    signed_domain: bool = Field(
+        default=False, description="the domain's name, version and fingerprint are the server's signed word"
+    )
+    session: str | None = Field(
+        default=None,
+        description="the session the rollout ran in: the signed header's, the chat log's `session`, or "
+        "its first verified label's",
     )
     task: str | None = None
     seed: int | None = None
@@ -101,6 +111,17 @@ class Rollout(BaseModel):
     )
     unverified_labels: int = Field(
         default=0, description="infrastructure labels that did not verify (counted as the agent's errors)"
+    )
+    ignored_labels: list[str] = Field(
+        default_factory=list,
+        description="why each infrastructure label was not believed ('call 2 (tool): ...')",
+    )
+    label_task: str | None = Field(
+        default=None, description="the task the rollout's believed labels are bound to"
+    )
+    distrusted: list[str] = Field(
+        default_factory=list,
+        description="what else the transcript claims that was not believed, and why (one sentence each)",
     )
     key_found: bool = Field(default=False, description="whether a runs key was available to verify labels")
 
@@ -225,6 +246,11 @@ class ChatTranscript(BaseModel):
     fingerprint: str | None = Field(default=None, description="the domain's fingerprint (matches by content)")
     task: str | None = None
     seed: int | None = None
+    session: str | None = Field(
+        default=None,
+        description="the server session the rollout ran in (its `?session=` id): a label of another "
+        "session is not believed",
+    )
     messages: list[dict[str, Any]] = Field(
         description="OpenAI or Anthropic chat messages, or MCP JSON-RPC messages, in order"
     )

@@ -24,7 +24,7 @@ import yaml
 
 from simulator import Domain, Episode, TaskError, load_domain
 from simulator import labels as server_labels
-from simulator.errors import ErrorKind, TranscriptError
+from simulator.errors import ErrorKind, ToolgymError, TranscriptError
 from simulator.spec import Task
 
 from .diff import diff_states
@@ -35,6 +35,7 @@ from .replay import Replayed, replay_rollout
 from .report import Divergence, FactResult, ScoreReport, StateDiff, show
 from .rollout import Format, Rollout, RolloutCall
 from .transcripts import load_transcript
+from .trust import bind_task, domain_warnings, label_warnings
 
 
 def check_domain(domain: Domain, rollout: Rollout) -> None:
@@ -90,20 +91,12 @@ def names_domain(named: str, domain: Domain, fingerprint: str | None = None) -> 
 
 def _warnings(domain: Domain, rollout: Rollout) -> list[str]:
     rollout.check_tools(domain.tools, domain.ref)
-    warnings = []
-    if rollout.version is not None and rollout.version != domain.version:
+    warnings = domain_warnings(domain, rollout)
+    if not warnings and rollout.version is not None and rollout.version != domain.version:
         warnings.append(
             f"the transcript was recorded on {rollout.domain}@{rollout.version}; scoring on {domain.ref}"
         )
-    if rollout.unverified_labels:
-        why = (
-            "they do not verify with the runs key" if rollout.key_found else "no runs key was found or given"
-        )
-        warnings.append(
-            f"{rollout.unverified_labels} infrastructure label(s) were ignored ({why}): "
-            "those calls count as the agent's failed calls"
-        )
-    return warnings
+    return warnings + label_warnings(rollout)
 
 
 def answers_mode(domain: Domain, task: Task) -> str:
@@ -269,6 +262,7 @@ def score_rollout(
     transcript that does not fit the domain.
     """
     gold = resolve_task(domain, rollout, task)
+    rollout = bind_task(rollout, gold.id)  # a fault labelled for another task is the agent's
     warnings = _warnings(domain, rollout)
     seed = resolve_seed(rollout, gold, seed)
     answers = answers_mode(domain, gold)
@@ -383,7 +377,14 @@ def score_transcript(
     if domain is None:
         if rollout.domain is None:
             raise TranscriptError(f"{path} names no domain: pass one (--domain)")
-        served = rollout.domain_path
+        served = rollout.domain_path  # signed by the server, else None
         domain = served if served is not None and (Path(served) / "domain.yaml").is_file() else rollout.domain
-    loaded = domain if isinstance(domain, Domain) else load_domain(domain)
+        try:
+            loaded = load_domain(domain)
+        except ToolgymError as exc:
+            if not rollout.distrusted:
+                raise
+            raise TranscriptError(f"{path}: {'; '.join(rollout.distrusted)}; and {exc}") from None
+    else:
+        loaded = domain if isinstance(domain, Domain) else load_domain(domain)
     return score_rollout(loaded, rollout, task=task, seed=seed)

@@ -2,14 +2,15 @@
 
 Formats (auto-detected, or named with `format=`):
 
-- `toolgym`: toolgym's own JSONL (`simulator/transcript.py`: header, call, message, void, end
-  records);
+- `toolgym`: toolgym's own JSONL (`simulator/transcript.py`: header, call, message, void, resend,
+  end records; a resend is not a call);
 - `openai`: chat messages; assistant `tool_calls[].function.{name, arguments (a JSON string)}`,
   answered by `tool` messages with `tool_call_id`;
 - `anthropic`: messages whose content holds `tool_use` blocks, answered by `tool_result` blocks
   (`is_error`) in the next user message;
 - `mcp`: a JSON-RPC log: `tools/call` requests and their responses, matched by id
-  (`result.isError`; a JSON-RPC `error` is the agent's failed call too).
+  (`result.isError`; a JSON-RPC `error` is the agent's failed call too); a request that resends an
+  earlier one's `_meta["toolgym/call-id"]` is not a call.
 
 A file is either one JSON document — a list of records, or the wrapper object
 
@@ -39,14 +40,24 @@ from pydantic import BaseModel, ValidationError
 
 from simulator import labels
 from simulator.errors import ErrorKind
-from simulator.transcript import CallRecord, EndRecord, HeaderRecord, MessageRecord
+from simulator.resends import CALL_ID_META
+from simulator.transcript import CallRecord, EndRecord, HeaderRecord, MessageRecord, ResendRecord
 
 from .chat import Labels, add_call, read_anthropic, read_openai, say, settle, text_of
 from .rollout import Format, Record, Rollout, RolloutCall, preview, read_arguments, transcript_error
 
-_META_KEYS = ("domain", "version", "fingerprint", "task", "seed", "final_message", "termination_reason")
+_META_KEYS = (
+    "domain",
+    "version",
+    "fingerprint",
+    "task",
+    "seed",
+    "session",
+    "final_message",
+    "termination_reason",
+)
 _MARKERS = ("truncated", "termination_reason")
-_TOOLGYM_TYPES = {"header", "call", "message", "void", "end"}
+_TOOLGYM_TYPES = {"header", "call", "message", "void", "resend", "end"}
 #: Termination reasons (wrapper, metadata or an end record) that mean the harness cut the rollout
 #: off; compared lower-cased with '-' and ' ' read as '_'.
 TRUNCATION_REASONS = frozenset(
@@ -77,15 +88,16 @@ def load_transcript(
 ) -> Rollout:
     """Read a transcript file (any supported format, auto-detected) into a Rollout.
 
-    `key` verifies the server's labels; by default the key beside the file (`RUNS/.toolgym-key`).
+    `key` verifies the server's labels; by default the key beside the file (`RUNS/.toolgym-key`),
+    and a key file there that is refused (a symlink, another user's, open to others) is an error.
     """
     p = Path(path)
-    return parse_transcript(
-        read_text(p, max_bytes),
-        source=str(p),
-        format=format,
-        key=key if key is not None else labels.find_key(p),
-    )
+    if key is None:
+        try:
+            key = labels.find_key(p)
+        except (OSError, ValueError) as exc:  # a key that is there but not the server's own
+            raise transcript_error(str(p), "runs key", str(exc)) from None
+    return parse_transcript(read_text(p, max_bytes), source=str(p), format=format, key=key)
 
 
 def read_text(path: str | Path, max_bytes: int | None = None) -> str:
@@ -116,7 +128,10 @@ def parse_transcript(
         meta = {**records[0].value, **meta}
         records = records[1:]
     fmt = format or detect_format(records, source)
-    checker = Labels(key)
+    session = meta.get("session")
+    checker = Labels(key, session if isinstance(session, str) and session else None)
+    if isinstance(meta.get("task"), str):
+        checker.task = meta["task"]
     rollout: Rollout = _READERS[fmt](records, source, checker)
     updates: dict[str, Any] = {
         k: meta[k] for k in _META_KEYS if meta.get(k) is not None and getattr(rollout, k) is None
@@ -127,7 +142,14 @@ def parse_transcript(
         raise transcript_error(source, "metadata", "final_message must be a string")
     if isinstance(updates.get("final_message"), str) and not rollout.messages:
         updates["messages"] = [updates["final_message"]]
-    updates.update(unverified_labels=checker.unverified, key_found=key is not None, source=source)
+    updates.update(
+        unverified_labels=checker.unverified,
+        ignored_labels=checker.ignored,
+        label_task=checker.bound_task,
+        session=rollout.session or checker.session,
+        key_found=key is not None,
+        source=source,
+    )
     try:
         return Rollout.model_validate({**dict(rollout), **updates})
     except ValidationError as exc:
@@ -264,12 +286,19 @@ def _validated(model: type[BaseModel], record: Record, source: str | None, value
 
 
 class _ToolgymReader:
-    """Reads toolgym records, verifying the server's signatures as it goes."""
+    """Reads toolgym records, verifying the server's signatures as it goes.
+
+    A signed record counts only with the header's session and task (which its signature covers)
+    and, for a call, at its own place in the file. Records signed in the previous format count
+    only under a header that verifies in that format (which binds their session to its task).
+    """
 
     def __init__(self, source: str | None, checker: Labels):
         self.source, self.checker = source, checker
         self.rollout = Rollout(format="toolgym", source=source)
         self.session: str | None = None
+        self.task: str | None = None
+        self.format: int | None = None  # the signed format of the header, if it verifies
         self.by_index: dict[int, RolloutCall] = {}
         self.ended_with: int | None = None  # the call count of a signed end record
 
@@ -278,12 +307,54 @@ class _ToolgymReader:
         r = self.rollout
         r.domain, r.version, r.fingerprint = header.domain, header.version, header.fingerprint
         r.task, r.seed = header.task, header.seed
-        path = record.value.get("domain_path")
-        r.domain_path = path if isinstance(path, str) else None
         # the server names a session after its transcript file
         self.session = header.session or (Path(self.source).stem if self.source else None)
-        fields = labels.header_fields(record.value)
-        r.server_written = self.checker.signed(fields, record.value.get("signature"))
+        self.task = header.task
+        signature = record.value.get("signature")
+        if self.checker.signed(labels.header_fields(record.value), signature):
+            self.format = labels.FORMAT
+        elif self.checker.signed(labels.header_fields_v1(record.value), signature):
+            self.format = 1
+        elif signature is not None and self.checker.key is not None:
+            r.distrusted.append(
+                "the header's signature does not verify with the runs key (the header was changed, or "
+                "another key signed it): the transcript is read as unsigned"
+            )
+        r.server_written = self.format is not None
+        r.signed_domain = self.format == labels.FORMAT
+        path = record.value.get("domain_path")
+        r.domain_path = path if r.signed_domain and isinstance(path, str) else None
+        if isinstance(path, str) and not r.signed_domain:
+            r.distrusted.append(
+                f"the header's domain_path {preview(path)} is not used: no signature of the server covers it"
+            )
+        r.session = self.session if r.server_written else None
+
+    def _signed(self, kind: ErrorKind, index: int, tool: str, arguments: Any, signature: Any) -> bool:
+        """Whether a call or void record's signature is the server's, for this rollout."""
+        if self.session is None:
+            return False
+        if self.format == 1:
+            return self.checker.signed(
+                labels.call_fields_v1(self.session, index, tool, arguments, kind), signature
+            )
+        fields = labels.call_fields(self.session, index, tool, arguments, kind, self.task)
+        return self.checker.signed(fields, signature)
+
+    def _believe(self, position: int, tool: str, index: int, signed: bool) -> bool:
+        if not signed:
+            why = (
+                "it does not verify with the runs key"
+                if self.checker.key is not None
+                else "no runs key was found or given to verify it"
+            )
+        elif index != position:
+            why = f"its record names call index {index}, but it is call {position} of the file"
+        else:
+            self.checker.believed += 1
+            return True
+        self.checker.ignore(position, tool, why)
+        return False
 
     def call(self, record: Record) -> None:
         value = record.value
@@ -301,12 +372,11 @@ class _ToolgymReader:
             has_result=call.ok,
             where=record.where,
         )
+        position = len(self.rollout.calls)
         if not call.ok and kind is not None and kind.is_infra and problem is None:
-            fields = labels.call_fields(self.session or "", call.index, call.tool, call.arguments, kind)
-            if self.session is not None and self.checker.signed(fields, value.get("signature")):
+            signed = self._signed(kind, call.index, call.tool, call.arguments, value.get("signature"))
+            if self._believe(position, call.tool, call.index, signed):
                 rc.outcome, rc.fault = "fault", kind
-            else:
-                self.checker.unverified += 1
         elif problem is not None:
             rc.outcome = "tool-error"
         self.by_index[call.index] = rc
@@ -320,10 +390,11 @@ class _ToolgymReader:
             raise transcript_error(
                 self.source, record.where, f"a void record for call {preview(index)}, which no call has"
             )
-        fields = labels.call_fields(self.session or "", index, call.name, call.arguments, ErrorKind.STORAGE)
-        if self.session is None or not self.checker.signed(fields, record.value.get("signature")):
-            self.checker.unverified += 1  # only the server can say a recorded call did not happen
-            return
+        signed = self._signed(
+            ErrorKind.STORAGE, index, call.name, call.arguments, record.value.get("signature")
+        )
+        if not self._believe(index, call.name, index, signed):
+            return  # only the server can say a recorded call did not happen
         reason = record.value.get("reason")
         call.voided = True
         call.error = f"the call was voided: {reason}" if isinstance(reason, str) else "the call was voided"
@@ -335,9 +406,13 @@ class _ToolgymReader:
         r.digest = end.digest
         r.termination_reason = end.reason
         r.truncated = r.truncated or record.value.get("truncated") is True or is_truncation(end.reason)
-        signed = self.session is not None and self.checker.signed(
-            labels.end_fields(self.session, record.value), record.value.get("signature")
-        )
+        signature = record.value.get("signature")
+        if self.session is None:
+            signed = False
+        elif self.format == 1:
+            signed = self.checker.signed(labels.end_fields_v1(self.session, record.value), signature)
+        else:
+            signed = self.checker.signed(labels.end_fields(self.session, record.value, self.task), signature)
         self.ended_with = end.calls if signed else None
 
     def read(self, records: list[Record]) -> Rollout:
@@ -353,17 +428,21 @@ class _ToolgymReader:
                     say(self.rollout, message.content, final=True)
             elif kind == "void":
                 self.void(record)
+            elif kind == "resend":  # answered from the record, not run again: not a call
+                _validated(ResendRecord, record, self.source)
             elif kind == "end":
                 self.end(record)
             else:
                 raise transcript_error(
                     self.source,
                     record.where,
-                    f"unknown record type {preview(kind)} (expected header, call, message, void, end)",
+                    f"unknown record type {preview(kind)} (expected header, call, message, void, resend, end)",
                 )
         # complete: a signed end record whose call count is the number of calls in the file
         r = self.rollout
         r.complete = not r.server_written or self.ended_with == len(r.calls)
+        if self.checker.believed:  # the labels are bound to the header's task
+            self.checker.task = self.task
         return self.rollout
 
 
@@ -374,12 +453,13 @@ def read_toolgym(records: list[Record], source: str | None, checker: Labels) -> 
 # -- MCP JSON-RPC log ------------------------------------------------------------------------------
 
 
-def _mcp_answer(call: RolloutCall, response: dict[str, Any], checker: Labels) -> None:
+def _mcp_answer(rollout: Rollout, index: int, response: dict[str, Any], checker: Labels) -> None:
+    call = rollout.calls[index]
     error = response.get("error")
     if error is not None:  # a JSON-RPC error: the agent's failed call (unless a label verifies)
         code = error.get("code") if isinstance(error, dict) else None
         message = error.get("message") if isinstance(error, dict) else error
-        settle(call, f"JSON-RPC error {code}: {text_of(message)}", True, checker)
+        settle(call, index, f"JSON-RPC error {code}: {text_of(message)}", True, checker)
         return
     result = response.get("result")
     result = result if isinstance(result, dict) else {}
@@ -391,12 +471,16 @@ def _mcp_answer(call: RolloutCall, response: dict[str, Any], checker: Labels) ->
     )
     if not text and isinstance(result.get("structuredContent"), dict):
         text = json.dumps(result["structuredContent"], ensure_ascii=False)
-    settle(call, text, bool(result.get("isError")), checker)
+    settle(call, index, text, bool(result.get("isError")), checker)
 
 
 def read_mcp(records: list[Record], source: str | None, checker: Labels) -> Rollout:
+    """A JSON-RPC log's calls. A request resending an earlier one's `_meta` call id is not a call
+    (the server answers it from the record): its answer settles that call if nothing else did."""
     rollout = Rollout(format="mcp", source=source)
     pending: dict[str, int] = {}
+    sent: dict[str, tuple[Any, Any, int]] = {}  # call id -> (tool, arguments, index or -1)
+    settled: set[int] = set()
     for record in records:
         msg = record.value
         if "jsonrpc" not in msg and isinstance(msg.get("message"), dict):
@@ -406,13 +490,25 @@ def read_mcp(records: list[Record], source: str | None, checker: Labels) -> Roll
             params = msg.get("params")
             if not isinstance(params, dict) or not isinstance(params.get("name"), str):
                 raise transcript_error(source, record.where, "tools/call request without params.name")
-            made = add_call(rollout, source, record.where, params["name"], params.get("arguments"))
+            meta = params.get("_meta")
+            call_id = meta.get(CALL_ID_META) if isinstance(meta, dict) else None
+            call = (params["name"], params.get("arguments"))
+            if isinstance(call_id, str) and call_id in sent:  # a resend (or a refused reuse of the id)
+                tool, arguments, index = sent[call_id]
+                if "id" in msg:
+                    pending[key] = index if (tool, arguments) == call else -1
+                continue
+            made = add_call(rollout, source, record.where, *call)
+            index = len(rollout.calls) - 1 if made else -1
+            if isinstance(call_id, str):
+                sent[call_id] = (*call, index)
             if "id" in msg:
-                pending[key] = len(rollout.calls) - 1 if made else -1
+                pending[key] = index
         elif "method" not in msg and key in pending and ("result" in msg or "error" in msg):
             index = pending.pop(key)
-            if index >= 0:
-                _mcp_answer(rollout.calls[index], msg, checker)
+            if index >= 0 and index not in settled:
+                settled.add(index)
+                _mcp_answer(rollout, index, msg, checker)
     return rollout
 
 

@@ -40,14 +40,17 @@ _CLOCK_EVERY = 4096  # evaluation steps between wall-clock checks
 
 @dataclass(frozen=True)
 class Budget:
-    """The most one call may do. The defaults leave every bundled domain's gold calls far inside."""
+    """The most one call may do, and how far an episode's database may grow (`growth_bytes` beyond
+    its seed state; a write past it is the agent's tool error). The defaults leave every bundled
+    domain's gold calls far inside."""
 
     sqlite_steps: int = 50_000_000
     eval_steps: int = 2_000_000
     wall_seconds: float = 10.0
+    growth_bytes: int = 16 * 2**20
 
     def __post_init__(self) -> None:
-        if self.sqlite_steps < 1 or self.eval_steps < 1 or not self.wall_seconds > 0:
+        if self.sqlite_steps < 1 or self.eval_steps < 1 or not self.wall_seconds > 0 or self.growth_bytes < 1:
             raise ToolgymError(f"a budget's limits must be positive, got {self}")
 
 

@@ -12,6 +12,9 @@ trace there either), and they are written to the `_toolgym_*` tables, in one tra
 anything reads those tables (`digest`, `changes`); `close` hands the changes not written yet to the
 domain's pool, which restores the seed state from both. A write call so runs only its own
 statements between BEGIN and COMMIT, with no bookkeeping statement of its own.
+
+Arguments nested deeper than `MAX_NESTING` are refused before anything reads them; the database may grow `Budget.growth_bytes`
+beyond the seed (SQLite's `max_page_count`): a write past it is refused, as the agent's error.
 """
 
 from __future__ import annotations
@@ -25,7 +28,17 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from .budget import Budget, Meter
-from .errors import CallFailed, ErrorKind, InfraError, OperationError, StorageError, ToolError, clip
+from .errors import (
+    CallFailed,
+    ErrorKind,
+    InfraError,
+    OperationError,
+    StateTooLarge,
+    StorageError,
+    ToolError,
+    clip,
+    clip_name,
+)
 from .fastschema import brief
 from .ids import MAX_TRIES
 from .observe import ReadObserver
@@ -49,6 +62,42 @@ _CLOSED.close()
 
 _SHOWN_ERRORS = 10  # schema errors a message lists
 _ERROR_CHARS = 600  # characters one listed error may take (values in it are quoted by `brief`)
+
+#: The deepest an argument's lists and objects may nest (the arguments object is level 0).
+MAX_NESTING = 64
+_TOO_DEEP = f"a value is nested more than {MAX_NESTING} levels deep"
+_NO_PAGE_LIMIT = "PRAGMA max_page_count = 4294967294"
+
+
+def shape_problem(args: dict[str, Any]) -> str | None:
+    """What makes arguments unusable before any check reads them: nesting deeper than `MAX_NESTING`
+    (text that is not valid Unicode is the engine's to name, at its argument); None when there is none."""
+    stack: list[tuple[Any, int]] = [(args, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_NESTING:
+            return _TOO_DEEP
+        for value in item.values() if isinstance(item, dict) else item:
+            if isinstance(value, dict | list):
+                stack.append((value, depth + 1))
+    return None
+
+
+def _clip_nesting(value: Any, depth: int = 0) -> Any:
+    """`value` with its lists and objects below `MAX_NESTING` + 1 levels emptied (what a record of a
+    call refused for its nesting holds: still too deep, and writable)."""
+    if isinstance(value, dict):
+        return {} if depth > MAX_NESTING else {k: _clip_nesting(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [] if depth > MAX_NESTING else [_clip_nesting(v, depth + 1) for v in value]
+    return value
+
+
+def page_limit(snapshot: bytes, growth_bytes: int) -> int:
+    """SQLite's `max_page_count` for a database that starts as `snapshot` and may grow `growth_bytes`."""
+    size = int.from_bytes(snapshot[16:18], "big")  # the database header's page size (1: 65,536)
+    size = 65536 if size == 1 else size
+    return len(snapshot) // size + -(-growth_bytes // size)
 
 
 def describe_schema_errors(tool: str, errors: list[Any]) -> str:
@@ -83,6 +132,10 @@ class Episode:
         self.seed = seed
         self.task: Task | None = domain.task(task) if isinstance(task, str) else task
         self.conn = domain.connection()
+        self._page_limit = (
+            f"PRAGMA max_page_count = {page_limit(domain.snapshot(), self.meter.budget.growth_bytes)}"
+        )
+        self.conn.execute(self._page_limit)
         self.cursor = self.conn.cursor()  # (statements run on it need no cursor of their own)
         self._written = self.conn.total_changes  # rows written by calls so far (see `close`)
         self.lock = threading.RLock()
@@ -210,6 +263,8 @@ class Episode:
         written, the call is rolled back and fails with a `StorageError` (the agent is never told
         "nothing changed" about a change that stayed).
         """
+        if name not in self.domain.tools:
+            name = clip_name(name)  # (an unknown name is repeated in errors and records, bounded)
         with self.lock:
             started = 0.0 if self.transcript is None else time.perf_counter()  # (a record's duration)
             args = {} if arguments is None else arguments
@@ -251,6 +306,12 @@ class Episode:
             raise ToolError(
                 f"Invalid arguments for {name}: expected a JSON object, got {type(args).__name__}"
             )
+        problem = shape_problem(args)
+        if problem is not None:  # (recorded here: the record holds a writable copy of the arguments)
+            error = ToolError(f"Invalid arguments for {name}: {problem}; nothing changed.")
+            self._record(name, _clip_nesting(args), started, error=str(error), kind=error.kind)
+            self._recorded = True
+            raise error
         check = self.domain.checks.get(name)
         if not (check(args) if check is not None else self.domain.validators[name].is_valid(args)):
             errors = list(self.domain.validators[name].iter_errors(args))
@@ -268,7 +329,8 @@ class Episode:
             result = self._execute(tool, name, args)
             self._record_before_commit(name, args, started, result)
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # (SQLite rolls back by itself on some errors: a full database)
+                conn.execute("ROLLBACK")
             self._forget_pending()
             raise
         try:
@@ -320,17 +382,21 @@ class Episode:
         conn = self.conn
         in_step = conn.total_changes == self._written  # nothing wrote to conn outside a call
         changes = self._unsaved_changes
-        conn.execute("BEGIN")
+        conn.execute(_NO_PAGE_LIMIT)  # (the bookkeeping is the server's: never refused for size)
         try:
-            conn.executemany(
-                _LOG_CHANGE,
-                [(t, stored_key(k)) for t, k in changes] if self.domain.composite_keys else changes,
-            )
-            conn.executemany(_SET_META, self._unsaved_meta.items())
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+            conn.execute("BEGIN")
+            try:
+                conn.executemany(
+                    _LOG_CHANGE,
+                    [(t, stored_key(k)) for t, k in changes] if self.domain.composite_keys else changes,
+                )
+                conn.executemany(_SET_META, self._unsaved_meta.items())
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+        finally:
+            conn.execute(self._page_limit)
         self._unsaved_changes = set()
         self._unsaved_meta = {}
         if in_step:
@@ -348,6 +414,8 @@ class Episode:
         except sqlite3.OperationalError as exc:
             if str(exc) == "interrupted":
                 raise
+            if exc.sqlite_errorcode == sqlite3.SQLITE_FULL:  # at `max_page_count`
+                raise StateTooLarge(name, self.meter.budget.growth_bytes) from None
             raise OperationError(name, exc) from exc
         except Exception as exc:
             raise OperationError(name, exc) from exc

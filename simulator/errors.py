@@ -6,7 +6,8 @@
     ├── SpecError                a domain folder or spec file is wrong (lists every problem, with file and location)
     ├── ToolError                an agent's tool call failed; the message is for the agent to act on (kind "tool")
     │   ├── OperationError       the operation raised on the agent's arguments where no precise check caught it
-    │   └── WorkLimitError       the call asked for more work than one call may do (the agent's arguments)
+    │   ├── WorkLimitError       the call asked for more work than one call may do (the agent's arguments)
+    │   └── StateTooLarge        a write would grow the episode's database past its size limit
     ├── InfraError               a call failed for a reason that is not the agent's (injected or real fault)
     │   ├── CallTimeout          the call ran past the wall-clock limit the server imposes (kind "timeout")
     │   ├── StorageError         the call's record or commit could not be written; rolled back (kind "storage")
@@ -171,6 +172,18 @@ class WorkLimitError(ToolError):
         self.limit = limit
 
 
+class StateTooLarge(ToolError):
+    """A write would grow the episode's database past its limit (`Budget.growth_bytes`)."""
+
+    def __init__(self, tool: str, limit: int):
+        super().__init__(
+            f"{tool} was not carried out: this episode's data has reached its size limit "
+            f"({limit / 2**20:g} MiB beyond its start); nothing changed. Write less: shorter text, "
+            "fewer or smaller rows."
+        )
+        self.limit = limit
+
+
 class CallTimeout(InfraError):
     """A call ran past the wall-clock limit the server imposes on one call; it was rolled back."""
 
@@ -186,6 +199,15 @@ class CallTimeout(InfraError):
 def clip(text: str, limit: int = 200) -> str:
     """`text`, or its first `limit` characters and "…" when it is longer (what a message may quote)."""
     return text if len(text) <= limit else text[:limit] + "…"
+
+
+#: The characters of a name the agent gave (a tool's) that errors and transcript records repeat.
+NAME_CHARS = 128
+
+
+def clip_name(name: str) -> str:
+    """A name as errors and records repeat it: at most `NAME_CHARS` characters and "…"."""
+    return clip(name, NAME_CHARS)
 
 
 class TranscriptError(ToolgymError):
@@ -210,6 +232,9 @@ class CapacityError(InfraError):
     """The server refused a new session: it is at its limit (in all, or for this client)."""
 
     kind = ErrorKind.CAPACITY
+    #: the session the refused call would have opened and its task (its label is bound to them)
+    session: str = ""
+    task: str | None = None
 
 
 class SessionError(ToolgymError):

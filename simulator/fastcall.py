@@ -31,7 +31,7 @@ already exists (its first call, which opens the episode, went through the SDK) a
 the owner and task checks, either
 
 - in an MCP session the SDK already established (its `mcp-session-id` is live, its protocol
-  version a handshake-era one or absent; no `_meta` on the request), or
+  version a handshake-era one or absent; no `_meta` on the request but a call id), or
 - on the 2026-07-28 revision (no handshake, no session id), naming its session with `?session=`
   and carrying the episode handle: the SDK's own validation ladder (envelope, routing headers,
   `Mcp-Param-*` headers against the tool's schema) runs on it first, and the answer carries what
@@ -39,6 +39,9 @@ the owner and task checks, either
 notifications, other methods, batches, GET/DELETE, unknown session ids or tools, malformed
 JSON, progress tokens, anything the SDK would refuse — goes to the SDK unchanged (the body is
 replayed to it), so the SDK stays the one place for every protocol rule but this one request.
+The body is parsed by the SDK's own parser (`pydantic_core.from_json`: UTF-8 only, no BOM, no
+lone surrogate), and a request that repeats a header this path reads goes to the SDK: what this
+path answers is a subset of what the SDK accepts (`tests/test_fastcall_differential.py`).
 
 **Protocol compliance.** The request passed the same Host/Origin guard and body limit (this
 middleware sits behind them); the Accept and Content-Type checks are the SDK's; the answer is the
@@ -60,6 +63,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
 import anyio
+import pydantic_core
 from mcp.shared.inbound import (
     MCP_PARAM_HEADER_PREFIX,
     InboundModernRoute,
@@ -73,8 +77,9 @@ from pydantic import ValidationError
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .errors import SessionError
+from .errors import SessionError, clip_name
 from .mcptools import HANDLE_META, SUBMIT_ANSWER, SUBMIT_ANSWER_SCHEMA, error_result
+from .resends import CALL_ID_META, CallRef, call_id_of
 
 if TYPE_CHECKING:
     from fastmcp.tools.base import ToolResult
@@ -88,6 +93,7 @@ logger = logging.getLogger("toolgym.server")
 _HANDSHAKE = frozenset(v.encode() for v in HANDSHAKE_PROTOCOL_VERSIONS)
 _MODERN = frozenset(v.encode() for v in MODERN_PROTOCOL_VERSIONS)
 _PARAM_PREFIX = MCP_PARAM_HEADER_PREFIX.lower()
+_PARAMS = frozenset({"name", "arguments", "_meta"})
 _JSON_HEADERS = [(b"content-type", b"application/json"), (b"cache-control", b"no-cache, no-transform")]
 
 
@@ -127,18 +133,29 @@ class FastToolCalls:
         if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != self.path:
             await self.app(scope, receive, send)
             return
-        sid = version = None
-        ok_type = ok_accept = False
+        sid = version = content_type = accept = None
+        repeated = False
         for name, value in scope["headers"]:
             if name == b"mcp-session-id":
+                repeated |= sid is not None
                 sid = value
             elif name == b"mcp-protocol-version":
+                repeated |= version is not None
                 version = value
             elif name == b"content-type":
-                ok_type = value.split(b";")[0].strip().lower() == b"application/json"
+                repeated |= content_type is not None
+                content_type = value
             elif name == b"accept":
-                ok_accept = _accepts(value)
-        if not (ok_type and ok_accept):
+                repeated |= accept is not None
+                accept = value
+        # (the SDK reads a repeated header's first value; its Content-Type check is case-sensitive)
+        if (
+            repeated
+            or content_type is None
+            or accept is None
+            or content_type.split(b";")[0].strip() != b"application/json"
+            or not _accepts(accept)
+        ):
             await self.app(scope, receive, send)
             return
         if sid is None and version in _MODERN:
@@ -148,23 +165,24 @@ class FastToolCalls:
         if transport is None:
             await self.app(scope, receive, send)
             return
-        body, more = await _read_body(receive)
+        body, more = await read_body(receive)
         call = _tool_call(body, self.tools, modern=False) if not more else None
         session = None
         if call is not None:
             query = _Query(scope.get("query_string", b""))
             session = self._session(query, transport.mcp_session_id, None)
         if call is None or session is None:
-            await self.app(scope, _replay(body, more, receive), send)
+            await self.app(scope, replay_body(body, more, receive), send)
             return
-        rid, tool, arguments, _ = call
+        rid, tool, arguments, message = call
+        ref = CallRef(message["params"].get("_meta", {}).get(CALL_ID_META), rid)
         # hold the session's idle countdown while the call runs, as the SDK's transport does
         idle = transport.idle_scope if transport._idle_timeout is not None else None
         if idle is not None:
             transport._requests_in_flight += 1
             idle.deadline = math.inf
         try:
-            result = await self._run(session, tool, arguments)
+            result = await self._run(session, tool, arguments, ref)
         finally:
             if idle is not None:
                 transport._requests_in_flight -= 1
@@ -176,7 +194,7 @@ class FastToolCalls:
 
     async def _modern(self, scope: Scope, receive: Receive, send: Send, version: str) -> None:
         """A 2026-07-28 request: answered here when it is a valid call of an existing session."""
-        body, more = await _read_body(receive)
+        body, more = await read_body(receive)
         call = _tool_call(body, self.tools, modern=True) if not more else None
         session = None
         if call is not None and _passes_the_ladder(scope, call[3], version, self.schemas):
@@ -184,10 +202,11 @@ class FastToolCalls:
             query = _Query(scope.get("query_string", b""))
             session = self._session(query, None, handle if isinstance(handle, str) else None)
         if call is None or session is None:
-            await self.app(scope, _replay(body, more, receive), send)
+            await self.app(scope, replay_body(body, more, receive), send)
             return
-        rid, tool, arguments, _ = call
-        result = wire_result(await self._run(session, tool, arguments))
+        rid, tool, arguments, message = call
+        ref = CallRef(message["params"]["_meta"].get(CALL_ID_META), rid)
+        result = wire_result(await self._run(session, tool, arguments, ref))
         stamp = self.server.mcp._mcp_server.server_info_stamp
         result["_meta"] = {**result.get("_meta", {}), SERVER_INFO_META_KEY: stamp}
         result["resultType"] = "complete"
@@ -220,11 +239,11 @@ class FastToolCalls:
             return None  # the SDK path words the refusal
         return session
 
-    async def _run(self, session: Session, tool: str, arguments: dict[str, Any]) -> ToolResult:
+    async def _run(self, session: Session, tool: str, arguments: dict[str, Any], ref: CallRef) -> ToolResult:
         try:
             if tool == SUBMIT_ANSWER:
-                return await self.server.submit_in(session, tool, arguments)
-            return await self.server.call_in(session, tool, arguments)
+                return await self.server.submit_in(session, tool, arguments, ref)
+            return await self.server.call_in(session, tool, arguments, ref)
         except Exception:  # a bug: masked as fastmcp masks it (mask_error_details)
             return masked_error(tool)
 
@@ -266,10 +285,14 @@ class DirectToolCalls:
         name, arguments = params.name, dict(params.arguments or {})
         self.answered += 1
         try:
+            ref = CallRef(call_id_of(params.meta), ctx.request_id)
+        except ValueError as exc:  # a malformed call id: nothing runs
+            return sdk_result(error_result(str(exc)))
+        try:
             if name == SUBMIT_ANSWER:
-                result = await self.server.submit(name, arguments)
+                result = await self.server.submit(name, arguments, ref)
             else:  # a domain tool, or a name the domain lacks (recorded, answered with the tool list)
-                result = await self.server.call(name, arguments)
+                result = await self.server.call(name, arguments, ref)
         except Exception:  # a bug: masked as fastmcp masks it (mask_error_details)
             result = masked_error(name)
         return sdk_result(result)
@@ -278,8 +301,8 @@ class DirectToolCalls:
 def masked_error(tool: str) -> ToolResult:
     """What fastmcp answers (with `mask_error_details`) when a tool raises an unexpected exception:
     the bug is logged with its traceback, the agent sees no detail."""
-    logger.exception("internal error in %s", tool)
-    return error_result(f"Error calling tool {tool!r}")
+    logger.exception("internal error in %s", clip_name(tool))
+    return error_result(f"Error calling tool {clip_name(tool)!r}")
 
 
 def sdk_result(result: ToolResult) -> CallToolResult:
@@ -308,11 +331,12 @@ def _tool_call(
     body: bytes, tools: frozenset[str], modern: bool
 ) -> tuple[Any, str, dict[str, Any], dict[str, Any]] | None:
     """(id, tool, arguments, message) of a plain single `tools/call` request for a served tool,
-    else None. Handshake-era requests with `_meta` (progress tokens and the like) are left to the
-    SDK; on the 2026-07-28 revision every request carries its `_meta` envelope."""
+    else None. Handshake-era requests with any `_meta` but a call id (progress tokens and the
+    like) are left to the SDK; on the 2026-07-28 revision every request carries its `_meta`
+    envelope. A malformed call id is the SDK path's to refuse."""
     try:
-        message = json.loads(body)
-    except (ValueError, RecursionError):
+        message = pydantic_core.from_json(body)  # the SDK's parser: what it refuses, this refuses
+    except ValueError:
         return None
     if (
         not isinstance(message, dict)
@@ -324,9 +348,16 @@ def _tool_call(
     if type(rid) not in (int, str) or len(message) != 4:
         return None
     params = message.get("params")
-    allowed = {"name", "arguments", "_meta"} if modern else {"name", "arguments"}
-    if not isinstance(params, dict) or not set(params) <= allowed:
+    if not isinstance(params, dict) or not set(params) <= _PARAMS:
         return None
+    meta = params.get("_meta")
+    if meta is not None or modern:
+        if not isinstance(meta, dict) or not (modern or meta.keys() == {CALL_ID_META}):
+            return None
+        try:
+            call_id_of(meta)
+        except ValueError:
+            return None
     name = params.get("name")
     arguments = params.get("arguments", {})
     if name not in tools or not isinstance(arguments, dict):
@@ -355,7 +386,7 @@ def _passes_the_ladder(scope: Scope, message: dict[str, Any], version: str, sche
     return True
 
 
-async def _read_body(receive: Receive) -> tuple[bytes, list[Message]]:
+async def read_body(receive: Receive) -> tuple[bytes, list[Message]]:
     """The request body, and any messages after it that are not body (a disconnect)."""
     parts: list[bytes] = []
     while True:
@@ -367,7 +398,7 @@ async def _read_body(receive: Receive) -> tuple[bytes, list[Message]]:
             return b"".join(parts), []
 
 
-def _replay(body: bytes, rest: list[Message], receive: Receive) -> Receive:
+def replay_body(body: bytes, rest: list[Message], receive: Receive) -> Receive:
     """A `receive` that hands the SDK the body already read, then whatever follows."""
     pending: list[Message] = [{"type": "http.request", "body": body, "more_body": False}, *rest]
 

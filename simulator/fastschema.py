@@ -9,7 +9,8 @@ validator for the wording of the error.
 Agent input never runs on a backtracking regex engine: a `pattern` (and a `patternProperties`
 key) runs on RE2, in time linear in the string (`search_pattern`). A pattern RE2 cannot run (a
 lookaround, a backreference) is refused: `backtracking_patterns` names them for `check`.
-`bound_arrays` gives every array of an input schema a `maxItems` when its author gave none.
+`bound_inputs` gives every array of an input schema a `maxItems`, and every free-text string a
+`maxLength`, when its author gave none.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ Check = Callable[[Any], bool]
 
 #: the `maxItems` an input-schema array gets when its author gave none (documented in domain-format)
 DEFAULT_MAX_ITEMS = 1000
+#: the `maxLength` an input-schema string without `enum` or `const` gets when its author gave none
+DEFAULT_MAX_LENGTH = 10_000
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.log_errors = False
 
@@ -161,30 +164,36 @@ def input_validator(schema: dict[str, Any]) -> Any:
     return InputValidator(schema, format_checker=jsonschema.FormatChecker())
 
 
-def bound_arrays(schema: Any, max_items: int = DEFAULT_MAX_ITEMS) -> Any:
-    """A copy of `schema` in which every array schema without `maxItems` has `maxItems: max_items`."""
+def bound_inputs(
+    schema: Any, max_items: int = DEFAULT_MAX_ITEMS, max_length: int = DEFAULT_MAX_LENGTH
+) -> Any:
+    """A copy of `schema` in which every array schema without `maxItems` has `maxItems: max_items`,
+    and every string schema without `maxLength`, `enum` or `const` has `maxLength: max_length`."""
     schema = copy.deepcopy(schema)
-    _bound(schema, max_items)
+    _bound(schema, max_items, max_length)
     return schema
 
 
-def _bound(schema: Any, max_items: int) -> None:
+def _bound(schema: Any, max_items: int, max_length: int) -> None:
     if not isinstance(schema, dict):
         return
     kind = schema.get("type")
     is_array = kind == "array" or (isinstance(kind, list) and "array" in kind)
     if (is_array or "items" in schema or "prefixItems" in schema) and "maxItems" not in schema:
         schema["maxItems"] = max_items
+    is_string = kind == "string" or (isinstance(kind, list) and "string" in kind)
+    if is_string and not {"maxLength", "enum", "const"} & schema.keys():
+        schema["maxLength"] = max_length
     for key in _SUBSCHEMA_MAPS:
         if isinstance(schema.get(key), dict):
             for sub in schema[key].values():
-                _bound(sub, max_items)
+                _bound(sub, max_items, max_length)
     for key in _SUBSCHEMA_LISTS:
         if isinstance(schema.get(key), list):
             for sub in schema[key]:
-                _bound(sub, max_items)
+                _bound(sub, max_items, max_length)
     for key in _SUBSCHEMAS:
-        _bound(schema.get(key), max_items)
+        _bound(schema.get(key), max_items, max_length)
 
 
 _ANNOTATIONS = {

@@ -1,12 +1,15 @@
-"""An ASGI guard in front of the MCP endpoint: request bodies have a size limit.
+"""Guards in front of the MCP endpoint: request bodies have a size limit, and a read deadline.
 
 A body over the limit is refused with 413 before any of it is parsed, whether it announces its
 length (`Content-Length`) or streams it (chunked): one client cannot make the server hold a
-multi-megabyte argument list in memory, let alone run a call on it.
+multi-megabyte argument list in memory, let alone run a call on it. A connection that takes longer
+than the deadlines to send a request's headers, or its body, is closed (`deadline_protocol`): a
+half-sent request holds no socket for long.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -82,3 +85,51 @@ def body_limit(max_bytes: int, on_refused: Callable[[str], None] | None = None) 
     from starlette.middleware import Middleware
 
     return Middleware(BodyLimit, max_bytes=max_bytes, on_refused=on_refused)
+
+
+def deadline_protocol(header_seconds: float, body_seconds: float) -> type[asyncio.Protocol]:
+    """uvicorn's httptools protocol (its `http=` option) with read deadlines: a connection's request
+    headers must be complete within `header_seconds` of its first byte (or of the connection, for
+    its first request), the body within `body_seconds` of the headers; else the connection is closed.
+    An idle keep-alive connection is uvicorn's own `timeout_keep_alive` to close."""
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    class DeadlineProtocol(HttpToolsProtocol):
+        deadline: asyncio.TimerHandle | None = None
+
+        def _arm(self, seconds: float) -> None:
+            self._disarm()
+            self.deadline = self.loop.call_later(seconds, self._expire)
+
+        def _disarm(self) -> None:
+            if self.deadline is not None:
+                self.deadline.cancel()
+                self.deadline = None
+
+        def _expire(self) -> None:
+            self.deadline = None
+            if not self.transport.is_closing():
+                self.transport.close()
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._arm(header_seconds)
+
+        def on_message_begin(self) -> None:
+            super().on_message_begin()
+            if self.deadline is None:
+                self._arm(header_seconds)
+
+        def on_headers_complete(self) -> None:
+            self._arm(body_seconds)
+            super().on_headers_complete()
+
+        def on_message_complete(self) -> None:
+            self._disarm()
+            super().on_message_complete()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+    return DeadlineProtocol

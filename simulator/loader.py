@@ -30,7 +30,7 @@ from .calls import CallRef, call_references, run_calls
 from .compiler import CompileError, compile_tool
 from .domain import Domain
 from .errors import CallReferenceError, Problem, SpecError
-from .fastschema import backtracking_patterns, bound_arrays, input_validator, unknown_keywords
+from .fastschema import backtracking_patterns, bound_inputs, input_validator, unknown_keywords
 from .folders import BUNDLED, domain_folders, domain_search_path, list_domain_dirs, local_roots, resolve
 from .lint import Spelling, literal_problems, lost_values, old_spellings
 from .seedrows import SeedReader
@@ -578,8 +578,9 @@ def check_domain(ref: str | Path, warnings: bool = True) -> CheckReport:
     spec = loader.read_spec()
     if spec is None:
         return CheckReport(folder, None, loader.problems, loader.warnings, loader.spellings)
-    # every input array gets a size bound (what agents see, too): `maxItems` where none was given
-    tools_bounded = [t.model_copy(update={"input_schema": bound_arrays(t.input_schema)}) for t in spec.tools]
+    # every input array and free-text string gets a size bound (what agents see, too): `maxItems`
+    # and `maxLength` where none was given
+    tools_bounded = [t.model_copy(update={"input_schema": bound_inputs(t.input_schema)}) for t in spec.tools]
     spec = spec.model_copy(update={"tools": tools_bounded})
     loader.tables = dict(spec.tables)
     if not spec.tables:

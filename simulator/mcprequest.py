@@ -2,7 +2,7 @@
 
 The server's session logic (`simulator.server`) asks these of the request it serves: the HTTP
 query (`?session=`, `?task=`, `?seed=`, `&handle=`), the client's address (per-client limits), the
-episode handle in the request's `_meta`, and the MCP connection's id. `SessionMiddleware` is the
+episode handle and the call id in the request's `_meta`, and the MCP connection's id. `SessionMiddleware` is the
 fastmcp middleware of the server: per-session instructions, the protocol-era steering of
 `server/discover`, and unknown tools recorded in the transcript like any other call.
 """
@@ -19,6 +19,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from .errors import SessionError
 from .mcptools import HANDLE_META, SUBMIT_ANSWER
+from .resends import CallRef, call_id_of
 from .serving import TaskView
 from .sessions import check_session_id
 
@@ -52,6 +53,15 @@ def request_handle() -> str | None:
     meta = getattr(rctx, "meta", None) if rctx is not None else None
     value = meta.get(HANDLE_META) if isinstance(meta, dict) else None
     return value if isinstance(value, str) else None
+
+
+def request_call() -> CallRef:
+    """What names the current request's call across resends: its `_meta` call id and its JSON-RPC
+    id (as fastmcp passes it on, a string). ValueError for a malformed call id."""
+    rctx = fastmcp_request_ctx.get()
+    if rctx is None:
+        return CallRef(None)
+    return CallRef(call_id_of(rctx.meta), rctx.request_id)
 
 
 def session_id_of(conn: Any) -> str | None:

@@ -24,11 +24,13 @@ step destructive. Arguments are checked by the episode against the domain's vali
    its own episode; modern-era requests (each its own connection) share one per server process.
 
 A session is created on its first tool call, with the task and seed from the URL's `task` and
-`seed` query parameters over HTTP (else the server's defaults). It ends when the MCP session
-that opened it ends (HTTP DELETE, the HTTP session's idle timeout, stdio EOF, an in-memory
-client leaving), after `idle_timeout` seconds without a tool call (HTTP sessions; the only end a
-stateless `?session=` client gets short of server shutdown), or when the server stops. A call
-under the key of an ended session is refused rather than restarted on a fresh state.
+`seed` query parameters over HTTP (else the server's defaults); over HTTP, a connection counts as
+a session from its opening request (`simulator.handshakes`) and its first session uses that slot.
+It ends when the MCP session that opened it ends (HTTP DELETE, the HTTP session's idle timeout,
+stdio EOF, an in-memory client leaving), after `idle_timeout` seconds without a tool call (HTTP
+sessions; the only end a stateless `?session=` client gets short of server shutdown), or when the
+server stops. A call under the key of an ended session is refused rather than restarted on a
+fresh state.
 
 The agent sees the domain policy and its task's instruction (server instructions, the resources
 `task://instruction` and `domain://policy`, the prompt `task`), never gold calls, expected states
@@ -38,7 +40,9 @@ answered with a message that reveals nothing. An `InfraError` (the server's own 
 timeout it imposed, storage, capacity) carries the server's signed label; a `SessionError` (a bad
 session id, an unknown task, an ended session) is answered as an error before any episode runs.
 Injected faults (`fault_rate`) fail a seeded fraction of calls with a transient error that changes
-nothing and is labelled `injected`.
+nothing and is labelled `injected`. A resent call (its `_meta["toolgym/call-id"]`, or on a stateful
+connection its JSON-RPC id, tool and arguments) gets the recorded answer and is not run again
+(`simulator.resends`).
 
 Over HTTP, the tool calls of an established session are answered by a hand-written fast path in
 front of the SDK (`simulator.fastcall`: the same answers at a fraction of the CPU); in memory,
@@ -82,15 +86,18 @@ from .errors import (
     SessionError,
     TaskError,
     ToolError,
+    clip_name,
 )
 from .fastcall import DirectToolCalls, FastToolCalls
+from .handshakes import HandshakeGuard
 from .heap import settle_heap
-from .httpguard import body_limit
+from .httpguard import body_limit, deadline_protocol
 from .labels import Key, label_token, runs_key
 from .mcprequest import (
     SessionMiddleware,
     explicit_session,
     http_query,
+    request_call,
     request_client,
     request_handle,
     session_id_of,
@@ -105,7 +112,8 @@ from .mcptools import (
     ok_result,
     tool_annotations,
 )
-from .serving import ServeConfig, TaskCatalog, TaskView, serving_domain
+from .resends import CallRef, Resend, call_digest
+from .serving import ServeConfig, TaskCatalog, TaskView, per_client_limit, serving_domain
 from .sessions import Session, SessionRegistry, new_handle, resolve_task
 
 logger = logging.getLogger("toolgym.server")
@@ -132,6 +140,20 @@ _HANDSHAKE = frozenset(HANDSHAKE_PROTOCOL_VERSIONS)
 
 # ---------------------------------------------------------------------------------------------
 # the server
+
+
+def _task(session: Session) -> str | None:
+    """The id of a session's task (its labels are bound to it), or None."""
+    return session.task.id if session.task is not None else None
+
+
+def _slot(
+    session: Session, name: str, arguments: dict[str, Any], ref: CallRef | None
+) -> tuple[str | None, str | bytes | None]:
+    """Where a call is kept in the session's memory of answers, and its digest (None, None: it
+    cannot be recognised when resent)."""
+    slot = ref.slot(session.stateful) if ref is not None else None
+    return (slot, call_digest(slot, name, arguments)) if slot is not None else (None, None)
 
 
 class DomainServer:
@@ -173,6 +195,7 @@ class DomainServer:
         self.unguarded_errors = 0
         self.fast_answered = 0  # tool calls the HTTP fast path answered (simulator.fastcall)
         self._endpoints: list[Any] = []  # the HTTP app's MCP endpoints (their SDK session managers)
+        self.handshake_guard: HandshakeGuard | None = None  # the HTTP app's (it closes connections)
         self.mcp = FastMCP(
             domain.name,
             instructions=self.instructions(self.default_task),
@@ -318,30 +341,39 @@ class DomainServer:
         if not name:
             name = f"{transport}-{uuid.uuid4().hex[:12]}"
         owner, handle = None, None
+        handshake = (
+            "s:" + conn.session_id if query is not None and conn is not None and conn.session_id else None
+        )
         if key.startswith("q:"):  # an explicit id: bound to the connection, or to a handle we issue
             if conn is not None and conn.session_id:
                 owner = "s:" + conn.session_id
             else:
                 handle = new_handle()
                 owner = "h:" + handle
-        session = self.sessions.open(
-            key,
-            name,
-            task,
-            seed,
-            transport=transport,
-            reapable=reapable,
-            client=request_client(),
-            owner=owner,
-        )
+        try:
+            session = self.sessions.open(
+                key,
+                name,
+                task,
+                seed,
+                transport=transport,
+                reapable=reapable,
+                client=request_client(),
+                owner=owner,
+                handshake=handshake,
+            )
+        except CapacityError as exc:  # its label names the session it would have been
+            exc.session, exc.task = name, task.id if task is not None else None
+            raise
         session.handle = handle
         session.errors_in_a_row = self._failing.get(session.client, 0)
         session.inline = self.config.inline_calls and transport != "streamable-http"
+        session.stateful = key.startswith(("s:", "c:")) or (owner or "").startswith("s:")
         logger.info("session %s opened (task %s, seed %s)", session.name, task.id if task else None, seed)
         # End with the MCP session that created it (never per request: modern-era connections
         # last one request each and have no session id).
         if conn is not None and (conn.session_id or key.startswith("c:")):
-            conn.exit_stack.push_async_callback(self._end, key)
+            conn.exit_stack.push_async_callback(self._end, key, "session ended", handshake)
         return session
 
     def check_owner(
@@ -372,35 +404,58 @@ class DomainServer:
         current = session.task.id if session.task is not None else None
         if wanted and wanted != current:
             raise SessionError(
-                f"Session {session.name!r} is working on task {current!r}, not {wanted!r}; "
+                f"Session {session.name!r} is working on task {current!r}, not {clip_name(wanted)!r}; "
                 "a session's task cannot change. Use a new session id for another task."
             )
 
-    async def _end(self, key: str, reason: str = "session ended") -> None:
+    async def _end(self, key: str, reason: str = "session ended", handshake: str | None = None) -> None:
+        """End the session `key`, and the connection `handshake` (when the connection ended)."""
         try:
             session = self.sessions.release(key, reason)
             if session is not None:
                 logger.info("session %s ended after %d calls", session.name, session.episode.calls)
         except Exception:  # never let a transcript problem break the SDK's teardown
             logger.exception("error while ending session %s", key)
+        if handshake is not None:
+            self.sessions.end_handshake(handshake)
 
-    def _labelled(self, message: str, session: str, index: int, tool: str, arguments: Any, kind: str) -> str:
-        """An infrastructure error's text with the server's label token (verifiable by scoring)."""
-        return f"{message} {label_token(self.key, session, index, tool, arguments, kind)}"
+    def _labelled(
+        self,
+        message: str,
+        session: str,
+        index: int,
+        tool: str,
+        arguments: Any,
+        kind: str,
+        task: str | None = None,
+    ) -> str:
+        """An infrastructure error's text with the server's label token, bound to the session, its
+        task and the call's index (verifiable by scoring)."""
+        return f"{message} {label_token(self.key, session, index, tool, arguments, kind, task)}"
 
-    def _open_or_refuse(self, name: str, arguments: dict[str, Any]) -> Session | ToolResult:
+    def capacity_refusal(
+        self, message: str, name: str, arguments: Any, session: str = "", task: str | None = None
+    ) -> ToolResult:
+        """A call refused for want of capacity: the message with the server's signed label, as
+        call 0 of the session it would have opened (a label naming no session is never believed)."""
+        return error_result(self._labelled(message, session, 0, name, arguments, ErrorKind.CAPACITY, task))
+
+    def _open_or_refuse(
+        self, name: str, arguments: dict[str, Any], ref: CallRef | None
+    ) -> Session | ToolResult:
         try:
             return self.current_session()
         except CapacityError as exc:
-            return error_result(self._labelled(str(exc), "", -1, name, arguments, exc.kind))
+            return self.capacity_refusal(str(exc), name, arguments, exc.session, exc.task)
         except SessionError as exc:
-            return error_result(str(exc))
+            late = self._late_resend(name, arguments, ref)
+            return late if late is not None else error_result(str(exc))
         except Exception:
             self.internal_errors += 1
             logger.exception("internal error while opening a session for %s", name)
             return error_result(INTERNAL_ERROR.format(tool=name))
 
-    async def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+    async def call(self, name: str, arguments: dict[str, Any], ref: CallRef | None = None) -> ToolResult:
         """Run one tool call in the current session; errors become `isError` results.
 
         Over HTTP the call runs in a worker thread, so one slow call never holds the event loop
@@ -409,24 +464,66 @@ class DomainServer:
         costs milliseconds of wake-up latency on a loaded machine. A `ToolError` is the agent's;
         an `InfraError` (a timeout the server imposed, a storage failure) carries the server's
         signed label; anything else is a bug, logged, counted and masked, but never labelled: it
-        stays the agent's call.
+        stays the agent's call. `ref` names the call for resends (default: read from the request).
         """
-        session = self._open_or_refuse(name, arguments)
+        if name not in self.domain.tools:
+            name = clip_name(name)  # (a name the domain lacks is repeated, bounded)
+        try:
+            ref = request_call() if ref is None else ref
+        except ValueError as exc:  # a malformed call id: nothing runs
+            return error_result(str(exc))
+        session = self._open_or_refuse(name, arguments, ref)
         if not isinstance(session, Session):
             return session
-        return await self.call_in(session, name, arguments)
+        return await self.call_in(session, name, arguments, ref)
 
-    async def call_in(self, session: Session, name: str, arguments: dict[str, Any]) -> ToolResult:
-        """Run one tool call in `session` (the SDK path and the HTTP fast path both end here)."""
+    async def call_in(
+        self, session: Session, name: str, arguments: dict[str, Any], ref: CallRef | None = None
+    ) -> ToolResult:
+        """Run one tool call in `session` (the SDK path and the HTTP fast path both end here); a
+        resend of a recorded call (`ref`: `simulator.resends`) gets its answer and is not run again."""
         async with session.gate:  # one call of a session at a time: no session holds many workers
+            slot, digest = _slot(session, name, arguments, ref)
+            if slot is not None and (resend := session.calls.find(slot, digest)) is not None:
+                return self._resent(session, resend, name, ref)
+            before = session.episode.calls
             await self._back_off(session)
             result, server_fault = await self._run(session, name, arguments)
             if not server_fault:
                 self._note_outcome(session, failed=result.is_error)
-        if session.handle is not None:  # a stateless session's first answer carries its handle, once
-            result.meta = {**(result.meta or {}), HANDLE_META: session.handle}
-            session.handle = None
+            if session.handle is not None:  # a stateless session's first answer carries its handle, once
+                result.meta = {**(result.meta or {}), HANDLE_META: session.handle}
+                session.handle = None
+            if slot is not None:
+                index = session.episode.calls - 1 if session.episode.calls > before else None
+                session.calls.keep(slot, digest, index, result)
         return result
+
+    def _resent(self, session: Session, resend: Resend, name: str, ref: CallRef | None) -> ToolResult:
+        """A resend's answer, noted in the transcript (as a resend, never as a call)."""
+        assert ref is not None
+        try:
+            session.note(resend.record(name, ref))
+        except OSError:  # the answer stands; only the note of the resend is lost
+            logger.exception("could not record a resend in session %s", session.name)
+        return resend.result
+
+    def _late_resend(self, name: str, arguments: dict[str, Any], ref: CallRef | None) -> ToolResult | None:
+        """The recorded answer of a resend to the request's session that has just ended (the answer
+        to its `submit_answer`, say), or None. Not noted: the transcript is closed."""
+        if ref is None:
+            return None
+        try:
+            key, _, _, query, conn = self._session_key()
+            session = self.sessions.recent.get(key)
+            if session is None:
+                return None
+            self.check_owner(session, query, session_id_of(conn), request_handle())
+        except SessionError:
+            return None
+        slot, digest = _slot(session, name, arguments, ref)
+        resend = session.calls.find(slot, digest) if slot is not None else None
+        return resend.result if resend is not None else None
 
     def _note_outcome(self, session: Session, failed: bool) -> None:
         """Keep the error streaks the back-off reads: the session's own, and its client's.
@@ -473,7 +570,13 @@ class DomainServer:
         if self.sessions.inject_fault(session):
             episode.fail(name, arguments, INJECTED_FAULT, injected=True)
             text = self._labelled(
-                INJECTED_FAULT, session.name, episode.calls - 1, name, arguments, ErrorKind.INJECTED
+                INJECTED_FAULT,
+                session.name,
+                episode.calls - 1,
+                name,
+                arguments,
+                ErrorKind.INJECTED,
+                _task(session),
             )
             return error_result(text), True
         try:
@@ -482,7 +585,9 @@ class DomainServer:
             else:
                 value = await anyio.to_thread.run_sync(functools.partial(episode.call, name, arguments))
         except InfraError as exc:
-            text = self._labelled(str(exc), session.name, episode.calls - 1, name, arguments, exc.kind)
+            text = self._labelled(
+                str(exc), session.name, episode.calls - 1, name, arguments, exc.kind, _task(session)
+            )
             if exc.kind is ErrorKind.STORAGE:  # the transcript cannot be trusted to go on
                 logger.error("storage failure in session %s: %s", session.name, exc)
                 await self._end(session.key, "storage failure")
@@ -499,37 +604,56 @@ class DomainServer:
             return error_result(INTERNAL_ERROR.format(tool=name)), False
         return ok_result(value), False
 
-    async def submit(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+    async def submit(self, name: str, arguments: dict[str, Any], ref: CallRef | None = None) -> ToolResult:
         """The answer channel: record the agent's final answer as its message and end the session."""
-        session = self._open_or_refuse(name, arguments)
+        try:
+            ref = request_call() if ref is None else ref
+        except ValueError as exc:
+            return error_result(str(exc))
+        session = self._open_or_refuse(name, arguments, ref)
         if not isinstance(session, Session):
             return session
-        return await self.submit_in(session, name, arguments)
+        return await self.submit_in(session, name, arguments, ref)
 
-    async def submit_in(self, session: Session, name: str, arguments: dict[str, Any]) -> ToolResult:
-        """Record `session`'s final answer and end it."""
+    async def submit_in(
+        self, session: Session, name: str, arguments: dict[str, Any], ref: CallRef | None = None
+    ) -> ToolResult:
+        """Record `session`'s final answer and end it (a resend gets the recorded answer)."""
+        async with session.gate:
+            slot, digest = _slot(session, name, arguments, ref)
+            if slot is not None and (resend := session.calls.find(slot, digest)) is not None:
+                return self._resent(session, resend, name, ref)
+            result, submitted = self._submit(session, arguments)
+            if slot is not None:  # (before the end: an ended session keeps what it remembers)
+                session.calls.keep(slot, digest, None, result)
+            if submitted:
+                await self._end(session.key, "answer submitted")
+        return result
+
+    def _submit(self, session: Session, arguments: dict[str, Any]) -> tuple[ToolResult, bool]:
+        """The answer to a `submit_answer` call, and whether it recorded the answer."""
         if session.ended is not None:
-            return error_result(f"This session has ended ({session.ended}). Start a new session.")
+            return error_result(f"This session has ended ({session.ended}). Start a new session."), False
         answer = arguments.get("answer") if isinstance(arguments, dict) else None
         extra = set(arguments) - {"answer"} if isinstance(arguments, dict) else set()
         if not isinstance(answer, str) or extra or len(answer) > 20000:
-            return error_result(
+            message = (
                 f"Invalid arguments for {SUBMIT_ANSWER}: give exactly one argument, `answer`, a string "
                 "of at most 20000 characters."
             )
+            return error_result(message), False
         with session.episode.lock:
             session.episode.say(answer)
-        await self._end(session.key, "answer submitted")
-        return ok_result(
-            {"status": "submitted", "message": "Your answer was recorded; this session has ended."}
-        )
+        done = {"status": "submitted", "message": "Your answer was recorded; this session has ended."}
+        return ok_result(done), True
 
     # -- lifecycle ----------------------------------------------------------------------------
 
     @contextlib.asynccontextmanager
     async def _lifespan(self, server: FastMCP) -> AsyncIterator[dict[str, Any]]:
         # A plain task, not an anyio task group (fastmcp closes lifespans in a shielded scope).
-        reaper = asyncio.create_task(self._reap_forever()) if self.idle_timeout else None
+        reaping = self.idle_timeout or self.config.handshake_timeout
+        reaper = asyncio.create_task(self._reap_forever()) if reaping else None
         try:
             yield {"sessions": self.sessions}
         finally:
@@ -538,12 +662,14 @@ class DomainServer:
             self.sessions.release_all("server stopped")
 
     async def _reap_forever(self) -> None:
-        assert self.idle_timeout
-        interval = min(max(self.idle_timeout / 4, 0.05), 30.0)
+        timeouts = [t for t in (self.idle_timeout, self.config.handshake_timeout) if t]
+        interval = min(max(min(timeouts) / 4, 0.05), 30.0)
         while True:
             await asyncio.sleep(interval)
             for key in self.sessions.reap():
                 logger.info("session %s reaped after %g s idle", key, self.idle_timeout)
+            if self.handshake_guard is not None:
+                await self.handshake_guard.close_reaped()
 
     def http_app(self, path: str = "/mcp") -> Any:
         """The streamable-HTTP ASGI app: stateful sessions that end after `idle_timeout` (None: never)."""
@@ -551,7 +677,10 @@ class DomainServer:
             "host_origin_protection": True,  # Host and Origin checked (DNS rebinding): localhost by default
             "allowed_hosts": list(self.config.allow_hosts),
             "allowed_origins": list(self.config.allow_origins),
-            "middleware": [body_limit(self.config.max_body_bytes, on_refused=self.note_refusal)],
+            "middleware": [
+                body_limit(self.config.max_body_bytes, on_refused=self.note_refusal),
+                StarletteMiddleware(HandshakeGuard, server=self, path=path),
+            ],
         }
         if self.config.fast_calls:  # behind the guards: see simulator.fastcall
             guards["middleware"].append(StarletteMiddleware(FastToolCalls, server=self, path=path))
@@ -606,7 +735,18 @@ class DomainServer:
             return
         import uvicorn
 
-        config = uvicorn.Config(
+        config = self.uvicorn_config(host, port, path)
+        if own_process:
+            settle_heap()
+        await uvicorn.Server(config).serve()
+
+    def uvicorn_config(self, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp") -> Any:
+        """The uvicorn configuration of the HTTP server on host:port: keep-alive, read deadlines,
+        and the per-client limit for that address (`simulator.serving.per_client_limit`)."""
+        import uvicorn
+
+        self.sessions.max_per_client = per_client_limit(self.config, host)
+        return uvicorn.Config(
             self.http_app(path),
             host=host,
             port=port,
@@ -614,10 +754,8 @@ class DomainServer:
             lifespan="on",
             access_log=False,
             timeout_keep_alive=KEEP_ALIVE_S,
+            http=deadline_protocol(self.config.header_timeout, self.config.body_timeout),
         )
-        if own_process:
-            settle_heap()
-        await uvicorn.Server(config).serve()
 
     def run(
         self,

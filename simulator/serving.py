@@ -12,13 +12,14 @@ choice (`tasks`: e.g. the validated ones of a manifest, which the grading side r
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .domain import Domain
-from .errors import SessionError, TaskError
+from .errors import SessionError, TaskError, clip_name
 from .httpguard import MAX_BODY_BYTES
 from .spec import Task
 
@@ -41,7 +42,13 @@ class ServeConfig:
     latency_ms: float = 0.0
     #: end sessions idle this many seconds (None: never)
     idle_timeout: float | None = 1800.0
+    #: close HTTP connections that have no session this many seconds after their handshake (None: never)
+    handshake_timeout: float | None = 300.0
+    #: close HTTP connections that take longer to send a request's headers, or its body (seconds)
+    header_timeout: float = 10.0
+    body_timeout: float = 30.0
     max_sessions: int = 1024
+    #: None: `max_sessions` on a loopback address, else a `PER_CLIENT_SHARE` of it (`per_client_limit`)
     max_sessions_per_client: int | None = None
     #: fsync the transcript after every record
     durable: bool = False
@@ -63,6 +70,8 @@ class ServeConfig:
             raise ValueError("max_sessions_per_client must be at least 1")
         if not 0.0 <= self.fault_rate <= 1.0:
             raise ValueError("fault_rate must be between 0 and 1")
+        if not (self.header_timeout > 0 and self.body_timeout > 0):
+            raise ValueError("header_timeout and body_timeout must be positive")
 
     def with_options(self, **options: Any) -> ServeConfig:
         """A copy with some options changed (a `Task` for `task` stands for its id; lists for tuples)."""
@@ -76,6 +85,30 @@ class ServeConfig:
             if name in options:
                 options[name] = tuple(options[name] or ())
         return dataclasses.replace(self, **options)
+
+
+#: The share of `max_sessions` one client may hold by default on a non-loopback address.
+PER_CLIENT_SHARE = 8
+
+
+def per_client_limit(config: ServeConfig, host: str | None = None) -> int:
+    """The sessions one client may hold: `max_sessions_per_client`, else all of `max_sessions` when
+    the server listens on a loopback address (or none: in memory, stdio), else an eighth of them
+    (at least 1): clients that reach it over a network are many."""
+    if config.max_sessions_per_client is not None:
+        return config.max_sessions_per_client
+    if host is None or _loopback(host):
+        return config.max_sessions
+    return max(1, config.max_sessions // PER_CLIENT_SHARE)
+
+
+def _loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 @dataclass(frozen=True)
@@ -121,7 +154,9 @@ class TaskCatalog:
                 f"them (see `toolgym validate {self.domain}`)."
             )
         known = ", ".join(list(self.views)[:10])
-        raise SessionError(f"Unknown task: domain {self.domain} has no task {task_id!r} (e.g. {known})")
+        raise SessionError(
+            f"Unknown task: domain {self.domain} has no task {clip_name(task_id)!r} (e.g. {known})"
+        )
 
 
 def serving_domain(domain: Domain) -> Domain:

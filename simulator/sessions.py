@@ -5,7 +5,13 @@ the domain's seed state), its task (a `TaskView`) and seed, and its transcript f
 gets one record per call, flushed as it is written. A session ends when its MCP session ends
 (the server calls `release`), when it has been idle for `idle_timeout` seconds (`reap`), or when
 the server stops (`release_all`); ending writes the transcript's `end` record (with the final
-state digest) and closes the episode's database.
+state digest) and closes the episode's database. A session remembers its answers to resent calls
+(`simulator.resends`), and the last 1,024 ended sessions their last few, so that a resend of a
+session's final call (`submit_answer`) still gets its answer.
+
+An HTTP connection's handshake takes a slot of every cap from its opening request (`admit`); its
+first session uses that slot. A handshake without a live session for `handshake_timeout` seconds
+is reaped, and the server closes its connection.
 
 The registry is used from the server's event loop only; it holds no locks of its own.
 """
@@ -25,9 +31,10 @@ from typing import Any
 
 from .domain import Domain
 from .episode import Episode
-from .errors import CapacityError, ErrorKind, SessionError
-from .labels import Key, call_fields, end_fields, header_fields
-from .serving import ServeConfig, TaskCatalog, TaskView
+from .errors import CapacityError, SessionError
+from .labels import Key, sign_record
+from .resends import KEEP_AFTER_END, CallMemory
+from .serving import ServeConfig, TaskCatalog, TaskView, per_client_limit
 from .transcript import FileSink
 
 
@@ -39,11 +46,18 @@ def new_handle() -> str:
 #: A session id given by a client (`?session=`): safe as a file name (matched whole).
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
-#: Call records of these kinds carry the server's signature (what only the server can say).
-SIGNED_KINDS = frozenset(k for k in ErrorKind if k.signed)
 
 #: How many ended session keys are remembered (a call on one of them is refused, not restarted).
 _ENDED_MEMORY = 100_000
+#: How many ended sessions keep their last answers (a resend of their last calls is still answered).
+_RECENT_MEMORY = 1024
+
+#: What a tool call on a handshake closed unused is told (with the server's capacity label).
+HANDSHAKE_CLOSED = (
+    "This connection was closed: it made no tool call within {seconds:g} s of its handshake, and the "
+    "server frees such connections for others. This is the server's limit, not your mistake: "
+    "connect again and call a tool."
+)
 
 
 def check_session_id(value: str) -> str:
@@ -93,23 +107,10 @@ class _SessionSink:
         self.key = key
 
     def write(self, record: dict[str, Any]) -> None:
-        kind = record.get("type")
-        if kind == "header":
+        if record.get("type") == "header":
             record = {**record, **self.extra}
-            record["signature"] = self.key.sign(header_fields(record))
-        elif kind == "call" and record.get("error_kind") in SIGNED_KINDS:
-            fields = call_fields(
-                self.session, record["index"], record["tool"], record["arguments"], record["error_kind"]
-            )
-            record = {**record, "signature": self.key.sign(fields)}
-        elif kind == "void":  # a call recorded as done whose commit failed (signed as storage)
-            fields = call_fields(
-                self.session, record["index"], record["tool"], record["arguments"], ErrorKind.STORAGE
-            )
-            record = {**record, "signature": self.key.sign(fields)}
-        elif kind == "end":
-            record = {**record, "signature": self.key.sign(end_fields(self.session, record))}
-        self.file.write(record)
+        # signed with the session and its task (`simulator.labels`): bound to this rollout
+        self.file.write(sign_record(self.key, self.session, self.extra.get("task"), record))
 
     def close(self) -> None:
         self.file.close()
@@ -138,6 +139,16 @@ class Session:
     created: float = field(default_factory=time.monotonic)
     last_used: float = field(default_factory=time.monotonic)
     ended: str | None = None
+    handshake: str | None = None  # the handshake whose slot it uses (`SessionRegistry.admit`)
+    stateful: bool = False  # bound to one stateful MCP connection (its JSON-RPC ids are unique)
+    calls: CallMemory = field(default_factory=CallMemory)  # its answers to resends (`simulator.resends`)
+
+    def note(self, record: dict[str, Any]) -> None:
+        """Add a record that is not a call (a resend) to the transcript while it is open."""
+        if self.sink is None or self.ended is not None:
+            return
+        with self.episode.lock:
+            self.sink.write(record)
 
     def close(self, reason: str) -> None:
         """Write the transcript's end record and free the episode's database (idempotent)."""
@@ -153,8 +164,22 @@ class Session:
                 self.episode.close()
 
 
+@dataclass(eq=False)
+class Handshake:
+    """An HTTP connection's slot, from its opening request to its end."""
+
+    client: str
+    since: float = field(default_factory=time.monotonic)  # admitted, or its last session ended
+    rider: str | None = None  # the key of the live session that uses its slot
+    used: bool = False  # a session used it
+
+
 class SessionRegistry:
-    """Live sessions by key, created on first use, released on end, reaped when idle."""
+    """Live sessions by key, created on first use, released on end, reaped when idle.
+
+    Each live session and each handshake takes a slot of `max_sessions` and of its client's
+    `max_per_client`, except a session that uses its connection's handshake slot.
+    """
 
     def __init__(self, domain: Domain, config: ServeConfig | None = None, key: Key | None = None):
         config = config if config is not None else ServeConfig()
@@ -170,10 +195,16 @@ class SessionRegistry:
         self.fault_seed = config.fault_seed
         self.durable = config.durable
         self.key = key if key is not None else Key.generate()
-        self.max_per_client = config.max_sessions_per_client or config.max_sessions
-        self.per_client: dict[str, int] = {}
+        self.max_per_client = per_client_limit(config)  # (the server sets it for its address)
+        self.handshake_timeout = config.handshake_timeout
+        self.in_use = 0  # slots taken, of `max_sessions`
+        self.per_client: dict[str, int] = {}  # slots taken, by client
         self.live: dict[str, Session] = {}
+        self.handshakes: dict[str, Handshake] = {}
+        self.closing: list[str] = []  # handshakes reaped: the server closes their connections
+        self.closed: OrderedDict[str, None] = OrderedDict()  # handshakes reaped before any call
         self.ended: OrderedDict[str, str] = OrderedDict()
+        self.recent: OrderedDict[str, Session] = OrderedDict()  # ended sessions, for late resends
         self.opened = 0
         self.refused = 0
 
@@ -207,30 +238,26 @@ class SessionRegistry:
         reapable: bool = True,
         client: str = "local",
         owner: str | None = None,
+        handshake: str | None = None,
     ) -> Session:
         """Create the session `key` (a fresh episode and transcript).
 
-        Refuses (CapacityError) past `max_sessions` live sessions, or past
-        `max_sessions_per_client` for this client; refuses (SessionError) a name that already has a
-        transcript in RUNS (an id used before a restart never silently starts afresh).
+        Refuses (CapacityError) past `max_sessions` slots, or past `max_sessions_per_client` for
+        this client, unless it uses the free slot of its connection's `handshake`, and on a
+        handshake closed unused; refuses (SessionError) a name that already has a transcript in
+        RUNS (an id used before a restart never silently starts afresh).
         `reapable` sessions are released after `idle_timeout` seconds without a call.
         """
         if key in self.live:
             raise ValueError(f"session {key!r} is already open")
-        if len(self.live) >= self.max_sessions or self.per_client.get(client, 0) >= self.max_per_client:
-            self.reap()
-        if len(self.live) >= self.max_sessions:
+        if handshake is not None and handshake in self.closed:
             self.refused += 1
-            raise CapacityError(
-                f"The server is at its limit of {self.max_sessions} live sessions; no session was "
-                "created. This is the server's limit, not your mistake: try again later."
-            )
-        if self.per_client.get(client, 0) >= self.max_per_client:
-            self.refused += 1
-            raise CapacityError(
-                f"This client already holds {self.max_per_client} live sessions, the most one client "
-                "may hold; no session was created. End one of them or try again later."
-            )
+            raise CapacityError(HANDSHAKE_CLOSED.format(seconds=self.handshake_timeout or 0))
+        slot = self.handshakes.get(handshake) if handshake is not None else None
+        if slot is not None and slot.rider is not None:
+            slot = None  # its slot is taken: this session needs its own
+        if slot is None:
+            self._room_for(client)
         path = self._transcript_path(name) if self.runs is not None else None
         sink = None
         if path is not None:
@@ -263,9 +290,87 @@ class SessionRegistry:
             owner=owner,
         )
         self.live[key] = session
-        self.per_client[client] = self.per_client.get(client, 0) + 1
+        if slot is not None:
+            slot.rider, slot.used, session.handshake = key, True, handshake
+        else:
+            self._take(client)
         self.opened += 1
         return session
+
+    def _room_for(self, client: str) -> None:
+        """Raise CapacityError unless a slot is free for `client` (idle sessions reaped first)."""
+        if self.in_use >= self.max_sessions or self.per_client.get(client, 0) >= self.max_per_client:
+            self.reap()
+        if self.in_use >= self.max_sessions:
+            self.refused += 1
+            raise CapacityError(
+                f"The server is at its limit of {self.max_sessions} live sessions; no session was "
+                "created. This is the server's limit, not your mistake: try again later."
+            )
+        if self.per_client.get(client, 0) >= self.max_per_client:
+            self.refused += 1
+            raise CapacityError(
+                f"This client already holds {self.max_per_client} live sessions, the most one client "
+                "may hold; no session was created. End one of them or try again later."
+            )
+
+    def _take(self, client: str) -> None:
+        self.in_use += 1
+        self.per_client[client] = self.per_client.get(client, 0) + 1
+
+    def _give(self, client: str) -> None:
+        self.in_use -= 1
+        left = self.per_client.get(client, 1) - 1
+        if left > 0:
+            self.per_client[client] = left
+        else:
+            self.per_client.pop(client, None)
+
+    # -- handshakes ---------------------------------------------------------------------------
+
+    def admit(self, key: str, client: str) -> Handshake:
+        """Count a connection being opened as a session of `client` (CapacityError: no room)."""
+        self._room_for(client)
+        self._take(client)
+        handshake = self.handshakes[key] = Handshake(client)
+        return handshake
+
+    def established(self, key: str, new_key: str) -> None:
+        """The connection admitted as `key` got its MCP session id: it is `new_key` from now on."""
+        handshake = self.handshakes.pop(key, None)
+        if handshake is not None:
+            self.handshakes[new_key] = handshake
+
+    def end_handshake(self, key: str) -> None:
+        """The connection `key` ended (or was never established): its slot is free, or stays with
+        the live session that uses it until that session ends."""
+        handshake = self.handshakes.pop(key, None)
+        if handshake is None:
+            return
+        rider = self.live.get(handshake.rider) if handshake.rider is not None else None
+        if rider is not None and rider.handshake == key:
+            rider.handshake = None
+        else:
+            self._give(handshake.client)
+
+    def _reap_handshakes(self, now: float) -> None:
+        """Free the slots of established handshakes without a session for `handshake_timeout`."""
+        if self.handshake_timeout is None:
+            return
+        cutoff = now - self.handshake_timeout
+        idle = [
+            k
+            for k, h in self.handshakes.items()
+            if h.rider is None and h.since < cutoff and k.startswith("s:")
+        ]
+        for key in idle:
+            handshake = self.handshakes.pop(key)
+            self._give(handshake.client)
+            self.closing.append(key)
+            if not handshake.used:
+                self.closed[key] = None
+                while len(self.closed) > _ENDED_MEMORY:
+                    self.closed.popitem(last=False)
 
     def _transcript_path(self, name: str) -> Path:
         """`RUNS/<name>.jsonl`, created exclusively; SessionError when it exists (an id used before)."""
@@ -289,13 +394,18 @@ class SessionRegistry:
         session = self.live.pop(key, None)
         if session is None:
             return None
-        left = self.per_client.get(session.client, 1) - 1
-        if left > 0:
-            self.per_client[session.client] = left
+        handshake = self.handshakes.get(session.handshake) if session.handshake is not None else None
+        if handshake is not None and handshake.rider == key:
+            handshake.rider, handshake.since = None, time.monotonic()
         else:
-            self.per_client.pop(session.client, None)
+            self._give(session.client)
         self._remember(key, reason)
         session.close(reason)
+        if session.calls:  # it answered identified calls: keep its last answers a while
+            session.calls.trim(KEEP_AFTER_END)
+            self.recent[key] = session
+            while len(self.recent) > _RECENT_MEMORY:
+                self.recent.popitem(last=False)
         return session
 
     def _remember(self, key: str, reason: str) -> None:
@@ -305,17 +415,25 @@ class SessionRegistry:
             self.ended.popitem(last=False)
 
     def reap(self, now: float | None = None) -> list[str]:
-        """Release every reapable session idle for longer than `idle_timeout`; returns their keys."""
-        if self.idle_timeout is None:
-            return []
-        cutoff = (time.monotonic() if now is None else now) - self.idle_timeout
-        idle = [k for k, s in self.live.items() if s.reapable and s.last_used < cutoff]
-        for key in idle:
-            self.release(key, f"idle for more than {self.idle_timeout:g} s")
+        """Release every reapable session idle for longer than `idle_timeout` (returns their keys),
+        and the handshakes idle past `handshake_timeout` (their keys go to `closing`)."""
+        now = time.monotonic() if now is None else now
+        idle: list[str] = []
+        if self.idle_timeout is not None:
+            cutoff = now - self.idle_timeout
+            idle = [k for k, s in self.live.items() if s.reapable and s.last_used < cutoff]
+            for key in idle:
+                self.release(key, f"idle for more than {self.idle_timeout:g} s")
+        self._reap_handshakes(now)
         return idle
 
     def release_all(self, reason: str = "server stopped") -> None:
-        """End every live session (at server shutdown) and forget ended keys."""
+        """End every live session (at server shutdown) and forget ended keys and handshakes."""
         for key in list(self.live):
             self.release(key, reason)
         self.ended.clear()
+        self.recent.clear()
+        self.handshakes.clear()
+        self.closed.clear()
+        self.per_client.clear()
+        self.in_use = 0

@@ -3,7 +3,8 @@
 The first line is a `header` (domain@version, fingerprint, task, seed, start time); then one
 `call` record per tool call (arguments, result or error, error kind), `message` records for
 what the agent said (its final message carries the answer facts), a `void` record when a call
-recorded as done could not be committed (it did not happen), and an `end` record. The MCP server
+recorded as done could not be committed (it did not happen), a `resend` record when a resent call
+got a recorded answer (`simulator.resends`: not a call, never replayed), and an `end` record. The MCP server
 signs its header, its infrastructure-labelled calls and its end record (`simulator.labels`). `schemas/transcript.schema.json` is generated from these models.
 """
 
@@ -32,7 +33,9 @@ class HeaderRecord(_Record):
     seed: int = 0
     session: str | None = None
     domain_path: str | None = Field(
-        default=None, description="the folder the server loaded the domain from (to score it again)"
+        default=None,
+        description="the folder the server loaded the domain from: where scoring looks for it again (the "
+        "domain's identity is its name, version and fingerprint)",
     )
     started_at: str | None = Field(
         default=None, description="wall-clock time the episode began (not part of the state)"
@@ -67,6 +70,21 @@ class VoidRecord(_Record):
     reason: str | None = None
 
 
+class ResendRecord(_Record):
+    """A resent call answered from the record (or refused): it was not run again."""
+
+    type: Literal["resend"] = "resend"
+    of: int | None = Field(default=None, description="the index of the call it resent, if it had one")
+    tool: str | None = None
+    call_id: str | None = Field(default=None, description="its `_meta['toolgym/call-id']`, if any")
+    request_id: str | None = Field(default=None, description="its JSON-RPC id, as text")
+    outcome: Literal["replayed", "expired", "conflict"] = Field(
+        default="replayed",
+        description="replayed: the recorded answer; expired: that answer was no longer kept; "
+        "conflict: the call id was used for another call",
+    )
+
+
 class EndRecord(_Record):
     type: Literal["end"] = "end"
     calls: int | None = Field(default=None, description="how many calls the session recorded")
@@ -78,7 +96,7 @@ class EndRecord(_Record):
 class Transcript(BaseModel):
     """The schema of one transcript line: any of the record kinds."""
 
-    record: HeaderRecord | CallRecord | MessageRecord | VoidRecord | EndRecord
+    record: HeaderRecord | CallRecord | MessageRecord | VoidRecord | ResendRecord | EndRecord
 
 
 class TranscriptSink(Protocol):
@@ -107,7 +125,10 @@ class FileSink:
     def write(self, record: dict[str, Any]) -> None:
         if self._fh is None:
             raise ValueError(f"transcript {self.path} is closed")
-        self._fh.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        try:
+            self._fh.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        except UnicodeEncodeError:  # a lone surrogate (a refused argument): as a JSON escape
+            self._fh.write(json.dumps(record, default=str) + "\n")
         self._fh.flush()
         if self.durable:
             os.fsync(self._fh.fileno())

@@ -21,7 +21,7 @@ from simulator.budget import Budget, count_of, member
 from simulator.calc import calc
 from simulator.errors import CallTimeout, WorkLimitError
 from simulator.expr import Scope, compile_expr
-from simulator.fastschema import DEFAULT_MAX_ITEMS, input_validator, search_pattern
+from simulator.fastschema import DEFAULT_MAX_ITEMS, DEFAULT_MAX_LENGTH, input_validator, search_pattern
 from simulator.transcript import MemorySink
 
 from .conftest import FIXTURES
@@ -252,8 +252,9 @@ def guarded(tmp_path):
             "input_schema": {
                 "type": "object",
                 "properties": {
-                    "code": {"type": "string", "pattern": "^(a+)+$"},
+                    "code": {"type": "string", "pattern": "^(a+)+$", "maxLength": 1_000_000},
                     "skus": {"type": "array", "items": {"type": "string"}},
+                    "free": {"type": "string"},
                     "few": {"type": "array", "items": {"type": "string"}, "maxItems": 3},
                     "kind": {"type": "string", "enum": ["book", "game"]},
                 },
@@ -277,9 +278,14 @@ def test_a_catastrophic_pattern_runs_in_linear_time(guarded):
 def test_author_bounds_are_kept_and_missing_ones_added(guarded):
     props = guarded.tools["find_by_code"].spec.input_schema["properties"]
     assert props["skus"]["maxItems"] == DEFAULT_MAX_ITEMS and props["few"]["maxItems"] == 3
+    # free text gets a default maxLength (items of arrays too); an author's, an enum's, are kept
+    assert props["free"]["maxLength"] == props["skus"]["items"]["maxLength"] == DEFAULT_MAX_LENGTH
+    assert props["code"]["maxLength"] == 1_000_000 and "maxLength" not in props["kind"]
     with guarded.episode() as ep:
         with pytest.raises(ToolError, match="4 items, at most 3 allowed"):
             ep.call("find_by_code", {"code": "a", "few": ["x"] * 4})
+        with pytest.raises(ToolError, match="free: .* is too long"):
+            ep.call("find_by_code", {"code": "a", "free": "x" * (DEFAULT_MAX_LENGTH + 1)})
 
 
 def test_error_messages_quote_a_bounded_prefix_of_a_value(guarded):

@@ -29,8 +29,7 @@ from simulator.errors import (
     ToolgymError,
     WorkLimitError,
 )
-from simulator.labels import Key, label_token, read_label
-from simulator.sessions import SIGNED_KINDS
+from simulator.labels import SIGNED, Key, label_token, read_label
 from simulator.transcript import CallRecord
 
 
@@ -46,7 +45,7 @@ def test_the_vocabulary_and_its_properties() -> None:
     ]
     assert [k for k in ErrorKind if not k.is_infra] == [ErrorKind.TOOL]
     assert INFRA_KINDS == tuple(k for k in ErrorKind if k is not ErrorKind.TOOL)
-    assert SIGNED_KINDS == set(INFRA_KINDS) - {ErrorKind.INTERNAL}  # a bug is never labelled
+    assert SIGNED == set(INFRA_KINDS) - {ErrorKind.INTERNAL}  # a bug is never labelled
     assert TRANSIENT_FAULTS == {ErrorKind.INJECTED, ErrorKind.TIMEOUT}
     assert ERROR_KINDS == tuple(ErrorKind)
     assert ErrorKind.read("timeout") is ErrorKind.TIMEOUT

@@ -16,10 +16,10 @@ from simulator import load_domain
 from simulator.spec import DomainSpec
 
 PINNED = {
-    "bank": "1.1.0-5a288308e64545f5",
-    "logistics": "1.1.0-37bc3065985c0454",
-    "office": "1.0.0-70242c7e864c9aae",
-    "tau2-retail": "0.2.0-9976cd11c2f83657",
+    "bank": "1.1.0-8368ad606c639772",
+    "logistics": "1.1.0-d1095f4cafd1327a",
+    "office": "1.0.0-61b1b76e3ee97d47",
+    "tau2-retail": "0.2.0-f0f6bb588b2734af",
 }
 
 

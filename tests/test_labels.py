@@ -1,8 +1,9 @@
 """Scoring trusts nothing a transcript says: only labels the server signed make a call a fault.
 
 Server-written transcripts are built here as the server writes them (`simulator.sessions`): the
-header, each infrastructure-labelled call and the end record signed with a runs key, and the
-agent-visible error text ending with the label token, so every chat format carries the label.
+header, each infrastructure-labelled call and the end record signed with a runs key (bound to the
+session and task), and the agent-visible error text ending with the label token, so every chat
+format carries the label.
 Then: forged labels in every format are the agent's errors; verified hard faults exclude the
 rollout; injected faults and timeouts exclude it only when they decided the outcome (the
 counterfactual rule); a signed transcript without its signed end is incomplete.
@@ -55,9 +56,10 @@ def server_records(
             record = sink.records[-1]
             record["error_kind"] = fault
             if key is not None:
-                token = labels.label_token(key, SESSION, record["index"], call.name, call.arguments, fault)
+                index = record["index"]
+                token = labels.label_token(key, SESSION, index, call.name, call.arguments, fault, task.id)
                 record["error"] = f"{text} {token}"
-                fields = labels.call_fields(SESSION, record["index"], call.name, call.arguments, fault)
+                fields = labels.call_fields(SESSION, index, call.name, call.arguments, fault, task.id)
                 record["signature"] = key.sign(fields)
     if message is not None:
         episode.say(message)
@@ -69,7 +71,7 @@ def server_records(
     if key is not None:
         records[0]["signature"] = key.sign(labels.header_fields(records[0]))
         if end:
-            records[-1]["signature"] = key.sign(labels.end_fields(SESSION, records[-1]))
+            records[-1]["signature"] = key.sign(labels.end_fields(SESSION, records[-1], task.id))
     return records
 
 

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from scoring import parse_transcript, score_rollout
 from scoring.explain import versus
-from simulator import TranscriptError, load_domain
+from simulator import TranscriptError, labels, load_domain
 from simulator.spec import Call
 from tests.conftest import FIXTURES
 from tests.test_scoring_properties import FORMATS, make_task, record
@@ -248,11 +248,18 @@ def test_the_wrapper_is_in_the_chat_transcript_schema():
 
 
 def test_a_transcript_of_a_domain_served_by_path_scores_without_domain(tmp_path, shop_dir):
+    """The folder named by a header the server signed finds the domain; an unsigned one does not."""
     domain = load_domain(shop_dir)
     records = record(domain, domain.task("cancel"), None, 0)
-    records[0]["domain_path"] = str(shop_dir)
+    records[0].update(domain_path=str(shop_dir), session="s")
     runs = tmp_path / "runs"
-    runs.mkdir()
+    (runs / "s.jsonl").parent.mkdir()
     (runs / "s.jsonl").write_text(FORMATS["toolgym"](records))
+    unsigned = runner.invoke(app, ["score", str(runs / "s.jsonl"), "--json"])
+    assert unsigned.exit_code != 0 and "shop" in unsigned.output, unsigned.output
+    key = labels.runs_key(runs, create=True)
+    assert key is not None
+    signed = [labels.sign_record(key, "s", "cancel", r) for r in records]
+    (runs / "s.jsonl").write_text(FORMATS["toolgym"](signed))
     result = runner.invoke(app, ["score", str(runs / "s.jsonl"), "--json"])
     assert result.exit_code == 0 and json.loads(result.stdout)["reward"] == 1.0, result.output

@@ -10,6 +10,8 @@ way `toolgym score` scores it:
   hop) — the fast path for baselines and Ray workers;
 - `McpEnv`: a real MCP client (fastmcp, in memory, handshake era: one episode per connection) of
   a `DomainServer`, exactly the surface an agent gets; fault labels are read from the error text.
+  Each call carries a new `_meta["toolgym/call-id"]` (`simulator.resends`): a resend of it would
+  get the first answer and not run again.
 
 An `Observation` says whether a call succeeded, what the agent sees, and — when the server
 labelled the failure as its own (an injected fault, a timeout it imposed) — the label's kind.
@@ -18,6 +20,7 @@ labelled the failure as its own (an injected fault, a timeout it imposed) — th
 from __future__ import annotations
 
 import json
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -28,6 +31,7 @@ from simulator import Domain, InfraError, ToolError
 from simulator.errors import INJECTED_FAULT, ErrorKind
 from simulator.labels import Key, read_label
 from simulator.mcptools import SUBMIT_ANSWER, SUBMIT_ANSWER_DESCRIPTION, SUBMIT_ANSWER_SCHEMA
+from simulator.resends import CALL_ID_META
 from simulator.server import DomainServer
 from simulator.serving import ServeConfig, TaskView, serving_domain
 from simulator.sessions import SessionRegistry
@@ -179,7 +183,7 @@ class McpEnv:
     async def call(self, name: str, arguments: dict[str, Any]) -> Observation:
         if self.ended:
             return Observation(False, "This session has ended (answer submitted).")
-        result = await self.client.call_tool(name, arguments, raise_on_error=False)
+        result = await self._call(name, arguments)
         self._note_session()
         text = _text(result)
         if result.is_error:
@@ -194,6 +198,11 @@ class McpEnv:
 
     async def answer(self, text: str) -> None:
         if not self.ended:
-            await self.client.call_tool(SUBMIT_ANSWER, {"answer": text}, raise_on_error=False)
+            await self._call(SUBMIT_ANSWER, {"answer": text})
             self._note_session()
             self.ended = True
+
+    async def _call(self, name: str, arguments: dict[str, Any]) -> Any:
+        """One logical call, with its own call id (the one a resend of it would repeat)."""
+        meta = {CALL_ID_META: uuid.uuid4().hex}
+        return await self.client.call_tool(name, arguments, raise_on_error=False, meta=meta)

@@ -57,11 +57,28 @@ def serve(
     idle_timeout: Annotated[
         float, typer.Option(min=0.0, help="end HTTP sessions idle this many seconds (0: never)")
     ] = 1800.0,
-    max_sessions: Annotated[int, typer.Option(min=1, help="limit on live sessions")] = 1024,
+    handshake_timeout: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            help="close HTTP connections that have no session this many seconds after connecting (0: never)",
+        ),
+    ] = 300.0,
+    header_timeout: Annotated[
+        float, typer.Option(min=0.01, help="close HTTP connections slower to send a request's headers (s)")
+    ] = 10.0,
+    body_timeout: Annotated[
+        float, typer.Option(min=0.01, help="close HTTP connections slower to send a request's body (s)")
+    ] = 30.0,
+    max_sessions: Annotated[
+        int, typer.Option(min=1, help="limit on live sessions (an HTTP connection counts from its handshake)")
+    ] = 1024,
     max_sessions_per_client: Annotated[
         int | None,
         typer.Option(
-            min=1, help="limit on one client's live sessions (a client: its address); default: --max-sessions"
+            min=1,
+            help="limit on one client's live sessions (a client: its address); default: --max-sessions "
+            "on a loopback --host, else an eighth of it",
         ),
     ] = None,
     allow_origin: Annotated[
@@ -134,6 +151,9 @@ def serve(
         fault_seed=fault_seed,
         latency_ms=latency_ms,
         idle_timeout=idle_timeout or None,
+        handshake_timeout=handshake_timeout or None,
+        header_timeout=header_timeout,
+        body_timeout=body_timeout,
         max_sessions=max_sessions,
         max_sessions_per_client=max_sessions_per_client,
         durable=fsync,

@@ -1,0 +1,192 @@
+"""Handshakes are sessions: the ASGI guard that counts HTTP connections from their first request.
+
+A request that would open an MCP connection (no `mcp-session-id`, a handshake-era protocol) takes
+a slot of every session cap (`SessionRegistry.admit`) before the SDK sees it, and is refused with
+503 when there is none; an established connection keeps its slot until it ends, and its first
+session uses it. A connection the registry reaps (no session for `handshake_timeout` seconds) is
+closed by sending the SDK the DELETE a client would send; a tool call on one closed before any
+call is answered with the server's signed capacity label.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl
+
+import pydantic_core
+from mcp_types import INTERNAL_ERROR
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .errors import CapacityError, clip_name
+from .fastcall import read_body, replay_body, wire_result
+from .sessions import HANDSHAKE_CLOSED
+
+if TYPE_CHECKING:
+    from .server import DomainServer
+
+logger = logging.getLogger("toolgym.server")
+
+_HANDSHAKE = frozenset(v.encode() for v in HANDSHAKE_PROTOCOL_VERSIONS)
+
+
+class HandshakeGuard:
+    """ASGI middleware in front of the SDK's endpoint: connections take session slots."""
+
+    def __init__(self, app: ASGIApp, server: DomainServer, path: str):
+        self.app = app
+        self.server = server
+        self.registry = server.sessions
+        self.path = path
+        self._pending = itertools.count()
+        self._scope: Scope | None = None  # a request's scope: the base of the DELETEs it sends
+        server.handshake_guard = self
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] != self.path:
+            await self.app(scope, receive, send)
+            return
+        sid = version = None
+        for name, value in scope["headers"]:  # (the first value, as the SDK reads them)
+            if name == b"mcp-session-id":
+                sid = value if sid is None else sid
+            elif name == b"mcp-protocol-version":
+                version = value if version is None else version
+        if version is not None and version not in _HANDSHAKE:
+            await self.app(scope, receive, send)  # the 2026-07-28 revision: no connection to count
+        elif sid is None:
+            await self._open(scope, receive, send)
+        else:
+            key = "s:" + sid.decode("latin-1")
+            if scope["method"] == "POST" and key in self.registry.closed:
+                await self._closed(key[2:], scope, receive, send)
+            elif scope["method"] == "DELETE":
+                status = await _status_of(self.app, scope, receive, send)
+                if status == 200:
+                    self.registry.end_handshake(key)
+            else:
+                await self.app(scope, receive, send)
+
+    async def _open(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A request that opens a connection: counted from now, until the connection ends."""
+        client = scope["client"][0] if scope.get("client") else "unknown"
+        pending = f"p:{next(self._pending)}"
+        try:
+            self.registry.admit(pending, client)
+        except CapacityError as exc:
+            await _send_json(send, 503, {"jsonrpc": "2.0", "id": None, "error": _error(str(exc))})
+            return
+        finally:
+            await self.close_reaped()  # (admitting may have reaped idle handshakes)
+        if self._scope is None:
+            self._scope = scope
+        established: str | None = None
+
+        async def watch(message: Message) -> None:
+            nonlocal established
+            if message["type"] == "http.response.start" and message["status"] < 400:
+                for name, value in message.get("headers") or ():
+                    if name.lower() == b"mcp-session-id":
+                        established = "s:" + value.decode("latin-1")
+                        self.registry.established(pending, established)
+                        break
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watch)
+        finally:
+            if established is None:
+                self.registry.end_handshake(pending)
+
+    async def _closed(self, sid: str, scope: Scope, receive: Receive, send: Send) -> None:
+        """A POST on a connection closed unused: a tool call gets the server's capacity label, as
+        the first call of the session it would have opened."""
+        body, rest = await read_body(receive)
+        call = _tool_call(body)
+        if call is None:
+            await self.app(scope, replay_body(body, rest, receive), send)
+            return
+        rid, name, arguments = call
+        query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+        default = self.server.default_task
+        task = query.get("task") or (default.id if default is not None else None)
+        session = query.get("session") or query.get("episode") or sid
+        message = HANDSHAKE_CLOSED.format(seconds=self.registry.handshake_timeout or 0)
+        result = self.server.capacity_refusal(message, clip_name(name), arguments, session=session, task=task)
+        await _send_json(send, 200, {"jsonrpc": "2.0", "id": rid, "result": wire_result(result)})
+
+    async def close_reaped(self) -> None:
+        """Close the connections of the handshakes the registry reaped."""
+        closing, self.registry.closing = self.registry.closing, []
+        for key in closing:
+            logger.info("connection %s closed: no session for %g s", key, self.registry.handshake_timeout)
+            await self.close(key)
+
+    async def close(self, key: str) -> None:
+        """Close the connection `key` (`s:<mcp-session-id>`) as its client would: DELETE."""
+        if self._scope is None:
+            return
+        scope = {
+            **self._scope,
+            "method": "DELETE",
+            "headers": [(b"mcp-session-id", key[2:].encode("latin-1"))],
+            "query_string": b"",
+        }
+        sent = False
+
+        async def receive() -> Message:
+            nonlocal sent
+            if sent:
+                return {"type": "http.disconnect"}
+            sent = True
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def discard(message: Message) -> None:
+            return None
+
+        try:
+            await self.app(scope, receive, discard)
+        except Exception:  # never let one connection's teardown stop the reaper
+            logger.exception("error while closing connection %s", key)
+
+
+def _error(message: str) -> dict[str, Any]:
+    return {"code": INTERNAL_ERROR, "message": message}
+
+
+def _tool_call(body: bytes) -> tuple[Any, str, Any] | None:
+    """(id, tool name, arguments) of a single JSON-RPC `tools/call` request, else None."""
+    try:
+        message = pydantic_core.from_json(body)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or message.get("method") != "tools/call":
+        return None
+    params, rid = message.get("params"), message.get("id")
+    if type(rid) not in (int, str) or not isinstance(params, dict) or not isinstance(params.get("name"), str):
+        return None
+    arguments = params.get("arguments")
+    return rid, params["name"], arguments if isinstance(arguments, dict) else {}
+
+
+async def _status_of(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> int | None:
+    status: int | None = None
+
+    async def watch(message: Message) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = message["status"]
+        await send(message)
+
+    await app(scope, receive, watch)
+    return status
+
+
+async def _send_json(send: Send, status: int, payload: dict[str, Any]) -> None:
+    body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
