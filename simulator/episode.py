@@ -24,6 +24,7 @@ import hashlib
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -60,6 +61,7 @@ _CLOSED = sqlite3.connect(":memory:", check_same_thread=False)
 _CLOSED_CURSOR = _CLOSED.cursor()
 _CLOSED.close()
 
+_PAUSE_ROWS = 64  # rows `digest` hashes between two calls of its `pause`
 _SHOWN_ERRORS = 10  # schema errors a message lists
 _ERROR_CHARS = 600  # characters one listed error may take (values in it are quoted by `brief`)
 
@@ -476,12 +478,13 @@ class Episode:
 
     # -- state --------------------------------------------------------------------------------
 
-    def digest(self) -> str:
+    def digest(self, pause: Callable[[], None] | None = None) -> str:
         """A stable SHA-256 of the observable state, in time proportional to the rows changed.
 
         It hashes the seed state's digest and every row (current value, or deleted) that differs
         from the seed; rows that are not in the change log cannot differ. Two episodes of a domain
         version have the same digest exactly when their states are equal (`full_digest` agrees).
+        `pause` is called every `_PAUSE_ROWS` rows (a server lets its other threads run there).
         """
         seed = self.domain.seed_index()
         h = hashlib.sha256(self.domain.seed_digest().encode())
@@ -491,15 +494,16 @@ class Episode:
             for table in tables:
                 info = self.domain.tables[table]
                 base = seed[table]
-                for row in sorted(
-                    self.conn.execute(info.select_changed).fetchall(), key=lambda r: repr(r[0])
-                ):
+                rows = self.conn.execute(info.select_changed).fetchall()
+                for i, row in enumerate(sorted(rows, key=lambda r: repr(r[0]))):
                     pk, current = info.unstored_key(row[0]), row[1:]
                     if current[info.pk_index] is None:
                         current = None  # deleted
                     if current != base.get(pk):
                         h.update(repr((table, pk, current)).encode())
                         h.update(b"\n")
+                    if pause is not None and i % _PAUSE_ROWS == _PAUSE_ROWS - 1:
+                        pause()
         return h.hexdigest()
 
     def full_digest(self) -> str:
@@ -535,13 +539,14 @@ class Episode:
             raw = self.conn.execute(info.select_by_pk, info.key_params(key)).fetchone()
         return None if raw is None else info.decode(raw)
 
-    def end(self, reason: str = "done") -> None:
+    def end(self, reason: str = "done", pause: Callable[[], None] | None = None) -> None:
+        """Write the transcript's end record, with the state's digest (`pause`: see `digest`)."""
         if self.transcript is not None:
             self.transcript.write(
                 {
                     "type": "end",
                     "calls": self.calls,
-                    "digest": self.digest(),
+                    "digest": self.digest(pause),
                     "reason": reason,
                     "ended_at": datetime.now(UTC).isoformat(),
                 }

@@ -6,10 +6,20 @@ a slot of every session cap (`SessionRegistry.admit`) before the SDK sees it, an
 session uses it. A connection the registry reaps (no session for `handshake_timeout` seconds) is
 closed by sending the SDK the DELETE a client would send; a tool call on one closed before any
 call is answered with the server's signed capacity label.
+
+Setting up an SDK session costs ~1.7 ms of CPU on the event loop (six tool calls' worth), so
+opening requests are handed to the SDK one at a time, once their body has arrived, and each
+waits `HANDSHAKE_PAUSE` times as long as the one before it took: handshakes get at most a quarter
+of the loop, and a burst of hundreds of them (the caps let one client hold that many) is spread
+out instead of starving established sessions' calls. The pace follows the machine: a slow
+handshake (the loop is busy) slows the next. A refusal, and any answer to a request on a
+connection whose MCP session is gone, closes the connection (`Connection: close`): a refused
+client holds no socket.
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import logging
@@ -32,6 +42,10 @@ logger = logging.getLogger("toolgym.server")
 
 _HANDSHAKE = frozenset(v.encode() for v in HANDSHAKE_PROTOCOL_VERSIONS)
 
+#: After a handshake, the next waits this many times as long as it took (at most `MAX_PAUSE_S`).
+HANDSHAKE_PAUSE = 3.0
+MAX_PAUSE_S = 0.05
+
 
 class HandshakeGuard:
     """ASGI middleware in front of the SDK's endpoint: connections take session slots."""
@@ -43,6 +57,8 @@ class HandshakeGuard:
         self.path = path
         self._pending = itertools.count()
         self._scope: Scope | None = None  # a request's scope: the base of the DELETEs it sends
+        self._turn = asyncio.Lock()  # opening requests in the SDK: one at a time, in arrival order
+        self._next = 0.0  # when the next may start (the event loop's clock)
         server.handshake_guard = self
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -61,6 +77,8 @@ class HandshakeGuard:
             await self._open(scope, receive, send)
         else:
             key = "s:" + sid.decode("latin-1")
+            if key not in self.registry.handshakes:  # a connection whose MCP session is gone, or another's
+                send = _closing_on_404(send)
             if scope["method"] == "POST" and key in self.registry.closed:
                 await self._closed(key[2:], scope, receive, send)
             elif scope["method"] == "DELETE":
@@ -77,10 +95,9 @@ class HandshakeGuard:
         try:
             self.registry.admit(pending, client)
         except CapacityError as exc:
-            await _send_json(send, 503, {"jsonrpc": "2.0", "id": None, "error": _error(str(exc))})
+            error = {"jsonrpc": "2.0", "id": None, "error": _error(str(exc))}
+            await _send_json(send, 503, error, close=True)
             return
-        finally:
-            await self.close_reaped()  # (admitting may have reaped idle handshakes)
         if self._scope is None:
             self._scope = scope
         established: str | None = None
@@ -96,7 +113,19 @@ class HandshakeGuard:
             await send(message)
 
         try:
-            await self.app(scope, receive, watch)
+            body, rest = await read_body(receive)
+            if rest:  # the client left before its request arrived: nothing for the SDK to do
+                return
+            async with self._turn:
+                loop = asyncio.get_running_loop()
+                if (wait := self._next - loop.time()) > 0:
+                    await asyncio.sleep(wait)
+                started = loop.time()
+                try:
+                    await self.app(scope, replay_body(body, rest, receive), watch)
+                finally:
+                    took = loop.time() - started
+                    self._next = loop.time() + min(MAX_PAUSE_S, took * HANDSHAKE_PAUSE)
         finally:
             if established is None:
                 self.registry.end_handshake(pending)
@@ -116,14 +145,21 @@ class HandshakeGuard:
         session = query.get("session") or query.get("episode") or sid
         message = HANDSHAKE_CLOSED.format(seconds=self.registry.handshake_timeout or 0)
         result = self.server.capacity_refusal(message, clip_name(name), arguments, session=session, task=task)
-        await _send_json(send, 200, {"jsonrpc": "2.0", "id": rid, "result": wire_result(result)})
+        answer = {"jsonrpc": "2.0", "id": rid, "result": wire_result(result)}
+        await _send_json(send, 200, answer, close=True)
 
-    async def close_reaped(self) -> None:
-        """Close the connections of the handshakes the registry reaped."""
-        closing, self.registry.closing = self.registry.closing, []
-        for key in closing:
-            logger.info("connection %s closed: no session for %g s", key, self.registry.handshake_timeout)
-            await self.close(key)
+    async def close_reaped(self, batch: int = 0, pause: float = 0.0) -> None:
+        """Close the connections of the handshakes the registry reaped; with `batch`, that many at a
+        time, sleeping `pause` seconds between batches (the event loop serves others meanwhile)."""
+        closing = self.registry.closing
+        while closing:
+            turn = closing[:batch] if batch > 0 else list(closing)
+            del closing[: len(turn)]
+            for key in turn:
+                logger.info("connection %s closed: no session for %g s", key, self.registry.handshake_timeout)
+                await self.close(key)
+            if closing:
+                await asyncio.sleep(pause)
 
     async def close(self, key: str) -> None:
         """Close the connection `key` (`s:<mcp-session-id>`) as its client would: DELETE."""
@@ -185,8 +221,24 @@ async def _status_of(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -
     return status
 
 
-async def _send_json(send: Send, status: int, payload: dict[str, Any]) -> None:
+def _closing_on_404(send: Send) -> Send:
+    """`send`, with `Connection: close` added to a 404 answer (the SDK's for an unknown session)."""
+
+    async def closing(message: Message) -> None:
+        if message["type"] == "http.response.start" and message["status"] == 404:
+            message = {**message, "headers": [*message.get("headers", ()), _CLOSE]}
+        await send(message)
+
+    return closing
+
+
+_CLOSE = (b"connection", b"close")
+
+
+async def _send_json(send: Send, status: int, payload: dict[str, Any], close: bool = False) -> None:
     body = json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if close:  # (uvicorn closes the connection after this answer)
+        headers.append(_CLOSE)
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

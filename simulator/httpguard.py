@@ -1,18 +1,25 @@
-"""Guards in front of the MCP endpoint: request bodies have a size limit, and a read deadline.
+"""Guards in front of the MCP endpoint: request bodies have a size limit, a read deadline, and
+connections a cap.
 
 A body over the limit is refused with 413 before any of it is parsed, whether it announces its
 length (`Content-Length`) or streams it (chunked): one client cannot make the server hold a
 multi-megabyte argument list in memory, let alone run a call on it. A connection that takes longer
 than the deadlines to send a request's headers, or its body, is closed (`deadline_protocol`): a
-half-sent request holds no socket for long.
+half-sent request holds no socket for long. A connection opened while `max_connections` are open
+is answered 503 and closed at once, so open sockets stay within the cap whatever clients do; the
+connections already open are untouched (uvicorn's own `limit_concurrency` would instead refuse
+every request, on every connection, while the count is over). The SDK's traceback for a request
+whose client left before its body was read (the deadline closed it) is not logged (`quiet_disconnects`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from typing import Any
 
+from starlette.requests import ClientDisconnect
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -87,15 +94,27 @@ def body_limit(max_bytes: int, on_refused: Callable[[str], None] | None = None) 
     return Middleware(BodyLimit, max_bytes=max_bytes, on_refused=on_refused)
 
 
-def deadline_protocol(header_seconds: float, body_seconds: float) -> type[asyncio.Protocol]:
+#: The answer to a connection opened past the cap (before it sent anything), then closed.
+_REFUSAL_TEXT = b"The server is at its limit of connections: try again later.\n"
+REFUSED_CONNECTION = (
+    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\nconnection: close\r\n"
+    b"content-length: %d\r\n\r\n%s" % (len(_REFUSAL_TEXT), _REFUSAL_TEXT)
+)
+
+
+def deadline_protocol(
+    header_seconds: float, body_seconds: float, max_connections: int | None = None
+) -> type[asyncio.Protocol]:
     """uvicorn's httptools protocol (its `http=` option) with read deadlines: a connection's request
     headers must be complete within `header_seconds` of its first byte (or of the connection, for
     its first request), the body within `body_seconds` of the headers; else the connection is closed.
-    An idle keep-alive connection is uvicorn's own `timeout_keep_alive` to close."""
+    An idle keep-alive connection is uvicorn's own `timeout_keep_alive` to close. A connection that
+    would be one more than `max_connections` open is answered 503 and closed before it is read."""
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
     class DeadlineProtocol(HttpToolsProtocol):
         deadline: asyncio.TimerHandle | None = None
+        refused = 0  # connections refused past the cap (counted on the class: one per server)
 
         def _arm(self, seconds: float) -> None:
             self._disarm()
@@ -113,6 +132,11 @@ def deadline_protocol(header_seconds: float, body_seconds: float) -> type[asynci
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
+            if max_connections is not None and len(self.connections) > max_connections:
+                type(self).refused += 1
+                transport.write(REFUSED_CONNECTION)
+                transport.close()
+                return
             self._arm(header_seconds)
 
         def on_message_begin(self) -> None:
@@ -133,3 +157,34 @@ def deadline_protocol(header_seconds: float, body_seconds: float) -> type[asynci
             super().connection_lost(exc)
 
     return DeadlineProtocol
+
+
+class _QuietDisconnects(logging.Filter):
+    """Drops the records that carry a `ClientDisconnect` (a client that left mid-request)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.dropped = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info is not None and isinstance(record.exc_info[1], ClientDisconnect):
+            self.dropped += 1
+            return False
+        return True
+
+
+#: The SDK's logger that reports a POST whose body never arrived, with a ~10-line traceback each.
+SDK_TRANSPORT_LOGGER = "mcp.server.streamable_http"
+
+
+def quiet_disconnects() -> logging.Filter:
+    """Keep the SDK from logging a traceback for each request whose client left before its body was
+    read (the body deadline closes such connections: a client can flood the log with them); other
+    records pass. Installed once per process; returns the filter (its `dropped` counts them)."""
+    logger = logging.getLogger(SDK_TRANSPORT_LOGGER)
+    for existing in logger.filters:
+        if isinstance(existing, _QuietDisconnects):
+            return existing
+    quiet = _QuietDisconnects()
+    logger.addFilter(quiet)
+    return quiet

@@ -158,6 +158,10 @@ class CallMemory:
     def __len__(self) -> int:
         return len(self.entries)
 
+    def __contains__(self, slot: object) -> bool:
+        """Whether a call is recorded under `slot` (a call named by it may be a resend)."""
+        return slot in self.entries
+
     def find(self, slot: str, digest: str | bytes | None) -> Resend | None:
         """How to answer a call recorded under `slot`, or None when it is a new call."""
         entry = self.entries.get(slot)

@@ -57,9 +57,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import hmac
 import logging
+import time
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -91,7 +91,7 @@ from .errors import (
 from .fastcall import DirectToolCalls, FastToolCalls
 from .handshakes import HandshakeGuard
 from .heap import settle_heap
-from .httpguard import body_limit, deadline_protocol
+from .httpguard import body_limit, deadline_protocol, quiet_disconnects
 from .labels import Key, label_token, runs_key
 from .mcprequest import (
     SessionMiddleware,
@@ -113,8 +113,9 @@ from .mcptools import (
     tool_annotations,
 )
 from .resends import CallRef, Resend, call_digest
-from .serving import ServeConfig, TaskCatalog, TaskView, per_client_limit, serving_domain
-from .sessions import Session, SessionRegistry, new_handle, resolve_task
+from .serving import ServeConfig, TaskCatalog, TaskView, connection_limit, per_client_limit, serving_domain
+from .sessions import Session, SessionRegistry, new_handle, resolve_task, yielding
+from .turns import Turns
 
 logger = logging.getLogger("toolgym.server")
 
@@ -133,6 +134,22 @@ KEEP_ALIVE_S = 120
 ERROR_STREAK = 4
 MAX_BACKOFF_S = 1.0
 
+#: What the reaper ends at a time (connections closed, sessions finished), and its pause between
+#: batches: closing hundreds of idle handshakes in one go held the event loop ~150 ms (~0.25 ms each).
+REAP_BATCH = 4
+REAP_PAUSE_S = 0.01
+
+#: Calls of sessions calling back to back that run at once while other sessions are calling, and
+#: the rest after each, as a multiple of its time (`simulator.turns`): a heavy client cannot fill
+#: the CPU ahead of the agents calling now and then.
+BUSY_TURNS = 1
+BUSY_REST = 3.0
+
+
+#: The listen queue, and how many connections the event loop accepts at a time (uvicorn's default is
+#: 2,048): a connection past the cap is refused only once accepted, so a burst accepted at once held
+#: sockets beyond `max_connections` until the loop refused them; in batches of this size, it is 16.
+BACKLOG = 16
 
 _CONNECTION_KEY = "toolgym.connection"
 _HANDSHAKE = frozenset(HANDSHAKE_PROTOCOL_VERSIONS)
@@ -154,6 +171,20 @@ def _slot(
     cannot be recognised when resent)."""
     slot = ref.slot(session.stateful) if ref is not None else None
     return (slot, call_digest(slot, name, arguments)) if slot is not None else (None, None)
+
+
+def _digest_and_call(
+    session: Session, name: str, arguments: dict[str, Any], slot: str | None, into: list[Any] | None
+) -> Any:
+    """(In a worker thread) the call's digest appended to `into` (when given), then the call; its
+    CPU time is left in `session.cost` (`simulator.turns`)."""
+    started = time.thread_time()
+    try:
+        if slot is not None and into is not None:
+            into.append(call_digest(slot, name, arguments))
+        return session.episode.call(name, arguments)
+    finally:
+        session.cost = time.thread_time() - started
 
 
 class DomainServer:
@@ -191,11 +222,13 @@ class DomainServer:
         # client -> tool errors (and refused bodies) in a row of its sessions that never succeeded
         self._failing: dict[str, int] = {}
         self.sessions = SessionRegistry(self.domain, config, key=self.key)
+        self.turns = Turns(BUSY_TURNS, BUSY_REST)  # HTTP calls' turns (in memory and stdio: one client)
         self.internal_errors = 0
         self.unguarded_errors = 0
         self.fast_answered = 0  # tool calls the HTTP fast path answered (simulator.fastcall)
         self._endpoints: list[Any] = []  # the HTTP app's MCP endpoints (their SDK session managers)
         self.handshake_guard: HandshakeGuard | None = None  # the HTTP app's (it closes connections)
+        self._reap_now: asyncio.Event | None = None  # wakes the reaper (set while it runs)
         self.mcp = FastMCP(
             domain.name,
             instructions=self.instructions(self.default_task),
@@ -409,15 +442,30 @@ class DomainServer:
             )
 
     async def _end(self, key: str, reason: str = "session ended", handshake: str | None = None) -> None:
-        """End the session `key`, and the connection `handshake` (when the connection ended)."""
+        """End the session `key`, and the connection `handshake` (when the connection ended); the
+        session is finished (end record, database freed) off the event loop (`finish`)."""
+        session = None
         try:
-            session = self.sessions.release(key, reason)
-            if session is not None:
-                logger.info("session %s ended after %d calls", session.name, session.episode.calls)
-        except Exception:  # never let a transcript problem break the SDK's teardown
+            session = self.sessions.release(key, reason, finish=False)
+        except Exception:  # never let a problem here break the SDK's teardown
             logger.exception("error while ending session %s", key)
         if handshake is not None:
             self.sessions.end_handshake(handshake)
+        if session is not None:
+            await self.finish(session)
+            logger.info("session %s ended after %d calls", session.name, session.episode.calls)
+
+    async def finish(self, session: Session) -> None:
+        """Write an ended session's end record and free its database: in a worker thread for an HTTP
+        session (a database grown to its cap takes ~80 ms to digest), inline for the one client of
+        memory and stdio. Never raises: a transcript problem is logged, not the SDK's teardown's."""
+        try:
+            if not session.inline:
+                with anyio.CancelScope(shield=True):  # (also when the connection's teardown is cancelled)
+                    await anyio.to_thread.run_sync(session.finish, yielding())
+            session.finish()  # (a no-op once finished)
+        except Exception:
+            logger.exception("error while ending session %s", session.name)
 
     def _labelled(
         self,
@@ -483,12 +531,26 @@ class DomainServer:
         """Run one tool call in `session` (the SDK path and the HTTP fast path both end here); a
         resend of a recorded call (`ref`: `simulator.resends`) gets its answer and is not run again."""
         async with session.gate:  # one call of a session at a time: no session holds many workers
-            slot, digest = _slot(session, name, arguments, ref)
-            if slot is not None and (resend := session.calls.find(slot, digest)) is not None:
-                return self._resent(session, resend, name, ref)
+            slot = ref.slot(session.stateful) if ref is not None else None
+            digest: str | bytes | None = None
+            # a new call's digest is computed beside it in its worker thread (a 1 MB argument list
+            # takes milliseconds to digest: not on the event loop); a possible resend's, here
+            later: list[str | bytes | None] | None = None
+            if slot is not None and (session.inline or slot in session.calls):
+                digest = call_digest(slot, name, arguments)
+                if (resend := session.calls.find(slot, digest)) is not None:
+                    return self._resent(session, resend, name, ref)
+            elif slot is not None:
+                later = []
             before = session.episode.calls
             await self._back_off(session)
-            result, server_fault = await self._run(session, name, arguments)
+            if session.inline:
+                result, server_fault = await self._run(session, name, arguments)
+            else:
+                async with self.turns.turn(session):
+                    result, server_fault = await self._run(session, name, arguments, (slot, later))
+            if slot is not None and later is not None:
+                digest = later[0] if later else call_digest(slot, name, arguments)
             if not server_fault:
                 self._note_outcome(session, failed=result.is_error)
             if session.handle is not None:  # a stateless session's first answer carries its handle, once
@@ -560,8 +622,15 @@ class DomainServer:
         if self.error_backoff_s > 0 and over >= 0:
             await asyncio.sleep(min(MAX_BACKOFF_S, self.error_backoff_s * 2 ** min(over, 16)))
 
-    async def _run(self, session: Session, name: str, arguments: dict[str, Any]) -> tuple[ToolResult, bool]:
-        """The call's result, and whether it is a failure the server labelled as its own."""
+    async def _run(
+        self,
+        session: Session,
+        name: str,
+        arguments: dict[str, Any],
+        digest: tuple[str | None, list[str | bytes | None] | None] = (None, None),
+    ) -> tuple[ToolResult, bool]:
+        """The call's result, and whether it is a failure the server labelled as its own; `digest`
+        (slot, list): the call's digest is appended to the list in its worker thread, first."""
         if self.latency_s:
             await asyncio.sleep(self.latency_s)
         if session.ended is not None:
@@ -583,7 +652,7 @@ class DomainServer:
             if session.inline:
                 value = episode.call(name, arguments)
             else:
-                value = await anyio.to_thread.run_sync(functools.partial(episode.call, name, arguments))
+                value = await anyio.to_thread.run_sync(_digest_and_call, session, name, arguments, *digest)
         except InfraError as exc:
             text = self._labelled(
                 str(exc), session.name, episode.calls - 1, name, arguments, exc.kind, _task(session)
@@ -653,26 +722,54 @@ class DomainServer:
     async def _lifespan(self, server: FastMCP) -> AsyncIterator[dict[str, Any]]:
         # A plain task, not an anyio task group (fastmcp closes lifespans in a shielded scope).
         reaping = self.idle_timeout or self.config.handshake_timeout
-        reaper = asyncio.create_task(self._reap_forever()) if reaping else None
+        reaper = None
+        if reaping:
+            self._reap_now = asyncio.Event()
+            self.sessions.finishing = []  # the reaper finishes reaped sessions, off the loop
+            self.sessions.on_reap = self.wake_reaper  # (a reap when a slot is wanted: settled now)
+            reaper = asyncio.create_task(self._reap_forever(self._reap_now))
         try:
             yield {"sessions": self.sessions}
         finally:
             if reaper is not None:
                 reaper.cancel()
+            self._reap_now = None
+            self.sessions.on_reap = None
             self.sessions.release_all("server stopped")
 
-    async def _reap_forever(self) -> None:
+    def wake_reaper(self) -> None:
+        """Have the reaper settle what the registry reaped now, not at its next round."""
+        if self._reap_now is not None:
+            self._reap_now.set()
+
+    async def _reap_forever(self, wake: asyncio.Event) -> None:
         timeouts = [t for t in (self.idle_timeout, self.config.handshake_timeout) if t]
         interval = min(max(min(timeouts) / 4, 0.05), 30.0)
         while True:
-            await asyncio.sleep(interval)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(wake.wait(), interval)
+            wake.clear()
             for key in self.sessions.reap():
                 logger.info("session %s reaped after %g s idle", key, self.idle_timeout)
-            if self.handshake_guard is not None:
-                await self.handshake_guard.close_reaped()
+            await self.settle_reaped()
+
+    async def settle_reaped(self) -> None:
+        """Finish the sessions and close the connections the registry reaped, `REAP_BATCH` at a time
+        with `REAP_PAUSE_S` between batches: a mass reap (hundreds of idle handshakes at once) is
+        spread over many turns of the event loop instead of holding it."""
+        finishing = self.sessions.finishing
+        while finishing:
+            turn = finishing[:REAP_BATCH]
+            del finishing[: len(turn)]
+            for session in turn:
+                await self.finish(session)
+            await asyncio.sleep(REAP_PAUSE_S)
+        if self.handshake_guard is not None:
+            await self.handshake_guard.close_reaped(REAP_BATCH, REAP_PAUSE_S)
 
     def http_app(self, path: str = "/mcp") -> Any:
         """The streamable-HTTP ASGI app: stateful sessions that end after `idle_timeout` (None: never)."""
+        quiet_disconnects()  # (the body deadline's closes would each log an SDK traceback)
         guards: dict[str, Any] = {
             "host_origin_protection": True,  # Host and Origin checked (DNS rebinding): localhost by default
             "allowed_hosts": list(self.config.allow_hosts),
@@ -741,8 +838,9 @@ class DomainServer:
         await uvicorn.Server(config).serve()
 
     def uvicorn_config(self, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp") -> Any:
-        """The uvicorn configuration of the HTTP server on host:port: keep-alive, read deadlines,
-        and the per-client limit for that address (`simulator.serving.per_client_limit`)."""
+        """The uvicorn configuration of the HTTP server on host:port: keep-alive, read deadlines, the
+        cap on open connections, and the per-client limit for that address
+        (`simulator.serving.per_client_limit`)."""
         import uvicorn
 
         self.sessions.max_per_client = per_client_limit(self.config, host)
@@ -754,7 +852,10 @@ class DomainServer:
             lifespan="on",
             access_log=False,
             timeout_keep_alive=KEEP_ALIVE_S,
-            http=deadline_protocol(self.config.header_timeout, self.config.body_timeout),
+            backlog=BACKLOG,
+            http=deadline_protocol(
+                self.config.header_timeout, self.config.body_timeout, connection_limit(self.config)
+            ),
         )
 
     def run(

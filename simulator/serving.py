@@ -50,6 +50,8 @@ class ServeConfig:
     max_sessions: int = 1024
     #: None: `max_sessions` on a loopback address, else a `PER_CLIENT_SHARE` of it (`per_client_limit`)
     max_sessions_per_client: int | None = None
+    #: open HTTP connections at most (None: `max_sessions` + `CONNECTION_MARGIN`); one more is refused
+    max_connections: int | None = None
     #: fsync the transcript after every record
     durable: bool = False
     allow_origins: tuple[str, ...] = ()
@@ -68,6 +70,8 @@ class ServeConfig:
             raise ValueError("max_sessions must be at least 1")
         if self.max_sessions_per_client is not None and self.max_sessions_per_client < 1:
             raise ValueError("max_sessions_per_client must be at least 1")
+        if self.max_connections is not None and self.max_connections < 1:
+            raise ValueError("max_connections must be at least 1")
         if not 0.0 <= self.fault_rate <= 1.0:
             raise ValueError("fault_rate must be between 0 and 1")
         if not (self.header_timeout > 0 and self.body_timeout > 0):
@@ -100,6 +104,19 @@ def per_client_limit(config: ServeConfig, host: str | None = None) -> int:
     if host is None or _loopback(host):
         return config.max_sessions
     return max(1, config.max_sessions // PER_CLIENT_SHARE)
+
+
+#: The connections allowed beyond `max_sessions` by default: requests of the stateless protocol
+#: (a connection each), connections not yet past their first request, refusals being answered.
+CONNECTION_MARGIN = 32
+
+
+def connection_limit(config: ServeConfig) -> int:
+    """The HTTP connections a server keeps open at most: `max_connections`, else one per session
+    (official clients hold one) and `CONNECTION_MARGIN` more."""
+    if config.max_connections is not None:
+        return config.max_connections
+    return config.max_sessions + CONNECTION_MARGIN
 
 
 def _loopback(host: str) -> bool:

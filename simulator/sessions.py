@@ -25,6 +25,7 @@ import re
 import secrets
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -116,6 +117,22 @@ class _SessionSink:
         self.file.close()
 
 
+def yielding(share: float = 0.5, every: float = 0.002) -> Callable[[], None]:
+    """A `pause` for work in a worker thread: once the thread has worked `every` seconds since its
+    last pause, it sleeps, so that it takes about `share` of a CPU (and of the interpreter's lock)
+    from the event loop and the calls beside it."""
+    mark = time.perf_counter()
+
+    def pause() -> None:
+        nonlocal mark
+        worked = time.perf_counter() - mark
+        if worked >= every:
+            time.sleep(worked * (1 - share) / share)
+            mark = time.perf_counter()
+
+    return pause
+
+
 @dataclass(eq=False)
 class Session:
     """One live session: its episode, task, seed, transcript and fault generator."""
@@ -136,9 +153,13 @@ class Session:
     gate: asyncio.Lock = field(default_factory=asyncio.Lock)  # one call at a time
     errors_in_a_row: int = 0  # tool errors in a row (the server's back-off reads it)
     succeeded: bool = False  # whether any call of the session has succeeded
+    answered: float = 0.0  # when its last call ended (`simulator.turns`)
+    served: float = 0.0  # when its last busy call got its turn (`simulator.turns`)
+    cost: float = 0.0  # the CPU seconds its last call took in its worker thread (`simulator.turns`)
     created: float = field(default_factory=time.monotonic)
     last_used: float = field(default_factory=time.monotonic)
     ended: str | None = None
+    finished: bool = False  # its end record written and its database freed (`finish`)
     handshake: str | None = None  # the handshake whose slot it uses (`SessionRegistry.admit`)
     stateful: bool = False  # bound to one stateful MCP connection (its JSON-RPC ids are unique)
     calls: CallMemory = field(default_factory=CallMemory)  # its answers to resends (`simulator.resends`)
@@ -151,13 +172,23 @@ class Session:
             self.sink.write(record)
 
     def close(self, reason: str) -> None:
-        """Write the transcript's end record and free the episode's database (idempotent)."""
+        """Mark the session ended and `finish` it (idempotent)."""
         if self.ended is not None:
             return
         self.ended = reason
+        self.finish()
+
+    def finish(self, pause: Callable[[], None] | None = None) -> None:
+        """The costly part of an end, once `ended` is set: the transcript's end record (with the state's
+        digest: tens of milliseconds for a database grown to its cap) and the episode's database freed.
+        Thread-safe and idempotent: the server runs it in a worker thread, off its event loop, with a
+        `pause` (`yielding`) that lets other threads run while the digest is computed."""
         with self.episode.lock:  # wait for a call still running in a worker thread
+            if self.finished:
+                return
+            self.finished = True
             try:
-                self.episode.end(reason)
+                self.episode.end(self.ended or "session ended", pause)
             finally:
                 if self.sink is not None:
                     self.sink.close()
@@ -202,6 +233,10 @@ class SessionRegistry:
         self.live: dict[str, Session] = {}
         self.handshakes: dict[str, Handshake] = {}
         self.closing: list[str] = []  # handshakes reaped: the server closes their connections
+        #: sessions ended but not finished, for the server to finish off its event loop (None: `reap`
+        #: finishes them itself; the serving server sets a list)
+        self.finishing: list[Session] | None = None
+        self.on_reap: Callable[[], None] | None = None  # told when `reap` ended anything
         self.closed: OrderedDict[str, None] = OrderedDict()  # handshakes reaped before any call
         self.ended: OrderedDict[str, str] = OrderedDict()
         self.recent: OrderedDict[str, Session] = OrderedDict()  # ended sessions, for late resends
@@ -389,8 +424,10 @@ class SessionRegistry:
         """Whether this call of the session fails with an injected fault (seeded per session)."""
         return session.faults is not None and session.faults.random() < self.fault_rate
 
-    def release(self, key: str, reason: str = "session ended") -> Session | None:
-        """End the session `key` if it is live; later calls with the key are refused."""
+    def release(self, key: str, reason: str = "session ended", *, finish: bool = True) -> Session | None:
+        """End the session `key` if it is live; later calls with the key are refused.
+
+        `finish=False` leaves its end record and database to the caller (`Session.finish`)."""
         session = self.live.pop(key, None)
         if session is None:
             return None
@@ -400,7 +437,10 @@ class SessionRegistry:
         else:
             self._give(session.client)
         self._remember(key, reason)
-        session.close(reason)
+        if session.ended is None:
+            session.ended = reason
+        if finish:
+            session.finish()
         if session.calls:  # it answered identified calls: keep its last answers a while
             session.calls.trim(KEEP_AFTER_END)
             self.recent[key] = session
@@ -416,21 +456,34 @@ class SessionRegistry:
 
     def reap(self, now: float | None = None) -> list[str]:
         """Release every reapable session idle for longer than `idle_timeout` (returns their keys),
-        and the handshakes idle past `handshake_timeout` (their keys go to `closing`)."""
+        and the handshakes idle past `handshake_timeout` (their keys go to `closing`). The sessions
+        are finished here, or go to `finishing` when the server finishes them."""
         now = time.monotonic() if now is None else now
         idle: list[str] = []
         if self.idle_timeout is not None:
             cutoff = now - self.idle_timeout
             idle = [k for k, s in self.live.items() if s.reapable and s.last_used < cutoff]
+            deferred = self.finishing
             for key in idle:
-                self.release(key, f"idle for more than {self.idle_timeout:g} s")
+                session = self.release(
+                    key, f"idle for more than {self.idle_timeout:g} s", finish=deferred is None
+                )
+                if deferred is not None and session is not None:
+                    deferred.append(session)
+        closing = len(self.closing)
         self._reap_handshakes(now)
+        if self.on_reap is not None and (idle or len(self.closing) > closing):
+            self.on_reap()
         return idle
 
     def release_all(self, reason: str = "server stopped") -> None:
-        """End every live session (at server shutdown) and forget ended keys and handshakes."""
+        """End every live session (at server shutdown), finish those left to finish, and forget
+        ended keys and handshakes."""
         for key in list(self.live):
             self.release(key, reason)
+        pending, self.finishing = self.finishing, None
+        for session in pending or ():
+            session.finish()
         self.ended.clear()
         self.recent.clear()
         self.handshakes.clear()

@@ -81,6 +81,14 @@ def serve(
             "on a loopback --host, else an eighth of it",
         ),
     ] = None,
+    max_connections: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="limit on open HTTP connections (one more is answered 503 and closed); default: "
+            "--max-sessions + 32",
+        ),
+    ] = None,
     allow_origin: Annotated[
         list[str] | None,
         typer.Option(help="a browser Origin to accept besides localhost ones (repeatable; '*' for any)"),
@@ -156,6 +164,7 @@ def serve(
         body_timeout=body_timeout,
         max_sessions=max_sessions,
         max_sessions_per_client=max_sessions_per_client,
+        max_connections=max_connections,
         durable=fsync,
         allow_origins=tuple(allow_origin or ()),
         allow_hosts=tuple(allow_host or ()),
