@@ -266,11 +266,13 @@ class Domain:
 
         The spec is hashed without the fields left at their defaults, so a new optional field of
         the format (added with a default that keeps today's meaning) leaves every existing
-        domain's fingerprint, and the manifests validated against it, as they were.
+        domain's fingerprint, and the manifests validated against it, as they were. The `snapshot`
+        layout is left out: it shapes exports only, never a tool's behaviour or a state.
         """
         if self._fingerprint is None:
             h = hashlib.sha256()
-            h.update(self.spec.model_dump_json(by_alias=True, exclude_defaults=True).encode())
+            spec = self.spec.model_dump_json(by_alias=True, exclude_defaults=True, exclude={"snapshot"})
+            h.update(spec.encode())
             h.update(self.policy.encode())
             # each row as json.dumps(row, sort_keys=True) gives it, one encoder for all of them
             encode = json.JSONEncoder(sort_keys=True, check_circular=False).encode

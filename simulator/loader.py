@@ -32,6 +32,7 @@ from .domain import Domain
 from .errors import CallReferenceError, Problem, SpecError
 from .fastschema import backtracking_patterns, bound_inputs, input_validator, unknown_keywords
 from .folders import BUNDLED, domain_folders, domain_search_path, list_domain_dirs, local_roots, resolve
+from .layout import layout_problems
 from .lint import Spelling, literal_problems, lost_values, old_spellings
 from .seedrows import SeedReader
 from .spec import Column, DomainSpec, Fragment, LetStep, Step, Table, Task, Tool, UseStep
@@ -356,6 +357,15 @@ class _Loader(SeedReader):
             return True
         return False
 
+    def check_snapshot(self, spec: DomainSpec) -> None:
+        """Report each table or column the snapshot layout names that the tables lack."""
+        if spec.snapshot is None:
+            return
+        columns = {name: dict(t.columns) for name, t in spec.tables.items()}
+        keys = {name: t.key_columns for name, t in spec.tables.items()}
+        for where, message in layout_problems(spec.snapshot, columns, keys):
+            self.problem("domain.yaml", where, message)
+
     def compile_tools(self, spec: DomainSpec, infos: dict[str, TableInfo]) -> dict[str, CompiledTool]:
         file = "domain.yaml"
         compiled: dict[str, CompiledTool] = {}
@@ -586,6 +596,7 @@ def check_domain(ref: str | Path, warnings: bool = True) -> CheckReport:
     if not spec.tables:
         return CheckReport(folder, None, loader.problems, loader.warnings, loader.spellings)
     _, infos = build_tables(loader.check_tables(spec))
+    loader.check_snapshot(spec)
     tools = loader.compile_tools(spec, infos)
     if warnings:
         loader.lint(spec)

@@ -19,6 +19,7 @@ from pydantic import (
 
 from .clock import rendering_problem
 from .ids import parse_pattern
+from .layout import Collection, Part, SnapshotLayout
 from .operations import (
     FILTER_ALIASES,
     STEP_KINDS,
@@ -55,6 +56,7 @@ __all__ = [
     "Answers",
     "Call",
     "Clock",
+    "Collection",
     "Column",
     "ColumnType",
     "CounterIds",
@@ -76,6 +78,7 @@ __all__ = [
     "LetStep",
     "ListStep",
     "NAME",
+    "Part",
     "PatternIds",
     "UuidIds",
     "register_step",
@@ -83,6 +86,7 @@ __all__ = [
     "RequireStep",
     "ReturnStep",
     "SEMVER",
+    "SnapshotLayout",
     "Step",
     "STEP_KINDS",
     "step_spellings",
@@ -299,6 +303,11 @@ class DomainSpec(_Model):
     answers: Answers = Field(
         default="final",
         description="where tasks' answer facts may appear: the final assistant message or any assistant message",
+    )
+    snapshot: SnapshotLayout | None = Field(
+        default=None,
+        description="how the tables nest into the source's own shape (`toolgym export --format snapshot`)",
+        exclude_if=lambda v: v is None,
     )
 
     @field_validator("version")

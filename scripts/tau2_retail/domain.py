@@ -10,6 +10,7 @@ import yaml
 
 from .export import export_tau2, tau2_initial
 from .readme import README
+from .snapshot import SNAPSHOT
 from .source import read_peer
 from .tables import TABLES, normalise
 from .tasks import convert_tasks
@@ -51,6 +52,7 @@ def domain_spec(schemas: dict[str, Any]) -> dict[str, Any]:
         "tables": TABLES,
         "fragments": build_fragments(),
         "tools": build_tools(schemas),
+        "snapshot": SNAPSHOT,
     }
 
 
