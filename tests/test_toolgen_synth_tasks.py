@@ -16,6 +16,7 @@ from simulator import load_domain
 from simulator.errors import ToolError
 from simulator.spec import Task
 from toolgen.synth import instructions as say
+from toolgen.synth.checks import CHECKS
 from toolgen.synth.folder import build_domain, write_folder
 from toolgen.synth.lookups import World
 from toolgen.synth.run import synthesize_domain
@@ -147,6 +148,7 @@ def test_rejections_are_counted_by_status(tmp_path):
         "unreachable-fact",
         "flaky",
         "network",
+        *(f"instruction: {check}" for check in CHECKS),
     }
 
 

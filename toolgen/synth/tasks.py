@@ -17,7 +17,9 @@ episode of the written folder, so the gold calls are what the tools do. The spre
 - `refusal`: a status change the tool refuses (the row is already there, or final): the gold
   call is `expect_error`, and the answer fact is the row's current state.
 
-Each candidate is then validated (`scoring.validation.validate.check_task`, the checks of
+Each candidate's instruction is first checked as a person would read it (`checks`: no repeated
+clause, internal name, placeholder or filler value, missing fact; a failure is rejected as
+`instruction: <check>`), then validated (`scoring.validation.validate.check_task`, the checks of
 `toolgym validate` for one task: gold passes, doing nothing fails, corrupted gold fails, the
 answer is reachable and not guessable by listing, independent calls commute, every id is
 reachable). Chosen for speed in this loop: one run per task (reruns in fresh processes and tool
@@ -35,6 +37,7 @@ from a looked-up row), `walks` (the candidates), `instructions` (the templates),
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 from collections.abc import Sequence
 from pathlib import Path
@@ -42,9 +45,12 @@ from typing import Any
 
 from scoring.validation.validate import check_loaded_task, domain_ids
 from simulator import Domain, load_domain
+from simulator.calls import run_calls
+from simulator.errors import CallReferenceError
 from simulator.builders import DomainBuilder, dump_jsonl
 from simulator.spec import Task
 
+from .checks import instruction_problems
 from .lookups import World
 from .schema import DomainSchema
 from .tools import Toolset
@@ -78,6 +84,21 @@ def _difficulty(c: Candidate) -> str:
     return "easy" if len(c.calls) <= 1 else "medium" if len(c.calls) <= 3 else "hard"
 
 
+def _results(domain: Domain, task: Task) -> list[str]:
+    """The text of each gold call's result (a failed call's error), up to the first bad reference."""
+    episode = domain.episode(seed=task.seed or 0)
+    texts: list[str] = []
+    try:
+        for outcome in run_calls(episode, task.calls, task.id):
+            value = outcome.result if outcome.error is None else str(outcome.error)
+            texts.append(json.dumps(value, ensure_ascii=False, default=str))
+    except CallReferenceError:
+        pass  # (validation says why)
+    finally:
+        episode.close()
+    return texts
+
+
 def validate_candidates(
     domain: Domain, candidates: Sequence[Candidate], *, limit: int = MAX_TASKS
 ) -> tuple[list[dict[str, Any]], dict[str, int]]:
@@ -91,6 +112,7 @@ def validate_candidates(
     order = sorted(range(len(raws)), key=lambda i: not candidates[i].long)
     longs = 0
     ids = domain_ids(domain)
+    schemas = {name: tool.spec.input_schema for name, tool in domain.tools.items()}
     for i in order:
         short = len(kept) - longs
         if (
@@ -99,7 +121,14 @@ def validate_candidates(
             or (not candidates[i].long and short >= max(min(3, (longs + 2) // 3), MIN_KEPT - longs))
         ):
             continue
-        verdict = check_loaded_task(domain, Task.model_validate(raws[i]), ids=ids)
+        task = Task.model_validate(raws[i])
+        results = _results(domain, task)
+        problems = instruction_problems(candidates[i].instruction, candidates[i].calls, schemas, results)
+        if problems:
+            reason = f"instruction: {problems[0][0]}"
+            rejected[reason] = rejected.get(reason, 0) + 1
+            continue
+        verdict = check_loaded_task(domain, task, ids=ids)
         if verdict.valid:
             kept.append((i, raws[i]))
             longs += candidates[i].long

@@ -1,0 +1,65 @@
+"""The instruction checks fail the instructions the issues quote verbatim, and pass a person's."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolgen.synth.checks import instruction_problems
+
+
+def checks(instruction: str, calls: list[dict] | None = None, tools: tuple[str, ...] = ()) -> set[str]:
+    return {check for check, _ in instruction_problems(instruction, calls or [], tools)}
+
+
+@pytest.mark.parametrize(
+    ("instruction", "check"),
+    [
+        ('Tell me the name of the class whose class id is "X" whose class id is "X".', "repeated"),
+        ('Look up the onestop flight id of the onestop flight whose origin is "YUO".', "repeated"),
+        ('Tell me the flight whose date is "YYYY-MM-DD".', "placeholder"),
+        ('Set the name to "string".', "placeholder"),
+        ('Set the code to "<code>".', "placeholder"),
+        ('Book flights ["anyone American", "animal heavy"] for me.', "filler"),
+        ('Change the unit to "item energy chair".', "filler"),
+        ('Set the message to "Arm out which enter including argue moment matter only water available."', "filler"),
+        ('Book a round trip with flight type "round_trip".', "internal name"),
+        ("Change the general_ledger_taxcode of the product.", "internal name"),
+        ("Update the unitPrice of the product.", "internal name"),
+        ("Please run get_user_details for me.", "internal name"),
+    ],
+)
+def test_the_quoted_faults_are_caught(instruction: str, check: str) -> None:
+    assert check in checks(instruction, tools=("get_user_details",))
+
+
+def test_a_value_the_calls_send_must_be_said() -> None:
+    calls = [{"name": "update_contact", "arguments": {"customer_id": "C-0001", "address": "12 Elm Road"}}]
+    assert checks("Change my address, please.", calls) == {"missing fact"}
+    assert checks('Change my address to "12 Elm Road", please.', calls) == set()
+
+
+def test_values_from_earlier_calls_need_not_be_said() -> None:
+    calls = [
+        {"name": "find_customers", "arguments": {"email": "ada@example.com"}},
+        {"name": "freeze_card", "arguments": {"card_id": "$calls.0.card_id", "reason": "lost"}},
+    ]
+    assert checks('I lost my card; my email is "ada@example.com". Please freeze it ("lost").', calls) == set()
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    [
+        "I want to exchange the keyboard I ordered for the same one with clicky switches, and change "
+        'the address of my pending order to "12 Elm Road".',
+        'Cancel the order for the customer whose email is "ada@example.com" and the order for the '
+        'customer whose email is "bob@example.com".',
+        "Please calculate 2 + 2 for me.",
+        'Set the title to "Quarterly Budget Review".',
+        "Book a round trip from JFK to LAX on 2024-05-01.",
+        'Add the note "Customer called about a late delivery; refund approved by the supervisor."',
+        'Set the reason to "I lost my card on the train this morning."',
+        'Rename the team to "Blue Ridge".',
+    ],
+)
+def test_what_a_person_says_passes(instruction: str) -> None:
+    assert checks(instruction, tools=("calculate", "book_reservation")) == set()

@@ -1,0 +1,200 @@
+"""Checks that a task's instruction reads as a person would say it, before the task is validated.
+
+    problems = instruction_problems(instruction, calls, tools)   # [] when it reads well
+
+Each problem is (check, detail). The checks, and what each catches:
+
+- `repeated`: a clause said twice (four or more words in a row, a quoted value among them), or
+  three words said again right after them (`the flight id of the flight whose ...`);
+- `internal name`: an identifier a person would not say, outside quotes (`snake_case`, `camelCase`,
+  a tool's name), or quoted as a value (`"round_trip"`: a person says "round trip");
+- `placeholder`: a format's placeholder or a stand-in used as a value (`"YYYY-MM-DD"`, `"string"`,
+  `"<id>"`, `"TODO"`);
+- `filler`: a value made of filler words, all from Faker's lorem list: two or three in lower case
+  (`"animal heavy"`), or a sentence of four or more (`"Arm out which enter including argue."`);
+- `missing fact`: a literal value the gold calls send that neither the instruction gives nor an
+  earlier call returned (`$calls...` references, and arguments with one allowed value, need not be
+  said; nor ids, which validation checks are reachable).
+
+The rules are written apart from the templates that make the instructions, so that they can fail.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
+from typing import Any
+
+__all__ = ["CHECKS", "instruction_problems"]
+
+CHECKS = ("repeated", "internal name", "placeholder", "filler", "missing fact")
+
+_QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9']*")
+_SNAKE = re.compile(r"\b[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]*[A-Za-z0-9]\b")
+_CAMEL = re.compile(r"\b[a-z]+[A-Z][A-Za-z]*\b")
+_DATE_PLACEHOLDER = re.compile(r"^(?:[YMDHhms]{1,4}[-/.: T]?){2,}[YMDHhms]*$")
+_STAND_INS = frozenset(
+    "string str text value example sample test foo bar baz todo tbd n/a na null none undefined "
+    "lorem ipsum placeholder xxx xxxx abc 123 id name".split()
+)
+_BRACKETED = re.compile(r"^[<{\[].*[>}\]]$")
+#: a clause said twice: this many words in a row, with a quoted value among them
+_CLAUSE_WORDS = 4
+#: a stutter: three words said again within this many words of their end
+_STUTTER_WORDS, _STUTTER_GAP = 3, 3
+
+
+@lru_cache(maxsize=1)
+def _lorem() -> frozenset[str]:
+    from faker.providers.lorem.en_US import Provider
+
+    return frozenset(w.lower() for w in Provider.word_list)
+
+
+def _values(value: Any) -> Iterable[Any]:
+    """The scalar values in an argument (list elements and object values included)."""
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from _values(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _values(v)
+    else:
+        yield value
+
+
+def _quoted(instruction: str) -> list[str]:
+    """The quoted values of an instruction, list elements apart (`["a b", "c"]` gives both)."""
+    return [m.group(1) for m in _QUOTED.finditer(instruction)]
+
+
+def _repeated(instruction: str) -> str | None:
+    tokens = re.findall(r'"(?:[^"\\]|\\.)*"|[A-Za-z0-9][A-Za-z0-9\'-]*', instruction)
+    lowered = [t.lower() for t in tokens]
+    n = _STUTTER_WORDS
+    for i in range(len(tokens) - n + 1):
+        run = lowered[i : i + n]
+        for j in range(i + n, min(i + 2 * n + _STUTTER_GAP, len(tokens) - n + 1)):
+            if lowered[j : j + n] == run:
+                return " ".join(tokens[i:j + n])
+    seen: set[tuple[str, ...]] = set()
+    for i in range(len(tokens) - _CLAUSE_WORDS + 1):
+        run = tuple(t.lower() for t in tokens[i : i + _CLAUSE_WORDS])
+        if not any(t.startswith('"') for t in run):
+            continue
+        if run in seen:
+            return " ".join(tokens[i : i + _CLAUSE_WORDS])
+        seen.add(run)
+    return None
+
+
+def _internal(instruction: str, tool_names: Sequence[str]) -> str | None:
+    outside = _QUOTED.sub(" ", instruction)
+    for pattern in (_SNAKE, _CAMEL):
+        if m := pattern.search(outside):
+            return m.group(0)
+    lowered = outside.lower()
+    for name in tool_names:  # (a one-word tool name is a plain word: "calculate", "search")
+        if re.search(r"[_A-Z-]", name) and re.search(rf"\b{re.escape(name.lower())}\b", lowered):
+            return name
+    for value in _quoted(instruction):
+        if _SNAKE.fullmatch(value) and not any(c.isdigit() for c in value):
+            return f'"{value}"'
+    return None
+
+
+def _placeholder(values: Iterable[str]) -> str | None:
+    for value in values:
+        v = value.strip()
+        if not v:
+            continue
+        if _DATE_PLACEHOLDER.fullmatch(v) and not any(c.isdigit() for c in v):
+            return f'"{value}"'
+        if v.lower() in _STAND_INS or (_BRACKETED.match(v) and len(v) < 40 and " " not in v):
+            return f'"{value}"'
+    return None
+
+
+def _filler(values: Iterable[str]) -> str | None:
+    lorem = _lorem()
+    for value in values:
+        words = [w.strip(".,;:!?") for w in value.split()]
+        if len(words) < 2 or not all(_WORD.fullmatch(w) for w in words):
+            continue
+        if all(w.lower() in lorem for w in words) and (len(words) >= 4 or value == value.lower()):
+            return f'"{value}"'  # (a short one only in lower case: "Blue Ridge" may be a name)
+    return None
+
+
+def _said(value: Any, text: str) -> bool:
+    if isinstance(value, bool) or value is None:
+        return True  # (said in words: "make it public", "clear the note")
+    if isinstance(value, int | float):
+        number = f"{value:g}" if isinstance(value, float) else str(value)
+        return number in text or f"{value:,}" in text
+    if isinstance(value, str):
+        if value.startswith("$calls.") or len(value) < 2 or _looks_like_an_id(value):
+            return True  # (an id may come from a lookup's result, which validation checks)
+        return value.lower() in text or value.replace("_", " ").lower() in text
+    return True
+
+
+def _looks_like_an_id(value: str) -> bool:
+    return " " not in value and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+
+
+def _fixed(schema: dict[str, Any] | None, argument: str) -> bool:
+    """Whether the tool's schema allows `argument` one value only (`const`, a one-value `enum`)."""
+    prop = ((schema or {}).get("properties") or {}).get(argument)
+    return isinstance(prop, dict) and ("const" in prop or len(prop.get("enum") or ()) == 1)
+
+
+def _missing(
+    instruction: str, calls: Sequence[dict[str, Any]], tools: Mapping[str, Any], results: Sequence[str]
+) -> str | None:
+    text = instruction.lower()
+    for i, call in enumerate(calls):
+        if i and i <= len(results):  # what the calls before it returned is known by now
+            text += "\n" + results[i - 1].lower()
+        schema = tools.get(call.get("name", ""))
+        for argument, given in (call.get("arguments") or {}).items():
+            if _fixed(schema, argument):
+                continue  # (a person need not say what can only be one thing)
+            for value in _values(given):
+                if not _said(value, text):
+                    return f"{call.get('name')}: {value!r}"
+    return None
+
+
+def instruction_problems(
+    instruction: str,
+    calls: Sequence[dict[str, Any]],
+    tools: Mapping[str, Any] | Sequence[str] = (),
+    results: Sequence[str] = (),
+) -> list[tuple[str, str]]:
+    """The checks `instruction` fails, each as (check, what was found); [] when it reads well.
+
+    `tools`: the domain's tools, name -> input schema (or just their names); `results`: the text of
+    each gold call's result, in order (a value an earlier call returned need not be said)."""
+    if not isinstance(tools, Mapping):
+        tools = dict.fromkeys(tools)
+    problems: list[tuple[str, str]] = []
+    strings = [
+        v
+        for call in calls
+        for v in _values(call.get("arguments") or {})
+        if isinstance(v, str) and not v.startswith("$calls.")
+    ]
+    said = _quoted(instruction) + strings
+    for check, found in (
+        ("repeated", _repeated(instruction)),
+        ("internal name", _internal(instruction, list(tools))),
+        ("placeholder", _placeholder(said)),
+        ("filler", _filler(said)),
+        ("missing fact", _missing(instruction, calls, tools, results)),
+    ):
+        if found is not None:
+            problems.append((check, found))
+    return problems
