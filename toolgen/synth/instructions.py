@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,6 +45,7 @@ _QUESTION = (
     "Tell me the {field} of {target}.",
     "Look up the {field} of {target}.",
 )
+_CODE_WORDS = re.compile(r"[a-z]+(?:_[a-z]+)+")
 _FILLER = frozenset("a an the of for to by with and or in on at from into".split())
 
 
@@ -73,7 +75,8 @@ def plain(value: Any) -> Any:
 
 
 def value_text(value: Any) -> str:
-    """A value written so that the agent can pass it back exactly (a `Said`: its words)."""
+    """A value written so that the agent can pass it back (a `Said`: its words; a code of lower-case
+    words, `round_trip`, as those words: the tool's schema or description names the code)."""
     if isinstance(value, Said):
         return value.text
     if isinstance(value, bool):
@@ -81,6 +84,8 @@ def value_text(value: Any) -> str:
     if isinstance(value, int | float):
         return json.dumps(value)
     if isinstance(value, str):
+        if _CODE_WORDS.fullmatch(value):  # `round_trip`: a person says "round trip"
+            return value.replace("_", " ")
         return json.dumps(value, ensure_ascii=False)
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
@@ -146,9 +151,13 @@ def refusal_sentence(rng: random.Random, clause: str) -> str:
     return _sentence(rng, clause) + " If that is not possible, tell me the reason, naming its current state."
 
 
-def ask_sentence(rng: random.Random, column: str, target: str) -> str:
-    """A question about one value of a row."""
-    return rng.choice(_QUESTION).format(field=field_phrase(column), target=target)
+def ask_sentence(rng: random.Random, column: str, target: str, entity: str = "") -> str:
+    """A question about one value of a row (of `entity`: a field named after it is asked for without
+    its name, `the id of the flight ...`, not `the flight id of the flight ...`)."""
+    field, own = field_phrase(column), noun(entity) if entity else ""
+    if own and field.startswith(own + " "):
+        field = field[len(own) + 1 :]
+    return rng.choice(_QUESTION).format(field=field, target=target)
 
 
 def count_sentence(rng: random.Random, entity: str, column: str, value: Any) -> str:

@@ -293,10 +293,24 @@ def _code_like(value: Any) -> bool:
 _QUOTED = re.compile(r"'([^'\s]{1,40})'|\"([^\"\s]{1,40})\"|`([^`\s]{1,40})`")
 
 
+#: a date or time format written out (`YYYY-MM-DD`, `HH:MM`): how values look, never a value
+_FORMAT_WORD = re.compile(r"(?:[YMDHhms]{1,4}[-/.: T]?){2,}[YMDHhms]*")
+
+
 def _quoted(description: str) -> list[str]:
-    """The distinct quoted words of a description (`'one_way' or 'round_trip'`), in order."""
+    """The distinct quoted words of a description (`'one_way' or 'round_trip'`), in order; a format
+    it quotes (`'YYYY-MM-DD'`) is left out."""
     found = ("".join(groups) for groups in _QUOTED.findall(description))
-    return list(dict.fromkeys(w for w in found if w.strip(".,;:")))
+    return list(dict.fromkeys(w for w in found if w.strip(".,;:") and not _FORMAT_WORD.fullmatch(w)))
+
+
+def _quoted_format(description: str) -> str | None:
+    """`date` or `datetime` when a description quotes such a format (`in the format 'YYYY-MM-DD'`)."""
+    for groups in _QUOTED.findall(description):
+        word = "".join(groups)
+        if _FORMAT_WORD.fullmatch(word) and "D" in word.upper():
+            return "datetime" if "H" in word.upper() else "date"
+    return None
 
 
 @lru_cache(maxsize=4096)
@@ -317,6 +331,8 @@ def string_maker(f: Field) -> Maker:
         base = datetime_maker(ws, "datetime" if shape == "epoch" else shape)
     elif fmt in FORMATS:
         base = FORMATS[fmt]
+    elif shape := _quoted_format(f.description or ""):
+        base = datetime_maker(ws, shape)
     quoted = _quoted(f.description or "")
     if base is None and len(quoted) >= 2:  # "such as 'one_way' or 'round_trip'"
         return _bounded_string(lambda d: d.rng.choice(quoted), hint)

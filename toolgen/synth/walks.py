@@ -459,7 +459,7 @@ class Proposer:
                     continue
                 asked += 1
                 ref, column = found
-                text = say.ask_sentence(self.rng, column, ref.phrase)
+                text = say.ask_sentence(self.rng, column, ref.phrase, table.entity)
                 out.append(Candidate("read", text, self._gold(ref.calls), [row[column]]))
                 if len(out) >= 2 * _QUOTA["read"]:
                     return out
