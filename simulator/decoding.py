@@ -2,8 +2,8 @@
 
 Every read decodes its rows, so this runs per row of every call: `row_decoder` builds, once per
 table (and per joined shape), a function that turns a stored tuple into a dict in one dict display
-(booleans back to `bool`, JSON text parsed), and `load_json` parses stored JSON text through the
-C scanner directly. Both give exactly what the general code gives (`dict(zip(...))`, then
+(booleans back to `bool`, JSON text parsed), and `load_json` parses stored JSON text through
+`JSONDecoder.raw_decode`. Both give exactly what the general code gives (`dict(zip(...))`, then
 `json.loads` on each non-null JSON value); tests/test_decoding.py holds them to that.
 
 The decoder's source is generated from the column positions only: each column's name enters it as
@@ -18,18 +18,18 @@ from typing import Any
 
 from .lang.generated import define
 
-#: the scanner json.loads runs (the C one), without its wrappers: (text, index) -> (value, end)
-_scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+#: json's public decoder without `loads`'s wrappers: text -> (value, end)
+_raw_decode: Callable[[str], tuple[Any, int]] = json.JSONDecoder().raw_decode
 
 
 def load_json(text: Any) -> Any:
-    """`json.loads(text)`, faster for compact JSON text (what encode stores): the scanner is called
-    directly, and anything it does not read whole (whitespace around, a BOM, bytes, an error) goes
-    to `json.loads`, so results and errors are json.loads's own."""
+    """`json.loads(text)`, faster for compact JSON text (what encode stores): `raw_decode` reads it
+    without `loads`'s checks, and anything it does not read whole (whitespace around, a BOM, bytes,
+    an error) goes to `json.loads`, so results and errors are json.loads's own."""
     if type(text) is str:
         try:
-            value, end = _scan(text, 0)
-        except StopIteration:
+            value, end = _raw_decode(text)
+        except ValueError:
             return json.loads(text)
         if end == len(text):
             return value
