@@ -76,9 +76,9 @@ def _repeated(instruction: str) -> str | None:
     n = _STUTTER_WORDS
     for i in range(len(tokens) - n + 1):
         run = lowered[i : i + n]
-        for j in range(i + n, min(i + 2 * n + _STUTTER_GAP, len(tokens) - n + 1)):
+        for j in range(i + n, min(i + n + _STUTTER_GAP + 1, len(tokens) - n + 1)):
             if lowered[j : j + n] == run:
-                return " ".join(tokens[i:j + n])
+                return " ".join(tokens[i : j + n])
     seen: set[tuple[str, ...]] = set()
     for i in range(len(tokens) - _CLAUSE_WORDS + 1):
         run = tuple(t.lower() for t in tokens[i : i + _CLAUSE_WORDS])

@@ -48,6 +48,7 @@ __all__ = [
     "product_name",
     "random_person",
     "sentence",
+    "code_of",
     "thing_name",
     "title_case",
     "uuid_value",
@@ -293,8 +294,44 @@ def noun(d: Draw) -> str:
     return str(d.fake.catch_phrase()).split()[-1].lower()
 
 
+#: what a note, a message or a description is about: plain nouns of everyday work
+_TOPICS = (
+    "invoice delivery contract report payment schedule order ticket request account address budget "
+    "meeting shipment refund estimate proposal booking renewal appointment upgrade return password "
+    "subscription warranty receipt quote inspection installation"
+).split()
+#: sentences a person writes in such a field, filled with a topic, a first name, a weekday, a company
+_NOTES = (
+    "Customer asked about the {topic}.",
+    "Please review the {topic} before {day}.",
+    "Called {name} about the {topic}; will follow up on {day}.",
+    "Waiting for the {topic} from {company}.",
+    "Updated the {topic} after the call with {name}.",
+    "{name} confirmed the {topic} by email.",
+    "The {topic} is due on {day}.",
+    "Sent the {topic} to {company} for approval.",
+    "Needs a second look at the {topic}.",
+    "{name} will handle the {topic} next week.",
+)
+_DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday")
+
+
 def sentence(d: Draw) -> str:
-    return str(d.fake.sentence(nb_words=d.rng.randint(6, 14)))
+    """A short note as a person writes one (a topic, a name, a day, a company), never filler words."""
+    return d.rng.choice(_NOTES).format(
+        topic=d.rng.choice(_TOPICS),
+        name=d.fake.first_name(),
+        day=d.rng.choice(_DAYS),
+        company=d.fake.company(),
+    )
+
+
+def code_of(name: str) -> Maker:
+    """Values of a field nothing else describes: a code a person can read out (`ATT-40213` for an
+    `attribution`), not filler words."""
+    ws = words(name)
+    prefix = ("".join(c for c in (ws[-1] if ws else name) if c.isalpha())[:3] or "VAL").upper()
+    return lambda d: f"{prefix}-{d.rng.randint(10000, 99999)}"
 
 
 def fake_method(method: str) -> Maker:

@@ -61,7 +61,7 @@ def field_phrase(column: str) -> str:
 
 @dataclass(frozen=True)
 class Said:
-    """A value the instruction does not state but points at (`the same as the city of ...`);
+    """A value the instruction does not state but points at (`the same one as the user ...`);
     `calls` are the lookups that reveal it."""
 
     value: Any
@@ -101,7 +101,8 @@ def row_where(entity: str, pairs: Sequence[tuple[str, Any]], owners: Sequence[st
     if owners:
         text += " of " + join_clauses(list(owners))
     if pairs:
-        text += " whose " + join_clauses([f"{field_phrase(c)} is {value_text(v)}" for c, v in pairs])
+        said = dict.fromkeys(f"{field_phrase(c)} is {value_text(v)}" for c, v in pairs)  # (each once)
+        text += " whose " + join_clauses(list(said))
     return text
 
 

@@ -2,7 +2,7 @@
 
     world = World(domain, schema, toolset, rows)     # a read-only episode of the written folder
     world.name_row(table, row, rng, lookup=True)     # Ref('the user whose email is "..."', [calls])
-    world.copied(rng, tool, binding, current)        # Said('the same as the city of ...', value, [calls])
+    world.copied(rng, tool, binding, current)        # Said('the same one as the user whose ...', value, [calls])
     world.value_for(rng, tool, binding, current)     # a value for a field argument
 
 A row is named by a handle (`lexicon.handle_columns`: an email, a name, a title) that a read tool
@@ -323,7 +323,7 @@ class World:
 
     # -- values to write -------------------------------------------------------------------------
     def copied(self, rng: random.Random, tool: Tool, b: Binding, current: Any) -> say.Said | None:
-        """A value for a field taken from a row found by lookups (`the same as the city of the
+        """A value for a field taken from a row found by lookups (its city: `the same one as the
         user whose email is ...`): the lookup's result feeds the write."""
         if b.column is None:
             return None
@@ -346,7 +346,7 @@ class World:
                     continue  # (a value the phrase states is no lookup)
                 if not reveals(self.read(*ref.calls[-1]), column, row[column]):
                     continue
-                text = f"the same as the {say.field_phrase(column)} of {ref.phrase}"
+                text = f"the same one as {ref.phrase}"  # (the field is the one being set)
                 return say.Said(row[column], text, ref.calls)
         return None
 

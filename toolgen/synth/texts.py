@@ -26,6 +26,7 @@ from .draws import (
     Draw,
     Field,
     Maker,
+    code_of,
     datetime_maker,
     digits,
     examples_of,
@@ -344,7 +345,7 @@ def string_maker(f: Field) -> Maker:
     if base is None and examples and _code_like(examples[0]):
         base = _example_shape(examples[0])
     if base is None:
-        base = lambda d: " ".join(d.fake.words(nb=d.rng.randint(1, 3)))  # noqa: E731
+        base = code_of(f.name)
     return _bounded_string(base, hint)
 
 

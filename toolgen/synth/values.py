@@ -43,6 +43,7 @@ from .draws import (
     Maker,
     Person,
     clock_start,
+    code_of,
     datetime_maker,
     examples_of,
     fits,
@@ -235,7 +236,8 @@ def _json_maker(f: Field) -> Maker:
             return lambda d: [random_person(d).email for _ in range(d.rng.randint(1, MAX_ITEMS))]
         if ws and ws[-1] == "ids":
             return lambda d: sorted(hex_digits(8)(d) for _ in range(d.rng.randint(1, MAX_ITEMS)))
-        return lambda d: sorted(set(d.fake.words(nb=d.rng.randint(1, MAX_ITEMS))))
+        code = code_of(singular(f.name))
+        return lambda d: sorted({code(d) for _ in range(d.rng.randint(1, MAX_ITEMS))})
     if isinstance(f.default, dict) and f.default:
         default = f.default
         return lambda d: dict(default)
