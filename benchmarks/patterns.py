@@ -43,7 +43,10 @@ def spec(collections: int, hostile: bool) -> dict[str, Any]:
         body = {"content": {"application/json": {"schema": {"type": "object", "properties": fields,
                                                              "required": ["code"]}}}}  # fmt: skip
         ok = {"description": "ok", "content": {"application/json": {"schema": item}}}
-        many = {"description": "ok", "content": {"application/json": {"schema": {"type": "array", "items": item}}}}
+        many = {
+            "description": "ok",
+            "content": {"application/json": {"schema": {"type": "array", "items": item}}},
+        }
         paths[f"/{noun}"] = {
             "get": {"operationId": f"list_{noun}", "responses": {"200": many}},
             "post": {"operationId": f"create_{noun[:-1]}", "requestBody": body, "responses": {"201": ok}},
@@ -79,7 +82,9 @@ def main() -> int:
         for run in range(opts.runs):
             for kind in times:
                 out = Path(tmp, f"out-{kind}-{run}")
-                times[kind].append(cpu_seconds([*TOOLGYM, "generate", str(Path(tmp, f"{kind}.json")), "--out", str(out)]))
+                times[kind].append(
+                    cpu_seconds([*TOOLGYM, "generate", str(Path(tmp, f"{kind}.json")), "--out", str(out)])
+                )
     medians = {k: statistics.median(v) for k, v in times.items()}
     ratio = medians["hostile"] / medians["plain"]
     load = os.getloadavg()

@@ -16,7 +16,9 @@ domains included) and adds `synth`: the wall time, domains written and left out 
 share of the corpus' operations compiled into tools of kept domains (denominator: every operation
 read, each BFCL function once, as `count_ops.py` counts), and, from each folder's tasks.jsonl, the
 valid tasks, the domains with write tools that have at least 5, and the share of tasks with 3 or
-more gold calls where a read precedes a write. Its limits (`--check`): compiled ≥ 90%, no domain
+more gold calls where a read precedes a write, and the faithfulness figures of
+`benchmarks/faithfulness.py` over the same folders (kinds against the spec's declarations,
+request-control columns, tables not named by a noun of the spec). Its limits (`--check`): compiled ≥ 90%, no domain
 left out for failing `toolgym check`, every domain with write tools ≥ 5 tasks, chains ≥ 50%.
 """
 
@@ -38,6 +40,11 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # runnable from a checkout without `pip install -e .`
     sys.path.insert(0, str(ROOT))
+if str(ROOT / "benchmarks") not in sys.path:  # faithfulness.py beside this file
+    sys.path.append(str(ROOT / "benchmarks"))
+
+from faithfulness import measure as measure_faithfulness  # noqa: E402
+from faithfulness import print_figures  # noqa: E402
 
 from toolgen.graph import is_connected  # noqa: E402
 from toolgen.pipeline import generate, summarize  # noqa: E402
@@ -262,8 +269,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     report = run(args.corpus, args.workers, args.seed, args.plan)
     generated = report.pop("_generated")
+    faithful = None
     if args.out is not None:
         report["synth"] = synth(generated, args.out, args.workers, args.seed, with_tasks=not args.no_tasks)
+        faithful = measure_faithfulness(args.out)
+        report["faithfulness"] = faithful.as_dict()
     sizes = report["tools_per_domain"]
     print(f"corpus: {', '.join(report['corpus'])}")
     print(f"wall: {report['wall_s']} s   peak: {report['peak_mib']} MiB")
@@ -299,6 +309,8 @@ def main(argv: list[str] | None = None) -> int:
             f"domains with write tools under {SYNTH_LIMITS['min_tasks']}: {tasks['write_domains_under_min']}"
         )
         print(f"skipped by reason: {rates['skipped_by_reason']}")
+    if faithful is not None:
+        print_figures(faithful)
     if args.json:
         args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     problems = broken(report)

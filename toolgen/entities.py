@@ -20,6 +20,16 @@ it returns (`math.factorial`, `stock_price`) and is a read. Verbs that end a rec
 `delete`/`remove`/`destroy`/`erase`/`purge`/`drop`/`clear` are **delete**; `cancel`, `revoke`,
 `void`, `refund`, `archive` change a record's state and are **actions** (the record stays).
 
+A verb with `re` / `un` before it is that verb (`reactivate`, `resend`). A leading preposition
+after the verb is skipped (`transfer_to_human_agents` → `human_agent`). With no noun anywhere,
+the entity is the one the first id argument names (`get_details_by_id(line_id)` → `line`), else
+the api's name.
+
+What the spec declares (`toolgen.ingest.declared`) overrides every guess: a declared read is a
+**read**; a declared write guessed a read (or not guessed) is an **action** on its record, and a
+declared write whose name starts with no verb we know takes its first word as the verb when the
+rest is a record one of its id arguments names (`onboard_line(line_id)` → `line`).
+
 Every rule reports whether it found its answer (`Guess.fallback` is False) or fell back (no noun
 anywhere: the api's name; no verb and no method: `action`), so the corpus-wide rate can be measured.
 """
@@ -31,7 +41,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from toolgen.model import Kind
+from toolgen.model import Declared, Kind
 from toolgen.naming import singular, singular_phrase, words
 
 _VERB_KINDS: dict[str, Kind] = {}
@@ -72,18 +82,31 @@ for _kind, _verbs in (
         "backup install_ cast broadcast speak say tell ask chat respond answer finalize fill click "
         "navigate scroll hover press type screenshot wait drag tap upload_ execute_ sleep "
         "authenticate_ login_ logon register_ recalculate reconcile split_ mark_ notify_ "
-        "review score grade approve_ reopen reassign unassign transition",
+        "review score grade approve_ reopen reassign unassign transition setup onboard offboard calc "
+        "annotate anonymize bind snooze upsert_",
     ),
 ):
     for _v in _verbs.split():
         _VERB_KINDS.setdefault(_v.rstrip("_"), _kind)  # type: ignore[arg-type]
 
+# Verbs that are not also nouns of records: found in the middle of a name, they start it
+# ("house_prices_get_market_activity", "notion_append_block_children").
+_MID_VERBS = frozenset(
+    "get fetch retrieve create add update delete remove calc calculate compute append find".split()
+)
+# Verbs that are as often the records they make ("order_create", "get_report", "list_tags").
+_NOUN_VERBS = frozenset(
+    "order report match review score tag label call play test ping flag block post book schedule "
+    "transfer charge refund exchange vote reply share invite backup import export upload download "
+    "release deposit purchase sale print plot draw check view count query sort filter link hash "
+    "copy split merge scan watch grade rate chat answer shuffle roll deploy install run".split()
+)
 # Words that qualify a verb rather than name a thing ("batch_get_items", "bulk_delete").
 _VERB_MODIFIERS = frozenset("batch bulk async multi mass try do perform auto re".split())
 # Words after which a function name stops naming its entity ("get_user_by_id").
 _PREPOSITIONS = frozenset(
     "by for from with in on at to of via using per into within between near under over after "
-    "before as than".split()
+    "before as than about across around without against toward towards through during".split()
 )
 # Words that add nothing to an entity: dropped at the end ("user_info" → user) or the start.
 _GENERIC_TAIL = frozenset(
@@ -92,6 +115,12 @@ _GENERIC_TAIL = frozenset(
     "entity item_list json xml api apis v1 v2 v3 by id ids all".split()
 )
 _PATH_TAIL = frozenset("json xml api apis".split())
+# File formats name a representation of a record, never a record (`/invoices/{id}/pdf` → invoice).
+_FORMATS = frozenset(
+    "csv tsv excel xls xlsx pdf pdfs json jsonl xml yaml yml html htm txt markdown md docx odt rtf "
+    "png jpg jpeg gif svg webp bmp tiff mp3 mp4 wav ogg zip gz tgz base64 ics vcf rss".split()
+)
+_GENERIC_HEAD_MORE = frozenset("most least top best latest recent".split())
 _ID_NOISE = frozenset(
     "first last next prev previous request trace correlation idempotency external unique object "
     "resource entity client_request".split()
@@ -159,17 +188,33 @@ def noun_of(
     parts: tuple[str, ...] | list[str], limit: int = 3, generic: frozenset[str] = _GENERIC_TAIL
 ) -> str:
     """The singular snake_case noun phrase of `parts`, generic words dropped, at most `limit` words."""
-    kept = [w for w in parts if w not in _GENERIC_HEAD and w not in ("and", "or")]
-    while kept and (kept[-1] in generic or _VERSION.match(kept[-1])):
+    kept = [w for w in parts if w not in _GENERIC_HEAD and w not in ("and", "or") and w not in _FORMATS]
+    while kept and (kept[0] in _PREPOSITIONS or (len(kept[0]) == 1 and len(kept) > 1)):
+        kept.pop(0)  # "of_regions", "at_delivery_address"; "fMRI", "oTask": a letter before a word
+    cut = next((i for i, w in enumerate(kept) if i > 0 and w in _PREPOSITIONS), None)
+    if cut is not None:  # "fact_about_cats" → fact, "roles_by_id" → role
+        kept = kept[:cut]
+    while kept and (kept[-1] in generic or _VERSION.match(kept[-1]) or _participle(kept[-1])):
         kept.pop()
-    while kept and (kept[0] in generic or _VERSION.match(kept[0])):
+    while kept and (kept[0] in generic or _VERSION.match(kept[0]) or kept[0] in _GENERIC_HEAD_MORE):
         kept.pop(0)
     kept = [w for w in kept if not w.isdigit()]
     return singular_phrase(kept[-limit:])[:64].strip("_") if kept else ""
 
 
+def _participle(word: str) -> bool:
+    """`cached`, `archived`, `followed`: a state or a filter, not a thing (but `feed`, `seed`)."""
+    return len(word) > 4 and word.endswith("ed") and not word.endswith("eed")
+
+
 def _verb_at(ws: tuple[str, ...], index: int) -> Kind | None:
-    return _VERB_KINDS.get(ws[index]) if -len(ws) <= index < len(ws) else None
+    if not -len(ws) <= index < len(ws):
+        return None
+    w = ws[index]
+    found = _VERB_KINDS.get(w)
+    if found is None and len(w) > 5 and w.startswith(("re", "un")) and w[2:] in _VERB_KINDS:
+        return _VERB_KINDS[w[2:]]  # "reactivate", "resend", "unassign": the verb's own kind
+    return found
 
 
 @lru_cache(maxsize=65536)
@@ -183,19 +228,26 @@ def analyse_name(name: str) -> _Name:
     kind = _verb_at(ws, start)
     body: tuple[str, ...]
     trailing = _verb_at(ws, -1) if len(ws) - start > 1 else None
-    if kind == "action" and trailing not in (None, "action"):  # "order_create": the noun-verb is a noun
-        kind, body = trailing, ws[start:-1]
+    if kind == "action" and trailing not in (None, "action") and ws[start] in _NOUN_VERBS:
+        kind, body = trailing, ws[start:-1]  # "order_create": the noun-verb is a noun
     elif kind is not None:
         body = ws[start + 1 :]
+        while len(body) > 1 and body[0] in _PREPOSITIONS:  # "transfer_to_human_agents", "search_for_x"
+            body = body[1:]
         # "get_and_update_x", "list_or_search": skip further verbs joined to the first
-        while len(body) > 2 and body[0] in ("and", "or") and body[1] in _VERB_KINDS:
+        while len(body) >= 2 and body[0] in ("and", "or") and body[1] in _VERB_KINDS:
             body = body[2:]
     elif len(ws) > 1 and _verb_at(ws, -1) is not None:  # "order_create"
         kind, body = _verb_at(ws, -1), ws[:-1]
     else:
         body = ws[start:]
+        middle = next((i for i in range(start + 1, len(ws) - 1) if ws[i] in _MID_VERBS), None)
+        if middle is not None:  # "house_prices_get_market_activity": a namespace, then the name
+            kind, body = _VERB_KINDS[ws[middle]], ws[middle + 1 :]
+    if body and all(w in _VERB_KINDS and w not in _NOUN_VERBS for w in body):  # "download_optimize"
+        body = ()
     for i, w in enumerate(body):
-        if w in _PREPOSITIONS and i > 0:
+        if (w in _PREPOSITIONS or w in _MID_VERBS) and i > 0:  # "…_by_id", "…_info_get_free_token"
             body = body[:i]
             break
     ns_words = words(namespace)
@@ -282,7 +334,7 @@ def analyse_path(path: str) -> PathInfo:
             and index == len(segments) - 1
             and verb_kind is None
             and (len(ws) > 1 or after_noun)
-            and (len(ws) == 1 or singular(ws[-1]) == ws[-1])  # "rate_limits" is a noun
+            and (len(ws) == 1 or singular(ws[-1]) == ws[-1] or ws[0] in _MID_VERBS)  # "rate_limits" is a noun
         ):
             # a trailing verb segment: "/orders/{id}/cancel", "/pets/{id}/uploadImage"
             verb_kind = kind
@@ -370,10 +422,15 @@ def guess(
     response_schema_name: str | None,
     request_schema_name: str | None,
     api: str,
+    declared: Declared | None = None,
+    id_nouns: tuple[str, ...] = (),
 ) -> tuple[Guess, PathInfo | None]:
-    """The entity and kind of one operation (see the module docstring for the rules)."""
+    """The entity and kind of one operation (see the module docstring for the rules); `id_nouns`
+    are the entities its id arguments name (`line` for `line_id`), in order."""
     info = analyse_path(path) if path else None
     named = analyse_name(operation_id) if operation_id else None
+    if declared == "write" and named is not None and named.kind is None:
+        named = _declared_verb(operation_id or "", named, id_nouns)
     rpc_path = info is not None and info.verb_kind is not None and info.ends_with_param is False
 
     kind: Kind | None = None
@@ -388,6 +445,10 @@ def guess(
         kind = named.kind
         if kind is None and named.noun:
             kind = "read"  # a bare noun phrase names what it returns
+    if declared == "read":
+        kind = "read"
+    elif declared == "write" and kind in (None, "read"):
+        kind = "action"  # a declared write whose name reads like a read: it acts on its record
     kind_fallback = kind is None
 
     entity = ""
@@ -403,9 +464,34 @@ def guess(
             entity = candidate
             break
     entity_fallback = not entity
-    if not entity:
-        entity = noun_of(words(api)) or "item"
+    if not entity:  # no noun anywhere: the record its first id argument names, else the api's
+        entity = (id_nouns[0] if id_nouns else "") or _api_noun(api) or "item"
     return Guess(entity, kind or "action", entity_fallback, kind_fallback), info
+
+
+def _api_noun(api: str) -> str:
+    """The noun of an api's name (`Get Guidelines` → guideline); "" when it is only a verb (`fetch`)."""
+    named = analyse_name(api)
+    return named.noun if named.kind is not None else noun_of(words(api))
+
+
+def _declared_verb(name: str, named: _Name, id_nouns: tuple[str, ...]) -> _Name:
+    """A name the spec declares a write but whose first word is no verb we know (`onboard_line`
+    with a `line_id`): when the rest names a record one of its id arguments names, its first
+    word is the verb and the rest the noun; else the name stays a noun phrase."""
+    method = name.rpartition(".")[2]
+    ws = words(method)
+    if len(ws) < 2:
+        return named
+    rest = ws[1:]
+    for i, w in enumerate(rest):
+        if w in _PREPOSITIONS and i > 0:
+            rest = rest[:i]
+            break
+    noun = noun_of(rest)
+    if not noun or noun not in id_nouns:
+        return named
+    return _Name(kind="action", noun=noun, namespace_noun=named.namespace_noun)
 
 
 def id_entity(param: str) -> str:

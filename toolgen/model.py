@@ -25,6 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 #: The kinds of operation: a read, a create, an update, a delete, or another action.
 Kind = Literal["read", "create", "update", "delete", "action"]
+#: What a spec declares of an operation: it only reads, it writes, or (None) nothing.
+Declared = Literal["read", "write"]
 
 #: The input formats ingest recognises.
 SourceFormat = Literal[
@@ -90,6 +92,15 @@ class RawOperation(_Model):
         default=None, description="the success response's schema (2xx, JSON)"
     )
     response_schema_name: str | None = None
+    declared: Declared | None = Field(
+        default=None,
+        description="what the source declares the operation does: `read` (GET/HEAD, `type: READ`, "
+        "`readOnlyHint: true`, `mutates_state: false`), `write` (PUT/PATCH/DELETE, `type: WRITE`, "
+        "`readOnlyHint: false`, `destructiveHint: true`, `tool_type: write`), else None",
+    )
+    declared_by: str | None = Field(
+        default=None, description="where the declaration was read: `method GET`, `type: WRITE`, ..."
+    )
 
 
 class Operation(_Model):
@@ -107,6 +118,11 @@ class Operation(_Model):
     )
     entity: str = Field(description="the entity it acts on, snake_case singular (e.g. `order`)")
     kind: Kind
+    declared: Declared | None = Field(
+        default=None,
+        description="what the spec declares (`read` / `write`, None: nothing); `kind` never contradicts it",
+    )
+    declared_by: str | None = Field(default=None, description="where the declaration was read")
     record_schema: dict[str, Any] | None = Field(
         default=None, description="the entity's record schema (from response or request bodies)"
     )

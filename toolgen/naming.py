@@ -6,7 +6,8 @@ memoised: a corpus repeats the same identifiers and path segments thousands of t
 - `words("getWeatherForecast")` → `["get", "weather", "forecast"]`; camelCase, PascalCase,
   acronyms (`HTTPServer` → `http`, `server`), digits, any separator, non-ASCII letters folded to
   ASCII where they have a decomposition (`café` → `cafe`) and dropped otherwise.
-- `singular("categories")` → `"category"`: a small rule set with exceptions, not a dictionary.
+- `singular("categories")` → `"category"`: a small rule set with exceptions, not a dictionary;
+  `plural` the other way (a word already plural is kept).
 - `tool_name(words, used)` → a name matching `^[a-zA-Z0-9_-]{1,64}$`, not in `used`.
 """
 
@@ -23,9 +24,13 @@ TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 PROPERTY_NAME = re.compile(r"^[a-zA-Z0-9_.-]{1,64}$")
 MAX_NAME = 64
 
-# camelCase boundaries: "HTTPServer" -> HTTP Server, "getV2Items" -> get V2 Items.
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+")
+# camelCase boundaries: "HTTPServer" -> HTTP Server, "getV2Items" -> get V2 Items, "UUIDv4" -> UUID v4,
+# "uploadURLs" -> upload URLs.
+_CAMEL = re.compile(
+    r"[A-Z]{2,}(?=v[0-9])|[A-Z]{2,}s(?![a-z])|[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+"
+)
 _NON_ALNUM = re.compile(r"[^A-Za-z0-9]+")
+_POSSESSIVE = re.compile(r"['’]s\b")
 _NON_PROPERTY = re.compile(r"[^A-Za-z0-9_.-]+")
 
 # Words whose singular is themselves or irregular; the rules below handle the rest.
@@ -119,7 +124,7 @@ def fold_ascii(text: str) -> str:
 def words(identifier: str) -> tuple[str, ...]:
     """The lower-case words of an identifier in any case style."""
     out: list[str] = []
-    for chunk in _NON_ALNUM.split(fold_ascii(identifier).replace("'s ", " ")):
+    for chunk in _NON_ALNUM.split(_POSSESSIVE.sub("", fold_ascii(identifier))):
         if chunk:
             out.extend(w.lower() for w in _CAMEL.findall(chunk))
     return tuple(out)
@@ -148,6 +153,29 @@ def singular(word: str) -> str:
     if word.endswith("s"):
         return word[:-1]
     return word
+
+
+#: words that are their own plural (a table of them keeps the name)
+_SAME_PLURAL = frozenset("news series species data metadata media sheep fish info information".split())
+
+
+@lru_cache(maxsize=65536)
+def plural(word: str) -> str:
+    """The plural of an English noun (lower case), by rule; a word already plural is kept
+    (`orders`, `settings`, `news`): `category` → `categories`, `analysis` → `analyses`."""
+    if not word or not word[-1].isalpha():
+        return word + "s" if word else word
+    if word in _KEEP_PLURAL or word in _SAME_PLURAL or singular(word) != word or word.endswith("ics"):
+        return word
+    if 1 < len(word) <= 4 and word.endswith("s") and word[-2] not in "aeious":  # "txs", "ids"
+        return word
+    if word.endswith("sis") and len(word) > 4:
+        return word[:-3] + "ses"
+    if word.endswith("y") and len(word) > 1 and word[-2] not in "aeiou":
+        return word[:-1] + "ies"
+    if word.endswith(("s", "x", "z", "ch", "sh")):
+        return word + "es"
+    return word + "s"
 
 
 def singular_phrase(parts: tuple[str, ...] | list[str]) -> str:

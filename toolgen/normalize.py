@@ -18,8 +18,9 @@ order give the same result, sorted by source then pointer.
   object is one `body` property. Every parameter ends up in the schema or in `dropped`.
   Python-style types some function lists use (`dict`, `float`, `tuple`, `any`) become JSON Schema.
 - **Entity and kind**: `toolgen.entities` (the rules are in its docstring).
-- **Record schema**: the success response's schema (an array's items), else for a create the
-  request body's. **consumes**: entities of id parameters (`order_id`, `{orderId}`, `{id}` after
+- **Record schema**: the success response's schema (an array's items; a list envelope's records,
+  when its other properties are only paging and list metadata: `{entries, limit, next_marker}`),
+  else for a create the request body's. **consumes**: entities of id parameters (`order_id`, `{orderId}`, `{id}` after
   `/orders`); **produces**: the entity for creates and the entities of id properties of the
   response (`id` → its own entity).
 - **Api**: the source's own (a spec's title, a tool group's name); OpenAPI documents that share
@@ -68,6 +69,13 @@ _PY_TYPES = {
     "file": "string",
 }
 _OPENAPI = frozenset(("openapi-3.0", "openapi-3.1", "swagger-2.0"))
+# What pages a list envelope: its paging state.
+_PAGING = frozenset(
+    "limit offset page per_page page_size page_number total_pages has_more start_cursor end_cursor "
+    "continuation_token continuation starting_after ending_before max_results is_truncated".split()
+)
+_PAGING_HEADS = frozenset("next prev previous has".split())
+_PAGING_TAILS = frozenset("marker cursor".split())
 _JSON_TYPES = frozenset("object array string number integer boolean null".split())
 
 
@@ -125,6 +133,18 @@ def _distinct_apis(ordered: list[RawOperation]) -> list[RawOperation]:
     ]
 
 
+def _id_nouns(r: RawOperation) -> tuple[str, ...]:
+    """The entities the operation's id arguments name (`line_id` → `line`), required ones first."""
+    names = [(not p.required, p.name) for p in r.parameters]
+    props = (r.input_schema or {}).get("properties") if isinstance(r.input_schema, dict) else None
+    if isinstance(props, dict):
+        required = (r.input_schema or {}).get("required")
+        wanted = set(required) if isinstance(required, list) else set()
+        names += [(k not in wanted, str(k)) for k in props]
+    found = (id_entity(n) for _, n in sorted(names, key=lambda x: x[0]))
+    return tuple(dict.fromkeys(e for e in found if e))
+
+
 def _guess(r: RawOperation) -> tuple[Guess, PathInfo | None]:
     return guess(
         method=r.method,
@@ -134,6 +154,8 @@ def _guess(r: RawOperation) -> tuple[Guess, PathInfo | None]:
         response_schema_name=r.response_schema_name,
         request_schema_name=r.request_schema_name,
         api=r.api,
+        declared=r.declared,
+        id_nouns=_id_nouns(r),
     )
 
 
@@ -171,6 +193,8 @@ def _operation(r: RawOperation, op_id: str, name: str, g: Guess, info: PathInfo 
         input_schema=schema,
         entity=g.entity,
         kind=g.kind,
+        declared=r.declared,
+        declared_by=r.declared_by,
         record_schema=_record_schema(r, g),
         consumes=_consumes(kept, g, info),
         produces=_produces(r, g),
@@ -373,8 +397,71 @@ def _record_schema(r: RawOperation, g: Guess) -> dict[str, Any] | None:
             items = schema.get("items")
             if schema.get("type") == "array" and isinstance(items, dict):
                 return items
-            return schema
+            return _unwrapped(schema)
     return None
+
+
+def _is_records(node: Any) -> bool:
+    """An array of objects (records), not of scalars."""
+    if not isinstance(node, dict) or node.get("type") not in ("array", None):
+        return False
+    items = node.get("items")
+    return isinstance(items, dict) and (items.get("type") == "object" or "properties" in items)
+
+
+def _unwrapped(schema: dict[str, Any]) -> dict[str, Any]:
+    """The records of a list envelope (`{entries: [...], limit, next_marker}`, Stripe's `{object,
+    data, has_more, url}`, Google's `{kind, etag, items, nextPageToken}`): the items of its one
+    array of records, when another property pages and none but that array holds an object or
+    an array (a page of values keeps the values and drops the paging: `{AccountAliases: [..],
+    IsTruncated, Marker}`); any other schema as it is (an order's `items` beside its `total`)."""
+    raw = schema.get("properties")
+    parts = schema.get("allOf")
+    if raw is None and isinstance(parts, list) and all(isinstance(p, dict) for p in parts):
+        raw = {}  # a paging object extended with its items: `allOf: [Paging, {items: [Album]}]`
+        for part in parts:
+            raw.update(part.get("properties") if isinstance(part.get("properties"), dict) else {})
+    if not isinstance(raw, dict) or len(raw) < 2:
+        return schema
+    props = {k: _flat(v) for k, v in raw.items()}
+    arrays = [k for k, v in props.items() if isinstance(v, dict) and v.get("type") == "array"]
+    arrays = arrays or [k for k, v in props.items() if _is_records(v)]
+    if len(arrays) != 1:
+        return schema
+    others = {k: v for k, v in props.items() if k != arrays[0]}
+    if not any(_is_paging(str(k)) for k in others):
+        return schema
+    if any(
+        isinstance(v, dict) and (v.get("type") in ("object", "array") or "properties" in v)
+        for v in others.values()
+    ):
+        return schema
+    items = props[arrays[0]].get("items")
+    if _is_records(props[arrays[0]]) and isinstance(items, dict):
+        return items
+    # a page of values (`{AccountAliases: [string], IsTruncated, Marker}`): the list, not its paging
+    kept = {k: v for k, v in raw.items() if not _is_paging(str(k))}
+    required = [r for r in schema.get("required") or [] if r in kept]
+    base = {k: v for k, v in schema.items() if k not in ("allOf", "properties", "required")}
+    return {**base, "type": "object", "properties": kept, **({"required": required} if required else {})}
+
+
+def _flat(node: Any) -> Any:
+    """A property whose `allOf` only adds keywords to one value (a type, then its description)
+    as one schema; any other node as it is."""
+    parts = node.get("allOf") if isinstance(node, dict) else None
+    if not isinstance(parts, list) or not all(isinstance(p, dict) for p in parts):
+        return node
+    merged: dict[str, Any] = {k: v for k, v in node.items() if k != "allOf"}
+    for part in parts:
+        for key, value in part.items():
+            merged.setdefault(key, value)
+    return merged
+
+
+def _is_paging(name: str) -> bool:
+    ws = words(name)
+    return bool(ws) and ("_".join(ws) in _PAGING or ws[0] in _PAGING_HEADS or ws[-1] in _PAGING_TAILS)
 
 
 def _consumes(kept: list[tuple[str, str, str]], g: Guess, info: PathInfo | None) -> list[str]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import Any
 
+from toolgen.ingest.declared import WRAPPER_KEYS, http_declared, tool_declared
 from toolgen.ingest.openapi import escape
 from toolgen.model import Parameter, RawOperation, SourceFormat
 
@@ -40,9 +41,13 @@ def is_tool(node: Any) -> bool:
     return any(k in node for k in TOOL_PARAM_KEYS) or "api_call" in node
 
 
-def find_tools(node: Any, pointer: str, out: list[tuple[str, dict[str, Any], str | None]],
-               group: str | None = None, depth: int = 0) -> None:  # fmt: skip
-    """Collect (pointer, tool, group name) — a tool is not descended into."""
+#: (pointer, tool, group name, the dict wrapping the tool with its declared kind, if any)
+Found = tuple[str, dict[str, Any], str | None, dict[str, Any] | None]
+
+
+def find_tools(node: Any, pointer: str, out: list[Found], group: str | None = None, depth: int = 0,
+               wrapper: dict[str, Any] | None = None) -> None:  # fmt: skip
+    """Collect (pointer, tool, group name, wrapper) — a tool is not descended into."""
     if depth > _MAX_DEPTH:
         return
     if isinstance(node, list):
@@ -52,25 +57,27 @@ def find_tools(node: Any, pointer: str, out: list[tuple[str, dict[str, Any], str
             and all(isinstance(x.get("name"), str) and "description" in x for _, x in items)
             and any(is_tool(x) for _, x in items)
         ):
-            out.extend((f"{pointer}/{i}", x, group) for i, x in items)
+            out.extend((f"{pointer}/{i}", x, group, None) for i, x in items)
             return
         for i, x in enumerate(node):
             find_tools(x, f"{pointer}/{i}", out, group, depth + 1)
     elif isinstance(node, dict):
         if is_tool(node):
-            out.append((pointer, node, group))
+            out.append((pointer, node, group, wrapper))
             return
         here = _group_name(node) or group
         if isinstance(node.get("api_list"), list):  # ToolBench / RapidAPI tool group
             out.extend(
-                (f"{pointer}/api_list/{i}", a, here)
+                (f"{pointer}/api_list/{i}", a, here, None)
                 for i, a in enumerate(node["api_list"])
                 if isinstance(a, dict)
             )
             return
+        # a wrapper declaring its function's kind beside it (tau2: {"schema": fn, "tool_type": ...})
+        beside = node if any(k in node for k in WRAPPER_KEYS) else None
         for key, value in node.items():
             if isinstance(value, dict | list):
-                find_tools(value, f"{pointer}/{escape(str(key))}", out, here, depth + 1)
+                find_tools(value, f"{pointer}/{escape(str(key))}", out, here, depth + 1, beside)
 
 
 def _group_name(node: dict[str, Any]) -> str | None:
@@ -190,7 +197,14 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _operation(source: str, pointer: str, tool: dict[str, Any], api: str, bfcl: bool) -> RawOperation:
+def _operation(
+    source: str,
+    pointer: str,
+    tool: dict[str, Any],
+    api: str,
+    bfcl: bool,
+    wrapper: dict[str, Any] | None = None,
+) -> RawOperation:
     fmt, fn, schema = _tool_parts(tool)
     if bfcl:
         fmt = "bfcl"
@@ -212,12 +226,16 @@ def _operation(source: str, pointer: str, tool: dict[str, Any], api: str, bfcl: 
     ]
     description = fn.get("description", fn.get("api_description", ""))
     method = tool.get("method")
+    http = method.lower() if isinstance(method, str) and fmt == "toolbench" else None
+    declared, declared_by = tool_declared(tool, wrapper)
+    if declared is None and http is not None:
+        declared, declared_by = http_declared(http, None)
     return RawOperation.model_construct(
         source=source,
         pointer=pointer,
         format=fmt,
         api=api,
-        method=method.lower() if isinstance(method, str) and fmt == "toolbench" else None,
+        method=http,
         path=None,
         operation_id=str(name) if name is not None else None,
         summary="",
@@ -229,6 +247,8 @@ def _operation(source: str, pointer: str, tool: dict[str, Any], api: str, bfcl: 
         request_schema_name=None,
         response_schema=None,
         response_schema_name=None,
+        declared=declared,
+        declared_by=declared_by,
     )
 
 
@@ -247,9 +267,9 @@ def read_tools(source: str, fmt: str, doc: Any) -> list[RawOperation]:
     api = _file_api(source)
     if fmt == "jsonl":
         return _read_lines(source, doc, api)
-    found: list[tuple[str, dict[str, Any], str | None]] = []
+    found: list[Found] = []
     find_tools(doc, "", found)
-    return [_operation(source, ptr, tool, group or api, False) for ptr, tool, group in found]
+    return [_operation(source, ptr, tool, group or api, False, wrap) for ptr, tool, group, wrap in found]
 
 
 def _read_lines(source: str, lines: list[Any], api: str) -> list[RawOperation]:
@@ -268,7 +288,9 @@ def _read_lines(source: str, lines: list[Any], api: str) -> list[RawOperation]:
         elif isinstance(line, dict) and "api_call" in line and not is_tool(line):
             continue  # APIBench model-hub call docs: not API operations
         else:
-            found: list[tuple[str, dict[str, Any], str | None]] = []
+            found: list[Found] = []
             find_tools(line, f"/{number}", found)
-            out.extend(_operation(source, ptr, tool, group or api, True) for ptr, tool, group in found)
+            out.extend(
+                _operation(source, ptr, tool, group or api, True, wrap) for ptr, tool, group, wrap in found
+            )
     return out

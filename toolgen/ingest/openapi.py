@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from toolgen.ingest.declared import http_declared
 from toolgen.ingest.refs import RefError, Resolver, Sibling
 from toolgen.model import Parameter, RawOperation, SourceFormat
 
@@ -153,6 +154,7 @@ class _OpReader:
             self.problem(pointer, message)
         operation_id = op.get("operationId")
         tags = [t for t in _as_list(op.get("tags")) if isinstance(t, str)]
+        declared, declared_by = http_declared(method, path)
         return RawOperation.model_construct(
             source=self.source,
             pointer=pointer,
@@ -170,6 +172,8 @@ class _OpReader:
             request_schema_name=request_name,
             response_schema=response_schema if isinstance(response_schema, dict) else None,
             response_schema_name=response_name,
+            declared=declared,
+            declared_by=declared_by,
         )
 
     def _param_schema(self, param: dict[str, Any], base: str, problems: list[str]) -> dict[str, Any]:

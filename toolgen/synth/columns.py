@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from toolgen.naming import singular
+from toolgen.naming import plural
 
 if TYPE_CHECKING:
     from .schema import ColumnPlan
@@ -53,14 +53,8 @@ def identifier(name: str) -> str:
 def table_name(entity: str) -> str:
     """The table of an entity: its name in the plural (`order` → `orders`, `company` → `companies`)."""
     base = identifier(entity).lower()
-    last = base.rsplit("_", 1)[-1]
-    if singular(last) != last:  # already a plural (`news_items`)
-        return base
-    if base.endswith("y") and len(base) > 1 and base[-2] not in "aeiou":
-        return base[:-1] + "ies"
-    if base.endswith(("s", "x", "z", "ch", "sh")):
-        return base + "es"
-    return base + "s"
+    head, sep, last = base.rpartition("_")
+    return head + sep + plural(last)  # a plural is kept (`news_items`, `network_settings`)
 
 
 def flat(schema: Mapping[str, Any]) -> Mapping[str, Any]:

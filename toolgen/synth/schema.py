@@ -22,8 +22,8 @@
 - **Arguments** (`Binding`): each argument of an operation is the entity's key, a parent's key
   (a foreign key), a field (a column), a free-text search, the low or high end of a range,
   paging (`limit`, `offset`, `page`), sorting, or an option that changes no data (kept in the
-  input schema, read by nothing: response shaping such as `fields`, cursors, and arguments with
-  a single possible value).
+  input schema, read by nothing: response shaping such as `fields`, cursors, paging and sorting
+  arguments of writes or of a type that cannot page, and arguments with a single possible value).
 - **Hints**: `{table: {column: json_schema}}`, the fragment each column came from (with its type
   made to match the column), for the seed generator.
 """
@@ -85,9 +85,15 @@ _OPTION = frozenset(
     "fields field expand include includes select pretty pretty_print prettyprint callback alt "
     "format output_format response_format verbose debug dry_run dryrun async page_token pagetoken "
     "cursor next_token nexttoken continuation_token continuation starting_after ending_before "
-    "next_page_token marker quota_user quotauser user_ip userip key_only fields_mask lang locale "
+    "next_page_token marker next_marker prev_marker previous_marker next_cursor prev_cursor "
+    "start_after page_token max_items quota_user quotauser user_ip userip key_only fields_mask lang locale "
     "language hl jsonp prefer x_fields api_version version".split()
 )
+_CONTROLS = _LIMIT | _OFFSET | _PAGE | _SORT
+#: the prefixes normalization gives an argument whose name another location already took
+_LOCATIONS = frozenset("path query header cookie body form_data formdata".split())
+#: control names that are data in a write (`size` of a disk, `order` of an item, a `direction`)
+_AMBIGUOUS = frozenset("size top order direction dir".split())
 _SEARCH = frozenset("q query search keyword keywords term terms search_term search_query text".split())
 _LOW = frozenset("min from since after start gte gt lower begin earliest".split())
 _HIGH = frozenset("max to until before end lte lt upper latest".split())
@@ -418,7 +424,10 @@ def _control_role(prop: str, schema: Mapping[str, Any], kind: str) -> Role | Non
     enum = schema.get("enum")
     if "const" in schema or (isinstance(enum, list) and len(enum) == 1):
         return "option"  # one possible value (an RPC target, a fixed version): it carries no data
-    joined = "_".join(words(prop))
+    ws = words(prop)
+    if len(ws) > 1 and ws[0] in _LOCATIONS:  # `body_Marker`: renamed apart from a query `Marker`
+        ws = ws[1:]
+    joined = "_".join(ws)
     numeric = schema.get("type") in ("integer", "number")
     if kind == "read":
         if joined in _LIMIT and (numeric or not schema.get("type")):
@@ -429,8 +438,8 @@ def _control_role(prop: str, schema: Mapping[str, Any], kind: str) -> Role | Non
             return "page"
         if joined in _SORT:
             return "sort"
-    if joined in _OPTION:
-        return "option"
+    if joined in _OPTION or (joined in _CONTROLS and joined not in _AMBIGUOUS):
+        return "option"  # a request control that shapes no data here: never a column
     return None
 
 

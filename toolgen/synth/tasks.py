@@ -45,9 +45,9 @@ from typing import Any
 
 from scoring.validation.validate import check_loaded_task, domain_ids
 from simulator import Domain, load_domain
+from simulator.builders import DomainBuilder, dump_jsonl
 from simulator.calls import run_calls
 from simulator.errors import CallReferenceError
-from simulator.builders import DomainBuilder, dump_jsonl
 from simulator.spec import Task
 
 from .checks import instruction_problems
