@@ -19,6 +19,7 @@ def checks(instruction: str, calls: list[dict] | None = None, tools: tuple[str, 
         ('Tell me the flight whose date is "YYYY-MM-DD".', "placeholder"),
         ('Set the name to "string".', "placeholder"),
         ('Set the code to "<code>".', "placeholder"),
+        ('Find the ticket whose date is "yyyy-MM-dd".', "placeholder"),
         ('Book flights ["anyone American", "animal heavy"] for me.', "filler"),
         ('Change the unit to "item energy chair".', "filler"),
         (
@@ -62,6 +63,7 @@ def test_values_from_earlier_calls_need_not_be_said() -> None:
         'Add the note "Customer called about a late delivery; refund approved by the supervisor."',
         'Set the reason to "I lost my card on the train this morning."',
         'Rename the team to "Blue Ridge".',
+        'Set the match format to "Test" and the info to {"email": "a@b.org", "flight_number": "HA-1"}.',
     ],
 )
 def test_what_a_person_says_passes(instruction: str) -> None:

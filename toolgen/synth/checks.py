@@ -34,10 +34,10 @@ _QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9']*")
 _SNAKE = re.compile(r"\b[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]*[A-Za-z0-9]\b")
 _CAMEL = re.compile(r"\b[a-z]+[A-Z][A-Za-z]*\b")
-_DATE_PLACEHOLDER = re.compile(r"^(?:[YMDHhms]{1,4}[-/.: T]?){2,}[YMDHhms]*$")
+_DATE_PLACEHOLDER = re.compile(r"^(?:[YyMDdHhms]{1,4}[-/.: T]?){2,}[YyMDdHhms]*$")
 _STAND_INS = frozenset(
-    "string str text value example sample test foo bar baz todo tbd n/a na null none undefined "
-    "lorem ipsum placeholder xxx xxxx abc 123 id name".split()
+    "string text value example sample foo bar baz todo tbd n/a null none undefined lorem ipsum "
+    "placeholder xxx xxxx".split()
 )
 _BRACKETED = re.compile(r"^[<{\[].*[>}\]]$")
 #: a clause said twice: this many words in a row, with a quoted value among them
@@ -66,8 +66,13 @@ def _values(value: Any) -> Iterable[Any]:
 
 
 def _quoted(instruction: str) -> list[str]:
-    """The quoted values of an instruction, list elements apart (`["a b", "c"]` gives both)."""
-    return [m.group(1) for m in _QUOTED.finditer(instruction)]
+    """The quoted values of an instruction, list elements apart (`["a b", "c"]` gives both); the
+    keys of a JSON object it shows (`{"name": ...}`) are not values."""
+    return [
+        m.group(1)
+        for m in _QUOTED.finditer(instruction)
+        if not instruction[m.end() :].lstrip().startswith(":")
+    ]
 
 
 def _repeated(instruction: str) -> str | None:
@@ -99,7 +104,7 @@ def _internal(instruction: str, tool_names: Sequence[str]) -> str | None:
     for name in tool_names:  # (a one-word tool name is a plain word: "calculate", "search")
         if re.search(r"[_A-Z-]", name) and re.search(rf"\b{re.escape(name.lower())}\b", lowered):
             return name
-    for value in _quoted(instruction):
+    for value in _quoted(instruction):  # (a JSON object's keys are the tool's names: not said)
         if _SNAKE.fullmatch(value) and not any(c.isdigit() for c in value):
             return f'"{value}"'
     return None

@@ -31,6 +31,7 @@ __all__ = [
     "noun",
     "refusal_sentence",
     "row_phrase",
+    "refer_once",
     "row_where",
     "settings_phrase",
     "value_text",
@@ -150,6 +151,26 @@ def write_sentence(rng: random.Random, clauses: Sequence[str]) -> str:
 def refusal_sentence(rng: random.Random, clause: str) -> str:
     """A request the tools will refuse: the agent must try, then say why it could not."""
     return _sentence(rng, clause) + " If that is not possible, tell me the reason, naming its current state."
+
+
+#: a row named by what a person knows of it: `the user whose name is "Ada" and city is "Oslo"`
+_ROW = re.compile(
+    r'\bthe ([a-z]+(?: (?!the\b|of\b|for\b)[a-z]+)*) whose [a-z0-9 ]+? is "(?:[^"\\]|\\.)*"'
+    r'(?:(?:,| and) [a-z0-9 ]+? is "(?:[^"\\]|\\.)*")*'
+)
+
+
+def refer_once(text: str) -> str:
+    """`text` with a row named a second time said as `that <noun>` (`... and delete that user`)."""
+    seen: set[str] = set()
+
+    def once(m: re.Match[str]) -> str:
+        if m.group(0) in seen:
+            return f"that {m.group(1)}"
+        seen.add(m.group(0))
+        return m.group(0)
+
+    return _ROW.sub(once, text)
 
 
 def ask_sentence(rng: random.Random, column: str, target: str, entity: str = "") -> str:

@@ -50,6 +50,7 @@ from simulator.calls import run_calls
 from simulator.errors import CallReferenceError
 from simulator.spec import Task
 
+from . import instructions as say
 from .checks import instruction_problems
 from .lookups import World
 from .schema import DomainSchema
@@ -106,6 +107,8 @@ def validate_candidates(
     which is not loaded again per candidate), in order, until `limit` are valid: (the valid tasks
     as written, {status: number rejected})."""
     name = domain.spec.name
+    for c in candidates:
+        c.instruction = say.refer_once(c.instruction)
     raws = [_raw(f"{name}-{i + 1:03d}", c) for i, c in enumerate(candidates)]
     kept: list[tuple[int, dict[str, Any]]] = []
     rejected: dict[str, int] = {}
