@@ -63,6 +63,8 @@ def test_values_from_earlier_calls_need_not_be_said() -> None:
         'Add the note "Customer called about a late delivery; refund approved by the supervisor."',
         'Set the reason to "I lost my card on the train this morning."',
         'Rename the team to "Blue Ridge".',
+        "Set the auto balance to true, the auto restart to true and the concurrency to 4.",
+        'Change the info to {"email": "a@b.org"} and the backup info to {"email": "c@d.org"}.',
         'Set the match format to "Test" and the info to {"email": "a@b.org", "flight_number": "HA-1"}.',
     ],
 )

@@ -42,6 +42,7 @@ _STAND_INS = frozenset(
 _BRACKETED = re.compile(r"^[<{\[].*[>}\]]$")
 #: a clause said twice: this many words in a row, with a quoted value among them
 _CLAUSE_WORDS = 4
+_FUNCTION_WORDS = frozenset("a an the of to for and or is are in on at by with true false null".split())
 #: a stutter: three words said again within this many words of their end
 _STUTTER_WORDS, _STUTTER_GAP = 3, 3
 
@@ -76,11 +77,17 @@ def _quoted(instruction: str) -> list[str]:
 
 
 def _repeated(instruction: str) -> str | None:
-    tokens = re.findall(r'"(?:[^"\\]|\\.)*"|[A-Za-z0-9][A-Za-z0-9\'-]*', instruction)
+    tokens = [  # words and quoted values; a JSON object's keys are left out (they are names)
+        m.group(0)
+        for m in re.finditer(r'"(?:[^"\\]|\\.)*"|[A-Za-z0-9][A-Za-z0-9\'-]*', instruction)
+        if not (m.group(0).startswith('"') and instruction[m.end() :].lstrip().startswith(":"))
+    ]
     lowered = [t.lower() for t in tokens]
     n = _STUTTER_WORDS
     for i in range(len(tokens) - n + 1):
         run = lowered[i : i + n]
+        if all(t in _FUNCTION_WORDS or t.startswith('"') or t[0].isdigit() for t in run):
+            continue  # ("to true the", said of each of several settings)
         for j in range(i + n, min(i + n + _STUTTER_GAP + 1, len(tokens) - n + 1)):
             if lowered[j : j + n] == run:
                 return " ".join(tokens[i : j + n])
