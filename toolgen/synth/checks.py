@@ -93,12 +93,12 @@ def _repeated(instruction: str) -> str | None:
                 return " ".join(tokens[i : j + n])
     seen: set[tuple[str, ...]] = set()
     for i in range(len(tokens) - _CLAUSE_WORDS + 1):
-        run = tuple(t.lower() for t in tokens[i : i + _CLAUSE_WORDS])
-        if not any(t.startswith('"') for t in run):
+        clause = tuple(lowered[i : i + _CLAUSE_WORDS])
+        if not any(t.startswith('"') for t in clause):
             continue
-        if run in seen:
+        if clause in seen:
             return " ".join(tokens[i : i + _CLAUSE_WORDS])
-        seen.add(run)
+        seen.add(clause)
     return None
 
 

@@ -332,8 +332,8 @@ def string_maker(f: Field) -> Maker:
         base = datetime_maker(ws, "datetime" if shape == "epoch" else shape)
     elif fmt in FORMATS:
         base = FORMATS[fmt]
-    elif shape := _quoted_format(f.description or ""):
-        base = datetime_maker(ws, shape)
+    elif written := _quoted_format(f.description or ""):
+        base = datetime_maker(ws, written)
     quoted = _quoted(f.description or "")
     if base is None and len(quoted) >= 2:  # "such as 'one_way' or 'round_trip'"
         return _bounded_string(lambda d: d.rng.choice(quoted), hint)
