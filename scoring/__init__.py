@@ -5,7 +5,8 @@
     report.reward, report.partial, report.diff, report.explanation
 
 Public surface: `load_transcript` (toolgym JSONL, OpenAI, Anthropic, MCP JSON-RPC -> `Rollout`),
-`score_rollout` / `score_transcript` (-> `ScoreReport`), `expected_episode` (gold replay),
+`score_rollout` / `score_transcript` (-> `ScoreReport`; a file is read a line at a time, its calls
+replayed as they are read, `scoring.stream`), `expected_episode` (gold replay),
 `replay`, `diff_states` (-> `StateDiff`), `find_facts`.
 """
 

@@ -22,10 +22,10 @@ from simulator.labels import Key
 
 from .expected import expected_state
 from .report import ScoreReport
-from .rollout import Rollout
+from .rollout import TRANSIENT_FAULTS, Rollout
 from .rollouts.layout import RESULTS, TRANSCRIPTS
-from .score import resolve_seed, resolve_task, score_rollout
-from .transcripts import load_transcript
+from .score import resolve_seed, resolve_task, score_calls
+from .stream import open_transcript
 from .validation.manifest import Manifest
 
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json")
@@ -114,19 +114,23 @@ class BatchScorer:
         return self._domains[ref]
 
     def report(self, path: str | Path) -> ScoreReport:
-        """Score one transcript; raises ToolgymError (TranscriptError, TaskError, SpecError)."""
-        rollout = load_transcript(path, key=self.key, max_bytes=self.max_bytes)
-        ref = self.domain or _served_path(rollout) or rollout.domain
-        if ref is None:
-            raise TranscriptError(f"{path} names no domain: pass one (--domain)")
-        domain = self.load(ref)
-        task = resolve_task(domain, rollout, self.task)
-        if self.manifests is not None:
-            require_validated(self.manifests, domain, task.id)
-        seed = resolve_seed(rollout, task, self.seed)
-        excluded = not rollout.complete or rollout.hard_faults()
-        expected = None if excluded else expected_state(domain, task, seed)
-        return score_rollout(domain, rollout, task, seed, expected=expected)
+        """Score one transcript, read a line at a time and replayed as it is read (`scoring.stream`);
+        raises ToolgymError (TranscriptError, TaskError, SpecError)."""
+        rollout, calls = open_transcript(path, key=self.key, max_bytes=self.max_bytes)
+        try:
+            ref = self.domain or _served_path(rollout) or rollout.domain
+            if ref is None:
+                raise TranscriptError(f"{path} names no domain: pass one (--domain)")
+            domain = self.load(ref)
+            task = resolve_task(domain, rollout, self.task)
+            if self.manifests is not None:
+                require_validated(self.manifests, domain, task.id)
+            seed = resolve_seed(rollout, task, self.seed)
+            excluded = not rollout.complete or any(c.fault not in TRANSIENT_FAULTS for _, c in calls.faults)
+            expected = None if excluded else expected_state(domain, task, seed)
+            return score_calls(domain, rollout, calls, task, seed, expected=expected)
+        finally:
+            calls.close()
 
     def score(self, path: str | Path) -> dict[str, Any]:
         """One result line: the ScoreReport as JSON, or {transcript, status: error, error}.

@@ -14,13 +14,14 @@ is the agent's malformed call (`rollout.read_arguments`), never an unreadable tr
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from simulator import labels
 from simulator.errors import ErrorKind
 from simulator.spec import ANSWER_TOOL
 
-from .rollout import Outcome, Record, Rollout, RolloutCall, new_call, transcript_error
+from .rollout import CallLog, Outcome, Record, Rollout, RolloutCall, new_call, transcript_error
 
 #: The answer channel the MCP server adds (`submit_answer(answer)`): a message, not a tool call.
 SUBMIT_ANSWER = ANSWER_TOOL
@@ -31,20 +32,25 @@ class Labels:
     when it verifies with the runs key (None: nothing verifies), is in the current format, and is
     bound to this rollout: the call's index, the rollout's session (given, else its first believed
     label's) and its task (given, else its first believed label's). `ignored` says why each other
-    label was not believed; its call is the agent's."""
+    label was not believed; its call is the agent's (`keep`: only the first so many reasons are
+    kept, and `unverified` counts them all)."""
 
     _UNKNOWN: Any = object()
 
-    def __init__(self, key: labels.Key | None, session: str | None = None, task: Any = _UNKNOWN):
+    def __init__(
+        self,
+        key: labels.Key | None,
+        session: str | None = None,
+        task: Any = _UNKNOWN,
+        keep: int | None = None,
+    ):
         self.key = key
         self.session = session
         self.task = task  # _UNKNOWN until given or bound by a believed label (None: no task)
         self.believed = 0
         self.ignored: list[str] = []
-
-    @property
-    def unverified(self) -> int:
-        return len(self.ignored)
+        self.unverified = 0
+        self.keep = keep
 
     @property
     def bound_task(self) -> str | None:
@@ -84,7 +90,9 @@ class Labels:
         return None
 
     def ignore(self, index: int, tool: str, why: str) -> None:
-        self.ignored.append(f"call {index} ({tool}): {why}")
+        self.unverified += 1
+        if self.keep is None or len(self.ignored) < self.keep:
+            self.ignored.append(f"call {index} ({tool}): {why}")
 
     def signed(self, fields: list[Any], signature: Any) -> bool:
         return self.key is not None and self.key.verify(fields, signature)
@@ -135,8 +143,11 @@ def settle(call: RolloutCall, index: int, text: str, failed: bool, checker: Labe
     call.error = call.malformed or (labels.strip_label(text) if outcome != "ok" else None)
 
 
-def add_call(rollout: Rollout, source: str | None, where: str, name: Any, arguments: Any) -> bool:
-    """Append a tool call (False for `submit_answer`, whose answer becomes a message)."""
+def add_call(
+    rollout: Rollout, log: CallLog, source: str | None, where: str, name: Any, arguments: Any
+) -> bool:
+    """Add a tool call to the log, held open for its answer (False for `submit_answer`, whose
+    answer becomes a message)."""
     if not isinstance(name, str) or not name:
         raise transcript_error(source, where, "a tool call without a name")
     if name == SUBMIT_ANSWER:
@@ -150,7 +161,7 @@ def add_call(rollout: Rollout, source: str | None, where: str, name: Any, argume
         if isinstance(text, str):
             say(rollout, text, final=True)
             return False
-    rollout.calls.append(new_call(name, arguments, where))
+    log.add(new_call(name, arguments, where), hold=True)
     return True
 
 
@@ -164,6 +175,7 @@ def say(rollout: Rollout, text: str, final: bool) -> None:
 
 def _answer(
     rollout: Rollout,
+    log: CallLog,
     ids: dict[str, int],
     call_id: Any,
     text: str,
@@ -181,7 +193,8 @@ def _answer(
     if index < 0:  # the answer to a submit_answer call
         return
     failed = _looks_failed(text) if is_error is None else is_error
-    settle(rollout.calls[index], index, text, failed, checker)
+    settle(log[index], index, text, failed, checker)
+    log.settled(index)
 
 
 def labels_preview(value: Any) -> str:
@@ -189,9 +202,12 @@ def labels_preview(value: Any) -> str:
     return text if len(text) <= 80 else text[:80] + "..."
 
 
-def read_openai(records: list[Record], source: str | None, checker: Labels) -> Rollout:
+def read_openai(
+    records: Iterable[Record], source: str | None, checker: Labels, log: CallLog | None = None
+) -> Rollout:
     """OpenAI chat messages: assistant `tool_calls` (or legacy `function_call`) and `tool` messages."""
     rollout = Rollout(format="openai", source=source)
+    log = CallLog(rollout.calls) if log is None else log
     ids: dict[str, int] = {}
     for record in records:
         msg, where = record.value, record.where
@@ -201,29 +217,32 @@ def read_openai(records: list[Record], source: str | None, checker: Labels) -> R
             if not isinstance(calls, list):
                 raise transcript_error(source, where, "tool_calls must be a list")
             if msg.get("function_call"):
-                calls = [*calls, {"id": f"legacy:{len(rollout.calls)}", "function": msg["function_call"]}]
+                calls = [*calls, {"id": f"legacy:{len(log)}", "function": msg["function_call"]}]
             for j, tc in enumerate(calls):
                 fn = tc.get("function") if isinstance(tc, dict) else None
                 fn = fn if isinstance(fn, dict) else {}
                 call_id = str(tc.get("id") if isinstance(tc, dict) else None)
                 made = add_call(
-                    rollout, source, f"{where} tool_calls[{j}]", fn.get("name"), fn.get("arguments")
+                    rollout, log, source, f"{where} tool_calls[{j}]", fn.get("name"), fn.get("arguments")
                 )
-                ids[call_id] = len(rollout.calls) - 1 if made else -1
+                ids[call_id] = len(log) - 1 if made else -1
             say(rollout, text_of(msg.get("content")), final=not calls)
         elif role == "tool":
             text = text_of(msg.get("content"))
-            _answer(rollout, ids, msg.get("tool_call_id"), text, None, checker, where)
+            _answer(rollout, log, ids, msg.get("tool_call_id"), text, None, checker, where)
         elif role == "function":  # the legacy answer to the latest function_call
             legacy = [k for k in ids if k.startswith("legacy:")]
             legacy_id: Any = legacy[-1] if legacy else msg.get("name")
-            _answer(rollout, ids, legacy_id, text_of(msg.get("content")), None, checker, where)
+            _answer(rollout, log, ids, legacy_id, text_of(msg.get("content")), None, checker, where)
     return rollout
 
 
-def read_anthropic(records: list[Record], source: str | None, checker: Labels) -> Rollout:
+def read_anthropic(
+    records: Iterable[Record], source: str | None, checker: Labels, log: CallLog | None = None
+) -> Rollout:
     """Anthropic messages: `tool_use` blocks in assistant turns, `tool_result` blocks in user turns."""
     rollout = Rollout(format="anthropic", source=source)
+    log = CallLog(rollout.calls) if log is None else log
     ids: dict[str, int] = {}
     for record in records:
         msg, where = record.value, record.where
@@ -239,14 +258,21 @@ def read_anthropic(records: list[Record], source: str | None, checker: Labels) -
             elif kind == "tool_use":
                 used_tools = True
                 made = add_call(
-                    rollout, source, f"{where} content[{j}]", block.get("name"), block.get("input")
+                    rollout, log, source, f"{where} content[{j}]", block.get("name"), block.get("input")
                 )
-                ids[str(block.get("id"))] = len(rollout.calls) - 1 if made else -1
+                ids[str(block.get("id"))] = len(log) - 1 if made else -1
             elif kind == "tool_result":
                 is_error = bool(block.get("is_error", False))
                 text = text_of(block.get("content"))
                 _answer(
-                    rollout, ids, block.get("tool_use_id"), text, is_error, checker, f"{where} content[{j}]"
+                    rollout,
+                    log,
+                    ids,
+                    block.get("tool_use_id"),
+                    text,
+                    is_error,
+                    checker,
+                    f"{where} content[{j}]",
                 )
         say(rollout, "\n".join(texts), final=not used_tools)
     return rollout

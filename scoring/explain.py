@@ -140,6 +140,9 @@ class Scored:
     divergences: list[Divergence] = field(default_factory=list)
     faults: list[str] = field(default_factory=list)  # one clause per transient fault
     counterfactual: float | None = None
+    # how many failed calls and divergences there are, when the lists hold only the first ones
+    failed_count: int | None = None
+    divergence_count: int | None = None
 
 
 def call_sentence(index: int, name: str, error: str | None, how: str = "failed") -> str:
@@ -216,11 +219,13 @@ def explain(s: Scored) -> list[str]:
         )
         out.append(f"Faults not of the agent's making: {'; '.join(s.faults)}; {decided}.")
     out.extend(f"{sentence[0].upper()}{sentence[1:]}." for sentence in s.failed[:CALLS])
-    if len(s.failed) > CALLS:
-        out.append(f"... and {len(s.failed) - CALLS} more failed calls.")
+    failed = len(s.failed) if s.failed_count is None else s.failed_count
+    if failed > CALLS:
+        out.append(f"... and {failed - CALLS} more failed calls.")
     if s.divergences:
         named = ", ".join(f"call {d.call} ({d.tool})" for d in s.divergences[:CALLS])
-        more = f" and {len(s.divergences) - CALLS} more" if len(s.divergences) > CALLS else ""
+        diverged = len(s.divergences) if s.divergence_count is None else s.divergence_count
+        more = f" and {diverged - CALLS} more" if diverged > CALLS else ""
         out.append(
             f"The replay differs from what the transcript recorded at {named}{more}: the environment scored "
             "is not the one the agent saw (see `divergences`)."

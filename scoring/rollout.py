@@ -14,6 +14,8 @@ as an agent or a client log cannot forge it:
 - `unknown`: the transcript holds no result for the call (the replay decides what happened).
 
 `where` names the call's place in its file ("line 7", "message 3") so that errors can point at it.
+A reader puts the calls it reads in a `CallLog`: the rollout's list, or, when a transcript is
+streamed (`scoring.stream`), a log that keeps only the calls a later record may still settle.
 """
 
 from __future__ import annotations
@@ -116,6 +118,11 @@ class Rollout(BaseModel):
         default_factory=list,
         description="why each infrastructure label was not believed ('call 2 (tool): ...')",
     )
+    ignored_more: int = Field(
+        default=0,
+        description="ignored labels whose reasons are not in ignored_labels (a streamed transcript keeps "
+        "only the first few)",
+    )
     label_task: str | None = Field(
         default=None, description="the task the rollout's believed labels are bound to"
     )
@@ -147,10 +154,44 @@ class Rollout(BaseModel):
         known = set(tools)
         for i, call in enumerate(self.calls):
             if call.name not in known and not call.failed:
-                raise TranscriptError(
-                    f"{self.source or 'transcript'}: {call.where or f'call {i}'}: unknown tool "
-                    f"{preview(call.name)} (not a tool of {domain}); is this transcript for another domain?"
-                )
+                raise unknown_tool(self.source, i, call, domain)
+
+
+def unknown_tool(source: str | None, index: int, call: RolloutCall, domain: str) -> TranscriptError:
+    """The error of a transcript whose call `index` succeeded with a tool `domain` does not have."""
+    return TranscriptError(
+        f"{source or 'transcript'}: {call.where or f'call {index}'}: unknown tool "
+        f"{preview(call.name)} (not a tool of {domain}); is this transcript for another domain?"
+    )
+
+
+class CallLog:
+    """Where a reader puts a rollout's calls: here, every call in the rollout's list.
+
+    A reader adds each call (`hold`: a later record may still settle it: its answer in a chat
+    log, a void record), takes a call back by index to settle it while it `is_open`, and says
+    when it has (`settled`). `scoring.stream.StreamLog` keeps only the calls held open.
+    """
+
+    def __init__(self, calls: list[RolloutCall]):
+        self.calls = calls
+        self._settled: set[int] = set()
+
+    def __len__(self) -> int:
+        return len(self.calls)
+
+    def add(self, call: RolloutCall, hold: bool = False) -> None:
+        self.calls.append(call)
+
+    def __getitem__(self, index: int) -> RolloutCall:
+        return self.calls[index]
+
+    def is_open(self, index: int) -> bool:
+        """Whether call `index` is still to be settled."""
+        return 0 <= index < len(self.calls) and index not in self._settled
+
+    def settled(self, index: int) -> None:
+        self._settled.add(index)
 
 
 def transcript_error(source: str | None, where: str, message: str) -> TranscriptError:

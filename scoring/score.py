@@ -11,10 +11,17 @@
   hit a call, or when injected faults / timeouts decided the outcome: the rollout fails as it
   happened but passes with every faulted call carried out as if it had succeeded (the
   counterfactual rule). Everything else is `scored`.
+
+The calls are replayed as they are read (`Calls`: a rollout in memory, or a transcript file read a
+line at a time, `scoring.stream`), each checked against what the transcript recorded once nothing
+later can change it; what is kept of them is bounded whatever their number: counts, the first
+`DIVERGENCES` divergences (the report lists those; the explanation counts them all), the first
+failed calls the explanation names, and the replayed state in SQLite.
 """
 
 from __future__ import annotations
 
+import heapq
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,13 +36,16 @@ from simulator.spec import Task
 
 from .diff import diff_states
 from .expected import ExpectedState, expected_state
-from .explain import MISSING, Scored, call_sentence, explain, json_differences
+from .explain import CALLS, MISSING, Scored, call_sentence, explain, json_differences
 from .facts import NAMED, find_facts, shotgun, shotgun_sentence
-from .replay import Replayed, replay_rollout
+from .replay import Calls, Replayed, RolloutCalls, Stepper
 from .report import Divergence, FactResult, ScoreReport, StateDiff, show
-from .rollout import Format, Rollout, RolloutCall
-from .transcripts import load_transcript
-from .trust import bind_task, domain_warnings, label_warnings
+from .rollout import TRANSIENT_FAULTS, Format, Rollout, RolloutCall, unknown_tool
+from .stream import open_transcript
+from .trust import bind_faults, domain_warnings, label_warnings
+
+#: How many divergences a report lists (the first, by call).
+DIVERGENCES = 100
 
 
 def check_domain(domain: Domain, rollout: Rollout) -> None:
@@ -90,7 +100,6 @@ def names_domain(named: str, domain: Domain, fingerprint: str | None = None) -> 
 
 
 def _warnings(domain: Domain, rollout: Rollout) -> list[str]:
-    rollout.check_tools(domain.tools, domain.ref)
     warnings = domain_warnings(domain, rollout)
     if not warnings and rollout.version is not None and rollout.version != domain.version:
         warnings.append(
@@ -113,7 +122,6 @@ class _Run:
     diff: StateDiff
     facts: list[FactResult]
     earlier: set[int]
-    done: list[Replayed]
     shotgun: list[Any]
 
 
@@ -128,21 +136,37 @@ def _facts(rollout: Rollout, gold: Task, answers: str) -> tuple[list[bool], set[
     return found, {i for i, (f, s) in enumerate(zip(found, stated, strict=True)) if s and not f}
 
 
-def _run(
+def _replay(
     domain: Domain,
-    rollout: Rollout,
-    gold: Task,
+    calls: Calls,
     seed: int,
-    expected: Episode | ExpectedState,
+    views: dict[int, RolloutCall],
     carry_faults: bool,
-    answers: str,
-) -> tuple[_Run, Episode]:
-    actual, done = replay_rollout(domain, rollout, seed, carry_faults)
+    tally: _Tally | None = None,
+) -> Episode:
+    """The calls replayed on a fresh episode as they are read (`tally`: each checked once final)."""
+    actual = domain.episode(seed=seed)
     try:
-        diff = diff_states(expected, actual, gold.ignore_columns)
+        if tally is None:
+            stepper = Stepper(actual, lambda i, r: None, views, carry_faults)
+            calls.play(stepper.call, lambda i, c: None)
+        else:
+            stepper = Stepper(actual, tally.done, views, carry_faults)
+            calls.play(stepper.call, tally.final)
+        stepper.finish()
+        if tally is not None:
+            tally.check()
     except BaseException:
         actual.close()
         raise
+    return actual
+
+
+def _judge(
+    rollout: Rollout, gold: Task, expected: Episode | ExpectedState, answers: str, actual: Episode
+) -> _Run:
+    """The replayed state diffed against the expected one, and the answer facts checked."""
+    diff = diff_states(expected, actual, gold.ignore_columns)
     found, earlier = _facts(rollout, gold, answers)
     facts = [FactResult(fact=f, found=ok) for f, ok in zip(gold.answer_facts, found, strict=True)]
     graded = [rollout.final_message, *(rollout.messages if answers == "any" else [])]
@@ -152,7 +176,7 @@ def _run(
     units = diff.expected_changes + len(facts)
     made = diff.credit + (0 if stated_out else sum(found)) - len(diff.unexpected)
     partial = min(1.0, max(0.0, made / units)) if units else float(not diff.unexpected)
-    return _Run(reward, round(partial, 6), diff, facts, earlier, done, stated_out), actual
+    return _Run(reward, round(partial, 6), diff, facts, earlier, stated_out)
 
 
 def _normal(value: Any) -> Any:
@@ -173,72 +197,135 @@ def _recorded(call: RolloutCall) -> tuple[bool, Any]:
         return True, call.result.strip()
 
 
+def divergence(i: int, call: RolloutCall, result: Replayed) -> Divergence | None:
+    """How call `i`'s replayed outcome or result differs from the one the transcript recorded, if it does."""
+    if result.skipped or call.outcome == "unknown":
+        return None
+    base: dict[str, Any] = {"call": i, "tool": call.name, "where": call.where}
+    if call.outcome == "ok" and not result.ok:
+        return Divergence(
+            **base,
+            recorded="ok",
+            replayed=result.error,
+            detail="succeeded in the transcript but failed on replay",
+        )
+    if call.failed and result.ok:
+        return Divergence(
+            **base,
+            recorded=call.error,
+            replayed="ok",
+            detail="failed in the transcript but succeeded on replay",
+        )
+    if call.outcome != "ok" or not call.has_result:
+        return None
+    comparable, recorded = _recorded(call)
+    replayed = _normal(result.result)
+    if isinstance(recorded, str) and not isinstance(replayed, str):
+        comparable = False  # free text of a client log: nothing to compare it with
+    first = next(json_differences(replayed, recorded, ""), None) if comparable else None
+    if first is None:
+        return None
+    path, exp, act = first
+    return Divergence(
+        **base,
+        path=path or "(the whole result)",
+        recorded=None if act is MISSING else act,
+        replayed=None if exp is MISSING else exp,
+        detail=f"the recorded result differs at {path or 'the top'}: "
+        f"{'nothing' if act is MISSING else show(act)} recorded, "
+        f"{'nothing' if exp is MISSING else show(exp)} on replay",
+    )
+
+
 def divergences(rollout: Rollout, done: list[Replayed]) -> list[Divergence]:
     """Every call whose replayed outcome or result differs from the one the transcript recorded."""
-    out = []
-    for i, (call, result) in enumerate(zip(rollout.calls, done, strict=True)):
-        if result.skipped or call.outcome == "unknown":
-            continue
-        base: dict[str, Any] = {"call": i, "tool": call.name, "where": call.where}
-        if call.outcome == "ok" and not result.ok:
-            out.append(
-                Divergence(
-                    **base,
-                    recorded="ok",
-                    replayed=result.error,
-                    detail="succeeded in the transcript but failed on replay",
-                )
-            )
-        elif call.failed and result.ok:
-            out.append(
-                Divergence(
-                    **base,
-                    recorded=call.error,
-                    replayed="ok",
-                    detail="failed in the transcript but succeeded on replay",
-                )
-            )
-        elif call.outcome == "ok" and call.has_result:
-            comparable, recorded = _recorded(call)
-            replayed = _normal(result.result)
-            if isinstance(recorded, str) and not isinstance(replayed, str):
-                comparable = False  # free text of a client log: nothing to compare it with
-            if not comparable:
-                continue
-            first = next(json_differences(replayed, recorded, ""), None)
-            if first is not None:
-                path, exp, act = first
-                out.append(
-                    Divergence(
-                        **base,
-                        path=path or "(the whole result)",
-                        recorded=None if act is MISSING else act,
-                        replayed=None if exp is MISSING else exp,
-                        detail=f"the recorded result differs at {path or 'the top'}: "
-                        f"{'nothing' if act is MISSING else show(act)} recorded, "
-                        f"{'nothing' if exp is MISSING else show(exp)} on replay",
-                    )
-                )
-    return out
+    found = (divergence(i, c, r) for i, (c, r) in enumerate(zip(rollout.calls, done, strict=True)))
+    return [d for d in found if d is not None]
 
 
-def _failed_sentences(rollout: Rollout, done: list[Replayed]) -> list[str]:
-    """One sentence per failed call of the agent (faults are named apart)."""
-    out = []
-    for i, (call, result) in enumerate(zip(rollout.calls, done, strict=True)):
-        if call.malformed:
-            out.append(call_sentence(i, call.name, call.malformed, "was malformed and not run"))
-        elif call.voided:
-            out.append(call_sentence(i, call.name, call.error, "did not happen"))
-        elif call.outcome != "fault" and not result.ok:
-            out.append(call_sentence(i, call.name, result.error))
-    return out
+def failed_sentence(i: int, call: RolloutCall, result: Replayed) -> str | None:
+    """The sentence of call `i` if it is a failed call of the agent's (faults are named apart)."""
+    if call.malformed:
+        return call_sentence(i, call.name, call.malformed, "was malformed and not run")
+    if call.voided:
+        return call_sentence(i, call.name, call.error, "did not happen")
+    if call.outcome != "fault" and not result.ok:
+        return call_sentence(i, call.name, result.error)
+    return None
 
 
-def _fault_clauses(rollout: Rollout) -> list[str]:
+class _First:
+    """The first `n` items by call index of those added in any order, and how many were added."""
+
+    def __init__(self, n: int):
+        self.n, self.count = n, 0
+        self.heap: list[tuple[int, Any]] = []
+
+    def add(self, index: int, item: Any) -> None:
+        self.count += 1
+        heapq.heappush(self.heap, (-index, item))
+        if len(self.heap) > self.n:
+            heapq.heappop(self.heap)
+
+    def items(self) -> list[Any]:
+        return [item for _, item in sorted(self.heap, key=lambda pair: -pair[0])]
+
+
+class _Tally:
+    """What scoring keeps of the replayed calls: failed calls counted, the first divergences and
+    failed-call sentences, and the first call that succeeded with a tool the domain does not have.
+    A replayed outcome waits here only until its call is final."""
+
+    def __init__(self, domain: Domain, source: str | None, views: dict[int, RolloutCall]):
+        self.known, self.ref, self.source, self.views = set(domain.tools), domain.ref, source, views
+        self.waiting: dict[int, Replayed] = {}
+        self.failed = 0
+        self.divergences = _First(DIVERGENCES)
+        self.sentences = _First(CALLS)
+        self.unknown: tuple[int, RolloutCall] | None = None
+
+    def done(self, index: int, result: Replayed) -> None:
+        self.waiting[index] = result
+        self.failed += not result.ok
+
+    def final(self, index: int, call: RolloutCall) -> None:
+        call = self.views.get(index, call)
+        self.see(index, call)
+        result = self.waiting.pop(index)
+        found = divergence(index, call, result)
+        if found is not None:
+            self.divergences.add(index, found)
+        sentence = failed_sentence(index, call, result)
+        if sentence is not None:
+            self.sentences.add(index, sentence)
+
+    def see(self, index: int, call: RolloutCall) -> None:
+        """Note the call if it is the first so far that succeeded with an unknown tool."""
+        call = self.views.get(index, call)
+        if (
+            call.name not in self.known
+            and not call.failed
+            and (self.unknown is None or index < self.unknown[0])
+        ):
+            self.unknown = (index, call)
+
+    def check(self) -> None:
+        """Raise TranscriptError for the first call that succeeded with a tool the domain does not have."""
+        if self.unknown is not None:
+            raise unknown_tool(self.source, *self.unknown, self.ref)
+
+
+def check_tools(domain: Domain, rollout: Rollout, calls: Calls, views: dict[int, RolloutCall]) -> None:
+    """`Rollout.check_tools` over calls as they are read, without replaying them."""
+    tally = _Tally(domain, rollout.source, views)
+    calls.play(lambda i, c: None, tally.see)
+    tally.check()
+
+
+def _fault_clauses(faults: list[tuple[int, RolloutCall]]) -> list[str]:
     return [
         f"call {i} ({c.name}) hit {'an' if c.fault is ErrorKind.INJECTED else 'a'} {c.fault} fault"
-        for i, c in rollout.faults()
+        for i, c in faults
     ]
 
 
@@ -261,8 +348,23 @@ def score_rollout(
     domain fingerprint). Raises TaskError for an unknown or broken task and TranscriptError for a
     transcript that does not fit the domain.
     """
+    return score_calls(domain, rollout, RolloutCalls(rollout), task, seed, expected)
+
+
+def score_calls(
+    domain: Domain,
+    rollout: Rollout,
+    calls: Calls,
+    task: Task | str | None = None,
+    seed: int | None = None,
+    expected: Episode | ExpectedState | None = None,
+) -> ScoreReport:
+    """`score_rollout` of a rollout whose calls are `calls` (its own `calls` are not read): played
+    once to replay and check them as they are read, again for the counterfactual replay."""
     gold = resolve_task(domain, rollout, task)
-    rollout = bind_task(rollout, gold.id)  # a fault labelled for another task is the agent's
+    # a fault labelled for another task is the agent's
+    rollout, views = bind_faults(rollout, calls.faults, gold.id)
+    faults = [(i, c) for i, c in sorted(views.items()) if c.outcome == "fault"]
     warnings = _warnings(domain, rollout)
     seed = resolve_seed(rollout, gold, seed)
     answers = answers_mode(domain, gold)
@@ -273,12 +375,13 @@ def score_rollout(
         "seed": seed,
         "transcript": rollout.source,
         "format": rollout.format,
-        "calls": len(rollout.calls),
+        "calls": calls.count,
         "warnings": warnings,
         "truncated": rollout.truncated,
         "answers": answers,
     }
     if not rollout.complete:
+        check_tools(domain, rollout, calls, views)
         return _not_scored(
             "incomplete",
             [
@@ -288,8 +391,9 @@ def score_rollout(
             ],
             base,
         )
-    hard = rollout.hard_faults()
+    hard = [(i, c) for i, c in faults if c.fault not in TRANSIENT_FAULTS]
     if hard:
+        check_tools(domain, rollout, calls, views)
         said = [
             f"Not scored: {call_sentence(i, c.name, c.error, f'failed with a {c.fault} fault')}."
             for i, c in hard
@@ -299,9 +403,11 @@ def score_rollout(
         )
         return _not_scored("failed-infra", said, base)
 
-    gold_state = expected if expected is not None else expected_state(domain, gold, seed)
-    run, actual = _run(domain, rollout, gold, seed, gold_state, False, answers)
+    tally = _Tally(domain, rollout.source, views)
+    actual = _replay(domain, calls, seed, views, False, tally)
     try:
+        gold_state = expected if expected is not None else expected_state(domain, gold, seed)
+        run = _judge(rollout, gold, gold_state, answers, actual)
         if rollout.digest is not None and rollout.digest != actual.digest():
             warnings.append(
                 "the replayed final state differs from the one the transcript recorded (its digest)"
@@ -309,12 +415,13 @@ def score_rollout(
     finally:
         actual.close()
     counterfactual = None
-    faults = rollout.faults()
     if faults and run.reward != 1.0 and not rollout.truncated:
-        other, episode = _run(domain, rollout, gold, seed, gold_state, True, answers)
-        episode.close()
-        counterfactual = other.reward
-    clauses = _fault_clauses(rollout)
+        episode = _replay(domain, calls, seed, views, True)
+        try:
+            counterfactual = _judge(rollout, gold, gold_state, answers, episode).reward
+        finally:
+            episode.close()
+    clauses = _fault_clauses(faults)
     if counterfactual == 1.0:
         return _not_scored(
             "failed-infra",
@@ -325,7 +432,7 @@ def score_rollout(
             ],
             {**base, "counterfactual": counterfactual},
         )
-    found_divergences = divergences(rollout, run.done)
+    found_divergences = tally.divergences.items()
     for d in found_divergences:
         if d.path is None:
             warnings.append(
@@ -339,11 +446,13 @@ def score_rollout(
         has_message=rollout.final_message is not None or (answers == "any" and bool(rollout.messages)),
         answers=answers,
         earlier=run.earlier,
-        failed=_failed_sentences(rollout, run.done),
+        failed=tally.sentences.items(),
         truncated=rollout.truncated,
         divergences=found_divergences,
         faults=clauses,
         counterfactual=counterfactual,
+        failed_count=tally.sentences.count,
+        divergence_count=tally.divergences.count,
     )
     return ScoreReport(
         status="scored",
@@ -351,7 +460,7 @@ def score_rollout(
         partial=run.partial,
         diff=run.diff,
         facts=run.facts,
-        failed_calls=sum(not r.ok for r in run.done),
+        failed_calls=tally.failed,
         counterfactual=counterfactual,
         divergences=found_divergences,
         ruled_out_stated=run.shotgun[:NAMED],
@@ -369,22 +478,28 @@ def score_transcript(
     format: Format | None = None,
     key: server_labels.Key | None = None,
 ) -> ScoreReport:
-    """Load a transcript (any format) and score it; the domain defaults to the one it names.
+    """Read a transcript (any format) a line at a time and score it; the domain defaults to the one
+    it names. The calls are replayed as they are read (`scoring.stream`), never all held.
 
     `key` verifies the server's labels (default: the key beside the transcript).
     """
-    rollout = load_transcript(path, format=format, key=key)
-    if domain is None:
-        if rollout.domain is None:
-            raise TranscriptError(f"{path} names no domain: pass one (--domain)")
-        served = rollout.domain_path  # signed by the server, else None
-        domain = served if served is not None and (Path(served) / "domain.yaml").is_file() else rollout.domain
-        try:
-            loaded = load_domain(domain)
-        except ToolgymError as exc:
-            if not rollout.distrusted:
-                raise
-            raise TranscriptError(f"{path}: {'; '.join(rollout.distrusted)}; and {exc}") from None
-    else:
-        loaded = domain if isinstance(domain, Domain) else load_domain(domain)
-    return score_rollout(loaded, rollout, task=task, seed=seed)
+    rollout, calls = open_transcript(path, format=format, key=key)
+    try:
+        if domain is None:
+            if rollout.domain is None:
+                raise TranscriptError(f"{path} names no domain: pass one (--domain)")
+            served = rollout.domain_path  # signed by the server, else None
+            ref = (
+                served if served is not None and (Path(served) / "domain.yaml").is_file() else rollout.domain
+            )
+            try:
+                loaded = load_domain(ref)
+            except ToolgymError as exc:
+                if not rollout.distrusted:
+                    raise
+                raise TranscriptError(f"{path}: {'; '.join(rollout.distrusted)}; and {exc}") from None
+        else:
+            loaded = domain if isinstance(domain, Domain) else load_domain(domain)
+        return score_calls(loaded, rollout, calls, task=task, seed=seed)
+    finally:
+        calls.close()

@@ -27,12 +27,16 @@ only with its verified `end` record; a call is a fault only with a verified labe
 files and unknown record kinds raise `TranscriptError` naming the line or message; a call with
 unreadable arguments is the agent's malformed call. Files over `max_bytes` (default 64 MiB,
 `TOOLGYM_MAX_TRANSCRIPT_BYTES`) are refused with a clear error before they are read.
+
+`load_transcript` reads a file whole; `scoring.stream` reads it through the same pieces a line
+at a time (`LineReader`, `FormatDetector`, `read_rollout` with a `CallLog` that keeps no call).
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +48,7 @@ from simulator.resends import CALL_ID_META
 from simulator.transcript import CallRecord, EndRecord, HeaderRecord, MessageRecord, ResendRecord
 
 from .chat import Labels, add_call, read_anthropic, read_openai, say, settle, text_of
-from .rollout import Format, Record, Rollout, RolloutCall, preview, read_arguments, transcript_error
+from .rollout import CallLog, Format, Record, Rollout, RolloutCall, preview, read_arguments, transcript_error
 
 _META_KEYS = (
     "domain",
@@ -108,15 +112,20 @@ def read_text(path: str | Path, max_bytes: int | None = None) -> str:
     try:
         size = p.stat().st_size
         if size > limit:
-            raise transcript_error(
-                str(p),
-                "file",
-                f"is {size / 2**20:,.1f} MiB, over the {limit / 2**20:,.1f} MiB limit "
-                "(raise it with TOOLGYM_MAX_TRANSCRIPT_BYTES)",
-            )
+            raise size_error(str(p), size, limit)
         return p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise transcript_error(str(p), "file", f"cannot be read: {exc}") from None
+
+
+def size_error(source: str, size: int, limit: int) -> Exception:
+    """The error of a transcript file over the size limit."""
+    return transcript_error(
+        source,
+        "file",
+        f"is {size / 2**20:,.1f} MiB, over the {limit / 2**20:,.1f} MiB limit "
+        "(raise it with TOOLGYM_MAX_TRANSCRIPT_BYTES)",
+    )
 
 
 def parse_transcript(
@@ -124,15 +133,35 @@ def parse_transcript(
 ) -> Rollout:
     """Parse transcript text (any supported format) into a Rollout; `key` verifies server labels."""
     records, meta, _ = read_records(text, source)
-    if records and _is_meta(records[0].value):
+    if records and is_meta(records[0].value):
         meta = {**records[0].value, **meta}
         records = records[1:]
     fmt = format or detect_format(records, source)
+    return read_rollout(records, meta, fmt, source, key)
+
+
+def read_rollout(
+    records: Iterable[Record],
+    meta: dict[str, Any],
+    fmt: Format,
+    source: str | None,
+    key: labels.Key | None,
+    log: CallLog | None = None,
+    void_targets: set[int] | None = None,
+    keep_reasons: int | None = None,
+) -> Rollout:
+    """The rollout of records in a known format, after the metadata (`meta`). With a `log`, its
+    calls go there, not into the rollout (`scoring.stream`: only the calls void records may still
+    name, `void_targets`, are held for them; `keep_reasons`: only the first so many reasons for
+    ignored labels are kept, the rest counted in `ignored_more`)."""
     session = meta.get("session")
-    checker = Labels(key, session if isinstance(session, str) and session else None)
+    checker = Labels(key, session if isinstance(session, str) and session else None, keep=keep_reasons)
     if isinstance(meta.get("task"), str):
         checker.task = meta["task"]
-    rollout: Rollout = _READERS[fmt](records, source, checker)
+    if fmt == "toolgym":
+        rollout = _ToolgymReader(source, checker, log, void_targets).read(records)
+    else:
+        rollout = _READERS[fmt](records, source, checker, log)
     updates: dict[str, Any] = {
         k: meta[k] for k in _META_KEYS if meta.get(k) is not None and getattr(rollout, k) is None
     }
@@ -145,6 +174,7 @@ def parse_transcript(
     updates.update(
         unverified_labels=checker.unverified,
         ignored_labels=checker.ignored,
+        ignored_more=checker.unverified - len(checker.ignored),
         label_task=checker.bound_task,
         session=rollout.session or checker.session,
         key_found=key is not None,
@@ -187,33 +217,53 @@ def read_records(
         if isinstance(doc, dict):
             return [Record("line 1", doc)], {}, False
         raise transcript_error(source, "file", f"expected JSON objects, got {type(doc).__name__}")
-    records: list[Record] = []
     lines = text.split("\n")  # not splitlines: U+2028 is text
     last = max((n for n, line in enumerate(lines, start=1) if line.strip()), default=0)
-    for lineno, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except RecursionError:
-            raise _too_deep(source, f"line {lineno}") from None
-        except json.JSONDecodeError as exc:
-            if not records:  # a (truncated) multi-line JSON document, not JSONL
-                raise _json_error(source, doc_error) from None
-            if cut_tail and lineno == last:
-                return records, {}, True
-            raise transcript_error(
-                source,
-                f"line {lineno}",
-                f"not valid JSON ({exc.msg}, column {exc.colno}); is the file truncated?",
-            ) from None
-        items = value if isinstance(value, list) else [value]  # a JSON-RPC batch
-        for k, item in enumerate(items):
-            where = f"line {lineno}" if len(items) == 1 else f"line {lineno}[{k}]"
-            if not isinstance(item, dict):
-                raise transcript_error(source, where, f"expected a JSON object, got {type(item).__name__}")
-            records.append(Record(where, item))
-    return records, {}, False
+    reader = LineReader(source, doc_error, cut_at=last if cut_tail else None)
+    return list(reader.records(lines)), {}, reader.cut
+
+
+class LineReader:
+    """The records of JSONL lines (without their newlines, numbered from 1), parsed one line at a
+    time as they are asked for: a line that is not JSON raises TranscriptError naming it, except
+    line `cut_at`, the last, which ends the records (`cut`: a live server's file). A first line
+    that is not JSON raises `doc_error` (the file is a multi-line JSON document, not JSONL)."""
+
+    def __init__(
+        self, source: str | None, doc_error: json.JSONDecodeError | None = None, cut_at: int | None = None
+    ):
+        self.source, self.doc_error, self.cut_at = source, doc_error, cut_at
+        self.cut = False
+
+    def records(self, lines: Iterable[str]) -> Iterator[Record]:
+        source, seen = self.source, False
+        for lineno, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except RecursionError:
+                raise _too_deep(source, f"line {lineno}") from None
+            except json.JSONDecodeError as exc:
+                if not seen and self.doc_error is not None:  # a (truncated) multi-line JSON document
+                    raise _json_error(source, self.doc_error) from None
+                if lineno == self.cut_at:
+                    self.cut = True
+                    return
+                raise transcript_error(
+                    source,
+                    f"line {lineno}",
+                    f"not valid JSON ({exc.msg}, column {exc.colno}); is the file truncated?",
+                ) from None
+            items = value if isinstance(value, list) else [value]  # a JSON-RPC batch
+            for k, item in enumerate(items):
+                where = f"line {lineno}" if len(items) == 1 else f"line {lineno}[{k}]"
+                if not isinstance(item, dict):
+                    raise transcript_error(
+                        source, where, f"expected a JSON object, got {type(item).__name__}"
+                    )
+                seen = True
+                yield Record(where, item)
 
 
 def _records(items: list[Any], noun: str, source: str | None) -> list[Record]:
@@ -237,38 +287,64 @@ def _json_error(source: str | None, exc: json.JSONDecodeError) -> Exception:
     )
 
 
-def _is_meta(value: dict[str, Any]) -> bool:
+def is_meta(value: dict[str, Any]) -> bool:
+    """Whether a leading record holds only metadata (domain, task, seed, ...), not a message."""
     return not ({"type", "role", "jsonrpc", "method", "id"} & set(value)) and any(
         k in value for k in (*_META_KEYS, *_MARKERS)
     )
 
 
-def detect_format(records: list[Record], source: str | None = None) -> Format:
+def detect_format(records: Iterable[Record], source: str | None = None) -> Format:
     """Which format the records are in (toolgym, openai, anthropic, mcp)."""
-    values = [r.value for r in records]
-    if any(v.get("type") in ("header", "call") for v in values) or (
-        values and all(v.get("type") in _TOOLGYM_TYPES for v in values)
-    ):
-        return "toolgym"
-    if any(
-        "jsonrpc" in v or isinstance(v.get("message"), dict) and "jsonrpc" in v["message"] for v in values
-    ):
-        return "mcp"
-    if values and all("role" in v for v in values):
-        for v in values:
-            content = v.get("content")
-            if isinstance(content, list) and any(
+    detector = FormatDetector()
+    for record in records:
+        detector.see(record)
+    return detector.format(source)
+
+
+class FormatDetector:
+    """Decides a transcript's format from its records, seen one at a time (none kept but the first)."""
+
+    def __init__(self) -> None:
+        self.first: Record | None = None
+        self.toolgym = False  # a header or call record
+        self.toolgym_only = True  # every record of a toolgym type
+        self.mcp = False
+        self.roles = True  # every record has a role
+        self.anthropic = False  # a tool_use or tool_result block
+
+    def see(self, record: Record) -> None:
+        v = record.value
+        if self.first is None:
+            self.first = record
+        kind = v.get("type")
+        self.toolgym = self.toolgym or kind in ("header", "call")
+        self.toolgym_only = self.toolgym_only and kind in _TOOLGYM_TYPES
+        self.mcp = (
+            self.mcp or "jsonrpc" in v or isinstance(v.get("message"), dict) and "jsonrpc" in v["message"]
+        )
+        self.roles = self.roles and "role" in v
+        content = v.get("content")
+        if self.roles and not self.anthropic and isinstance(content, list):
+            self.anthropic = any(
                 isinstance(b, dict) and b.get("type") in ("tool_use", "tool_result") for b in content
-            ):
-                return "anthropic"
-        return "openai"
-    first = preview(values[0], 120) if values else "nothing"
-    raise transcript_error(
-        source,
-        records[0].where if records else "file",
-        "unrecognised transcript format (expected toolgym JSONL, OpenAI or Anthropic messages, "
-        f"or an MCP JSON-RPC log); first record: {first}",
-    )
+            )
+
+    def format(self, source: str | None = None) -> Format:
+        seen = self.first is not None
+        if self.toolgym or (seen and self.toolgym_only):
+            return "toolgym"
+        if self.mcp:
+            return "mcp"
+        if seen and self.roles:
+            return "anthropic" if self.anthropic else "openai"
+        first = preview(self.first.value, 120) if self.first is not None else "nothing"
+        raise transcript_error(
+            source,
+            self.first.where if self.first is not None else "file",
+            "unrecognised transcript format (expected toolgym JSONL, OpenAI or Anthropic messages, "
+            f"or an MCP JSON-RPC log); first record: {first}",
+        )
 
 
 # -- toolgym JSONL ---------------------------------------------------------------------------------
@@ -293,13 +369,23 @@ class _ToolgymReader:
     only under a header that verifies in that format (which binds their session to its task).
     """
 
-    def __init__(self, source: str | None, checker: Labels):
+    def __init__(
+        self,
+        source: str | None,
+        checker: Labels,
+        log: CallLog | None = None,
+        void_targets: set[int] | None = None,
+    ):
         self.source, self.checker = source, checker
         self.rollout = Rollout(format="toolgym", source=source)
+        self.log = CallLog(self.rollout.calls) if log is None else log
         self.session: str | None = None
         self.task: str | None = None
         self.format: int | None = None  # the signed format of the header, if it verifies
-        self.by_index: dict[int, RolloutCall] = {}
+        # the position of the last call of each recorded index that a void record may name
+        # (`void_targets`: the indexes void records name; None: any)
+        self.targets = void_targets
+        self.by_index: dict[int, int] = {}
         self.ended_with: int | None = None  # the call count of a signed end record
 
     def header(self, record: Record) -> None:
@@ -372,20 +458,23 @@ class _ToolgymReader:
             has_result=call.ok,
             where=record.where,
         )
-        position = len(self.rollout.calls)
+        position = len(self.log)
         if not call.ok and kind is not None and kind.is_infra and problem is None:
             signed = self._signed(kind, call.index, call.tool, call.arguments, value.get("signature"))
             if self._believe(position, call.tool, call.index, signed):
                 rc.outcome, rc.fault = "fault", kind
         elif problem is not None:
             rc.outcome = "tool-error"
-        self.by_index[call.index] = rc
-        self.rollout.calls.append(rc)
+        named = self.targets is None or call.index in self.targets
+        if named:
+            self.by_index[call.index] = position
+        self.log.add(rc, hold=named)
 
     def void(self, record: Record) -> None:
         """A call recorded as done whose commit failed: it did not happen (never replayed)."""
         index = record.value.get("index")
-        call = self.by_index.get(index) if isinstance(index, int) else None
+        position = self.by_index.get(index) if isinstance(index, int) else None
+        call = self.log[position] if position is not None else None
         if call is None or not isinstance(index, int):
             raise transcript_error(
                 self.source, record.where, f"a void record for call {preview(index)}, which no call has"
@@ -415,7 +504,7 @@ class _ToolgymReader:
             signed = self.checker.signed(labels.end_fields(self.session, record.value, self.task), signature)
         self.ended_with = end.calls if signed else None
 
-    def read(self, records: list[Record]) -> Rollout:
+    def read(self, records: Iterable[Record]) -> Rollout:
         for record in records:
             kind = record.value.get("type")
             if kind == "header":
@@ -440,21 +529,22 @@ class _ToolgymReader:
                 )
         # complete: a signed end record whose call count is the number of calls in the file
         r = self.rollout
-        r.complete = not r.server_written or self.ended_with == len(r.calls)
+        r.complete = not r.server_written or self.ended_with == len(self.log)
         if self.checker.believed:  # the labels are bound to the header's task
             self.checker.task = self.task
         return self.rollout
 
 
-def read_toolgym(records: list[Record], source: str | None, checker: Labels) -> Rollout:
-    return _ToolgymReader(source, checker).read(records)
+def read_toolgym(
+    records: Iterable[Record], source: str | None, checker: Labels, log: CallLog | None = None
+) -> Rollout:
+    return _ToolgymReader(source, checker, log).read(records)
 
 
 # -- MCP JSON-RPC log ------------------------------------------------------------------------------
 
 
-def _mcp_answer(rollout: Rollout, index: int, response: dict[str, Any], checker: Labels) -> None:
-    call = rollout.calls[index]
+def _mcp_answer(call: RolloutCall, index: int, response: dict[str, Any], checker: Labels) -> None:
     error = response.get("error")
     if error is not None:  # a JSON-RPC error: the agent's failed call (unless a label verifies)
         code = error.get("code") if isinstance(error, dict) else None
@@ -474,13 +564,15 @@ def _mcp_answer(rollout: Rollout, index: int, response: dict[str, Any], checker:
     settle(call, index, text, bool(result.get("isError")), checker)
 
 
-def read_mcp(records: list[Record], source: str | None, checker: Labels) -> Rollout:
+def read_mcp(
+    records: Iterable[Record], source: str | None, checker: Labels, log: CallLog | None = None
+) -> Rollout:
     """A JSON-RPC log's calls. A request resending an earlier one's `_meta` call id is not a call
     (the server answers it from the record): its answer settles that call if nothing else did."""
     rollout = Rollout(format="mcp", source=source)
+    log = CallLog(rollout.calls) if log is None else log
     pending: dict[str, int] = {}
     sent: dict[str, tuple[Any, Any, int]] = {}  # call id -> (tool, arguments, index or -1)
-    settled: set[int] = set()
     for record in records:
         msg = record.value
         if "jsonrpc" not in msg and isinstance(msg.get("message"), dict):
@@ -498,17 +590,17 @@ def read_mcp(records: list[Record], source: str | None, checker: Labels) -> Roll
                 if "id" in msg:
                     pending[key] = index if (tool, arguments) == call else -1
                 continue
-            made = add_call(rollout, source, record.where, *call)
-            index = len(rollout.calls) - 1 if made else -1
+            made = add_call(rollout, log, source, record.where, *call)
+            index = len(log) - 1 if made else -1
             if isinstance(call_id, str):
                 sent[call_id] = (*call, index)
             if "id" in msg:
                 pending[key] = index
         elif "method" not in msg and key in pending and ("result" in msg or "error" in msg):
             index = pending.pop(key)
-            if index >= 0 and index not in settled:
-                settled.add(index)
-                _mcp_answer(rollout, index, msg, checker)
+            if index >= 0 and log.is_open(index):
+                _mcp_answer(log[index], index, msg, checker)
+                log.settled(index)
     return rollout
 
 

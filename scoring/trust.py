@@ -19,24 +19,35 @@ NAMED_REASONS = 5
 
 def bind_task(rollout: Rollout, task_id: str) -> Rollout:
     """The rollout with its faults believed only when their labels are bound to `task_id`."""
-    faults = rollout.faults()
-    if not faults or rollout.label_task == task_id:
+    bound, views = bind_faults(rollout, rollout.faults(), task_id)
+    if bound is rollout:
         return rollout
     calls = list(rollout.calls)
-    why = []
-    for i, call in faults:
-        calls[i] = _unlabelled(call)
-        why.append(
-            f"call {i} ({call.name}): its label is for task {rollout.label_task!r}, not {task_id!r} (scored)"
-        )
-    return rollout.model_copy(
+    for i, call in views.items():
+        calls[i] = call
+    return bound.model_copy(update={"calls": calls})
+
+
+def bind_faults(
+    rollout: Rollout, faults: list[tuple[int, RolloutCall]], task_id: str
+) -> tuple[Rollout, dict[int, RolloutCall]]:
+    """Faults believed only when their labels are bound to `task_id`: the rollout (the same one when
+    nothing changes, else a copy saying which labels were ignored) and each faulted call as scored
+    ({index: call}; the agent's failed call where its label is for another task)."""
+    if not faults or rollout.label_task == task_id:
+        return rollout, dict(faults)
+    why = [
+        f"call {i} ({call.name}): its label is for task {rollout.label_task!r}, not {task_id!r} (scored)"
+        for i, call in faults
+    ]
+    bound = rollout.model_copy(
         update={
-            "calls": calls,
             "label_task": None,
             "unverified_labels": rollout.unverified_labels + len(faults),
             "ignored_labels": [*rollout.ignored_labels, *why],
         }
     )
+    return bound, {i: _unlabelled(call) for i, call in faults}
 
 
 def _unlabelled(call: RolloutCall) -> RolloutCall:
@@ -62,7 +73,7 @@ def label_warnings(rollout: Rollout) -> list[str]:
     out = []
     if rollout.unverified_labels:
         reasons = rollout.ignored_labels[:NAMED_REASONS]
-        more = len(rollout.ignored_labels) - len(reasons)
+        more = len(rollout.ignored_labels) - len(reasons) + rollout.ignored_more
         said = "; ".join(reasons) + (f"; and {more} more" if more > 0 else "")
         out.append(
             f"{rollout.unverified_labels} infrastructure label(s) were ignored, so those calls count as the "

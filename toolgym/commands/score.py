@@ -87,8 +87,9 @@ def score(
     rate and infra-failure rate per domain and per task, then each rollout that did not pass
     (reward below 1.0, or not scored) with the first sentence of its explanation (`--explain`:
     all of it), and exits 1 if any transcript could not be scored; a `toolgym rollout` folder's
-    results.jsonl is not taken for a transcript. Transcripts over 64 MiB are refused
-    (TOOLGYM_MAX_TRANSCRIPT_BYTES).
+    results.jsonl is not taken for a transcript. A JSONL transcript is read a line at a time and
+    its calls replayed as they are read, so memory stays flat however long it is; transcripts over
+    64 MiB are refused (TOOLGYM_MAX_TRANSCRIPT_BYTES).
 
     Example: toolgym score run.jsonl --domain bank --task bank-001
 
