@@ -8,12 +8,17 @@ whatever order they come in):
 1. **Per api.** The operations of one api (sorted by id) are cut into the parts whose entity
    graphs are connected (no domain can hold two of them together without a third piece joining
    them). A part that fits in a domain stays whole.
-2. **Size bound.** A part larger than `max_tools` is cut into communities by Louvain
-   (`networkx.algorithms.community.louvain_communities`, seeded) on its operation graph
-   (`toolgen.graph`: edges weighted by shared entities, shared id parameters and path prefixes),
-   at a rising resolution until it cuts; each community is cut into connected parts again, and
-   so on. A part Louvain cannot cut (one entity with 200 operations) is grown into connected
-   chunks of even size by a breadth-first walk over its entities.
+2. **Size bound.** A part larger than `max_tools` is cut where its links are weakest: each
+   entity's own operations are a unit (one entity with 200 operations is first grown into
+   connected chunks of even size by a breadth-first walk), and units are joined pairwise, the
+   most strongly linked pair that fits in `max_tools` first, while the link per operation of the
+   smaller side is at least `JOIN` (a loose link is a cut). Two units are linked by the
+   operations of one that take the id of an entity the other acts on (a line's operations
+   holding a customer id), by the ids of third entities both take and by shared path prefixes
+   (`Weights`). An entity's operations and its children's thus stay together where they fit, and
+   an api is cut between its loosely linked corners. Each result is cut into connected parts
+   again. An operation that names no record (`toolgen.pure.free`: `calculate`, `think`) joins
+   its api's largest part with room and links no piece to another.
 3. **Merge.** Pieces smaller than `min_tools`, smallest first, merge into their nearest neighbour:
    among the pieces sharing an entity with them (so the merged entity graph stays connected) and
    with room for them, one without a tool of the same name if there is one, then the one with the
@@ -32,14 +37,14 @@ from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from networkx.algorithms.community import louvain_communities
-
-from .graph import Weights, components, entity_graph, entity_nodes, operation_graph
+from .graph import Weights, components, entity_graph, entity_nodes
 from .model import Operation, Plan, PlannedDomain, SkippedOperation
 from .naming import clip, unique_name
+from .pure import free
 
-#: Louvain resolutions tried, in turn, on a connected part still larger than max_tools.
-RESOLUTIONS = (1.0, 2.0, 4.0, 8.0)
+#: Weakest link two clusters are joined by, per operation of the smaller one (with the default
+#: `Weights`, an id link is 2: about half the smaller cluster's operations hold the other's ids).
+JOIN = 1.0
 #: Live candidates a small piece looks at per shared entity (the first ones, in a fixed order).
 CANDIDATES_PER_ENTITY = 64
 #: Affinity of two pieces drawn from the same api (on top of their shared entities).
@@ -65,7 +70,8 @@ class _Piece:
     def add(self, ops: list[Operation]) -> None:
         self.ops.extend(ops)
         for op in ops:
-            self.entities.update(entity_nodes(op))
+            if not free(op):  # (one naming no record links to nothing: `toolgen.pure.free`)
+                self.entities.update(entity_nodes(op))
             self.apis[op.api] += 1
             self.names.add(op.name)
             if op.path_prefix:
@@ -95,7 +101,7 @@ def cluster(
         by_api.setdefault(op.api, []).append(op)
     parts: list[list[Operation]] = []
     for api in sorted(by_api):
-        parts.extend(_split_api(by_api[api], max_tools, seed, weights))
+        parts.extend(_split_api(by_api[api], max_tools, weights))
     pieces = [_Piece.of(i, part) for i, part in enumerate(parts)]
     _merge_small(pieces, min_tools, max_tools, weights)
     domains: list[list[Operation]] = []
@@ -125,30 +131,122 @@ def cluster(
 # 1–2: one api into connected parts of at most max_tools
 
 
-def _split_api(ops: list[Operation], max_tools: int, seed: int, weights: Weights) -> list[list[Operation]]:
-    """An api's operations into connected parts of at most max_tools (Louvain where one is larger)."""
-    return [bounded for part in components(ops) for bounded in _bound(part, max_tools, seed, weights)]
+def _split_api(ops: list[Operation], max_tools: int, weights: Weights) -> list[list[Operation]]:
+    """An api's operations into connected parts of at most max_tools (`_bound` where one is
+    larger); an operation that names no record (`toolgen.pure.free`) joins the largest part with
+    room (it needs no entity in common)."""
+    parts = [
+        bounded
+        for part in components([op for op in ops if not free(op)])
+        for bounded in _bound(part, max_tools, weights)
+    ]
+    left: list[Operation] = []
+    for op in (op for op in ops if free(op)):
+        room = [part for part in parts if len(part) < max_tools]
+        if room:
+            max(room, key=len).append(op)
+        else:
+            left.append(op)
+    return parts + components(left)
 
 
-def _louvain(ops: list[Operation], seed: int, weights: Weights, resolution: float) -> list[list[Operation]]:
-    """Louvain communities of the operation graph of `ops`, each in id order, ordered by first id."""
-    graph = operation_graph(ops, weights)
-    by_id = {op.id: op for op in ops}
-    found = louvain_communities(graph, weight="weight", resolution=resolution, seed=seed)
-    communities = [sorted((by_id[i] for i in c), key=lambda op: op.id) for c in found]
-    return sorted(communities, key=lambda c: c[0].id)
-
-
-def _bound(part: list[Operation], max_tools: int, seed: int, weights: Weights) -> list[list[Operation]]:
-    """A connected part split into connected parts of at most max_tools operations."""
+def _bound(part: list[Operation], max_tools: int, weights: Weights) -> list[list[Operation]]:
+    """A connected part split into connected parts of at most max_tools operations: each entity's
+    own operations a unit (grown into even chunks when it alone is too large), then the units
+    joined along their strongest links while the result fits, so that the cuts fall on the
+    weakest links (`_join`)."""
     if len(part) <= max_tools:
         return [part]
-    for resolution in RESOLUTIONS:
-        communities = _louvain(part, seed, weights, resolution)
-        if len(communities) > 1:
-            pieces = [piece for c in communities for piece in components(c)]
-            return [bounded for piece in pieces for bounded in _bound(piece, max_tools, seed, weights)]
-    return _grow(part, max_tools)
+    by_entity: dict[str, list[Operation]] = {}
+    for op in part:
+        by_entity.setdefault(op.entity, []).append(op)
+    units: list[list[Operation]] = []
+    for entity in sorted(by_entity):
+        own = by_entity[entity]
+        units.extend(_grow(own, max_tools) if len(own) > max_tools else [own])
+    joined = _join(units, max_tools, weights)
+    return [piece for cluster in joined for piece in components(cluster)]
+
+
+@dataclass
+class _Cluster:
+    """Units joined so far: their operations, the entities they act on, how many of their
+    operations touch each entity, their path prefixes."""
+
+    ops: list[Operation]
+    own: set[str]
+    touches: Counter[str]
+    prefixes: set[str]
+    version: int = 0
+
+    @classmethod
+    def of(cls, ops: list[Operation]) -> _Cluster:
+        touches: Counter[str] = Counter()
+        for op in ops:
+            touches.update(entity_nodes(op))
+        return cls(
+            list(ops), {op.entity for op in ops}, touches, {op.path_prefix for op in ops if op.path_prefix}
+        )
+
+    def absorb(self, other: _Cluster) -> None:
+        self.ops.extend(other.ops)
+        self.own |= other.own
+        self.touches.update(other.touches)
+        self.prefixes |= other.prefixes
+        self.version += 1
+
+
+def _link(a: _Cluster, b: _Cluster, weights: Weights) -> float:
+    """How strongly two clusters hold together: operations of one that act on or take the id of
+    an entity the other acts on (the id links, `weights.id_link` each), entities neither acts on
+    whose ids both take (`weights.shared_id` each), shared path prefixes (`weights.path_prefix`)."""
+    links = sum(a.touches[e] for e in b.own) + sum(b.touches[e] for e in a.own)
+    third = (a.touches.keys() & b.touches.keys()) - a.own - b.own
+    return (
+        weights.id_link * links
+        + weights.shared_id * len(third)
+        + weights.path_prefix * len(a.prefixes & b.prefixes)
+    )
+
+
+def _join(units: list[list[Operation]], max_tools: int, weights: Weights) -> list[list[Operation]]:
+    """Units joined pairwise, the most strongly linked pair that fits first (then the smaller,
+    then the first by operation id), while the link per operation of the smaller side is at
+    least `JOIN`; clusters in order of first id."""
+    clusters = [_Cluster.of(sorted(u, key=lambda op: op.id)) for u in units if u]
+    clusters.sort(key=lambda c: c.ops[0].id)
+    alive = set(range(len(clusters)))
+    by_entity: dict[str, set[int]] = {}
+    for i, c in enumerate(clusters):
+        for entity in c.touches:
+            by_entity.setdefault(entity, set()).add(i)
+    heap: list[tuple[float, int, int, int, int, int]] = []
+
+    def push(i: int) -> None:
+        near = sorted({j for e in clusters[i].touches for j in by_entity.get(e, ()) if j != i and j in alive})
+        for j in near:
+            size = len(clusters[i].ops) + len(clusters[j].ops)
+            weight = _link(clusters[i], clusters[j], weights) / min(
+                len(clusters[i].ops), len(clusters[j].ops)
+            )
+            if size <= max_tools and weight >= JOIN:
+                a, b = min(i, j), max(i, j)
+                heapq.heappush(heap, (-weight, size, a, b, clusters[a].version, clusters[b].version))
+
+    for i in range(len(clusters)):
+        push(i)
+    while heap:
+        _, _, a, b, va, vb = heapq.heappop(heap)
+        if a not in alive or b not in alive or clusters[a].version != va or clusters[b].version != vb:
+            continue
+        clusters[a].absorb(clusters[b])
+        alive.discard(b)
+        for entity in clusters[b].touches:
+            by_entity[entity].discard(b)
+            by_entity[entity].add(a)
+        push(a)
+    kept = [sorted(clusters[i].ops, key=lambda op: op.id) for i in sorted(alive)]
+    return sorted(kept, key=lambda c: c[0].id)
 
 
 def _grow(part: list[Operation], max_tools: int) -> list[list[Operation]]:

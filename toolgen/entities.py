@@ -60,7 +60,7 @@ for _kind, _verbs in (
     (
         "update",
         "update modify set change edit rename patch put replace upsert save assign toggle configure "
-        "adjust mark increment decrement append tag label move reorder rate update_",
+        "adjust mark increment decrement append tag label move reorder rate update_ switch",
     ),
     ("delete", "delete remove destroy erase purge drop clear unset del rm"),
     (
@@ -83,7 +83,8 @@ for _kind, _verbs in (
         "navigate scroll hover press type screenshot wait drag tap upload_ execute_ sleep "
         "authenticate_ login_ logon register_ recalculate reconcile split_ mark_ notify_ "
         "review score grade approve_ reopen reassign unassign transition setup onboard offboard calc "
-        "annotate anonymize bind snooze upsert_",
+        "annotate anonymize bind snooze upsert_ freeze unfreeze unban hide unhide deny terminate reinstate "
+        "think reflect ponder brainstorm",
     ),
 ):
     for _v in _verbs.split():

@@ -1,35 +1,31 @@
-"""The graphs clustering works on: the entity graph of a group of operations, and the operation graph.
+"""The graph clustering works on: the entity graph of a group of operations, and the link weights.
 
 - The **entity graph** of a group of operations: a node per entity an operation acts on, consumes or
   produces; an edge between an operation's entity and each entity whose id it consumes or produces
   (an operation that uses both; `produces` holds the ids a result carries, so an id one entity holds
   of another joins them too). A domain's entity graph must be connected: its tools then act on
   shared tables. Two connected groups joined stay connected exactly when they share an entity.
-- The **operation graph** of one api: a node per operation, edges weighted by what two operations
-  share (`Weights`): the entity they act on, an id one consumes or produces of the other's entity
-  (or of the same third entity), the leading static path segments. Edges come from buckets (the
-  operations sharing a key), never from all pairs; a bucket larger than `BUCKET_LINKS` links each
-  operation to its next `BUCKET_LINKS` bucket-mates in id order only, so a 2,000-operation api
-  with one path prefix stays linear in size.
+  An operation that names no record (`toolgen.pure.free`: a computation taking no id) needs no
+  table and is left out of the graph (`anchored`).
+- **Weights** (`Weights`): how much what two groups share counts when clustering joins them
+  (`toolgen.cluster`): the entity they act on, an id one holds of the other's entity, the id of a
+  third entity, the leading static path segments.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import networkx as nx
 
 from .model import Operation
-
-#: A bucket (operations sharing a key) larger than this links each member to this many next ones.
-BUCKET_LINKS = 6
+from .pure import free
 
 
 @dataclass(frozen=True)
 class Weights:
-    """Edge weights of the operation graph (summed when two operations share several things)."""
+    """What two groups of operations share, weighted (summed when they share several things)."""
 
     entity: float = 3.0  # both act on the same entity
     id_link: float = 2.0  # one consumes or produces the id of the other's entity
@@ -42,10 +38,18 @@ def entity_nodes(op: Operation) -> list[str]:
     return list(dict.fromkeys([op.entity, *op.consumes, *op.produces]))
 
 
+def anchored(ops: Iterable[Operation]) -> list[Operation]:
+    """The operations of a group that name a record (`toolgen.pure.free`: a computation taking
+    no id names none), or all of them when none does."""
+    ops = list(ops)
+    return [op for op in ops if not free(op)] or ops
+
+
 def entity_graph(ops: Iterable[Operation]) -> nx.Graph:
-    """The entity graph of a group of operations (see the module docstring)."""
+    """The entity graph of a group of operations (see the module docstring), over those that
+    name a record (`anchored`)."""
     graph = nx.Graph()
-    for op in ops:
+    for op in anchored(ops):
         graph.add_node(op.entity)
         for other in (*op.consumes, *op.produces):
             if other != op.entity:
@@ -54,8 +58,8 @@ def entity_graph(ops: Iterable[Operation]) -> nx.Graph:
 
 
 def is_connected(ops: Sequence[Operation]) -> bool:
-    """Whether the entity graph of `ops` is connected (an empty group is not)."""
-    return len(components(ops)) == 1
+    """Whether the entity graph of `ops` (`anchored`) is connected (an empty group is not)."""
+    return len(components(anchored(ops))) == 1
 
 
 def components(ops: Sequence[Operation]) -> list[list[Operation]]:
@@ -81,39 +85,3 @@ def components(ops: Sequence[Operation]) -> list[list[Operation]]:
     for op in ops:
         groups.setdefault(find(op.entity), []).append(op)
     return list(groups.values())
-
-
-def _link(edges: dict[tuple[str, str], float], members: list[str], weight: float) -> None:
-    for i, a in enumerate(members):
-        for b in members[i + 1 : i + 1 + BUCKET_LINKS]:
-            key = (a, b) if a < b else (b, a)
-            edges[key] = edges.get(key, 0.0) + weight
-
-
-def operation_graph(ops: Sequence[Operation], weights: Weights) -> nx.Graph:
-    """The weighted operation graph of `ops` (sorted by id by the caller, for determinism)."""
-    by_entity: dict[str, list[str]] = defaultdict(list)
-    by_ref: dict[str, list[str]] = defaultdict(list)
-    by_prefix: dict[str, list[str]] = defaultdict(list)
-    for op in ops:
-        by_entity[op.entity].append(op.id)
-        for ref in dict.fromkeys((*op.consumes, *op.produces)):
-            if ref != op.entity:
-                by_ref[ref].append(op.id)
-        if op.path_prefix:
-            by_prefix[op.path_prefix].append(op.id)
-    edges: dict[tuple[str, str], float] = {}
-    for entity, members in by_entity.items():
-        _link(edges, members, weights.entity)
-        for a in members[:BUCKET_LINKS]:  # operations holding this entity's id, to ones acting on it
-            for b in by_ref.get(entity, [])[:BUCKET_LINKS]:
-                _link(edges, [a, b], weights.id_link)
-    for members in by_ref.values():
-        _link(edges, members, weights.shared_id)
-    for members in by_prefix.values():
-        if len(members) < len(ops):  # a prefix every operation shares says nothing
-            _link(edges, members, weights.path_prefix)
-    graph = nx.Graph()
-    graph.add_nodes_from(op.id for op in ops)
-    graph.add_weighted_edges_from((a, b, w) for (a, b), w in sorted(edges.items()))
-    return graph

@@ -24,7 +24,10 @@ import yaml
 
 from simulator.builders import DomainBuilder, Step, clock, column, hash_ids
 from toolgen.model import PlannedDomain
+from toolgen.naming import words
+from toolgen.pure import NOT_MODELLED, NOTHING
 
+from .effects import Repoint, StateChange
 from .keys import hash_prefix
 from .schema import DomainSchema, TablePlan
 from .tools import EVENTS_TABLE, FINAL_STATES, Toolset
@@ -104,13 +107,26 @@ def policy_text(plan: PlannedDomain, schema: DomainSchema, toolset: Toolset) -> 
         "",
     ]
     for tool in toolset.tools:
-        table = _table_of(schema, tool.op_id)
-        if tool.compiled_as == "status" and table is not None and table.status is not None:
-            finals = _finals(table)
-            rule = f"- `{tool.name}` changes a {table.entity.replace('_', ' ')}'s {table.status}; it refuses one already in that state"
-            if finals:
+        table = _table_of(schema, tool.op_id) if tool.op_id not in schema.tableless else None
+        change = tool.effect if isinstance(tool.effect, StateChange) else None
+        if tool.compiled_as == "status" and table is not None and change is not None:
+            noun = table.entity.replace("_", " ")
+            what = " ".join(words(change.column))
+            rule = f"- `{tool.name}` changes a {noun}'s {what}; it refuses one already in that state"
+            if isinstance(change.value, bool):
+                rule = f"- `{tool.name}` sets a {noun}'s {what} to {str(change.value).lower()}; it refuses one already so"
+            finals = _finals(table) if change.column == table.status else list(change.finals)
+            if change.sources:
+                rule += f", and one that is not {' or '.join(str(v) for v in change.sources)}"
+            elif finals:
                 rule += f", and one that is {', '.join(finals)} (final states)"
             lines.append(rule + ".")
+        elif tool.compiled_as == "reference" and table is not None and isinstance(tool.effect, Repoint):
+            other = schema.tables[tool.effect.table].entity.replace("_", " ")
+            noun = table.entity.replace("_", " ")
+            lines.append(f"- `{tool.name}` points a {noun} at another {other}; that {other} must exist.")
+        elif tool.compiled_as == NOTHING:
+            lines.append(f"- `{tool.name}` changes nothing and returns nothing.")
         elif tool.compiled_as == "delete":
             lines.append(f"- `{tool.name}` deletes for good; it refuses a record that does not exist.")
         elif tool.compiled_as == "update":
@@ -174,9 +190,25 @@ def readme_text(
     lines += ["", "## Tools", "", "| tool | operation | compiled as |", "|---|---|---|"]
     for tool in toolset.tools:
         lines.append(f"| `{tool.name}` | `{_cell(tool.op_id)}` | {tool.compiled_as} |")
-    if toolset.not_compiled:
+    unmodelled = [s for s in toolset.not_compiled if s.reason.startswith(NOT_MODELLED)]
+    if unmodelled:
+        lines += [
+            "",
+            "## Not modelled",
+            "",
+            "What the spec describes that the tools cannot do, per operation.",
+            "",
+        ]
+        lines += ["| tool | operation | what it does |", "|---|---|---|"]
+        for skipped in unmodelled:
+            op = schema.operations.get(skipped.id)
+            said = skipped.reason[len(NOT_MODELLED) :].lstrip(": ")
+            name = schema.tool_names.get(skipped.id, op.name if op is not None else skipped.id)
+            lines.append(f"| `{_cell(name)}` | `{_cell(skipped.id)}` | {_cell(said)} |")
+    others = [s for s in toolset.not_compiled if s not in unmodelled]
+    if others:
         lines += ["", "## Not compiled", "", "| operation | reason |", "|---|---|"]
-        for skipped in toolset.not_compiled:
+        for skipped in others:
             lines.append(f"| `{_cell(skipped.id)}` | {_cell(skipped.reason)} |")
     return "\n".join(lines) + "\n"
 

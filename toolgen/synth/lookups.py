@@ -114,6 +114,8 @@ class World:
         self._counts: dict[tuple[str, tuple[str, ...]], Counter[tuple[Any, ...]]] = {}
         self.tools: list[Tool] = []
         for plan in toolset.tools:
+            if plan.op_id in schema.tableless:  # (a scratchpad: no row to name or change)
+                continue
             op = schema.operations[plan.op_id]
             props = plan.input_schema.get("properties") or {}
             required = set(plan.input_schema.get("required") or [])

@@ -24,6 +24,9 @@
   paging (`limit`, `offset`, `page`), sorting, or an option that changes no data (kept in the
   input schema, read by nothing: response shaping such as `fields`, cursors, paging and sorting
   arguments of writes or of a type that cannot page, and arguments with a single possible value).
+- **Effects** (`effects`): the row a write changes (`enable_roaming(customer_id, line_id)` acts on
+  the line; `change_plan(line_id, plan_id)` repoints the line), the state columns its verb
+  needs, and operations that name no record at all (`toolgen.pure`: no table).
 - **Hints**: `{table: {column: json_schema}}`, the fragment each column came from (with its type
   made to match the column), for the seed generator.
 """
@@ -38,6 +41,7 @@ from urllib.parse import unquote
 from toolgen.entities import PathInfo, analyse_path, id_entity
 from toolgen.model import Operation, PlannedDomain
 from toolgen.naming import singular, snake, words
+from toolgen.pure import tableless
 from toolgen.relate import IDENTIFIER_WORDS
 
 from .columns import (
@@ -52,6 +56,7 @@ from .columns import (
     typed_hint,
     value_type,
 )
+from .effects import Repoint, StateChange, decide, retarget
 from .inputs import clean_schema
 from .keys import hash_prefix, key_samples, key_shape, relaxed
 
@@ -116,6 +121,8 @@ class ColumnPlan:
     description: str | None = None
     hint: dict[str, Any] = field(default_factory=dict)
     required_by_record: bool = False
+    #: a state an operation changes (`effects`): never null
+    state: bool = False
 
 
 @dataclass
@@ -189,6 +196,10 @@ class DomainSchema:
     tool_names: dict[str, str]
     #: {op id: {argument: its input schema}}: key arguments relaxed to accept the table's keys
     key_inputs: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    #: {op id: what a write does to its row beyond its arguments} (`effects.decide`)
+    effects: dict[str, StateChange | Repoint] = field(default_factory=dict)
+    #: {op id: `nothing` | `not modelled: ...`}: operations that name no row and have no table
+    tableless: dict[str, str] = field(default_factory=dict)
 
     def table_of(self, op: Operation) -> TablePlan:
         return self.tables[self.by_entity[op.entity]]
@@ -467,7 +478,21 @@ def _range_role(prop: str, schema: Mapping[str, Any]) -> tuple[Role, str] | None
 
 def infer_schema(domain: PlannedDomain, operations: Mapping[str, Operation]) -> DomainSchema:
     """The tables of `domain` and the meaning of each argument of each of its operations."""
-    ops = [operations[i] for i in domain.operations if i in operations]
+    planned = [operations[i] for i in domain.operations if i in operations]
+    known = _known(planned)
+    infos = {op.id: openapi_path(op) for op in planned}
+    props_of = {op.id: op.input_schema.get("properties") or {} for op in planned}
+    without: dict[str, str] = {}
+    for op in planned:
+        names = any(_param_entity(p, op, infos[op.id], known) for p in props_of[op.id])
+        how = tableless(op, names)
+        if how is not None:
+            without[op.id] = how
+    found = retarget(
+        [op for op in planned if op.id not in without],
+        lambda op, prop: _param_entity(prop, op, infos[op.id], known),
+    )
+    ops = found.ops
     b = _Builder(ops)
     for op in ops:  # the records first, so keys and columns follow the spec's spelling
         props, required = record_props(op.record_schema)
@@ -476,13 +501,7 @@ def infer_schema(domain: PlannedDomain, operations: Mapping[str, Operation]) -> 
             record.setdefault(key, value)
         if props:
             b.required.setdefault(op.entity, set(required)).intersection_update(required)
-    known = {op.entity for op in ops}
-    infos = {op.id: openapi_path(op) for op in ops}
-    for op in ops:
-        for prop in op.input_schema.get("properties") or {}:
-            other = _param_entity(prop, op, infos[op.id], known | set(op.consumes))
-            if other is not None:
-                known.add(other)
+    known = _known(ops)
     for op in ops:  # the schemas of the arguments carrying each entity's key
         for prop, raw in (op.input_schema.get("properties") or {}).items():
             schema = raw if isinstance(raw, dict) else {}
@@ -497,11 +516,32 @@ def infer_schema(domain: PlannedDomain, operations: Mapping[str, Operation]) -> 
                 col = b.add_column(table, key, value, from_record=True)
                 table.columns[col].required_by_record = key in b.required.get(entity, set())
     bindings = {op.id: _bind(b, op, infos[op.id], known) for op in ops}
+    effects = decide(b.tables, b.by_entity, ops, bindings, found, b.add_column)
     _finish(b, ops, bindings)
     key_inputs = _relax_keys(b, ops, bindings, infos, known)
+    mine = {op.id: op for op in ops}
     return DomainSchema(
-        b.tables, b.by_entity, bindings, {op.id: op for op in ops}, dict(domain.tools), key_inputs
+        b.tables,
+        b.by_entity,
+        bindings,
+        {op.id: mine.get(op.id, op) for op in planned},
+        dict(domain.tools),
+        key_inputs,
+        effects,
+        without,
     )
+
+
+def _known(ops: list[Operation]) -> set[str]:
+    """The entities of `ops`: those they act on, and those their arguments carry the keys of."""
+    known = {op.entity for op in ops}
+    for op in ops:
+        info = openapi_path(op)
+        for prop in op.input_schema.get("properties") or {}:
+            other = _param_entity(prop, op, info, known | set(op.consumes))
+            if other is not None:
+                known.add(other)
+    return known
 
 
 def _relax_keys(
@@ -634,7 +674,7 @@ def _finish(b: _Builder, ops: list[Operation], bindings: dict[str, list[Binding]
     for table in b.tables.values():
         musts = creators.get(table.name)
         for name, col in table.columns.items():
-            if name == table.primary_key:
+            if name == table.primary_key or col.state:
                 col.nullable = False
             elif col.default is not None and col.enum:
                 col.nullable = False

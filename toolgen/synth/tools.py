@@ -16,11 +16,17 @@ What an operation becomes (its arguments' meaning is `schema.Binding`):
   null); an update that names no field is compiled as an action;
 - **delete** → a status change where the table's status enum has a deleted-like value, else
   `delete`; either way after a `get` that says when the record does not exist;
-- **action** (`cancel`, `approve`, `send_*`, ...) → a status transition when the verb names a
-  value of the table's status enum, with preconditions drawn from the enum (not already there; a
-  final state such as `cancelled` or `completed` cannot change but by a restoring verb), else a
-  row in the domain's `action_log` (what was done, to which record, with which arguments); an
-  action on no record creates a row of its entity (`send_email` → an `emails` row).
+- **state verb** (`suspend`, `resume`, `cancel`, `enable`, …: `effects.StateChange`) → the row's
+  state set, refused when already there, from a final state (but by a restoring verb) and, where
+  the states are known, from a state the verb does not leave;
+- **reference change** (`change_plan`, `assign_ticket`: `effects.Repoint`) → the row it is to
+  point at found, then the row's reference set;
+- **action** (`ship`, `send_*`, ...) → a status transition when the verb names a value of the
+  table's status enum (refused as above), else a row in the domain's `action_log` (what was done,
+  to which record, with which arguments); an action on no record creates a row of its entity
+  (`send_email` → an `emails` row);
+- **no record** (`toolgen.pure`) → a scratchpad is a read that returns nothing; a computation is
+  not compiled ("not modelled: <its description>").
 
 The input schema the agent sees keeps the spec's names, descriptions, required and optional
 arguments (no others accepted). An operation that cannot be compiled is in `not_compiled` with
@@ -58,7 +64,9 @@ from simulator.builders import (
 from simulator.spec import ANSWER_TOOL, NAME
 from toolgen.model import Operation, SkippedOperation
 from toolgen.naming import words
+from toolgen.pure import NOTHING
 
+from .effects import FINAL_STATES, RESTORING, STATE_VERBS, Repoint, StateChange, enum_value
 from .inputs import input_schema
 from .schema import Binding, ColumnPlan, DomainSchema, TablePlan, openapi_path
 
@@ -75,30 +83,7 @@ __all__ = [
 #: the table that records actions on records without a status to change
 EVENTS_TABLE = "action_log"
 _SEGMENT = re.compile(r"^[A-Za-z0-9_-]+$")
-#: status values a record does not leave (but by a restoring verb such as `reopen`)
-FINAL_STATES = frozenset(
-    "cancelled canceled deleted closed completed complete delivered refunded rejected voided archived expired "
-    "failed done finished declined terminated removed revoked".split()
-)
-_RESTORING = frozenset("reopen restore unarchive undelete reactivate recover resume reinstate unlock".split())
 _DELETED = ("deleted", "removed", "archived", "trashed", "inactive")
-_IRREGULAR = {
-    "send": ("sent",),
-    "pay": ("paid",),
-    "resume": ("active", "running", "resumed"),
-    "deactivate": ("inactive", "deactivated"),
-    "unpublish": ("unpublished", "draft"),
-    "unarchive": ("active",),
-    "reopen": ("open", "reopened"),
-    "restore": ("active", "restored"),
-    "reactivate": ("active",),
-    "open": ("open", "opened"),
-    "begin": ("started", "in_progress", "running"),
-    "run": ("running",),
-    "finish": ("finished", "completed", "done"),
-    "hold": ("on_hold", "held"),
-    "buy": ("bought", "purchased"),
-}
 _CREATED = frozenset(("created", "creation", "inserted", "added", "registered"))
 _UPDATED = frozenset(("updated", "modified", "changed", "edited"))
 
@@ -114,6 +99,8 @@ class ToolPlan:
     input_schema: dict[str, Any]
     steps: list[Step]
     compiled_as: str
+    #: the state it sets or the reference it changes (compiled as `status` / `reference`)
+    effect: StateChange | Repoint | None = None
 
 
 @dataclass
@@ -161,23 +148,9 @@ def target_state(op: Operation, table: TablePlan) -> tuple[str, Any] | None:
     status = table.status
     if status is None:
         return None
-    values = [v for v in table.columns[status].enum or [] if isinstance(v, str)]
-    lowered = {v: "_".join(words(v)) for v in values}
     info = openapi_path(op)
     verbs = ((info.verb,) if info is not None and info.verb else ()) + words(op.name)
-    for verb in verbs:
-        for wanted in _IRREGULAR.get(verb, ()):
-            for value, low in lowered.items():
-                if low == wanted:
-                    return verb, value
-        stem = verb[:-1] if verb.endswith("e") and len(verb) > 4 else verb
-        if len(stem) < 3:
-            continue
-        for value, low in lowered.items():
-            first = low.split("_")[0] if low else ""
-            if first.startswith(stem) and first not in ("in", "un", "not"):
-                return verb, value
-    return None
+    return enum_value(verbs, table.columns[status].enum or [])
 
 
 def _by_role(bindings: Sequence[Binding], *roles: str) -> list[Binding]:
@@ -205,7 +178,12 @@ class _Compiler:
         fields = _by_role(bindings, "field", "in")
         if kind == "update" and not [f for f in fields if f.role == "field"]:
             kind = "action"
-        if kind == "read":
+        effect = self.schema.effects.get(op.id) or self._spec_state(op, table, bindings, kind)
+        if isinstance(effect, StateChange):
+            steps, how, tool_kind = self.change_state(op, table, bindings, effect), "status", "write"
+        elif isinstance(effect, Repoint):
+            steps, how, tool_kind = self.repoint(op, table, bindings, effect), "reference", "write"
+        elif kind == "read":
             required = set(op.input_schema.get("required") or [])
             if keys and keys[0].param in required:
                 steps, how = self.get_one(op, table, bindings), "get"
@@ -228,7 +206,33 @@ class _Compiler:
             input_schema(op, self.schema.key_inputs.get(op.id)),
             steps,
             how,
+            effect,
         )
+
+    def _spec_state(
+        self, op: Operation, table: TablePlan, bindings: Sequence[Binding], kind: str
+    ) -> StateChange | None:
+        """The spec's status value an action's verb names (`ship` → `shipped`), or a delete's
+        deleted-like value: a state change; None otherwise."""
+        status = table.status
+        if status is None or not _by_role(bindings, "key") or kind not in ("action", "delete"):
+            return None
+        values = table.columns[status].enum or []
+        if kind == "delete":
+            gone = next((v for w in _DELETED for v in values if isinstance(v, str) and v.lower() == w), None)
+            return None if gone is None else self._state(table, "delete", gone)
+        state = target_state(op, table)
+        return None if state is None else self._state(table, *state)
+
+    @staticmethod
+    def _state(table: TablePlan, verb: str, target: Any) -> StateChange:
+        status = table.status or ""
+        finals = tuple(
+            v
+            for v in table.columns[status].enum or []
+            if isinstance(v, str) and v.lower() in FINAL_STATES and v != target
+        )
+        return StateChange(verb, status, target, (), () if verb in RESTORING else finals)
 
     # -- reads ---------------------------------------------------------------------------------
     def _lookup(self, op: Operation, table: TablePlan, bindings: Sequence[Binding], as_: str | None) -> Step:
@@ -378,12 +382,6 @@ class _Compiler:
         self, op: Operation, table: TablePlan, bindings: Sequence[Binding]
     ) -> tuple[list[Step], str, str]:
         keys = _by_role(bindings, "key")
-        status = table.status
-        if keys and status is not None:
-            values = table.columns[status].enum or []
-            gone = next((v for w in _DELETED for v in values if isinstance(v, str) and v.lower() == w), None)
-            if gone is not None:
-                return self.transition(op, table, bindings, "delete", gone), "status", "write"
         if keys:
             found = self._lookup(op, table, bindings, "current")
             return (
@@ -404,44 +402,83 @@ class _Compiler:
         # every record matching the arguments given (a collection delete: all when none is given)
         return [delete(table.name, where=self._filters(table, selectors))], "delete", "write"
 
-    def transition(
-        self, op: Operation, table: TablePlan, bindings: Sequence[Binding], verb: str, target: Any
+    def change_state(
+        self, op: Operation, table: TablePlan, bindings: Sequence[Binding], change: StateChange
     ) -> list[Step]:
-        status = table.status or ""
+        """The row found, the change refused where it makes no sense (already there; a final
+        state; not a state the verb leaves), then its state set (and any field given)."""
+        column, verb, value = change.column, change.verb, change.value
         key = _by_role(bindings, "key")[0]
-        current = ref("current", status)
+        current = ref("current", column)
+        noun = _noun(table)
+        said = STATE_VERBS[verb][0] if isinstance(value, bool) and verb in STATE_VERBS else str(value)
+        has = f" already has {change.aspect} {said}" if change.aspect else f" is already {said}"
         steps = [self._lookup(op, table, bindings, "current")]
         steps.append(
-            require(
-                ops.ne(current, target),
-                _hole(f"The {_noun(table)} ", key.param, f" is already {target}: nothing to {verb}."),
-            )
+            require(ops.ne(current, value), _hole(f"The {noun} ", key.param, f"{has}: nothing to {verb}."))
         )
-        finals = [
-            v
-            for v in table.columns[status].enum or []
-            if isinstance(v, str) and v.lower() in FINAL_STATES and v != target
-        ]
-        if finals and verb not in _RESTORING:
+        named = _readable(table.primary_key) and _readable(column)
+        if change.sources:
+            wanted = " or ".join(str(v) for v in change.sources)
             steps.append(
                 require(
-                    ops.not_in(current, finals),
+                    ops.in_(current, list(change.sources)),
                     template(
-                        f"Cannot {verb} {_noun(table)} ",
+                        f"Cannot {verb} {noun} ",
                         ref("current", table.primary_key),
                         ": it is ",
                         current,
-                        f", a final state ({', '.join(finals)}).",
+                        f", not {wanted}.",
                     )
-                    if _readable(table.primary_key) and _readable(status)
-                    else template(f"Cannot {verb} this {_noun(table)}: it is in a final state."),
+                    if named
+                    else template(f"Cannot {verb} this {noun}: it is not {wanted}."),
+                )
+            )
+        elif change.finals:
+            steps.append(
+                require(
+                    ops.not_in(current, list(change.finals)),
+                    template(
+                        f"Cannot {verb} {noun} ",
+                        ref("current", table.primary_key),
+                        ": it is ",
+                        current,
+                        f", a final state ({', '.join(str(v) for v in change.finals)}).",
+                    )
+                    if named
+                    else template(f"Cannot {verb} this {noun}: it is in a final state."),
                 )
             )
         changes: dict[str, ExprLike] = {}
         for b in _by_role(bindings, "field"):
-            if b.column is not None and b.column != status and b.column not in changes:
+            if b.column is not None and b.column != column and b.column not in changes:
                 changes[b.column] = arg(b.param)
-        sets: dict[str, ExprLike] = {status: target, **_stamp(table, _UPDATED, changes)}
+        sets: dict[str, ExprLike] = {column: value, **_stamp(table, _UPDATED, changes)}
+        key_map = {table.primary_key: ref("current", table.primary_key)}
+        steps.append(update(table.name, sets, patch=changes or None, key=key_map))
+        return steps
+
+    def repoint(
+        self, op: Operation, table: TablePlan, bindings: Sequence[Binding], point: Repoint
+    ) -> list[Step]:
+        """The row found (by its key and the ids that locate it), the row it is to point at
+        found, then the reference set (and any field given)."""
+        locate = [b for b in bindings if not (b.role == "parent" and b.param == point.param)]
+        other = self.schema.tables[point.table]
+        steps = [
+            self._lookup(op, table, locate, "current"),
+            get(
+                other.name,
+                where=[F(other.primary_key).eq(arg(point.param), skip_if_null=False)],
+                error=_hole(f"No {_noun(other)} with {point.param} ", point.param),
+                as_="pointed",
+            ),
+        ]
+        changes: dict[str, ExprLike] = {}
+        for b in _by_role(bindings, "field"):
+            if b.column is not None and b.column != point.column and b.column not in changes:
+                changes[b.column] = arg(b.param)
+        sets: dict[str, ExprLike] = {point.column: arg(point.param), **_stamp(table, _UPDATED, changes)}
         key_map = {table.primary_key: ref("current", table.primary_key)}
         steps.append(update(table.name, sets, patch=changes or None, key=key_map))
         return steps
@@ -449,11 +486,7 @@ class _Compiler:
     def act(
         self, op: Operation, table: TablePlan, bindings: Sequence[Binding]
     ) -> tuple[list[Step], str, str]:
-        keys = _by_role(bindings, "key")
-        if keys:
-            state = target_state(op, table)
-            if state is not None:
-                return self.transition(op, table, bindings, state[0], state[1]), "status", "write"
+        if _by_role(bindings, "key"):
             return self.log_event(op, table, bindings), "event", "write"
         return self.insert(table, bindings), "create", "write"
 
@@ -545,7 +578,18 @@ def compile_tools(schema: DomainSchema) -> Toolset:
     out = Toolset()
     taken: set[str] = set()
     for op_id, op in schema.operations.items():
+        how = schema.tableless.get(op_id)
+        if how is not None and how != NOTHING:
+            out.not_compiled.append(SkippedOperation(id=op_id, reason=how))
+            continue
         name = _tool_name(schema.tool_names.get(op_id, op.name), taken)
+        if how == NOTHING:  # a scratchpad: it changes nothing and says nothing
+            out.tools.append(
+                ToolPlan(
+                    op_id, name, op.description, "read", input_schema(op, None), [return_(None)], NOTHING
+                )
+            )
+            continue
         try:
             out.tools.append(_Compiler(schema).compile(op, name))
         except NotCompilable as exc:

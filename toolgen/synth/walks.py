@@ -18,6 +18,7 @@ from simulator.errors import ToolgymError
 from toolgen.naming import words
 
 from . import instructions as say
+from .effects import STATE_VERBS, Repoint, StateChange
 from .lookups import Args, Ref, Row, Tool, World, reveals, scalar, seq
 from .schema import Binding, TablePlan
 
@@ -25,7 +26,7 @@ __all__ = ["MAX_CANDIDATES", "Candidate", "Proposer", "Write", "propose"]
 
 #: most candidates proposed per domain
 MAX_CANDIDATES = 40
-_KEYED = frozenset(("status", "update", "delete", "event"))
+_KEYED = frozenset(("status", "update", "delete", "event", "reference"))
 #: how many of each kind a domain's candidates hold at most (chains first: they teach the most)
 _QUOTA = {"double": 20, "chain": 10, "read": 4, "refusal": 2, "single": 4}
 
@@ -106,8 +107,11 @@ class Proposer:
         table = tool.table
         key = tool.key
         args: Args = {key.param: row[table.primary_key]} if key is not None else {}
+        point = tool.plan.effect if isinstance(tool.plan.effect, Repoint) else None
         owners = []
         for b in tool.role("parent"):
+            if point is not None and b.param == point.param:
+                continue  # the row it is to point at: chosen below
             if b.param in tool.required and b.column is not None:
                 if row.get(b.column) is None:
                     return None
@@ -127,16 +131,42 @@ class Proposer:
         for b, value in fields:
             args[b.param] = say.plain(value)
             lookups = seq(lookups, value.calls if isinstance(value, say.Said) else [])
+        pointed = self._pointed(point, row, bool(ref.calls)) if point is not None else None
+        if point is not None:
+            if pointed is None:
+                return None
+            args[point.param] = pointed.value
+            lookups = seq(lookups, pointed.calls)
         if not self._covered(tool, set(args)):
             return None
         settings = [(b.param, v) for b, v in fields]
-        if tool.plan.compiled_as == "update":
+        change = tool.plan.effect if isinstance(tool.plan.effect, StateChange) else None
+        if point is not None and pointed is not None:
+            entity = self.w.schema.tables[point.table].entity
+            text = say.update_clause(ref.phrase, [(entity, pointed), *settings])
+        elif change is not None and change.aspect:  # `enable roaming for the line ...`
+            verb = say.verb_phrase(words(tool.op_name), table.entity)
+            text = say.clause(f"{verb} for", ref.phrase, settings)
+        elif tool.plan.compiled_as == "update":
             text = say.update_clause(ref.phrase, settings)
         elif tool.plan.compiled_as == "delete":
             text = say.clause("delete", ref.phrase, settings)
         else:
             text = say.clause(say.verb_phrase(words(tool.op_name), table.entity), ref.phrase, settings)
         return Write(text, lookups, tool.name, args)
+
+    def _pointed(self, point: Repoint, row: Row, lookup: bool) -> say.Said | None:
+        """Another row for `row` to point at (its reference changes): named as a person would
+        (with its lookups) when `lookup`, else by id."""
+        other = self.w.schema.tables[point.table]
+        pk = other.primary_key
+        rows = [r for r in self.w.rows.get(other.name, []) if r.get(pk) != row.get(point.column)]
+        self.rng.shuffle(rows)
+        for candidate in rows[:6]:
+            ref = self.w.name_row(other, candidate, self.rng, lookup=lookup)
+            if ref is not None and (ref.calls or not lookup):
+                return say.Said(candidate[pk], ref.phrase, list(ref.calls))
+        return None
 
     def create(self, tool: Tool, lookup: bool) -> Write | None:
         args: Args = {}
@@ -424,11 +454,15 @@ class Proposer:
     def refusals(self) -> list[Candidate]:
         out = []
         for tool in self.writes():
-            status = tool.table.status
-            if tool.plan.compiled_as != "status" or status is None or tool.key is None:
+            change = tool.plan.effect
+            if tool.plan.compiled_as != "status" or not isinstance(change, StateChange) or tool.key is None:
                 continue
+            status = change.column
             for row in self.rows_of(tool.table):
-                if not isinstance(row.get(status), str):
+                state = row.get(status)
+                if isinstance(state, bool) and state == change.value and change.verb in STATE_VERBS:
+                    state = STATE_VERBS[change.verb][0]  # `enabled`, as the refusal says it
+                if not isinstance(state, str):
                     continue
                 ref = self.w.name_row(tool.table, row, self.rng, lookup=True)
                 if ref is None or not ref.calls:
@@ -439,9 +473,7 @@ class Proposer:
                 calls = made.calls
                 if self._succeeds(calls, failing=len(calls) - 1):
                     text = say.refusal_sentence(self.rng, made.text)
-                    out.append(
-                        Candidate("refusal", text, self._gold(calls, failing=len(calls) - 1), [row[status]])
-                    )
+                    out.append(Candidate("refusal", text, self._gold(calls, failing=len(calls) - 1), [state]))
                     break
         return out
 

@@ -1,0 +1,292 @@
+"""Generated from a spec alone, a customer-service tool list behaves like its API: state verbs
+change the state of the row they name and refuse what makes no sense, a plan change repoints the
+line, computations are no tables, and a customer stays in one domain with its lines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from simulator import load_domain
+from simulator.errors import ToolError
+from simulator.loader import check_domain
+from toolgen.cluster import cluster
+from toolgen.model import Operation
+from toolgen.synth.effects import Repoint, StateChange
+from toolgen.synth.schema import infer_schema
+from toolgen.synth.tools import compile_tools
+from toolgym.cli import app
+
+from .synth_kit import make_op, planned_from
+
+TELECOM = Path(__file__).resolve().parent / "fixtures" / "telecom" / "telecom_tools.json"
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    out = tmp_path_factory.mktemp("telecom") / "out"
+    result = runner.invoke(app, ["generate", str(TELECOM), "--out", str(out), "--workers", "1", "--json"])
+    assert result.exit_code == 0, result.stderr
+    return out, json.loads((out / "report.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def folder(generated: tuple[Path, dict[str, Any]]) -> Path:
+    out, report = generated
+    kept = [Path(d["folder"]) for d in report["domain_results"] if d["kept"]]
+    return next(f for f in kept if "suspend_line" in (f / "domain.yaml").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def tables(folder: Path) -> dict[str, Any]:
+    return yaml.safe_load((folder / "domain.yaml").read_text(encoding="utf-8"))["tables"]
+
+
+def _rows(folder: Path, table: str) -> list[dict[str, Any]]:
+    text = (folder / "seed" / f"{table}.jsonl").read_text(encoding="utf-8")
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def _line(folder: Path, **wanted: Any) -> dict[str, Any]:
+    return next(r for r in _rows(folder, "lines") if all(r.get(k) == v for k, v in wanted.items()))
+
+
+# -- the generated domain ---------------------------------------------------------------------------
+
+
+def test_every_generated_domain_checks_clean_and_keeps_five_valid_tasks(generated):
+    out, report = generated
+    kept = [d for d in report["domain_results"] if d["kept"]]
+    assert kept
+    for entry in kept:
+        folder = Path(entry["folder"])
+        assert check_domain(folder).errors == []
+        tasks = (folder / "tasks.jsonl").read_text(encoding="utf-8").splitlines()
+        assert entry["tasks_kept"] == len(tasks) >= 5, entry["name"]
+
+
+def test_customers_lines_and_plans_are_one_domain(generated):
+    _, report = generated
+    (telecom,) = [d for d in report["domain_results"] if d["kept"]]
+    spec = yaml.safe_load((Path(telecom["folder"]) / "domain.yaml").read_text(encoding="utf-8"))
+    tools = {t["name"] for t in spec["tools"]}
+    assert {
+        "get_customer_by_phone",
+        "get_lines_for_customer",
+        "suspend_line",
+        "change_plan",
+        "list_plans",
+    } <= tools
+
+
+def test_a_line_gets_a_status_with_mixed_seeded_states(folder, tables):
+    status = tables["lines"]["columns"]["status"]
+    assert (status["enum"], status["default"]) == (["active", "suspended"], "active")
+    assert {r["status"] for r in _rows(folder, "lines")} == {"active", "suspended"}
+
+
+def test_suspending_a_line_sets_its_status_and_suspending_again_is_refused(folder):
+    line = _line(folder, status="active")
+    args = {"customer_id": line["customer_id"], "line_id": line["line_id"]}
+    with load_domain(folder).episode(seed=0) as ep:
+        ep.call("suspend_line", {**args, "reason": "Travelling abroad for two months."})
+        assert ep.row("lines", line["line_id"])["status"] == "suspended"
+        with pytest.raises(ToolError, match=f"line {line['line_id']} is already suspended"):
+            ep.call("suspend_line", {**args, "reason": "Again."})
+        assert ep.row("lines", line["line_id"])["reason"] == "Travelling abroad for two months."
+        ep.call("resume_line", args)
+        assert ep.row("lines", line["line_id"])["status"] == "active"
+        with pytest.raises(ToolError, match="is already active"):
+            ep.call("resume_line", args)
+
+
+def test_roaming_is_a_flag_of_the_line_not_a_table(folder, tables):
+    assert tables["lines"]["columns"]["roaming_enabled"]["type"] == "boolean"
+    assert not [t for t in tables if "roam" in t]
+    line = _line(folder, roaming_enabled=False)
+    args = {"customer_id": line["customer_id"], "line_id": line["line_id"]}
+    with load_domain(folder).episode(seed=0) as ep:
+        ep.call("enable_roaming", args)
+        assert ep.row("lines", line["line_id"])["roaming_enabled"] is True
+        with pytest.raises(ToolError, match="already has roaming enabled"):
+            ep.call("enable_roaming", args)
+        ep.call("disable_roaming", args)
+        assert ep.row("lines", line["line_id"])["roaming_enabled"] is False
+
+
+def test_change_plan_points_the_line_at_another_plan_and_creates_no_row(folder, tables):
+    assert tables["lines"]["columns"]["plan_id"]["references"] == "plans.plan_id"
+    line = _line(folder)
+    plans = [p["plan_id"] for p in _rows(folder, "plans")]
+    other = next(p for p in plans if p != line["plan_id"])
+    args = {"customer_id": line["customer_id"], "line_id": line["line_id"]}
+    with load_domain(folder).episode(seed=0) as ep:
+        ep.call("change_plan", {**args, "plan_id": other})
+        assert ep.row("lines", line["line_id"])["plan_id"] == other
+        assert ep.changes() == {("lines", line["line_id"])}
+        assert len(ep.export()["plans"]) == len(plans)
+        with pytest.raises(ToolError, match="No plan with plan_id PLN-none"):
+            ep.call("change_plan", {**args, "plan_id": "PLN-none"})
+
+
+def test_computations_make_no_table_and_are_listed_as_not_modelled(generated, folder, tables):
+    _, report = generated
+    assert not [t for t in tables if any(w in t for w in ("calculat", "think", "currenc", "telecom"))]
+    reasons = {s["id"].split(":")[1].split("@")[0]: s["reason"] for s in report["skipped"]}
+    assert reasons["calculate"] == "not modelled: Calculate the result of a mathematical expression."
+    assert reasons["convert_currency"].startswith("not modelled: Converts an amount between two currencies")
+    readme = (folder / "README.md").read_text(encoding="utf-8")
+    assert "## Not modelled" in readme and "| `calculate` |" in readme and "| `convert_currency` |" in readme
+    with load_domain(folder).episode(seed=0) as ep:  # a scratchpad: it changes and says nothing
+        assert ep.call("think", {"thought": "The line is suspended; resume it first."}) is None
+        assert ep.changes() == set()
+
+
+def test_a_refusal_task_names_the_state_the_row_is_in(folder):
+    tasks = [json.loads(t) for t in (folder / "tasks.jsonl").read_text(encoding="utf-8").splitlines()]
+    refusals = [t for t in tasks if "refusal" in t["tags"]]
+    assert refusals
+    for task in refusals:
+        assert task["calls"][-1].get("expect_error") is True
+        assert task["answer_facts"] and task["answer_facts"][0] in (
+            "active",
+            "suspended",
+            "enabled",
+            "disabled",
+        )
+
+
+# -- the rules, one at a time -----------------------------------------------------------------------
+
+
+def _schema(*ops: Operation):
+    plan, by_id = planned_from(*ops)
+    schema = infer_schema(plan, by_id)
+    return schema, {t.name: t for t in compile_tools(schema).tools}
+
+
+def _record(**props: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": {"widget_id": {"type": "string"}, **props}}
+
+
+KEY = {"widget_id": {"type": "string"}}
+
+
+def test_the_specs_status_enum_is_used_as_it_is():
+    record = _record(status={"type": "string", "enum": ["active", "suspended", "closed"]})
+    schema, tools = _schema(
+        make_op("get_widget", "read", KEY, ["widget_id"], record_schema=record),
+        make_op("suspend_widget", "action", KEY, ["widget_id"]),
+        make_op("freeze_widget", "action", KEY, ["widget_id"]),
+    )
+    assert schema.tables["widgets"].columns["status"].enum == ["active", "suspended", "closed"]
+    assert tools["suspend_widget"].effect == StateChange("suspend", "status", "suspended", (), ("closed",))
+    assert tools["freeze_widget"].compiled_as == "event"  # the spec's states have no `frozen`
+
+
+def test_states_quoted_in_a_status_description_are_the_states():
+    record = _record(status={"type": "string", "description": "One of 'live', 'paused' or 'ended'."})
+    schema, tools = _schema(
+        make_op("get_widget", "read", KEY, ["widget_id"], record_schema=record),
+        make_op("pause_widget", "action", KEY, ["widget_id"]),
+    )
+    assert schema.tables["widgets"].columns["status"].enum == ["live", "paused", "ended"]
+    assert tools["pause_widget"].effect.value == "paused"
+
+
+def test_a_boolean_the_record_has_for_the_state_is_the_flag():
+    record = _record(locked={"type": "boolean"})
+    schema, tools = _schema(
+        make_op("get_widget", "read", KEY, ["widget_id"], record_schema=record),
+        make_op("lock_widget", "action", KEY, ["widget_id"]),
+        make_op("unlock_widget", "action", KEY, ["widget_id"]),
+    )
+    assert "status" not in schema.tables["widgets"].columns
+    assert (tools["lock_widget"].effect.column, tools["lock_widget"].effect.value) == ("locked", True)
+    assert (tools["unlock_widget"].effect.column, tools["unlock_widget"].effect.value) == ("locked", False)
+
+
+def test_verbs_without_states_in_the_spec_make_them_and_refuse_the_wrong_ones():
+    schema, tools = _schema(
+        make_op("get_request", "read", {"request_id": {"type": "string"}}, ["request_id"], entity="request"),
+        make_op(
+            "approve_request", "action", {"request_id": {"type": "string"}}, ["request_id"], entity="request"
+        ),
+        make_op(
+            "reject_request", "action", {"request_id": {"type": "string"}}, ["request_id"], entity="request"
+        ),
+    )
+    column = schema.tables["requests"].columns["status"]
+    assert (column.enum, column.default, column.nullable) == (
+        ["pending", "approved", "rejected"],
+        "pending",
+        False,
+    )
+    approve = tools["approve_request"].effect
+    assert (approve.value, approve.sources) == ("approved", ("pending",))  # a rejected request stays so
+
+
+def test_a_write_that_repoints_its_row_updates_the_reference():
+    ticket = {"ticket_id": {"type": "string"}, "agent_id": {"type": "string"}}
+    schema, tools = _schema(
+        make_op("get_ticket", "read", {"ticket_id": {"type": "string"}}, ["ticket_id"], entity="ticket"),
+        make_op("assign_ticket", "update", ticket, ["ticket_id", "agent_id"], entity="ticket"),
+        make_op("get_agent", "read", {"agent_id": {"type": "string"}}, ["agent_id"], entity="agent"),
+    )
+    assert tools["assign_ticket"].effect == Repoint("agent_id", "agent_id", "agents")
+    assert tools["assign_ticket"].compiled_as == "reference"
+
+
+def test_a_computation_and_a_scratchpad_get_no_table():
+    schema, tools = _schema(
+        make_op("get_widget", "read", KEY, ["widget_id"]),
+        make_op("calculate", "action", {"expression": {"type": "string"}}, ["expression"], entity="t"),
+        make_op("think", "action", {"thought": {"type": "string"}}, ["thought"], entity="t"),
+    )
+    assert set(schema.tables) == {"widgets"}
+    assert schema.tableless == {"t:calculate": "not modelled: calculate", "t:think": "nothing"}
+    assert tools["think"].kind == "read" and tools["think"].compiled_as == "nothing"
+
+
+# -- clustering: an entity with its children -------------------------------------------------------
+
+
+def _op(name: str, entity: str, consumes: tuple[str, ...] = ()) -> Operation:
+    return Operation(
+        id=f"tel:{name}",
+        source="tel.json",
+        pointer=f"/{name}",
+        format="function-list",
+        api="tel",
+        name=name,
+        description=name,
+        input_schema={"type": "object", "properties": {}},
+        entity=entity,
+        kind="read",
+        consumes=list(consumes),
+    )
+
+
+def _family(entity: str, n: int, *parents: str) -> list[Operation]:
+    return [_op(f"op{i}_{entity}", entity, (entity, *parents)) for i in range(n)]
+
+
+def test_a_cut_keeps_an_entity_with_its_children_and_falls_on_the_weak_link():
+    """Customers with lines, bills, tickets (and lines with devices): 42 operations, one over the
+    bound. The plans hang on one operation (`change_plan`): the cut falls there."""
+    ops = [_op("get_customer_by_phone", "customer"), _op("get_customer_by_id", "customer", ("customer",))]
+    ops += _family("line", 10, "customer") + _family("bill", 8, "customer") + _family("ticket", 8, "customer")
+    ops += _family("device", 7, "line") + _family("plan", 6) + [_op("change_plan", "line", ("line", "plan"))]
+    plan = cluster(ops, max_tools=40)
+    where = {i: d.name for d in plan.domains for i in d.operations}
+    assert not plan.skipped and len(where) == len(ops)
+    for entity in ("customer", "line", "bill", "ticket", "device", "plan"):  # never through an entity
+        assert len({where[o.id] for o in ops if o.entity == entity}) == 1, entity
+    assert where["tel:get_customer_by_phone"] == where["tel:op0_line"] == where["tel:op0_bill"]
+    assert where["tel:op0_plan"] != where["tel:op0_line"]

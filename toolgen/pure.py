@@ -1,0 +1,92 @@
+"""Operations that name no record: computations and scratchpads.
+
+    verb_of(op) -> "calculate"
+    tableless(op, names_record) -> "nothing" | "not modelled: <sentence>" | None
+
+An operation whose verb is a computation (`calculate`, `convert`, `translate`, …), whose
+arguments name no record and that the spec does not declare a write has no table to act on:
+it is "not modelled" (its result cannot be computed from data), reported with its description's
+first sentence. One of thought (`think`) changes and returns nothing, and is compiled as that.
+Clustering places such operations with their api's largest part (they need no shared entity);
+synthesis gives them no table.
+"""
+
+from __future__ import annotations
+
+import re
+
+from toolgen.entities import PathInfo, analyse_path
+from toolgen.model import Operation
+from toolgen.naming import words
+
+__all__ = ["NOTHING", "NOT_MODELLED", "free", "path_params", "tableless", "verb_of"]
+
+#: how a scratchpad (`think`) is compiled: a read that changes and returns nothing
+NOTHING = "nothing"
+#: how an operation the language cannot express is reported (`not modelled: <its description>`)
+NOT_MODELLED = "not modelled"
+#: the result is the point, computed from the arguments alone
+_COMPUTE = frozenset(
+    "calculate calc compute recalculate convert translate estimate evaluate solve simulate predict "
+    "classify detect recognize recognise summarize summarise analyze analyse parse encode decode hash "
+    "encrypt decrypt compress decompress render plot transcribe tokenize paraphrase".split()
+)
+#: a scratchpad: changes nothing and returns nothing
+_THOUGHT = frozenset("think reflect ponder brainstorm".split())
+_MODIFIERS = frozenset("batch bulk async multi mass try do perform auto".split())
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_TAG = re.compile(r"<[^>]+>")
+_OPENAPI = frozenset(("openapi-3.0", "openapi-3.1", "swagger-2.0"))
+
+
+def _path_info(op: Operation) -> PathInfo | None:
+    if op.format not in _OPENAPI or not op.pointer.startswith("/paths/"):
+        return None
+    parts = op.pointer[len("/paths/") :].rsplit("/", 1)
+    if len(parts) != 2:
+        return None
+    return analyse_path(parts[0].replace("~1", "/").replace("~0", "~"))
+
+
+def verb_of(op: Operation) -> str:
+    """The operation's verb: a path's trailing verb segment, else its name's first word."""
+    info = _path_info(op)
+    if info is not None and info.verb:
+        return str(info.verb)
+    ws = words(op.name.rpartition(".")[2])
+    i = 0
+    while i < len(ws) - 1 and ws[i] in _MODIFIERS:
+        i += 1
+    return ws[i] if ws else ""
+
+
+def path_params(op: Operation) -> frozenset[str]:
+    """The names of the operation's path parameters (none but for OpenAPI operations)."""
+    info = _path_info(op)
+    return frozenset(info.params) if info is not None else frozenset()
+
+
+def _first_sentence(text: str) -> str:
+    text = " ".join(_TAG.sub(" ", text).split())
+    first = _SENTENCE.split(text, maxsplit=1)[0] if text else ""
+    return first if len(first) <= 200 else first[:199] + "…"
+
+
+def tableless(op: Operation, names_record: bool) -> str | None:
+    """How an operation that names no row (`names_record` False) is compiled: `nothing` (a
+    scratchpad), `not modelled: <its description's first sentence>` (a computation), else None."""
+    if names_record or op.declared == "write":
+        return None
+    verb = verb_of(op)
+    if verb in _THOUGHT:
+        return NOTHING
+    if verb in _COMPUTE:
+        said = _first_sentence(op.description) or " ".join(words(op.name)).capitalize()
+        return f"{NOT_MODELLED}: {said}"
+    return None
+
+
+def free(op: Operation) -> bool:
+    """Whether the operation takes and returns no record's id and names no record: it needs no
+    table, and no entity to share with its domain."""
+    return not op.consumes and not op.produces and tableless(op, False) is not None
