@@ -375,15 +375,9 @@ def _compare_changes(
 def _domain(args: argparse.Namespace, scratch: Path) -> Domain:
     if args.domain is not None:
         return load_domain(args.domain)
-    try:
-        from toolgen.fromdata import generate_domain  # type: ignore[import-not-found]
-    except ImportError:
-        raise SystemExit(
-            "toolgen.fromdata.generate_domain is not there yet, so no domain can be generated from "
-            "--spec and --data: give --domain PATH (e.g. --domain domains/tau2-retail)"
-        ) from None
-    folder = generate_domain(args.spec, args.data, scratch / "generated")
-    return load_domain(folder if folder is not None else scratch / "generated")
+    from toolgen.fromdata import generate_domain
+
+    return load_domain(generate_domain(args.spec, args.data, scratch / "generated").folder)
 
 
 def print_report(result: Fidelity) -> None:

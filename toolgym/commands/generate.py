@@ -67,6 +67,34 @@ def _http_url(url: str | None) -> str | None:
     return url
 
 
+def _from_data(specs: list[Path], data: Path, out_dir: Path | None, name: str | None, as_json: bool) -> None:
+    """`generate SPEC --data SNAPSHOT --out DIR`: one domain from a tool list and real records."""
+    from simulator.errors import SpecError
+    from toolgen.fromdata import domain_name, generate_domain
+
+    if len(specs) != 1 or not specs[0].is_file():
+        raise typer.BadParameter("--data takes one spec file (the tool list of one domain)")
+    if out_dir is None:
+        raise typer.BadParameter("--data writes a domain folder: give --out DIR")
+    label = name or domain_name(data)
+    try:
+        result = generate_domain(specs[0], data, out_dir / label, name=label, overwrite=True)
+    except SpecError as exc:
+        raise fail(f"cannot generate from {specs[0]} and {data}:\n{exc}") from None
+    report = {"domain": str(result.folder), **result.report()}
+    if as_json:
+        print_json(report)
+        return
+    table = Table(title=f"generate --data: {len(result.tools)} tools in {result.folder}")
+    for column in ("tool", "kind", "does", "not modelled"):
+        table.add_column(column)
+    for tool, bound in result.tools.items():
+        table.add_row(tool, bound.kind, "; ".join(bound.does) or "checks only", str(len(bound.not_modelled)))
+    for tool, why in result.not_compiled.items():
+        table.add_row(tool, "-", why, "all")
+    out.print(table)
+
+
 def _outside_bundled(path: Path | None) -> Path | None:
     """--out: an output folder never inside the bundled domains."""
     if path is not None:
@@ -145,6 +173,20 @@ def generate(
             "$XDG_CACHE_HOME/toolgym/llm)",
         ),
     ] = None,
+    data: Annotated[
+        Path | None,
+        typer.Option(
+            "--data",
+            exists=True,
+            metavar="SNAPSHOT",
+            help="real records to seed from: one JSON document of collections (as tau2's db.json), a "
+            "folder of .json/.jsonl/.csv files, or a SQLite file. The one spec's tools become one domain "
+            "in --out DIR/NAME, bound to these records (no synthetic rows, no tasks)",
+        ),
+    ] = None,
+    name: Annotated[
+        str | None, typer.Option(help="with --data, the domain's name (default: from the data)")
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Read API specs, cluster their operations into domains (PLAN.json) and write each domain's folder.
@@ -158,9 +200,17 @@ def generate(
     operations compiled and skipped (by source operation id), domains and tasks. When no domain is
     kept, nothing is written to DIR and the command exits 1.
 
+    With --data SNAPSHOT, the one spec's tools become one domain seeded with those records, each
+    tool bound to the tables by its argument names; what a description says that the domain does
+    not do is listed per tool as "not modelled" (README.md and report.json in the folder).
+
     Example: toolgym generate specs --out generated --seed 0 --workers 2
     (with a model: ... --llm http://127.0.0.1:8000/v1 --llm-model qwen2.5-7b-instruct)
+    (from real records: toolgym generate tools.json --data db.json --out generated)
     """
+    if data is not None:
+        _from_data(specs, data, out_dir, name, as_json)
+        return
     from toolgen.pipeline import generate as run_generate
     from toolgen.pipeline import summarize
     from toolgen.synth.leftovers import toolbox_domains

@@ -1,0 +1,672 @@
+"""A domain from a tool list and real records (`toolgym generate SPEC --data SNAPSHOT`).
+
+    generate_domain("tools.json", "db.json", "out/shop")   # -> the domain folder
+
+The records are the seed as given (`toolgen.snapshot`), and every tool of the list becomes a tool
+of one domain, bound to the tables by its argument names: an argument named like a table's key
+names that row, one named like a column filters or sets it. Reads return records in the data's own
+shape. Writes check what their names and descriptions state (a `pending` order; the status "will
+be changed to 'cancelled'"; an id that must name one of the order's items) and set the columns
+their arguments name. What a description says that these rules cannot express is listed per tool
+as "not modelled" in the domain's README.md and report.json.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from simulator.builders import DomainBuilder
+from simulator.builders.steps import Step
+from simulator.errors import Problem, SpecError
+from simulator.layout import Collection, Part
+from toolgen.ingest.files import read_file
+from toolgen.model import Operation
+from toolgen.naming import singular, words
+from toolgen.normalize import normalize
+from toolgen.pure import tableless, verb_of
+from toolgen.snapshot import Snapshot, read_snapshot, seed_domain
+from toolgen.synth.effects import STATE_VERBS
+
+__all__ = ["Bound", "FromData", "domain_name", "generate_domain", "read_operations"]
+
+#: a column whose values name a record's state: a string column with at most this many values
+_STATES = 12
+#: a sentence that says what a call does to the data
+_EFFECT = re.compile(
+    r"\b(will|is|are|be)\b.*\b(changed|added|set|refunded|removed|deducted|charged|updated)\b|\bwill\b", re.I
+)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_QUOTED = re.compile(r"""['"`]([^'"`]{1,40})['"`]""")
+#: boolean columns that must be true for a row an argument names to be chosen
+_USABLE = frozenset({"available", "active", "enabled", "in_stock", "is_available", "is_active"})
+
+
+@dataclass
+class Bound:
+    """What one tool became: its steps, and in words what it does and what it leaves out."""
+
+    kind: str
+    steps: list[dict[str, Any]]
+    does: list[str] = field(default_factory=list)
+    rules: list[str] = field(default_factory=list)
+    not_modelled: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Link:
+    """A child table's place under its parent: `parent.field` holds its rows, keyed by `by`."""
+
+    parent: str
+    by: str
+    part: Part
+
+
+class _Data:
+    """The snapshot's tables seen from the tools: keys, states, shapes and parent links."""
+
+    def __init__(self, snap: Snapshot):
+        self.snap = snap
+        self.tables = snap.tables
+        self.shapes: dict[str, Collection | Part] = {}
+        self.links: dict[str, _Link] = {}
+        for coll in snap.layout.collections.values():
+            self.shapes[coll.table] = coll
+            self._walk(coll.table, coll.fields)
+
+    def _walk(self, table: str, fields: dict[str, str | Part]) -> None:
+        for part in fields.values():
+            if not isinstance(part, Part):
+                continue
+            if part.table is not None and part.parent is not None and part.fields is not None:
+                self.shapes.setdefault(part.table, part)
+                self.links.setdefault(part.table, _Link(table, part.parent, part))
+                self._walk(part.table, part.fields)
+            elif part.fields is not None and part.table is None:
+                self._walk(table, part.fields)
+
+    def key(self, table: str) -> str:
+        pk = self.tables[table].primary_key
+        return pk if isinstance(pk, str) else pk[0]
+
+    def top(self, table: str) -> bool:
+        return table not in self.links
+
+    def keyed_table(self, arg: str) -> str | None:
+        """The table whose key the argument names: a key column of that name, else `<table>_id`."""
+        exact = [t for t in self.tables if self.key(t) == arg]
+        if exact:
+            return min(exact, key=lambda t: (not self.top(t), t))
+        named = [t for t in self.tables if arg in (f"{_one(t)}_id", f"{_one(t)}_{self.key(t)}")]
+        return min(named, key=lambda t: (not self.top(t), t)) if named else None
+
+    def states(self, table: str) -> dict[str, list[str]]:
+        """Columns whose few string values name states (`status`: pending, delivered, ...)."""
+        out: dict[str, list[str]] = {}
+        for name, col in self.tables[table].columns.items():
+            if col.type != "string" or name == self.key(table) or col.references:
+                continue
+            values = {r.get(name) for r in self.snap.rows[table]} - {None}
+            texts = {v for v in values if isinstance(v, str) and len(v.split()) <= 3}
+            if 2 <= len(texts) == len(values) <= _STATES:
+                out[name] = sorted(texts)
+        return out
+
+
+# -- records in the data's shape -----------------------------------------------------------------
+
+
+class _Shaper:
+    """Steps and an expression that build one record of a table as the data writes it."""
+
+    def __init__(self, data: _Data):
+        self.data = data
+        self.count = 0
+
+    def _name(self) -> str:
+        self.count += 1
+        return f"_part{self.count}"
+
+    def record(self, table: str, var: str) -> tuple[list[dict[str, Any]], Any]:
+        shape = self.data.shapes.get(table)
+        if shape is None or shape.fields is None:
+            return [], f"${var}"
+        steps: list[dict[str, Any]] = []
+        value = self._object(table, shape.fields, shape.omit_null, var, steps, top=True)
+        return steps, value
+
+    def _object(
+        self, table: str, fields: dict[str, str | Part], omit: bool | list[str], var: str,
+        steps: list[dict[str, Any]], *, top: bool, joined: dict[str, Any] | None = None,
+    ) -> Any:  # fmt: skip
+        kept: dict[str, Any] = {}
+        dropped: dict[str, Any] = {}
+        for name, part in fields.items():
+            value = self._field(table, part, var, steps, top=top, joined=joined)
+            (dropped if omit is True or (isinstance(omit, list) and name in omit) else kept)[name] = value
+        if not dropped:
+            return {"object": kept}
+        return {"merge": [{"object": kept}, {"compact": {"object": dropped}}]}
+
+    def _field(
+        self, table: str, part: str | Part, var: str, steps: list[dict[str, Any]], *, top: bool,
+        joined: dict[str, Any] | None,
+    ) -> Any:  # fmt: skip
+        if isinstance(part, str):
+            return f"${var}.{part}"
+        if part.table is None:
+            assert part.fields is not None
+            return self._object(table, part.fields, part.omit_null, var, steps, top=top, joined=joined)
+        if not top:
+            if joined is None:
+                raise _Unshaped(f"{part.table} nested two levels down")
+            name = self._name()
+            if part.via is not None:
+                joined[name] = part.via
+                return self._element(part, f"{var}.{name}", steps)
+            joined[name] = {
+                "rows": part.table,
+                "by": part.parent,
+                "order_by": [part.order or self.data.key(part.table)],
+            }
+            return self._gather(part, f"${var}.{name}", steps)
+        name = self._name()
+        if part.via is not None:
+            target = part.table
+            steps.append(
+                {
+                    "get": target,
+                    "key": {self.data.key(target): f"${var}.{part.via}"},
+                    "optional": True,
+                    "as": name,
+                }
+            )
+            return {"if": [{"is_null": f"${name}"}, None, self._element(part, name, steps)]}
+        join: dict[str, Any] = {}
+        step: dict[str, Any] = {
+            "list": part.table,
+            "where": [{"column": part.parent, "value": f"${var}.{self.data.key(table)}"}],
+            "order_by": [part.order or self.data.key(part.table)],
+            "internal": True,
+            "as": name,
+        }
+        steps.append(step)
+        value = self._gather(part, f"${name}", steps, join)
+        if join:
+            step["join"] = join
+        return value
+
+    def _element(
+        self, part: Part, var: str, steps: list[dict[str, Any]], joined: dict[str, Any] | None = None
+    ) -> Any:
+        if part.value is not None:
+            return f"${var}.{part.value}"
+        assert part.fields is not None and part.table is not None
+        return self._object(part.table, part.fields, part.omit_null, var, steps, top=False, joined=joined)
+
+    def _gather(
+        self, part: Part, rows: str, steps: list[dict[str, Any]], joined: dict[str, Any] | None = None
+    ) -> Any:
+        each = {"map": {"over": rows, "as": "r", "to": self._element(part, "r", steps, joined)}}
+        if part.as_ == "list":
+            return each
+        if part.as_ == "map":
+            assert part.table is not None
+            return {"object_from": [f"{rows}.{part.key or self.data.key(part.table)}", each]}
+        return {"at": [each, 0]}
+
+
+class _Unshaped(Exception):
+    pass
+
+
+# -- binding tools ---------------------------------------------------------------------------------
+
+
+def _one(name: str) -> str:
+    """One of what a plural name names: `item_ids` -> `item_id`, `payment_methods` -> `payment_method`."""
+    parts = words(name)
+    if not parts:
+        return name
+    last = "id" if parts[-1] == "ids" else singular(parts[-1])
+    return "_".join((*parts[:-1], last))
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(" ".join(text.split())) if s.strip()]
+
+
+def _entity(table: str) -> str:
+    return " ".join(words(singular(table))).capitalize()
+
+
+def _properties(op: Operation) -> dict[str, dict[str, Any]]:
+    props = op.input_schema.get("properties") or {}
+    return {k: v for k, v in props.items() if isinstance(v, dict)}
+
+
+def _is_list(schema: dict[str, Any]) -> bool:
+    return schema.get("type") == "array"
+
+
+def _in_name(value: str, name_words: tuple[str, ...]) -> bool:
+    """Whether a state's words appear together in a tool's name (`pending` in cancel_pending_order)."""
+    state = words(value)
+    n = len(state)
+    return n > 0 and any(name_words[i : i + n] == state for i in range(len(name_words) - n + 1))
+
+
+class _Binder:
+    def __init__(self, data: _Data, views: dict[str, str]):
+        self.data = data
+        self.views = views
+
+    def bind(self, op: Operation) -> Bound | str:
+        """The tool's steps, or why it is not compiled."""
+        props = _properties(op)
+        write = op.declared == "write" or (op.declared is None and op.kind != "read")
+        keyed = [
+            (a, t)
+            for a, s in props.items()
+            if not _is_list(s) and (t := self.data.keyed_table(a)) is not None
+        ]
+        if keyed:
+            arg, table = min(keyed, key=lambda at: not self.data.top(at[1]))
+            return self._write(op, props, arg, table) if write else self._get(op, arg, table)
+        if write:
+            return _first(op, "it names no record by its key")
+        return self._find(op, props)
+
+    def _view(self, table: str, key: str, out: str) -> dict[str, Any]:
+        return {"use": self.views[table], "with": {"key": key}, "as": out}
+
+    def _get(self, op: Operation, arg: str, table: str) -> Bound:
+        steps = [
+            {
+                "get": table,
+                "key": {self.data.key(table): f"$args.{arg}"},
+                "error": f"{_entity(table)} not found",
+                "as": "row",
+            },
+            self._view(table, f"$args.{arg}", "record"),
+            {"return": "$record"},
+        ]
+        return Bound(
+            "read",
+            steps,
+            does=[f"returns the {_entity(table).lower()} whose {self.data.key(table)} is `{arg}`"],
+        )
+
+    def _table_named(self, op: Operation) -> str | None:
+        name_words = set(words(op.name))
+        named = [t for t in self.data.tables if singular(words(t)[-1]) in {singular(w) for w in name_words}]
+        return min(named, key=lambda t: (not self.data.top(t), t)) if named else None
+
+    def _find(self, op: Operation, props: dict[str, dict[str, Any]]) -> Bound | str:
+        if not props:
+            table = self._table_named(op)
+            if table is None:
+                return _first(op, "it takes no argument and names no table")
+            return self._all(op, table)
+        fits = [t for t in self.data.tables if all(a in self.data.tables[t].columns for a in props)]
+        if not fits:
+            return _first(op, "its arguments name no key and no columns of one table")
+        named = self._table_named(op)
+        table = named if named in fits else min(fits, key=lambda t: (not self.data.top(t), t))
+        key = self.data.key(table)
+        order = "position" if "position" in self.data.tables[table].columns else key
+        where = [{"column": a, "value": f"$args.{a}", "skip_if_null": False} for a in props]
+        steps: list[dict[str, Any]] = [
+            {
+                "get": table,
+                "where": where,
+                "order_by": [order],
+                "error": f"{_entity(table)} not found",
+                "as": "row",
+            }
+        ]
+        wants_id = "id" in words(op.name) or key in op.name
+        said = " and ".join(f"`{a}`" for a in props)
+        if wants_id:
+            steps.append({"return": f"$row.{key}"})
+            does = f"returns the {key} of the first {_entity(table).lower()} with this {said}"
+        else:
+            steps += [self._view(table, f"$row.{key}", "record"), {"return": "$record"}]
+            does = f"returns the first {_entity(table).lower()} with this {said}"
+        return Bound("read", steps, does=[does])
+
+    def _all(self, op: Operation, table: str) -> Bound:
+        key = self.data.key(table)
+        order = "position" if "position" in self.data.tables[table].columns else key
+        text = " ".join(words(op.description))
+        fields = [
+            c for c in self.data.tables[table].columns if c != "position" and " ".join(words(c)) in text
+        ]
+        steps: list[dict[str, Any]] = [{"list": table, "order_by": [order], "internal": True, "as": "rows"}]
+        if not fields:
+            fields = [key]
+        steps.append({"return": {"map": {"over": "$rows", "as": "r", "to": {"pick": ["$r", fields]}}}})
+        does = f"lists the {', '.join(fields)} of every {_entity(table).lower()}"
+        return Bound("read", steps, does=[does])
+
+    def _write(self, op: Operation, props: dict[str, dict[str, Any]], arg: str, table: str) -> Bound:
+        data, key = self.data, self.data.key(table)
+        entity = _entity(table)
+        name_words = words(op.name)
+        steps: list[dict[str, Any]] = [
+            {"get": table, "key": {key: f"$args.{arg}"}, "error": f"{entity} not found", "as": "row"}
+        ]
+        bound = Bound("write", steps)
+        states = data.states(table)
+        for column, values in states.items():
+            for value in values:
+                if _in_name(value, name_words):
+                    steps.append(
+                        {
+                            "require": {"eq": [f"$row.{column}", value]},
+                            "error": f"The {entity.lower()} is not {value}",
+                        }
+                    )
+                    bound.rules.append(f"`{op.name}`: the {entity.lower()}'s {column} must be '{value}'.")
+        sentences = _sentences(op.description)
+        used: set[str] = set()
+        changes: dict[str, Any] = {}
+        patches: dict[str, Any] = {}
+        required = set(op.input_schema.get("required") or ())
+        for a, schema in props.items():
+            if a == arg:
+                continue
+            if _is_list(schema):
+                self._check_list(op, a, props, table, steps, bound)
+            elif a in data.tables[table].columns:
+                (changes if a in required else patches)[a] = f"$args.{a}"
+            else:
+                self._check_ref(a, table, steps, bound)
+        for column, values in states.items():
+            target = self._new_state(op, sentences, column, values, used)
+            if target is not None:
+                changes[column] = target
+        if changes or patches:
+            step: dict[str, Any] = {"update": table, "key": {key: f"$args.{arg}"}, "as": "row"}
+            if changes:
+                step["set"] = changes
+            if patches:
+                step["patch"] = patches
+            steps.append(step)
+            bound.does.append(
+                f"sets the {entity.lower()}'s " + ", ".join(
+                    f"{c} to {json.dumps(v) if not str(v).startswith('$') else '`' + str(v)[6:] + '`'}"
+                    for c, v in {**changes, **patches}.items()
+                )
+            )  # fmt: skip
+            if sentences and not used:
+                used.add(sentences[0])
+        steps += [self._view(table, f"$args.{arg}", "record"), {"return": "$record"}]
+        for sentence in sentences:
+            if sentence not in used and (
+                sentence is sentences[0] and not (changes or patches) or _EFFECT.search(sentence)
+            ):
+                bound.not_modelled.append(sentence)
+        return bound
+
+    def _new_state(
+        self, op: Operation, sentences: list[str], column: str, values: list[str], used: set[str]
+    ) -> str | None:
+        """The state a write leads to: quoted in a sentence naming the column, else its verb's."""
+        for sentence in sentences:
+            if column in words(sentence):
+                quoted = _QUOTED.findall(sentence)
+                if quoted:
+                    used.add(sentence)
+                    return quoted[-1]
+        verb = verb_of(op)
+        if verb in STATE_VERBS and STATE_VERBS[verb][0] in values:
+            return STATE_VERBS[verb][0]
+        return None
+
+    def _check_ref(self, arg: str, table: str, steps: list[dict[str, Any]], bound: Bound) -> None:
+        other = self.data.keyed_table(arg)
+        if other is None or other == table:
+            return
+        name = f"_{arg}"
+        steps.append(
+            {
+                "get": other,
+                "key": {self.data.key(other): f"$args.{arg}"},
+                "error": f"{_entity(other)} not found",
+                "as": name,
+            }
+        )
+        bound.rules.append(f"`{arg}` must name an existing {_entity(other).lower()}.")
+        link = self.data.links.get(other)
+        if link is not None and link.by in self.data.tables[table].columns:
+            steps.append(
+                {"require": {"eq": [f"${name}.{link.by}", f"$row.{link.by}"]},
+                 "error": f"The {_entity(other).lower()} does not belong to this {_entity(table).lower()}'s {_entity(link.parent).lower()}"}
+            )  # fmt: skip
+            bound.rules.append(
+                f"`{arg}` must belong to the same {_entity(link.parent).lower()} as the {_entity(table).lower()}."
+            )
+
+    def _check_list(
+        self, op: Operation, arg: str, props: dict[str, dict[str, Any]], table: str,
+        steps: list[dict[str, Any]], bound: Bound,
+    ) -> None:  # fmt: skip
+        one = _one(arg)
+        children = [
+            t
+            for t, link in self.data.links.items()
+            if link.parent == table and one in self.data.tables[t].columns
+        ]
+        if children:
+            child = children[0]
+            link = self.data.links[child]
+            name = f"_{arg}_of"
+            steps.append(
+                {
+                    "list": child,
+                    "where": [{"column": link.by, "value": f"$row.{self.data.key(table)}"}],
+                    "internal": True,
+                    "as": name,
+                }
+            )
+            steps.append(
+                {"require": {"not": {"exists": {"filter": {"over": f"$args.{arg}", "as": "x", "where": {"not_in": ["$x", f"${name}.{one}"]}}}}},
+                 "error": f"Some {arg} are not in this {_entity(table).lower()}"}
+            )  # fmt: skip
+            bound.rules.append(f"each of `{arg}` must be among the {_entity(table).lower()}'s {child}.")
+            return
+        base = one[4:] if one.startswith("new_") else one
+        other = self.data.keyed_table(base)
+        if other is None:
+            return
+        name = f"_{arg}_rows"
+        steps.append(
+            {
+                "list": other,
+                "where": [{"column": self.data.key(other), "op": "in", "value": f"$args.{arg}"}],
+                "internal": True,
+                "as": name,
+            }
+        )
+        steps.append(
+            {
+                "require": {"eq": [{"len": f"${name}"}, {"len": {"unique": f"$args.{arg}"}}]},
+                "error": f"Some {arg} name no {_entity(other).lower()}",
+            }
+        )
+        bound.rules.append(f"each of `{arg}` must name an existing {_entity(other).lower()}.")
+        for flag in _USABLE & set(self.data.tables[other].columns):
+            if self.data.tables[other].columns[flag].type == "boolean":
+                steps.append(
+                    {
+                        "require": {
+                            "not": {
+                                "exists": {
+                                    "filter": {"over": f"${name}", "as": "x", "where": {"not": f"$x.{flag}"}}
+                                }
+                            }
+                        },
+                        "error": f"Some {arg} are not {flag}",
+                    }
+                )
+                bound.rules.append(f"each of `{arg}` must be {flag}.")
+        pair = f"{one[4:]}s" if one.startswith("new_") else None
+        for other_arg in props:
+            if pair and words(other_arg) == words(arg)[1:]:
+                steps.append(
+                    {
+                        "require": {"eq": [{"len": f"$args.{arg}"}, {"len": f"$args.{other_arg}"}]},
+                        "error": f"`{arg}` and `{other_arg}` must have the same length",
+                    }
+                )
+                bound.rules.append(f"`{arg}` and `{other_arg}` must have the same length.")
+
+
+def _first(op: Operation, why: str) -> str:
+    sentences = _sentences(op.description)
+    return f"not modelled ({why}): {sentences[0] if sentences else op.name}"
+
+
+def _calculator(op: Operation, props: dict[str, dict[str, Any]]) -> Bound | None:
+    """A computation over one arithmetic text argument (`calculate(expression)`): `calc`."""
+    text = [a for a, s in props.items() if s.get("type") == "string"]
+    said = " ".join(
+        words(op.description + " " + " ".join(str(s.get("description", "")) for s in props.values()))
+    )
+    if (
+        len(props) != 1
+        or len(text) != 1
+        or not any(w in said.split() for w in ("mathematical", "arithmetic"))
+    ):
+        return None
+    arg = text[0]
+    steps: list[dict[str, Any]] = [
+        {"let": "value", "value": {"calc": f"$args.{arg}"}},
+        {"fail": "Cannot evaluate the expression", "when": {"is_null": "$value"}},
+        {"return": {"round": ["$value", 10]}},
+    ]
+    return Bound("read", steps, does=[f"evaluates the arithmetic of `{arg}` (to 10 decimal places)"])
+
+
+# -- the domain ----------------------------------------------------------------------------------
+
+
+def read_operations(spec: str | Path) -> list[Operation]:
+    """The operations of one spec file, in the file's order (a SpecError when it holds none)."""
+    path = Path(spec)
+    raw, failures = read_file(path.name, path.read_bytes())
+    if not raw:
+        why = failures[0].reason if failures else "it holds no operations"
+        raise SpecError([Problem(str(path), "", f"cannot read a tool list: {why}")])
+    order = {r.pointer: i for i, r in enumerate(raw)}
+    ops, _ = normalize(raw)
+    return sorted(ops, key=lambda op: order.get(op.pointer, len(order)))
+
+
+@dataclass
+class FromData:
+    """What `generate_domain` made: the folder, and per tool what it does or why it is missing."""
+
+    folder: Path
+    tools: dict[str, Bound]
+    not_compiled: dict[str, str]
+
+    def report(self) -> dict[str, Any]:
+        return {
+            "tools": {
+                n: {"kind": b.kind, "does": b.does, "rules": b.rules, "not_modelled": b.not_modelled}
+                for n, b in self.tools.items()
+            },
+            "not_compiled": self.not_compiled,
+        }
+
+
+def _steps(raw: list[dict[str, Any]]) -> list[Step]:
+    """Steps as separate trees (a part shared by two steps would be written as a YAML alias)."""
+    return [Step(json.loads(json.dumps(step))) for step in raw]
+
+
+def _views(data: _Data, builder: DomainBuilder) -> dict[str, str]:
+    views: dict[str, str] = {}
+    for table in data.shapes:
+        shaper = _Shaper(data)
+        try:
+            steps, value = shaper.record(table, "rec")
+        except _Unshaped:
+            continue
+        head = {"get": table, "key": {data.key(table): "$key"}, "as": "rec"}
+        name = f"{table}_record"
+        builder.fragment(name, ["key"], _steps([head, *steps, {"return": value}]))
+        views[table] = name
+    return views
+
+
+def _readme(name: str, result: FromData, snap: Snapshot) -> str:
+    lines = [
+        f"# {name}",
+        "",
+        f"Generated by `toolgym generate --data` from {snap.source.name} and the tool list.",
+        "",
+    ]
+    lines += (
+        ["## Tables", ""]
+        + [f"- `{t}`: {len(snap.rows[t])} records" for t in snap.tables]
+        + ["", "## Tools", ""]
+    )
+    for tool, bound in result.tools.items():
+        lines.append(f"- `{tool}` ({bound.kind}): " + ("; ".join(bound.does) or "checks its arguments only"))
+        lines += [f"  - rule: {r}" for r in bound.rules]
+        lines += [f"  - not modelled: {s}" for s in bound.not_modelled]
+    if result.not_compiled:
+        lines += ["", "## Not compiled", ""] + [f"- `{t}`: {why}" for t, why in result.not_compiled.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _policy(result: FromData) -> str:
+    rules = [r for b in result.tools.values() for r in b.rules]
+    out = ["# Policy", "", "The tools enforce these rules; nothing else is checked.", ""]
+    return (
+        "\n".join(out + [f"- {r}" for r in rules] + [""])
+        if rules
+        else "\n".join(out[:2] + ["The tools check that the records they name exist.", ""])
+    )
+
+
+def domain_name(data: str | Path) -> str:
+    """A domain name from the data's path: its folder's name for a file (`retail/db.json` -> `retail`)."""
+    source = Path(data).resolve()
+    stem = (
+        source.parent.name if source.is_file() and source.stem in ("db", "data", "database") else source.stem
+    )
+    return "-".join(words(stem)) or "data"
+
+
+def generate_domain(
+    spec: str | Path, data: str | Path, out: str | Path, *, name: str | None = None, overwrite: bool = False
+) -> FromData:
+    """Write one domain to `out` from a tool list (`spec`) and records (`data`); see the module docstring."""
+    ops = read_operations(spec)
+    snap = read_snapshot(data)
+    label = name or domain_name(data)
+    builder = seed_domain(snap, label, description=f"Generated from {Path(spec).name} and {Path(data).name}.")
+    facts = _Data(snap)
+    binder = _Binder(facts, _views(facts, builder))
+    result = FromData(Path(out), {}, {})
+    for op in ops:
+        props = _properties(op)
+        bound = _calculator(op, props) if tableless(op, False) else None
+        outcome = bound or binder.bind(op)
+        if isinstance(outcome, str):
+            result.not_compiled[op.name] = outcome
+            continue
+        builder.tool(op.name, op.description, outcome.kind, op.input_schema, _steps(outcome.steps))
+        result.tools[op.name] = outcome
+    builder.policy = _policy(result)
+    folder = builder.write(out, overwrite=overwrite)
+    (folder / "README.md").write_text(_readme(label, result, snap), encoding="utf-8")
+    (folder / "report.json").write_text(json.dumps(result.report(), indent=2) + "\n", encoding="utf-8")
+    return result
