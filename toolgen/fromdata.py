@@ -42,6 +42,7 @@ _EFFECT = re.compile(
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _QUOTED = re.compile(r"""['"`]([^'"`]{1,40})['"`]""")
 #: boolean columns that must be true for a row an argument names to be chosen
+_REPLACE = frozenset("modify change replace update swap switch edit".split())
 _USABLE = frozenset({"available", "active", "enabled", "in_stock", "is_available", "is_active"})
 
 
@@ -235,6 +236,31 @@ def _one(name: str) -> str:
     return "_".join((*parts[:-1], last))
 
 
+def _typed(rows: list[dict[str, Any]], kind: str, rest: list[str]) -> dict[Any, list[str]]:
+    """Rows by their `kind`, each as the sorted JSON of its `rest` columns."""
+    out: dict[Any, list[str]] = {}
+    for row in rows:
+        out.setdefault(row.get(kind), []).append(json.dumps([row.get(c) for c in rest]))
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def _participle(verb: str) -> str:
+    """`exchange` -> `exchanged`, `modify` -> `modified`, `cancel` -> `cancelled` (by rule)."""
+    if verb in STATE_VERBS:
+        return STATE_VERBS[verb][0]
+    if verb.endswith("e"):
+        return verb + "d"
+    if verb.endswith("y") and verb[-2:-1] not in tuple("aeiou"):
+        return verb[:-1] + "ied"
+    return verb + "ed"
+
+
+def _stem_in(value: str, sentence: str) -> bool:
+    """Whether every word of `value` appears in the sentence, as itself or inflected (refund: refunded)."""
+    said = words(sentence)
+    return all(any(w.startswith(v) and len(v) >= 4 or w == v for w in said) for v in words(value))
+
+
 def _sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(" ".join(text.split())) if s.strip()]
 
@@ -361,9 +387,11 @@ class _Binder:
         ]
         bound = Bound("write", steps)
         states = data.states(table)
+        required_states: set[str] = set()
         for column, values in states.items():
             for value in values:
                 if _in_name(value, name_words):
+                    required_states.add(column)
                     steps.append(
                         {
                             "require": {"eq": [f"$row.{column}", value]},
@@ -385,10 +413,20 @@ class _Binder:
                 (changes if a in required else patches)[a] = f"$args.{a}"
             else:
                 self._check_ref(a, table, steps, bound)
+        effects: list[dict[str, Any]] = []
         for column, values in states.items():
             target = self._new_state(op, sentences, column, values, used)
+            once = [s for s in sentences if re.search(r"\bonly\b.*\bonce\b|\bonce only\b", s, re.I)]
+            if target is None and once and column in required_states:
+                target = _participle(verb_of(op))
+                used.update(once)
+                bound.rules.append(
+                    f"`{op.name}`: once done, the {entity.lower()}'s {column} becomes '{target}'."
+                )
             if target is not None:
                 changes[column] = target
+                effects += self._mirrored(table, column, target, arg, sentences, used, bound)
+        effects = self._pairs(op, props, arg, table, sentences, used, bound) + effects
         if changes or patches:
             step: dict[str, Any] = {"update": table, "key": {key: f"$args.{arg}"}, "as": "row"}
             if changes:
@@ -404,13 +442,257 @@ class _Binder:
             )  # fmt: skip
             if sentences and not used:
                 used.add(sentences[0])
+        steps += effects
         steps += [self._view(table, f"$args.{arg}", "record"), {"return": "$record"}]
         for sentence in sentences:
             if sentence not in used and (
-                sentence is sentences[0] and not (changes or patches) or _EFFECT.search(sentence)
+                sentence is sentences[0] and not (changes or patches or effects) or _EFFECT.search(sentence)
             ):
                 bound.not_modelled.append(sentence)
         return bound
+
+    def _mirrored(
+        self,
+        table: str,
+        column: str,
+        state: str,
+        arg: str,
+        sentences: list[str],
+        used: set[str],
+        bound: Bound,
+    ) -> list[dict[str, Any]]:
+        """Rows that the data's records in `state` hold and its other records lack: in a child list,
+        each row of one type copied as another (a `refund` row per `payment` row), when a sentence
+        names the new type. Induced from the records: it holds in ≥ 90% of those in `state`."""
+        key = self.data.key(table)
+        records = self.data.snap.rows[table]
+        inside = [r for r in records if r.get(column) == state]
+        outside = [r for r in records if r.get(column) != state]
+        if len(inside) < 3:
+            return []
+        for child, link in self.data.links.items():
+            if link.parent != table or link.part.as_ != "list":
+                continue
+            groups: dict[Any, list[dict[str, Any]]] = {}
+            for row in self.data.snap.rows[child]:
+                groups.setdefault(row.get(link.by), []).append(row)
+            ckey, order = self.data.key(child), link.part.order
+            for kind, kinds in self.data.states(child).items():
+                rest = [c for c in self.data.tables[child].columns if c not in {ckey, link.by, order, kind}]
+                for new in kinds:
+                    said = [s for s in sentences if _stem_in(new, s)]
+                    if not said:
+                        continue
+                    for source in kinds:
+                        if source == new:
+                            continue
+                        rows = [_typed(groups.get(r.get(key), []), kind, rest) for r in inside]
+                        mirror = sum(1 for r in rows if r.get(source) and r.get(source) == r.get(new))
+                        absent = sum(
+                            1
+                            for r in outside
+                            if not any(k.get(kind) == new for k in groups.get(r.get(key), []))
+                        )
+                        if mirror < 0.9 * len(inside) or absent < 0.9 * len(outside):
+                            continue
+                        used.add(said[0])
+                        values: dict[str, Any] = {link.by: f"$args.{arg}", kind: new}
+                        values.update({c: f"$_copied.{c}" for c in rest})
+                        if order:
+                            values[order] = {"add": [{"len": "$_kids"}, "$_n"]}
+                        bound.does.append(f"adds to its {child} a '{new}' row copying each '{source}' row")
+                        credit = self._credit(child, rest, sentences, used, bound)
+                        copies = {
+                            "filter": {"over": "$_kids", "as": "x", "where": {"eq": [f"$x.{kind}", source]}}
+                        }
+                        return [
+                            {
+                                "list": child,
+                                "where": [{"column": link.by, "value": f"$args.{arg}"}],
+                                "order_by": [order or ckey],
+                                "internal": True,
+                                "as": "_kids",
+                            },
+                            {
+                                "for_each": copies,
+                                "as": "_copied",
+                                "index": "_n",
+                                "steps": [{"create": child, "values": values}, *credit],
+                            },
+                        ]
+        return []
+
+    def _credit(
+        self, child: str, rest: list[str], sentences: list[str], used: set[str], bound: Bound
+    ) -> list[dict[str, Any]]:
+        """A copied row's amount "added to the user's gift card balance if the payment was made using a
+        gift card": the row it points at, when in that state, gets the amount added to that number."""
+        columns = self.data.tables[child].columns
+        amounts = [c for c in rest if columns[c].type == "number"]
+        for sentence in sentences:
+            said = words(sentence)
+            if sentence in used or "added" not in said or not amounts:
+                continue
+            for ref in rest:
+                target = columns[ref].references
+                if not target:
+                    continue
+                other, other_key = target.split(".")
+                numbers = [
+                    c for c, col in self.data.tables[other].columns.items()
+                    if col.type == "number" and all(w in said for w in words(c))
+                ]  # fmt: skip
+                kinds = [
+                    (c, v) for c, vs in self.data.states(other).items() for v in vs if _in_name(v, said)
+                ]  # fmt: skip
+                if len(numbers) != 1 or len(kinds) != 1:
+                    continue
+                kind, value = kinds[0]
+                used.add(sentence)
+                bound.does.append(f"adds its {amounts[0]} to the {numbers[0]} of a {value} it names")
+                return [
+                    {
+                        "get": other,
+                        "key": {other_key: f"$_copied.{ref}"},
+                        "optional": True,
+                        "as": "_credited",
+                    },
+                    {
+                        "update": other,
+                        "key": {other_key: f"$_copied.{ref}"},
+                        "set": {numbers[0]: {"add": [f"$row.{numbers[0]}", f"$_copied.{amounts[0]}"]}},
+                        "when": {"eq": [f"$_credited.{kind}", value]},
+                    },
+                ]
+        return []
+
+    def _pairs(
+        self, op: Operation, props: dict[str, dict[str, Any]], arg: str, table: str,
+        sentences: list[str], used: set[str], bound: Bound,
+    ) -> list[dict[str, Any]]:  # fmt: skip
+        """`item_ids` with `new_item_ids`: each old element of a child list is checked against its
+        new row (`of the same product`), and replaced by it when the verb replaces (modify, change)."""
+        out: list[dict[str, Any]] = []
+        for new in props:
+            parts = words(new)
+            old = "_".join(parts[1:])
+            if len(parts) < 2 or parts[0] != "new" or old not in props:
+                continue
+            if not (_is_list(props[new]) and _is_list(props[old])):
+                continue
+            column = _one(old)
+            kids = [
+                t
+                for t, k in self.data.links.items()
+                if k.parent == table and column in self.data.tables[t].columns
+            ]
+            other = self.data.keyed_table(column)
+            if not kids or other is None:
+                continue
+            child, link = kids[0], self.data.links[kids[0]]
+            ckey = self.data.key(child)
+            skip = {ckey, link.by, link.part.order, "position"}
+            shared = [
+                c
+                for c in self.data.tables[child].columns
+                if c in self.data.tables[other].columns and c not in skip
+            ]
+            loop: list[dict[str, Any]] = [
+                {"get": other, "key": {self.data.key(other): {"at": [f"$args.{new}", "$_i"]}}, "as": "_new"},
+                {
+                    "get": child,
+                    "where": [
+                        {"column": link.by, "value": f"$args.{arg}"},
+                        {"column": column, "value": "$_old"},
+                    ],
+                    "order_by": [link.part.order or ckey],
+                    "as": "_el",
+                },
+            ]
+            for c in shared:
+                target = self.data.tables[child].columns[c].references
+                noun = _entity(target.split(".")[0]).lower() if target else None
+                if noun and any(re.search(rf"\bsame {noun}\b", s.lower()) for s in sentences):
+                    loop.append(
+                        {
+                            "require": {"eq": [f"$_new.{c}", f"$_el.{c}"]},
+                            "error": f"A new {column} must be of the same {noun}",
+                        }
+                    )
+                    bound.rules.append(
+                        f"each of `{new}` must be of the same {noun} as the element it replaces."
+                    )
+            if verb_of(op) in _REPLACE:
+                loop.append(
+                    {"update": child, "key": {ckey: f"$_el.{ckey}"}, "set": {c: f"$_new.{c}" for c in shared}}
+                )
+                bound.does.append(
+                    f"replaces each of the {child} named by `{old}` with the row named by `{new}` ({', '.join(shared)})"
+                )
+                used.update(s for s in sentences if "new" in words(s))
+                ledger = self._ledger(props, arg, table, shared, bound)
+                if ledger is not None:
+                    column_diff, after = ledger
+                    out.append({"let": "_diff", "value": 0})
+                    loop.append(
+                        {
+                            "let": "_diff",
+                            "value": {
+                                "add": ["$_diff", {"sub": [f"$_new.{column_diff}", f"$_el.{column_diff}"]}]
+                            },
+                        }
+                    )
+                    out.append({"for_each": f"$args.{old}", "as": "_old", "index": "_i", "steps": loop})
+                    out += after
+                    continue
+            out.append({"for_each": f"$args.{old}", "as": "_old", "index": "_i", "steps": loop})
+        return out
+
+    def _ledger(
+        self, props: dict[str, dict[str, Any]], arg: str, table: str, shared: list[str], bound: Bound
+    ) -> tuple[str, list[dict[str, Any]]] | None:
+        """An argument "to pay or receive a refund for the price difference": the replaced elements'
+        difference in that column, paid (or refunded) with it, as a row of the target's child list
+        that has the argument's column, a number and a type whose values are the pay and refund words."""
+        for a, schema in props.items():
+            said = words(str(schema.get("description", "")))
+            if a == arg or _is_list(schema) or "difference" not in said:
+                continue
+            before = said[: said.index("difference")]
+            numeric = [c for c in shared if c in before]
+            for child, link in self.data.links.items():
+                columns = self.data.tables[child].columns
+                if link.parent != table or link.part.as_ != "list" or a not in columns or not numeric:
+                    continue
+                amounts = [c for c, col in columns.items() if col.type == "number" and c not in numeric]
+                for kind, kinds in self.data.states(child).items():
+                    pay = [v for v in kinds if any(w.startswith("pay") for w in words(v)) and "pay" in said]
+                    back = [v for v in kinds if _stem_in(v, " ".join(said))]
+                    back = [v for v in back if v not in pay]
+                    if not (pay and back and amounts):
+                        continue
+                    order = link.part.order
+                    values: dict[str, Any] = {
+                        link.by: f"$args.{arg}",
+                        kind: {"if": [{"gt": ["$_diff", 0]}, pay[0], back[0]]},
+                        amounts[0]: {"abs": "$_diff"},
+                        a: f"$args.{a}",
+                    }
+                    if order:
+                        values[order] = {"len": "$_ledger"}
+                    bound.does.append(
+                        f"adds to its {child} a '{pay[0]}' (or '{back[0]}') row of the {numeric[0]} difference, with `{a}`"
+                    )
+                    return numeric[0], [
+                        {
+                            "list": child,
+                            "where": [{"column": link.by, "value": f"$args.{arg}"}],
+                            "internal": True,
+                            "as": "_ledger",
+                        },
+                        {"create": child, "values": values, "when": {"ne": ["$_diff", 0]}},
+                    ]
+        return None
 
     def _new_state(
         self, op: Operation, sentences: list[str], column: str, values: list[str], used: set[str]
