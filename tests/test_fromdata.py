@@ -213,3 +213,65 @@ def test_the_command_writes_a_domain_and_says_what_each_tool_does(
     assert check.exit_code == 0, check.output
     table = CliRunner().invoke(app, ["generate", str(tools), "--data", str(data), "--out", str(tmp_path)])
     assert table.exit_code == 0 and "send_feedback" in table.output
+
+
+AIRLINE = Path(__file__).parent / "fixtures" / "airline"
+
+
+@pytest.fixture(scope="module")
+def airline(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    out = tmp_path_factory.mktemp("airline") / "airline"
+    return generate_domain(AIRLINE / "airline_tools.json", AIRLINE / "db.json", out)
+
+
+def test_a_tool_list_it_was_not_built_on(airline: Any) -> None:
+    """tau2's airline tools (parameters as a list) over a few records in tau2's airline shape."""
+    data = json.loads((AIRLINE / "db.json").read_text())
+    assert set(airline.not_compiled) == {"list_all_airports", "transfer_to_human_agents"}
+    assert airline.tools["book_reservation"].not_modelled == ["not stored: `payment_methods`"]
+    booking = {
+        "user_id": "sofia_kim_7287", "origin": "JFK", "destination": "LAX", "flight_type": "one_way",
+        "cabin": "economy", "flights": [{"flight_number": "HAT001", "date": "2024-05-16"}],
+        "passengers": [{"first_name": "Sofia", "last_name": "Kim", "dob": "1950-06-24"}],
+        "payment_methods": [{"payment_id": "credit_card_9879898", "amount": 150}],
+        "total_baggages": 0, "nonfree_baggages": 0, "insurance": "no",
+    }  # fmt: skip
+    with load_domain(airline.folder).episode(seed=0) as ep:
+        assert (
+            ep.call("get_reservation_details", {"reservation_id": "AIXC49"}) == data["reservations"]["AIXC49"]
+        )
+        made = ep.call("book_reservation", booking)
+        assert len(made["reservation_id"]) == 6 and made["reservation_id"].isalnum()
+        assert made["reservation_id"] not in data["reservations"]
+        assert made["flights"] == [
+            {
+                "origin": "JFK",
+                "destination": "LAX",
+                "flight_number": "HAT001",
+                "date": "2024-05-16",
+                "price": None,
+            }
+        ]
+        assert made["created_at"] >= "2024-05-10T16:45:00"  # the clock starts at the data's last moment
+        user = ep.call("get_user_details", {"user_id": "sofia_kim_7287"})
+        assert user["reservations"] == ["Q69X3R", made["reservation_id"]]
+        with pytest.raises(ToolError, match="User not found"):
+            ep.call("book_reservation", {**booking, "user_id": "nobody"})
+        assert ep.call("cancel_reservation", {"reservation_id": "NO6JO3"})["status"] == "cancelled"
+        with pytest.raises(ToolError, match="already cancelled"):
+            ep.call("cancel_reservation", {"reservation_id": "JG7FMM"})
+        sent = ep.call("send_certificate", {"user_id": "omar_davis_3817", "amount": 100})
+        added = [
+            m
+            for k, m in sent["payment_methods"].items()
+            if k not in data["users"]["omar_davis_3817"]["payment_methods"]
+        ]
+        assert [(m["source"], m["amount"]) for m in added] == [("certificate", 100)]
+        found = ep.call("search_direct_flight", {"origin": "JFK", "destination": "LAX", "date": "2024-05-17"})
+        assert [(f["flight_number"], f["date"], f["prices"]["economy"]) for f in found] == [
+            ("HAT001", "2024-05-17", 160)
+        ]
+        assert (
+            ep.call("search_direct_flight", {"origin": "JFK", "destination": "LAX", "date": "2024-06-01"})
+            == []
+        )

@@ -42,6 +42,8 @@ _EFFECT = re.compile(
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _QUOTED = re.compile(r"""['"`]([^'"`]{1,40})['"`]""")
 #: boolean columns that must be true for a row an argument names to be chosen
+_STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}$")
+_SEARCH = frozenset("search list query filter browse".split())
 _REPLACE = frozenset("modify change replace update swap switch edit".split())
 _USABLE = frozenset({"available", "active", "enabled", "in_stock", "is_available", "is_active"})
 
@@ -64,6 +66,7 @@ class _Link:
     parent: str
     by: str
     part: Part
+    field: str
 
 
 class _Data:
@@ -79,12 +82,12 @@ class _Data:
             self._walk(coll.table, coll.fields)
 
     def _walk(self, table: str, fields: dict[str, str | Part]) -> None:
-        for part in fields.values():
+        for name, part in fields.items():
             if not isinstance(part, Part):
                 continue
             if part.table is not None and part.parent is not None and part.fields is not None:
                 self.shapes.setdefault(part.table, part)
-                self.links.setdefault(part.table, _Link(table, part.parent, part))
+                self.links.setdefault(part.table, _Link(table, part.parent, part, name))
                 self._walk(part.table, part.fields)
             elif part.fields is not None and part.table is None:
                 self._walk(table, part.fields)
@@ -104,15 +107,24 @@ class _Data:
         named = [t for t in self.tables if arg in (f"{_one(t)}_id", f"{_one(t)}_{self.key(t)}")]
         return min(named, key=lambda t: (not self.top(t), t)) if named else None
 
+    def stamps(self, table: str) -> list[str]:
+        """Columns whose values are all ISO date-times (`created_at`): a create sets them to `$now`."""
+        rows = self.snap.rows[table]
+        return [
+            c for c, col in self.tables[table].columns.items()
+            if col.type == "string" and rows and all(isinstance(r.get(c), str) and _STAMP.match(r[c]) for r in rows)
+        ]  # fmt: skip
+
     def states(self, table: str) -> dict[str, list[str]]:
         """Columns whose few string values name states (`status`: pending, delivered, ...)."""
         out: dict[str, list[str]] = {}
         for name, col in self.tables[table].columns.items():
             if col.type != "string" or name == self.key(table) or col.references:
                 continue
-            values = {r.get(name) for r in self.snap.rows[table]} - {None}
+            seen = {r.get(name) for r in self.snap.rows[table]}
+            values = seen - {None}
             texts = {v for v in values if isinstance(v, str) and len(v.split()) <= 3}
-            if 2 <= len(texts) == len(values) <= _STATES:
+            if 2 - (None in seen) <= len(texts) == len(values) <= _STATES:
                 out[name] = sorted(texts)
         return out
 
@@ -227,6 +239,13 @@ class _Unshaped(Exception):
 # -- binding tools ---------------------------------------------------------------------------------
 
 
+def _order(data: _Data, table: str) -> str | None:
+    """The column that keeps the table's records in the data's order."""
+    shape = data.shapes.get(table)
+    order = getattr(shape, "order", None)
+    return order if isinstance(order, str) else None
+
+
 def _one(name: str) -> str:
     """One of what a plural name names: `item_ids` -> `item_id`, `payment_methods` -> `payment_method`."""
     parts = words(name)
@@ -286,9 +305,10 @@ def _in_name(value: str, name_words: tuple[str, ...]) -> bool:
 
 
 class _Binder:
-    def __init__(self, data: _Data, views: dict[str, str]):
+    def __init__(self, data: _Data, views: dict[str, str], clock: bool):
         self.data = data
         self.views = views
+        self.clock = clock
 
     def bind(self, op: Operation) -> Bound | str:
         """The tool's steps, or why it is not compiled."""
@@ -299,6 +319,15 @@ class _Binder:
             for a, s in props.items()
             if not _is_list(s) and (t := self.data.keyed_table(a)) is not None
         ]
+        named = self._table_named(op)
+        if (
+            write
+            and op.kind == "create"
+            and named
+            and self.data.top(named)
+            and not any(t == named for _, t in keyed)
+        ):
+            return self._create(op, props, named)
         if keyed:
             arg, table = min(keyed, key=lambda at: not self.data.top(at[1]))
             return self._write(op, props, arg, table) if write else self._get(op, arg, table)
@@ -337,10 +366,16 @@ class _Binder:
             if table is None:
                 return _first(op, "it takes no argument and names no table")
             return self._all(op, table)
+        named = self._table_named(op)
+        if named is not None and verb_of(op) in _SEARCH:
+            found = self._search(op, props, named)
+            if found is not None:
+                return found
         fits = [t for t in self.data.tables if all(a in self.data.tables[t].columns for a in props)]
+        if named is not None and named not in fits:
+            fits = []
         if not fits:
             return _first(op, "its arguments name no key and no columns of one table")
-        named = self._table_named(op)
         table = named if named in fits else min(fits, key=lambda t: (not self.data.top(t), t))
         key = self.data.key(table)
         order = "position" if "position" in self.data.tables[table].columns else key
@@ -364,6 +399,37 @@ class _Binder:
             does = f"returns the first {_entity(table).lower()} with this {said}"
         return Bound("read", steps, does=[does])
 
+    def _search(self, op: Operation, props: dict[str, dict[str, Any]], table: str) -> Bound | None:
+        """Every record of the table whose columns equal the arguments named like them; an argument
+        named like a JSON object column (`date` for `dates`) keeps the records that hold it as a key,
+        each merged with the object under it."""
+        columns = self.data.tables[table].columns
+        keyed_json = {
+            a: c for a in props for c, col in columns.items()
+            if col.type == "json" and a not in columns and _one(c) == a
+        }  # fmt: skip
+        if not all(a in columns or a in keyed_json for a in props):
+            return None
+        key = self.data.key(table)
+        order = "position" if "position" in columns else key
+        where = [{"column": a, "value": f"$args.{a}", "skip_if_null": False} for a in props if a in columns]
+        steps: list[dict[str, Any]] = [
+            {"list": table, "where": where, "order_by": [order], "internal": True, "as": "rows"}
+        ]  # fmt: skip
+        value: Any = "$rows"
+        for a, c in keyed_json.items():
+            inner = {"get_key": [f"$r.{c}", f"$args.{a}"]}
+            value = {
+                "map": {
+                    "over": {"filter": {"over": value, "as": "r", "where": {"exists": inner}}},
+                    "as": "r",
+                    "to": {"merge": [{"omit": ["$r", [c]]}, {"object": {a: f"$args.{a}"}}, inner]},
+                }
+            }
+        steps.append({"return": value})
+        said = " and ".join(f"`{a}`" for a in props)
+        return Bound("read", steps, does=[f"lists every {_entity(table).lower()} with this {said}"])
+
     def _all(self, op: Operation, table: str) -> Bound:
         key = self.data.key(table)
         order = "position" if "position" in self.data.tables[table].columns else key
@@ -377,6 +443,88 @@ class _Binder:
         steps.append({"return": {"map": {"over": "$rows", "as": "r", "to": {"pick": ["$r", fields]}}}})
         does = f"lists the {', '.join(fields)} of every {_entity(table).lower()}"
         return Bound("read", steps, does=[does])
+
+    def _create(self, op: Operation, props: dict[str, dict[str, Any]], table: str) -> Bound:
+        """A new record of the table the tool names: its arguments named like columns, its list
+        arguments named like its child lists as their rows, `$now` in its date-time columns, its key
+        generated, and its key added to the list of it its owner keeps (`users.reservations`)."""
+        data, key = self.data, self.data.key(table)
+        columns = data.tables[table].columns
+        steps: list[dict[str, Any]] = []
+        bound = Bound("write", steps)
+        values: dict[str, Any] = {}
+        lists: list[tuple[str, str]] = []
+        kept: list[str] = []
+        for a, schema in props.items():
+            if _is_list(schema):
+                child = next((t for t, k in data.links.items() if k.parent == table and k.field == a), None)
+                if child is not None:
+                    lists.append((a, child))
+                    kept.append(a)
+            elif a in columns and a != key:
+                values[a] = f"$args.{a}"
+                kept.append(a)
+                self._check_ref(a, table, steps, bound, owner=False)
+        if self.clock:
+            values.update({c: "$now" for c in data.stamps(table) if c not in values})
+        order = _order(data, table)
+        if order:
+            steps.append({"count": table, "as": "_count"})
+            values[order] = "$_count"
+        steps.append({"create": table, "values": values, "as": "created"})
+        bound.does.append(f"creates a {_entity(table).lower()} from " + ", ".join(f"`{a}`" for a in kept))
+        for a, child in lists:
+            steps.append(self._rows_from(a, child, "$created." + key))
+            bound.does.append(f"adds each of `{a}` to its {child}")
+        for ref in data.snap.references:
+            owner, _, target = ref.partition("[] -> ")
+            if target != f"{table}.{key}":
+                continue
+            parent, column = owner.split(".")
+            link = next(
+                (c for c, col in columns.items() if col.references == f"{parent}.{data.key(parent)}"), None
+            )
+            if link is None or link not in values:
+                continue
+            steps.append(
+                {
+                    "update": parent,
+                    "key": {data.key(parent): f"$created.{link}"},
+                    "set": {column: {"append": [f"$row.{column}", f"$created.{key}"]}},
+                }
+            )
+            bound.does.append(f"adds its {key} to the {_entity(parent).lower()}'s {column}")
+        missing = [a for a in props if a not in kept]
+        if missing:
+            bound.not_modelled.append("not stored: " + ", ".join(f"`{a}`" for a in missing))
+        steps += [self._view(table, f"$created.{key}", "record"), {"return": "$record"}]
+        return bound
+
+    def _rows_from(self, arg: str, child: str, parent_key: str) -> dict[str, Any]:
+        """A loop creating one child row per element of a list argument, its fields by column name;
+        a field the element lacks comes from the row a reference column of it names (a flight's
+        origin from the flight it names)."""
+        data, link = self.data, self.data.links[child]
+        columns = data.tables[child].columns
+        own = [c for c in columns if c not in {data.key(child), link.by, link.part.order}]
+        loop: list[dict[str, Any]] = []
+        refs: dict[str, str] = {}
+        for c in own:
+            target = columns[c].references
+            if target and target.split(".")[0] in data.tables:
+                other, other_key = target.split(".")
+                name = f"_ref_{c}"
+                loop.append({"get": other, "key": {other_key: f"$_el.{c}"}, "optional": True, "as": name})
+                refs.update(
+                    {o: name for o in data.tables[other].columns if o in own and o not in refs and o != c}
+                )
+        values: dict[str, Any] = {link.by: parent_key}
+        for c in own:
+            values[c] = {"coalesce": [f"$_el.{c}", f"${refs[c]}.{c}"]} if c in refs else f"$_el.{c}"
+        if link.part.order:
+            values[link.part.order] = "$_i"
+        loop.append({"create": child, "values": values})
+        return {"for_each": f"$args.{arg}", "as": "_el", "index": "_i", "steps": loop}
 
     def _write(self, op: Operation, props: dict[str, dict[str, Any]], arg: str, table: str) -> Bound:
         data, key = self.data, self.data.key(table)
@@ -426,7 +574,17 @@ class _Binder:
             if target is not None:
                 changes[column] = target
                 effects += self._mirrored(table, column, target, arg, sentences, used, bound)
+                if column not in required_states:
+                    steps.append(
+                        {
+                            "require": {"ne": [f"$row.{column}", target]},
+                            "error": f"The {entity.lower()} is already {target}",
+                        }
+                    )
+                    bound.rules.append(f"`{op.name}`: a {entity.lower()} already '{target}' is refused.")
         effects = self._pairs(op, props, arg, table, sentences, used, bound) + effects
+        if not (changes or patches or effects):
+            effects = self._child_by_state(op, props, arg, table, bound)
         if changes or patches:
             step: dict[str, Any] = {"update": table, "key": {key: f"$args.{arg}"}, "as": "row"}
             if changes:
@@ -450,6 +608,40 @@ class _Binder:
             ):
                 bound.not_modelled.append(sentence)
         return bound
+
+    def _child_by_state(
+        self, op: Operation, props: dict[str, dict[str, Any]], arg: str, table: str, bound: Bound
+    ) -> list[dict[str, Any]]:
+        """`send_certificate(user_id, amount)`: the name's noun is a state of a child list of the
+        record (`certificate`, a `source` of the user's payment methods): a new child row in that
+        state, with the arguments named like its columns."""
+        name_words = words(op.name)[1:]
+        for child, link in self.data.links.items():
+            if link.parent != table:
+                continue
+            columns = self.data.tables[child].columns
+            for column, values in self.data.states(child).items():
+                value = next((v for v in values if _in_name(v, name_words)), None)
+                if value is None:
+                    continue
+                new: dict[str, Any] = {link.by: f"$args.{arg}", column: value}
+                new.update({a: f"$args.{a}" for a in props if a in columns and a != arg})
+                steps: list[dict[str, Any]] = []
+                if link.part.order:
+                    steps.append(
+                        {
+                            "count": child,
+                            "where": [{"column": link.by, "value": f"$args.{arg}"}],
+                            "internal": True,
+                            "as": "_count",
+                        }
+                    )
+                    new[link.part.order] = "$_count"
+                steps.append({"create": child, "values": new})
+                given = ", ".join(f"`{a}`" for a in new if a not in (link.by, column, link.part.order))
+                bound.does.append(f"adds a '{value}' to its {child}" + (f" with {given}" if given else ""))
+                return steps
+        return []
 
     def _mirrored(
         self,
@@ -709,7 +901,9 @@ class _Binder:
             return STATE_VERBS[verb][0]
         return None
 
-    def _check_ref(self, arg: str, table: str, steps: list[dict[str, Any]], bound: Bound) -> None:
+    def _check_ref(
+        self, arg: str, table: str, steps: list[dict[str, Any]], bound: Bound, *, owner: bool = True
+    ) -> None:
         other = self.data.keyed_table(arg)
         if other is None or other == table:
             return
@@ -724,7 +918,7 @@ class _Binder:
         )
         bound.rules.append(f"`{arg}` must name an existing {_entity(other).lower()}.")
         link = self.data.links.get(other)
-        if link is not None and link.by in self.data.tables[table].columns:
+        if owner and link is not None and link.by in self.data.tables[table].columns:
             steps.append(
                 {"require": {"eq": [f"${name}.{link.by}", f"$row.{link.by}"]},
                  "error": f"The {_entity(other).lower()} does not belong to this {_entity(table).lower()}'s {_entity(link.parent).lower()}"}
@@ -867,6 +1061,33 @@ class FromData:
         }
 
 
+def _key_pattern(keys: list[Any]) -> str | None:
+    """A `pattern` ids scheme that every key fits (`#W9999999`, `XXXXXX`), or None."""
+    texts = [k for k in keys if isinstance(k, str)]
+    if len(texts) < 2 or len(texts) != len(keys) or len({len(k) for k in texts}) != 1:
+        return None
+    out = []
+    for chars in zip(*texts, strict=True):
+        kinds = set(chars)
+        if len(kinds) == 1:
+            c = chars[0]
+            out.append("\\" + c if c in "Aa9Xx\\" else c)
+        elif all(c.isdigit() for c in kinds):
+            out.append("9")
+        elif all(c.isascii() and c.isupper() for c in kinds):
+            out.append("A")
+        elif all(c.isascii() and c.islower() for c in kinds):
+            out.append("a")
+        elif all(c.isascii() and (c.isupper() or c.isdigit()) for c in kinds):
+            out.append("X")
+        elif all(c.isascii() and (c.islower() or c.isdigit()) for c in kinds):
+            out.append("x")
+        else:
+            return None
+    pattern = "".join(out)
+    return pattern if any(c in "Aa9Xx" for c in pattern.replace("\\A", "").replace("\\9", "")) else None
+
+
 def _steps(raw: list[dict[str, Any]]) -> list[Step]:
     """Steps as separate trees (a part shared by two steps would be written as a YAML alias)."""
     return [Step(json.loads(json.dumps(step))) for step in raw]
@@ -936,7 +1157,19 @@ def generate_domain(
     label = name or domain_name(data)
     builder = seed_domain(snap, label, description=f"Generated from {Path(spec).name} and {Path(data).name}.")
     facts = _Data(snap)
-    binder = _Binder(facts, _views(facts, builder))
+    stamps = sorted(v for t in snap.tables for c in facts.stamps(t) for v in (r[c] for r in snap.rows[t]))
+    if stamps:
+        builder.head["clock"] = {"start": stamps[-1], "tick_seconds": 60}
+    for table, raw in builder.tables.items():
+        key = facts.key(table)
+        for column, col in raw["columns"].items():
+            if column != key:
+                col["nullable"] = True
+        if snap.tables[table].columns[key].type == "string":
+            pattern = _key_pattern([r[key] for r in snap.rows[table]])
+            if pattern:
+                raw["ids"] = {"scheme": "pattern", "pattern": pattern}
+    binder = _Binder(facts, _views(facts, builder), bool(stamps))
     result = FromData(Path(out), {}, {})
     for op in ops:
         props = _properties(op)
