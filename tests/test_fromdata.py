@@ -173,7 +173,7 @@ def test_writes_check_stated_states_and_change_what_they_name(made: Any) -> None
     _, bo = changed["customers"]["bo_kim_2"]
     assert bo["address"] == {"street": "2 Pine", "city": "Salem", "zip": "01970"}
     policy = (made.folder / "policy.md").read_text()
-    assert "the order's status must be 'pending'" in policy
+    assert "## `cancel_pending_order`\n\n- The order's status must be 'pending'." in policy
 
 
 def test_the_untouched_domain_exports_the_data_back(made: Any) -> None:

@@ -285,7 +285,8 @@ def _sentences(text: str) -> list[str]:
 
 
 def _entity(table: str) -> str:
-    return " ".join(words(singular(table))).capitalize()
+    """`payment_methods` -> `Payment method`."""
+    return " ".join(words(_one(table))).capitalize()
 
 
 def _properties(op: Operation) -> dict[str, dict[str, Any]]:
@@ -546,7 +547,7 @@ class _Binder:
                             "error": f"The {entity.lower()} is not {value}",
                         }
                     )
-                    bound.rules.append(f"`{op.name}`: the {entity.lower()}'s {column} must be '{value}'.")
+                    bound.rules.append(f"the {entity.lower()}'s {column} must be '{value}'.")
         sentences = _sentences(op.description)
         used: set[str] = set()
         changes: dict[str, Any] = {}
@@ -569,7 +570,7 @@ class _Binder:
                 target = _participle(verb_of(op))
                 used.update(once)
                 bound.rules.append(
-                    f"`{op.name}`: once done, the {entity.lower()}'s {column} becomes '{target}'."
+                    f"it can be done once: the {entity.lower()}'s {column} then becomes '{target}'."
                 )
             if target is not None:
                 changes[column] = target
@@ -581,7 +582,7 @@ class _Binder:
                             "error": f"The {entity.lower()} is already {target}",
                         }
                     )
-                    bound.rules.append(f"`{op.name}`: a {entity.lower()} already '{target}' is refused.")
+                    bound.rules.append(f"a {entity.lower()} already '{target}' is refused.")
         effects = self._pairs(op, props, arg, table, sentences, used, bound) + effects
         if not (changes or patches or effects):
             effects = self._child_by_state(op, props, arg, table, bound)
@@ -814,7 +815,11 @@ class _Binder:
                     bound.rules.append(
                         f"each of `{new}` must be of the same {noun} as the element it replaces."
                     )
-            if verb_of(op) in _REPLACE:
+            if verb_of(op) not in _REPLACE:
+                unmade = [s for s in sentences if "new" in words(s) and s not in used]
+                bound.not_modelled += unmade
+                used.update(unmade)
+            else:
                 loop.append(
                     {"update": child, "key": {ckey: f"$_el.{ckey}"}, "set": {c: f"$_new.{c}" for c in shared}}
                 )
@@ -1130,13 +1135,12 @@ def _readme(name: str, result: FromData, snap: Snapshot) -> str:
 
 
 def _policy(result: FromData) -> str:
-    rules = [r for b in result.tools.values() for r in b.rules]
-    out = ["# Policy", "", "The tools enforce these rules; nothing else is checked.", ""]
-    return (
-        "\n".join(out + [f"- {r}" for r in rules] + [""])
-        if rules
-        else "\n".join(out[:2] + ["The tools check that the records they name exist.", ""])
-    )
+    """policy.md: the rules each write enforces, in its own section; nothing it does not check."""
+    out = ["# Policy", "", "Every tool refuses a record that does not exist. The writes also check:", ""]
+    for tool, bound in result.tools.items():
+        if bound.rules:
+            out += [f"## `{tool}`", "", *(f"- {r[0].upper()}{r[1:]}" for r in bound.rules), ""]
+    return "\n".join(out)
 
 
 def domain_name(data: str | Path) -> str:
