@@ -50,7 +50,7 @@ for _kind, _verbs in (
         "read",
         "get list search find fetch lookup look check query retrieve read show view count describe "
         "browse explore download export lookup scan poll watch head peek preview inspect resolve "
-        "autocomplete suggest match compare is has can exists locate select recommend",
+        "autocomplete suggest match compare is has can exists locate select recommend assess",
     ),
     (
         "create",
@@ -135,6 +135,7 @@ _STOP_SEGMENTS = frozenset(
     "endpoint endpoints".split()
 )
 _TAG_STOP = frozenset("api apis management service services endpoint endpoints rest public".split())
+_API_VERSION = re.compile(r"^v\d+[a-z]*\d*$")
 _VERSION = re.compile(r"^(v\d+[a-z0-9.]*|\d[\d._-]*|\d+(\.\d+)*[a-z]*\d*)$", re.IGNORECASE)
 _EXTENSION = re.compile(
     r"\.(json|xml|csv|ya?ml|txt|html?|php|aspx?|jsp|cgi|do|pdf|png|jpe?g)$", re.IGNORECASE
@@ -224,8 +225,8 @@ def analyse_name(name: str) -> _Name:
     namespace, _, method = name.rpartition(".") if "." in name else ("", "", name)
     ws = words(method)
     start = 0
-    while start < len(ws) - 1 and ws[start] in _VERB_MODIFIERS:
-        start += 1
+    while start < len(ws) - 1 and (ws[start] in _VERB_MODIFIERS or _API_VERSION.match(ws[start])):
+        start += 1  # "batch_get_items", "v1_search_music"
     kind = _verb_at(ws, start)
     body: tuple[str, ...]
     trailing = _verb_at(ws, -1) if len(ws) - start > 1 else None
@@ -243,8 +244,19 @@ def analyse_name(name: str) -> _Name:
     else:
         body = ws[start:]
         middle = next((i for i in range(start + 1, len(ws) - 1) if ws[i] in _MID_VERBS), None)
+        if middle is None:  # "html_extract_resources", "wildlife_population_assess_growth"
+            middle = next(
+                (
+                    i
+                    for i in range(start + 1, len(ws) - 1)
+                    if ws[i] in _VERB_KINDS and ws[i] not in _NOUN_VERBS
+                ),
+                None,
+            )
         if middle is not None:  # "house_prices_get_market_activity": a namespace, then the name
             kind, body = _VERB_KINDS[ws[middle]], ws[middle + 1 :]
+    while len(body) > 1 and body[0] in _VERB_KINDS and body[0] not in _NOUN_VERBS:
+        body = body[1:]  # "get_recognize_document": the second verb names no thing
     if body and all(w in _VERB_KINDS and w not in _NOUN_VERBS for w in body):  # "download_optimize"
         body = ()
     for i, w in enumerate(body):
@@ -322,6 +334,8 @@ def analyse_path(path: str) -> PathInfo:
             named = analyse_name(seg.rpc)
             verb_kind = named.kind
             noun = named.noun or named.namespace_noun or noun_of(words(seg.text), generic=_PATH_TAIL)
+            if named.noun and all(w in _VERB_KINDS for w in words(named.noun)) and last_noun:
+                noun = last_noun  # "/spaces/{id}:completeImport": the import of a space
             if noun:
                 break
             continue
@@ -335,7 +349,10 @@ def analyse_path(path: str) -> PathInfo:
             and index == len(segments) - 1
             and verb_kind is None
             and (len(ws) > 1 or after_noun)
-            and (len(ws) == 1 or singular(ws[-1]) == ws[-1] or ws[0] in _MID_VERBS)  # "rate_limits" is a noun
+            # "rate_limits" is a noun; "unlink_users", "disable_credential_types" are not
+            and (
+                len(ws) == 1 or singular(ws[-1]) == ws[-1] or ws[0] in _MID_VERBS or ws[0] not in _NOUN_VERBS
+            )
         ):
             # a trailing verb segment: "/orders/{id}/cancel", "/pets/{id}/uploadImage"
             verb_kind = kind

@@ -92,9 +92,16 @@ _OPTION = frozenset(
     "cursor next_token nexttoken continuation_token continuation starting_after ending_before "
     "next_page_token marker next_marker prev_marker previous_marker next_cursor prev_cursor "
     "start_after page_token max_items quota_user quotauser user_ip userip key_only fields_mask lang locale "
-    "language hl jsonp prefer x_fields api_version version".split()
+    "language hl jsonp prefer x_fields api_version version exclude_fields include_fields exclude_default "
+    "result_format results_format".split()
 )
 _CONTROLS = _LIMIT | _OFFSET | _PAGE | _SORT
+#: response fields that page a list, and the lists they page
+_PAGE_STATE = frozenset(
+    "has_more total_pages is_truncated truncated next_page prev_page previous_page next_link "
+    "next_url start_cursor end_cursor has_next_page has_previous_page".split()
+)
+_PAYLOADS = frozenset("entries items results records data".split())
 #: the prefixes normalization gives an argument whose name another location already took
 _LOCATIONS = frozenset("path query header cookie body form_data formdata".split())
 #: control names that are data in a write (`size` of a disk, `order` of an item, a `direction`)
@@ -440,6 +447,9 @@ def _control_role(prop: str, schema: Mapping[str, Any], kind: str) -> Role | Non
         ws = ws[1:]
     joined = "_".join(ws)
     numeric = schema.get("type") in ("integer", "number")
+    if len(ws) > 1 and ws[0] in ("max", "min") and "_".join(ws[1:]) in _CONTROLS | _OPTION:
+        # `MaxResultsPerPage`, `max_cursor`: a bound on a control, not a range over a column
+        return "limit" if kind == "read" and numeric and ws[0] == "max" else "option"
     if kind == "read":
         if joined in _LIMIT and (numeric or not schema.get("type")):
             return "limit"
@@ -452,6 +462,25 @@ def _control_role(prop: str, schema: Mapping[str, Any], kind: str) -> Role | Non
     if joined in _OPTION or (joined in _CONTROLS and joined not in _AMBIGUOUS):
         return "option"  # a request control that shapes no data here: never a column
     return None
+
+
+def _paging_field(name: str, record: Mapping[str, Any]) -> bool:
+    """A response field that pages or shapes the answer (`has_more`, `nextPageToken`, `Marker`,
+    `fields`), or the list such fields page (`results` beside `next_page`): never a column."""
+    joined = "_".join(words(name))
+    if joined in _OPTION or joined in _PAGE_STATE or (joined in _CONTROLS and joined not in _AMBIGUOUS):
+        return True
+    if joined in _PAYLOADS:
+        return any(_paging_field(other, {}) for other in record if other != name)
+    ws = joined.split("_")
+    return ws[0] in ("next", "prev", "previous") and ws[-1] in (
+        "page",
+        "token",
+        "cursor",
+        "marker",
+        "url",
+        "link",
+    )
 
 
 def _range_role(prop: str, schema: Mapping[str, Any]) -> tuple[Role, str] | None:
@@ -511,8 +540,9 @@ def infer_schema(domain: PlannedDomain, operations: Mapping[str, Operation]) -> 
                     b.key_args.setdefault(other, []).append(schema)
     for entity in sorted({op.entity for op in ops}):
         table = b.entity_table(entity)
-        for key, value in b.records.get(entity, {}).items():
-            if table.column_for(key) is None:
+        record = b.records.get(entity, {})
+        for key, value in record.items():
+            if table.column_for(key) is None and not _paging_field(key, record):
                 col = b.add_column(table, key, value, from_record=True)
                 table.columns[col].required_by_record = key in b.required.get(entity, set())
     bindings = {op.id: _bind(b, op, infos[op.id], known) for op in ops}
