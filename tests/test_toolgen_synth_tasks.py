@@ -217,10 +217,12 @@ def test_a_read_only_domain_of_bare_lookups_gets_questions(tmp_path):
     assert result.kept, result.reason
     tasks = _tasks(Path(result.folder or ""))
     assert len(tasks) >= 5
-    for task in tasks:
-        [lookup] = task["calls"]
-        assert task["answer_facts"] and str(task["answer_facts"][0]) not in task["instruction"]
-        assert all(str(v) in task["instruction"] for v in lookup["arguments"].values())
+    for task in tasks:  # a question, or a survey of several: each lookup's ids are said
+        assert task["tags"][-1] in ("read", "survey")
+        assert len(task["answer_facts"]) == len(task["calls"]) >= 1
+        for lookup, fact in zip(task["calls"], task["answer_facts"], strict=True):
+            assert str(fact) not in task["instruction"]
+            assert all(str(v) in task["instruction"] for v in lookup["arguments"].values())
 
 
 def test_required_arguments_with_one_value_are_always_given(tmp_path):

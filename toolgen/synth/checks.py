@@ -76,7 +76,8 @@ def _quoted(instruction: str) -> list[str]:
     ]
 
 
-def _repeated(instruction: str) -> str | None:
+def repeated(instruction: str) -> str | None:
+    """The clause said twice in the instruction (the `repeated` check), or None."""
     tokens = [  # words and quoted values; a JSON object's keys are left out (they are names)
         m.group(0)
         for m in re.finditer(r'"(?:[^"\\]|\\.)*"|[A-Za-z0-9][A-Za-z0-9\'-]*', instruction)
@@ -201,7 +202,7 @@ def instruction_problems(
     ]
     said = _quoted(instruction) + strings
     for check, found in (
-        ("repeated", _repeated(instruction)),
+        ("repeated", repeated(instruction)),
         ("internal name", _internal(instruction, list(tools))),
         ("placeholder", _placeholder(said)),
         ("filler", _filler(said)),

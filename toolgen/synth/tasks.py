@@ -13,9 +13,13 @@ episode of the written folder, so the gold calls are what the tools do. The spre
   rows or two tools, each after its lookups (3-6 calls) — a lookup's result feeds each write;
   only writes that commute are paired (the request does not order them), except in a follow-up,
   a create then a write on the row it made (`$calls.N.<key>`: one order only);
+- `multi`: three to eight such writes in one request (often 6-20 calls), pairwise commuting;
 - `read`: a question about a row, with the value as the answer fact;
 - `refusal`: a status change the tool refuses (the row is already there, or final): the gold
   call is `expect_error`, and the answer fact is the row's current state.
+
+Each task has a tier 0-4 from its structure (`tier`: its gold calls, a refusal one up), kept in
+its tags (`tier-3`) and its `difficulty` (0-1 easy, 2 medium, 3-4 hard).
 
 Each candidate's instruction is first checked as a person would read it (`checks`: no repeated
 clause, internal name, placeholder or filler value, missing fact; a failure is rejected as
@@ -25,10 +29,9 @@ answer is reachable and not guessable by listing, independent calls commute, eve
 reachable). Chosen for speed in this loop: one run per task (reruns in fresh processes and tool
 fuzzing are what `toolgym validate` adds; the gold calls are also replayed under another seed
 here, which catches ids that only exist under one). Only `valid` tasks are kept; the others are
-counted by status. Long tasks (3+ calls, lookups feeding writes) are validated first, up to
-`MAX_TASKS` - 3 (room for a spread of short ones); short ones are kept up to a
-third of the long ones and at most 3 (or up to `MIN_KEPT` in all, for a domain with few long
-ones). Deterministic from `seed` and the domain's name.
+counted by status. The longest are validated first and each tier is kept up to its share of
+`MAX_TASKS` (`TIER_SHARES`: 10%, 15%, 25%, 25%, 25%); long tasks then fill what is left, and
+short ones only up to `MIN_KEPT` in all. Deterministic from `seed` and the domain's name.
 
 Modules: `lookups` (naming a row and the reads that find it; values for fields, or a value copied
 from a looked-up row), `walks` (the candidates), `instructions` (the templates), this one (keeping).
@@ -57,10 +60,12 @@ from .schema import DomainSchema
 from .tools import Toolset
 from .walks import Candidate, propose
 
-__all__ = ["MAX_TASKS", "MIN_KEPT", "make_tasks", "validate_candidates"]
+__all__ = ["MAX_TASKS", "MIN_KEPT", "TIER_SHARES", "make_tasks", "tier", "validate_candidates"]
 
 #: most tasks kept per domain
 MAX_TASKS = 20
+#: the share of a domain's tasks each tier 0-4 holds at most before the rest are filled
+TIER_SHARES = (0.10, 0.15, 0.25, 0.25, 0.25)
 #: a domain keeps short tasks (1-2 calls) only up to a third of its long ones, or up to this many in all
 MIN_KEPT = 5
 
@@ -76,13 +81,21 @@ def _raw(task_id: str, c: Candidate) -> dict[str, Any]:
         "calls": c.calls,
         "answer_facts": c.answer_facts,
         "difficulty": _difficulty(c),
-        "tags": ["generated", c.kind],
+        "tags": ["generated", f"tier-{tier(c)}", c.kind],
     }
     return Task.model_validate(raw).model_dump(mode="json", exclude_defaults=True) | {"id": task_id}
 
 
+def tier(c: Candidate) -> int:
+    """0-4 from the task's structure: its gold calls (1; 2-3; 4-6; 7-10; 11 or more), one tier
+    up for a refusal the agent must recognise, at most 4."""
+    n = len(c.calls)
+    base = 0 if n <= 1 else 1 if n <= 3 else 2 if n <= 6 else 3 if n <= 10 else 4
+    return min(4, base + (c.kind == "refusal"))
+
+
 def _difficulty(c: Candidate) -> str:
-    return "easy" if len(c.calls) <= 1 else "medium" if len(c.calls) <= 3 else "hard"
+    return ("easy", "easy", "medium", "hard", "hard")[tier(c)]
 
 
 def _results(domain: Domain, task: Task) -> list[str]:
@@ -112,18 +125,23 @@ def validate_candidates(
     raws = [_raw(f"{name}-{i + 1:03d}", c) for i, c in enumerate(candidates)]
     kept: list[tuple[int, dict[str, Any]]] = []
     rejected: dict[str, int] = {}
-    order = sorted(range(len(raws)), key=lambda i: not candidates[i].long)
-    longs = 0
+    tiers = [tier(c) for c in candidates]
+    quota = [max(1, round(limit * share)) for share in TIER_SHARES]
+    held = [0] * len(TIER_SHARES)
+    # the longest first, each tier up to its share; then long ones (short ones only up to
+    # MIN_KEPT in all) fill what is left
+    order = sorted(range(len(raws)), key=lambda i: (-tiers[i], not candidates[i].long))
+    tried: set[int] = set()
     ids = domain_ids(domain)
     schemas = {name: tool.spec.input_schema for name, tool in domain.tools.items()}
-    for i in order:
-        short = len(kept) - longs
-        if (
-            len(kept) >= limit
-            or (candidates[i].long and longs >= limit - 3)  # room for a spread of short ones
-            or (not candidates[i].long and short >= max(min(3, (longs + 2) // 3), MIN_KEPT - longs))
-        ):
+    for fill, i in [(False, i) for i in order] + [(True, i) for i in order]:
+        if i in tried or len(kept) >= limit:
             continue
+        if not fill and held[tiers[i]] >= quota[tiers[i]]:
+            continue
+        if fill and not candidates[i].long and len(kept) >= MIN_KEPT:
+            continue
+        tried.add(i)
         task = Task.model_validate(raws[i])
         results = _results(domain, task)
         problems = instruction_problems(candidates[i].instruction, candidates[i].calls, schemas, results)
@@ -134,7 +152,7 @@ def validate_candidates(
         verdict = check_loaded_task(domain, task, ids=ids)
         if verdict.valid:
             kept.append((i, raws[i]))
-            longs += candidates[i].long
+            held[tiers[i]] += 1
         else:
             rejected[verdict.status] = rejected.get(verdict.status, 0) + 1
     return [raw for _, raw in sorted(kept, key=lambda k: k[0])], rejected

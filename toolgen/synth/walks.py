@@ -18,6 +18,7 @@ from simulator.errors import ToolgymError
 from toolgen.naming import words
 
 from . import instructions as say
+from .checks import repeated
 from .effects import STATE_VERBS, Repoint, StateChange
 from .lookups import Args, Ref, Row, Tool, World, reveals, scalar, seq
 from .schema import Binding, TablePlan
@@ -28,7 +29,19 @@ __all__ = ["MAX_CANDIDATES", "Candidate", "Proposer", "Write", "propose"]
 MAX_CANDIDATES = 40
 _KEYED = frozenset(("status", "update", "delete", "event", "reference"))
 #: how many of each kind a domain's candidates hold at most (chains first: they teach the most)
-_QUOTA = {"double": 20, "chain": 10, "read": 4, "refusal": 2, "single": 4}
+_QUOTA = {
+    "every": 6,
+    "multi": 12,
+    "survey": 6,
+    "double": 12,
+    "chain": 8,
+    "read": 4,
+    "refusal": 2,
+    "single": 4,
+}
+#: how many writes a `multi` request holds, and how many questions a `survey`
+_MULTI_SIZES = (3, 4, 5, 6, 8, 10)
+_SURVEY_SIZES = (3, 4, 6, 8)
 
 
 @dataclass
@@ -57,7 +70,9 @@ class Candidate:
     @property
     def long(self) -> bool:
         """3+ calls where lookups come first and feed a write (or the write refused)."""
-        return self.kind in ("chain", "double", "refusal") and len(self.calls) >= 3
+        return (
+            self.kind in ("chain", "double", "multi", "every", "survey", "refusal") and len(self.calls) >= 3
+        )
 
 
 class Proposer:
@@ -451,6 +466,39 @@ class Proposer:
                         break
         return out
 
+    def multis(self) -> list[Candidate]:
+        """Three to eight writes in one request, each after its lookups (often 6-20 calls): on
+        different rows or by different tools, pairwise commuting (`_commute`), as the request does
+        not order them; each is added only when the whole request still runs."""
+        out: list[Candidate] = []
+        tools = self.writes()
+        if not tools:
+            return out
+        for _ in range(2 * _QUOTA["multi"]):
+            if len(out) >= _QUOTA["multi"]:
+                break
+            size = self.rng.choice(_MULTI_SIZES)
+            writes: list[Write] = []
+            chosen: list[Tool] = []
+            calls: list[tuple[str, Args]] = []
+            for _ in range(3 * size):
+                if len(writes) >= size:
+                    break
+                tool = self.rng.choice(tools)
+                if not all(self._commute(tool, t) for t in chosen):
+                    continue
+                made = self.one_write(tool, lookup=True)
+                if made is None or any(w.tool == made.tool and w.args == made.args for w in writes):
+                    continue
+                trial = seq(calls, made.calls)
+                if self._succeeds(trial):
+                    writes.append(made)
+                    chosen.append(tool)
+                    calls = trial
+            if len(writes) >= 3 and all(c.calls != self._gold(calls) for c in out):
+                out.append(self._candidate("multi", writes))
+        return out
+
     def refusals(self) -> list[Candidate]:
         out = []
         for tool in self.writes():
@@ -495,6 +543,82 @@ class Proposer:
                 out.append(Candidate("read", text, self._gold(ref.calls), [row[column]]))
                 if len(out) >= 2 * _QUOTA["read"]:
                     return out
+        return out
+
+    def everys(self) -> list[Candidate]:
+        """One write on every child row of a parent row (`cancel every order of the customer whose
+        email is ...`): the parent's lookups, the listing of its children (which gives their ids),
+        then the write on each, with the same values."""
+        out: list[Candidate] = []
+        listers = [t for t in self.w.tools if t.plan.compiled_as == "list"]
+        for tool in self.writes():
+            if len(out) >= _QUOTA["every"]:
+                break
+            if tool.plan.compiled_as not in ("update", "status") or tool.key is None:
+                continue
+            table = tool.table
+            for lister in [t for t in listers if t.table.name == table.name]:
+                made = self._every(tool, lister)
+                if made is not None:
+                    out.append(made)
+                    break
+        return out
+
+    def _every(self, tool: Tool, lister: Tool) -> Candidate | None:
+        table, key = tool.table, tool.key
+        assert key is not None
+        for b in lister.role("parent"):
+            parent = self.w.parent_of(lister, b)
+            if parent is None or b.column is None or not lister.required <= {b.param}:
+                continue
+            groups: dict[Any, list[Row]] = {}
+            for row in self.w.rows.get(table.name, []):
+                if scalar(row.get(b.column)):
+                    groups.setdefault(row[b.column], []).append(row)
+            sized = [k for k, rows in groups.items() if 3 <= len(rows) <= 8]
+            self.rng.shuffle(sized)
+            for owner in sized[:3]:
+                owner_row = next(
+                    (r for r in self.w.rows.get(parent.name, []) if r.get(parent.primary_key) == owner), None
+                )
+                ref = self.w.name_row(parent, owner_row, self.rng, lookup=True) if owner_row else None
+                if ref is None or not ref.calls:
+                    continue
+                listing = (lister.name, {b.param: owner})
+                listed = self.w.read(*listing)
+                rows = groups[owner]
+                if not isinstance(listed, list) or len(listed) != len(rows):
+                    continue
+                phrase = f"every {say.noun(table.entity)} of {ref.phrase}"
+                first = self.keyed(tool, rows[0], Ref(phrase, seq(ref.calls, [listing])))
+                if first is None:
+                    continue
+                calls = list(first.calls)
+                for row in rows[1:]:
+                    calls.append((tool.name, {**first.args, key.param: row[table.primary_key]}))
+                if self._succeeds(calls):
+                    return Candidate("every", say.write_sentence(self.rng, [first.text]), self._gold(calls))
+        return None
+
+    def surveys(self, questions: list[Candidate]) -> list[Candidate]:
+        """Three to six questions about different rows in one request, each answered by its own
+        lookups: the answer facts are every value asked."""
+        out: list[Candidate] = []
+        if len(questions) < 3:
+            return out
+        for _ in range(_QUOTA["survey"]):
+            size = self.rng.choice(_SURVEY_SIZES)
+            picked: list[Candidate] = []
+            for q in self.rng.sample(questions, len(questions)):  # one that says nothing twice
+                if len(picked) < size and repeated(" ".join(c.instruction for c in [*picked, q])) is None:
+                    picked.append(q)
+            calls: list[tuple[str, Args]] = []
+            for q in picked:
+                calls = seq(calls, [(c["name"], c["arguments"]) for c in q.calls])
+            text = " ".join(q.instruction for q in picked)
+            facts = [f for q in picked for f in q.answer_facts]
+            if len(picked) >= 3 and len(calls) >= 3 and all(c.instruction != text for c in out):
+                out.append(Candidate("survey", text, self._gold(calls), facts))
         return out
 
     def _question(self, table: TablePlan, row: Row) -> tuple[Ref, str] | None:
@@ -549,10 +673,14 @@ class Proposer:
 def propose(world: World, rng: random.Random) -> list[Candidate]:
     """Candidates of every kind, interleaved (chains first), at most `MAX_CANDIDATES`."""
     p = Proposer(world, rng)
+    questions = p.reads()
     by_kind = {
+        "every": p.everys(),
+        "multi": p.multis(),
+        "survey": p.surveys(questions),
         "double": p.followups() + p.doubles(),
         "chain": p.chains(),
-        "read": p.reads() + p.counts(),
+        "read": questions + p.counts(),
         "refusal": p.refusals(),
         "single": p.singles(),
     }
