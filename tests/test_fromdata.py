@@ -275,3 +275,40 @@ def test_a_tool_list_it_was_not_built_on(airline: Any) -> None:
             ep.call("search_direct_flight", {"origin": "JFK", "destination": "LAX", "date": "2024-06-01"})
             == []
         )
+
+
+def test_values_from_hostile_data_and_specs_stay_values(tmp_path: Path) -> None:
+    """States that look like references (`$args.x`) or templates (`{row.secret}`), a quoted state
+    that looks like `$now`, and an argument name that is no identifier: all stay plain data."""
+    data = {
+        "tickets": {
+            "t1": {"ticket_id": "t1", "status": "$args.ticket_id", "secret": "s1"},
+            "t2": {"ticket_id": "t2", "status": "{row.secret}", "secret": "s2"},
+            "t3": {"ticket_id": "t3", "status": "open", "secret": "s3"},
+        }
+    }
+    tools = [
+        _tool(
+            "close_open_ticket",
+            "Close an open ticket. Its status will be changed to '$now'.",
+            {"ticket_id": S, "a.b": S},
+            True,
+        ),
+        _tool(
+            "reopen_ticket",
+            "Reopen a ticket. The status will be set to '{row.secret}'.",
+            {"ticket_id": S},
+            True,
+        ),
+    ]
+    (tmp_path / "tools.json").write_text(json.dumps(tools), encoding="utf-8")
+    (tmp_path / "db.json").write_text(json.dumps(data), encoding="utf-8")
+    made = generate_domain(tmp_path / "tools.json", tmp_path / "db.json", tmp_path / "out")
+    with load_domain(made.folder).episode(seed=0) as ep:
+        assert ep.call("close_open_ticket", {"ticket_id": "t3", "a.b": "x"})["status"] == "$now"
+        with pytest.raises(ToolError) as refused:
+            ep.call("close_open_ticket", {"ticket_id": "t1", "a.b": "x"})
+        assert "s1" not in str(refused.value)
+        assert ep.call("reopen_ticket", {"ticket_id": "t1"})["status"] == "{row.secret}"
+        with pytest.raises(ToolError, match=r"already \{row\.secret\}"):
+            ep.call("reopen_ticket", {"ticket_id": "t2"})

@@ -42,6 +42,7 @@ _EFFECT = re.compile(
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _QUOTED = re.compile(r"""['"`]([^'"`]{1,40})['"`]""")
 #: boolean columns that must be true for a row an argument names to be chosen
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 _STAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}$")
 _SEARCH = frozenset("search list query filter browse".split())
 _REPLACE = frozenset("modify change replace update swap switch edit".split())
@@ -255,6 +256,16 @@ def _one(name: str) -> str:
     return "_".join((*parts[:-1], last))
 
 
+def _lit(value: Any) -> Any:
+    """A value from the data or the spec as a literal of the steps (a leading `$` is not a name)."""
+    return "$" + value if isinstance(value, str) and value.startswith("$") else value
+
+
+def _say(text: str) -> str:
+    """An error message holding values from the data or the spec, braces not read as a template."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
 def _typed(rows: list[dict[str, Any]], kind: str, rest: list[str]) -> dict[Any, list[str]]:
     """Rows by their `kind`, each as the sorted JSON of its `rest` columns."""
     out: dict[Any, list[str]] = {}
@@ -290,8 +301,9 @@ def _entity(table: str) -> str:
 
 
 def _properties(op: Operation) -> dict[str, dict[str, Any]]:
+    """The arguments a step can name (`$args.NAME`): the others are left to the input schema."""
     props = op.input_schema.get("properties") or {}
-    return {k: v for k, v in props.items() if isinstance(v, dict)}
+    return {k: v for k, v in props.items() if isinstance(v, dict) and _NAME.fullmatch(k)}
 
 
 def _is_list(schema: dict[str, Any]) -> bool:
@@ -543,8 +555,8 @@ class _Binder:
                     required_states.add(column)
                     steps.append(
                         {
-                            "require": {"eq": [f"$row.{column}", value]},
-                            "error": f"The {entity.lower()} is not {value}",
+                            "require": {"eq": [f"$row.{column}", _lit(value)]},
+                            "error": _say(f"The {entity.lower()} is not {value}"),
                         }
                     )
                     bound.rules.append(f"the {entity.lower()}'s {column} must be '{value}'.")
@@ -573,13 +585,13 @@ class _Binder:
                     f"it can be done once: the {entity.lower()}'s {column} then becomes '{target}'."
                 )
             if target is not None:
-                changes[column] = target
+                changes[column] = _lit(target)
                 effects += self._mirrored(table, column, target, arg, sentences, used, bound)
                 if column not in required_states:
                     steps.append(
                         {
-                            "require": {"ne": [f"$row.{column}", target]},
-                            "error": f"The {entity.lower()} is already {target}",
+                            "require": {"ne": [f"$row.{column}", _lit(target)]},
+                            "error": _say(f"The {entity.lower()} is already {target}"),
                         }
                     )
                     bound.rules.append(f"a {entity.lower()} already '{target}' is refused.")
@@ -625,7 +637,7 @@ class _Binder:
                 value = next((v for v in values if _in_name(v, name_words)), None)
                 if value is None:
                     continue
-                new: dict[str, Any] = {link.by: f"$args.{arg}", column: value}
+                new: dict[str, Any] = {link.by: f"$args.{arg}", column: _lit(value)}
                 new.update({a: f"$args.{a}" for a in props if a in columns and a != arg})
                 steps: list[dict[str, Any]] = []
                 if link.part.order:
@@ -689,14 +701,18 @@ class _Binder:
                         if mirror < 0.9 * len(inside) or absent < 0.9 * len(outside):
                             continue
                         used.add(said[0])
-                        values: dict[str, Any] = {link.by: f"$args.{arg}", kind: new}
+                        values: dict[str, Any] = {link.by: f"$args.{arg}", kind: _lit(new)}
                         values.update({c: f"$_copied.{c}" for c in rest})
                         if order:
                             values[order] = {"add": [{"len": "$_kids"}, "$_n"]}
                         bound.does.append(f"adds to its {child} a '{new}' row copying each '{source}' row")
                         credit = self._credit(child, rest, sentences, used, bound)
                         copies = {
-                            "filter": {"over": "$_kids", "as": "x", "where": {"eq": [f"$x.{kind}", source]}}
+                            "filter": {
+                                "over": "$_kids",
+                                "as": "x",
+                                "where": {"eq": [f"$x.{kind}", _lit(source)]},
+                            }
                         }
                         return [
                             {
@@ -754,7 +770,7 @@ class _Binder:
                         "update": other,
                         "key": {other_key: f"$_copied.{ref}"},
                         "set": {numbers[0]: {"add": [f"$row.{numbers[0]}", f"$_copied.{amounts[0]}"]}},
-                        "when": {"eq": [f"$_credited.{kind}", value]},
+                        "when": {"eq": [f"$_credited.{kind}", _lit(value)]},
                     },
                 ]
         return []
@@ -871,7 +887,7 @@ class _Binder:
                     order = link.part.order
                     values: dict[str, Any] = {
                         link.by: f"$args.{arg}",
-                        kind: {"if": [{"gt": ["$_diff", 0]}, pay[0], back[0]]},
+                        kind: {"if": [{"gt": ["$_diff", 0]}, _lit(pay[0]), _lit(back[0])]},
                         amounts[0]: {"abs": "$_diff"},
                         a: f"$args.{a}",
                     }
