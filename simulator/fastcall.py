@@ -97,6 +97,39 @@ _PARAMS = frozenset({"name", "arguments", "_meta"})
 _JSON_HEADERS = [(b"content-type", b"application/json"), (b"cache-control", b"no-cache, no-transform")]
 
 
+#: the SDK and fastmcp releases whose private attributes these paths read (constraints.txt pins them)
+TESTED = {"mcp": "2.3.0", "fastmcp": "4.1.6"}
+#: what the paths read of the SDK's HTTP session manager and transports (checked before each use)
+_MANAGER_ATTRS = ("_server_instances", "_session_owners")
+_TRANSPORT_ATTRS = ("_requests_in_flight", "_idle_timeout", "idle_scope")
+
+
+def unsupported(mcp: Any) -> str | None:
+    """Why the fast paths cannot run beside this fastmcp server (None: they can): an SDK or fastmcp
+    release other than the tested one, or a private attribute they read gone. The server then
+    answers every call through the SDK and fastmcp."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    for dist, tested in TESTED.items():
+        try:
+            found = version(dist)
+        except PackageNotFoundError:
+            return f"{dist} is not installed"
+        if found != tested:
+            return f"{dist} {found} is installed; the fast paths read private attributes of {dist} {tested}"
+    low = getattr(mcp, "_mcp_server", None)
+    missing = [
+        name
+        for name, there in (
+            ("FastMCP._on_call_tool", hasattr(mcp, "_on_call_tool")),
+            ("FastMCP._mcp_server.add_request_handler", hasattr(low, "add_request_handler")),
+            ("FastMCP._mcp_server.server_info_stamp", hasattr(low, "server_info_stamp")),
+        )
+        if not there
+    ]
+    return f"missing: {', '.join(missing)}" if missing else None
+
+
 class _Query:
     """A request's query parameters with the `.get` the server's session checks use."""
 
@@ -219,9 +252,13 @@ class FastToolCalls:
         manager = self.server.session_manager
         if manager is None or manager.stateless:
             return None
+        if not all(hasattr(manager, a) for a in _MANAGER_ATTRS):
+            return None  # (an SDK without them: its own path answers)
         key = sid.decode("latin-1")
         transport = manager._server_instances.get(key)
         if transport is None or transport.is_terminated or manager._session_owners.get(key) is not None:
+            return None
+        if not all(hasattr(transport, a) for a in _TRANSPORT_ATTRS):
             return None
         idle = transport.idle_scope
         if idle is not None and idle.cancel_called:

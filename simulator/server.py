@@ -89,6 +89,7 @@ from .errors import (
     clip_name,
 )
 from .fastcall import DirectToolCalls, FastToolCalls
+from .fastcall import unsupported as unsupported_fast_paths
 from .handshakes import HandshakeGuard
 from .heap import settle_heap
 from .httpguard import body_limit, deadline_protocol, quiet_disconnects
@@ -262,7 +263,11 @@ class DomainServer:
         )
         self._add_task_surface()
         # plain tool calls (a session's first included) skip fastmcp's per-call dispatch (simulator.fastcall)
-        self.direct = DirectToolCalls(self) if config.fast_calls else None
+        why_not = unsupported_fast_paths(self.mcp) if config.fast_calls else None
+        if why_not is not None:
+            logging.getLogger("toolgym.server").warning("fast tool-call paths off (%s)", why_not)
+        self.fast_calls = config.fast_calls and why_not is None
+        self.direct = DirectToolCalls(self) if self.fast_calls else None
         if self.direct is not None:
             self.mcp._mcp_server.add_request_handler("tools/call", CallToolRequestParams, self.direct)
 
@@ -779,7 +784,7 @@ class DomainServer:
                 StarletteMiddleware(HandshakeGuard, server=self, path=path),
             ],
         }
-        if self.config.fast_calls:  # behind the guards: see simulator.fastcall
+        if self.fast_calls:  # behind the guards: see simulator.fastcall
             guards["middleware"].append(StarletteMiddleware(FastToolCalls, server=self, path=path))
         if self.idle_timeout:
             app = self.mcp.http_app(

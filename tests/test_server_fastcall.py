@@ -257,3 +257,26 @@ def test_what_the_fast_path_must_not_answer_gets_the_sdks_answer(shop: Domain) -
         # the owner's own calls still take the fast path
         assert not owner.call("get_customer", {"customer_id": "C-0001"})[2]["result"]["isError"]
         assert server.fast_answered == answered + 1
+
+
+def test_another_sdk_release_turns_the_fast_paths_off(
+    shop: Domain, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The fast paths read private attributes of the tested SDK and fastmcp: with any other
+    release installed they stay off and the SDK answers every call, with the same answers."""
+    from simulator import fastcall
+
+    assert fastcall.unsupported(DomainServer(shop, runs=tmp_path / "a").mcp) is None
+    monkeypatch.setitem(fastcall.TESTED, "mcp", "0.0.1")
+    with caplog.at_level("WARNING", logger="toolgym.server"):
+        server = DomainServer(shop, runs=tmp_path / "b", error_backoff_ms=0)
+    assert not server.fast_calls and server.direct is None
+    assert "fast tool-call paths off (mcp 2.3.0 is installed" in caplog.text
+    with serving(server) as url:
+        raw = Raw(url)
+        raw.open()
+        answers = [raw.call(tool, arguments) for tool, arguments in SCRIPT]
+    assert server.fast_answered == 0
+    assert [status for status, _, _ in answers] == [200] * len(SCRIPT)
+    errors = [message["result"]["isError"] for _, _, message in answers]
+    assert errors == [False, False, True, True, False, False, False, True, False, True]
