@@ -12,6 +12,7 @@ import base64
 import re
 import re._parser as sre_parse  # rstr parses patterns with it
 import string
+import warnings
 from collections.abc import Mapping
 from functools import lru_cache
 from itertools import chain
@@ -316,8 +317,11 @@ def _quoted_format(description: str) -> str | None:
 
 @lru_cache(maxsize=4096)
 def _compiled(pattern: str) -> re.Pattern[str] | None:
+    """A spec's `pattern` compiled (None: not a Python regex); its warnings are the spec's, not ours."""
     try:
-        return re.compile(pattern)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)  # ("possible nested set": `[[`)
+            return re.compile(pattern)
     except (re.error, RecursionError, OverflowError):
         return None
 
