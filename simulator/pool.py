@@ -1,30 +1,13 @@
 """Idle episode connections of a domain, put back to the seed state for its next episodes.
 
-Opening an episode on a new connection costs more than its first calls: SQLite parses the schema
-and prepares every statement again on each connection (~250 us on tau2-retail, against ~60 us for
-a read on a warm one). So a closed episode's connection goes back to its domain, which restores
-its seed state in place and keeps it for a later episode: the rows the episode changed (its change
-log) are put back as the seed holds them, with the same rowids, so the database answers every
-query exactly as a fresh copy would (scans in rowid order included); the generated-id counters,
-clock and change log are emptied. The connection's prepared statements stay valid, since its
-schema never changes (deserializing into it instead would invalidate them, and SQLite's check does
-not catch a schema freed and rebuilt, which crashes).
-
-SQLite counts each prepared statement's virtual-machine steps over its whole life, and the step
-budget's progress handler fires at multiples of that count (simulator.budget): so that a call's
-budget verdict never depends on earlier episodes, the counts of every statement of a reused
-connection are reset (`sqlite3_stmt_status(..., SQLITE_STMTSTATUS_VM_STEP, 1)`, through ctypes on
-the library the interpreter's sqlite3 module uses). Where that is not possible (an interpreter whose
-connection layout is not known), connections are not reused at all.
-
-A connection is closed instead of kept when something wrote to it outside a call (its change
-count moved; simulator.episode), when its schema changed, when it is in a transaction, when a
-statement on it is still active (a cursor not read to its end that something still holds), when
-the restore fails (a foreign key the restore order cannot satisfy, say), or when the domain
-already keeps `IDLE_CONNECTIONS` connections or `IDLE_BYTES` of them. Trace, authorizer and
-progress hooks set on it are cleared. tests/test_episode_pool.py holds a
-restored connection to a fresh copy of the seed, row by row with rowids, under random calls.
-"""
+A closed episode's connection goes back to its domain's pool, which restores in place the rows its
+change log names (the seed's values and rowids; id counters, clock and change log emptied; never by
+deserializing, which would free the schema under its prepared statements) and keeps it, statements
+and all, for a later episode. SQLite counts a statement's VM steps over its whole life and the step
+budget fires at multiples of that count (simulator.budget), so a kept connection's statements get
+their counts reset (through ctypes where the connection's layout is known; else nothing is reused).
+It is closed instead when it cannot be restored exactly (written outside a call, schema changed, in
+a transaction, a statement still active, restore failed) or the pool is full; hooks are cleared."""
 
 from __future__ import annotations
 
