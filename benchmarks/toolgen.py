@@ -16,7 +16,9 @@ domains included) and adds `synth`: the wall time, domains written and left out 
 share of the corpus' operations compiled into tools of kept domains (denominator: every operation
 read, each BFCL function once, as `count_ops.py` counts), and, from each folder's tasks.jsonl, the
 valid tasks, the domains with write tools that have at least 5, and the share of tasks with 3 or
-more gold calls where a read precedes a write, and the faithfulness figures of
+more gold calls where a read precedes a write, the horizon (median gold calls, the share with 10 or
+more, the number with 20 or more), the share of each tier, the share of tried candidates whose
+instruction passed every check, and the faithfulness figures of
 `benchmarks/faithfulness.py` over the same folders (kinds against the spec's declarations,
 request-control columns, tables not named by a noun of the spec). Its limits (`--check`): compiled ≥ 90%, no domain
 left out for failing `toolgym check`, every domain with write tools ≥ 5 tasks, chains ≥ 50%.
@@ -29,9 +31,11 @@ import json
 import os
 import random
 import resource
+import statistics
 import sys
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -147,6 +151,8 @@ def synth(generated: Any, out: Path, workers: int, seed: int, with_tasks: bool =
     )
     tasks = chains = write_tasks = write_chains = 0
     short: list[str] = []
+    lengths: list[int] = []
+    tiers: Counter[str] = Counter()
     for r in results:
         if not r.kept or r.folder is None:
             continue
@@ -154,6 +160,8 @@ def synth(generated: Any, out: Path, workers: int, seed: int, with_tasks: bool =
         reads = {t["name"] for t in spec["tools"] if t["kind"] == "read"}
         found = _tasks(Path(r.folder))
         fed = sum(1 for t in found if _chain(t, reads))
+        lengths += [len(t.get("calls", [])) for t in found]
+        tiers.update(tag for t in found for tag in t.get("tags", []) if tag.startswith("tier-"))
         tasks += len(found)
         chains += fed
         if len(reads) < len(spec["tools"]):
@@ -178,7 +186,23 @@ def synth(generated: Any, out: Path, workers: int, seed: int, with_tasks: bool =
             "chain_share_write_domains": round(write_chains / write_tasks, 4) if write_tasks else 0.0,
             "write_domains_under_min": len(short),
             "rejected_by_reason": report["tasks"].get("rejected_by_reason", {}),
+            **_horizon(lengths, tiers, report["tasks"].get("rejected_by_reason", {})),
         },
+    }
+
+
+def _horizon(lengths: list[int], tiers: Counter[str], rejected: dict[str, int]) -> dict[str, Any]:
+    """Gold calls per task (median, share with 10+, count with 20+), the share of each tier, and
+    the share of the candidates tried whose instruction passed every check (`toolgen.synth.checks`)."""
+    n = len(lengths)
+    failed = sum(v for k, v in rejected.items() if k.startswith("instruction:"))
+    tried = n + sum(rejected.values())
+    return {
+        "median_calls": statistics.median(lengths) if lengths else 0,
+        "share_10_calls": round(sum(x >= 10 for x in lengths) / n, 4) if n else 0.0,
+        "tasks_20_calls": sum(x >= 20 for x in lengths),
+        "tiers": {t: round(tiers[t] / n, 4) if n else 0.0 for t in sorted(tiers)},
+        "instruction_checks_pass": round(1 - failed / tried, 4) if tried else 1.0,
     }
 
 
@@ -307,6 +331,11 @@ def main(argv: list[str] | None = None) -> int:
             f"tasks: {tasks['valid']} valid ({tasks['per_domain']} per domain), chains {tasks['chain_share']:.1%} "
             f"({tasks['chain_share_write_domains']:.1%} in domains with write tools), "
             f"domains with write tools under {SYNTH_LIMITS['min_tasks']}: {tasks['write_domains_under_min']}"
+        )
+        print(
+            f"horizon: median {tasks['median_calls']} gold calls, {tasks['share_10_calls']:.1%} with 10+, "
+            f"{tasks['tasks_20_calls']} with 20+; tiers {tasks['tiers']}; instructions of tried candidates "
+            f"passing every check {tasks['instruction_checks_pass']:.1%}"
         )
         print(f"skipped by reason: {rates['skipped_by_reason']}")
     if faithful is not None:
