@@ -93,7 +93,7 @@ _OPTION = frozenset(
     "next_page_token marker next_marker prev_marker previous_marker next_cursor prev_cursor "
     "start_after page_token max_items quota_user quotauser user_ip userip key_only fields_mask lang locale "
     "language hl jsonp prefer x_fields api_version version exclude_fields include_fields exclude_default "
-    "result_format results_format".split()
+    "result_format results_format send_notifications send_updates notify".split()
 )
 _CONTROLS = _LIMIT | _OFFSET | _PAGE | _SORT
 #: response fields that page a list, and the lists they page
@@ -101,6 +101,8 @@ _PAGE_STATE = frozenset(
     "has_more total_pages is_truncated truncated next_page prev_page previous_page next_link "
     "next_url start_cursor end_cursor has_next_page has_previous_page".split()
 )
+#: a cursor a listing pages with (Stripe's and OpenAI's `after=obj_123`), when it is no date
+_CURSOR = frozenset("after before".split())
 _PAYLOADS = frozenset("entries items results records data".split())
 #: the prefixes normalization gives an argument whose name another location already took
 _LOCATIONS = frozenset("path query header cookie body form_data formdata".split())
@@ -451,6 +453,8 @@ def _control_role(prop: str, schema: Mapping[str, Any], kind: str) -> Role | Non
         # `MaxResultsPerPage`, `max_cursor`: a bound on a control, not a range over a column
         return "limit" if kind == "read" and numeric and ws[0] == "max" else "option"
     if kind == "read":
+        if joined in _CURSOR and not numeric and schema.get("format") not in ("date", "date-time"):
+            return "option"  # `after=obj_123`: a cursor over the listing, not a column
         if joined in _LIMIT and (numeric or not schema.get("type")):
             return "limit"
         if joined in _OFFSET and (numeric or not schema.get("type")):

@@ -40,7 +40,7 @@ _QUOTA = {
     "single": 4,
 }
 #: how many writes a `multi` request holds, and how many questions a `survey`
-_MULTI_SIZES = (3, 4, 5, 6, 8, 10)
+_MULTI_SIZES = (3, 4, 6, 8, 10, 12)
 _SURVEY_SIZES = (3, 4, 6, 8)
 
 
@@ -491,7 +491,8 @@ class Proposer:
                 if made is None or any(w.tool == made.tool and w.args == made.args for w in writes):
                     continue
                 trial = seq(calls, made.calls)
-                if self._succeeds(trial):
+                said = say.join_clauses([w.text for w in [*writes, made]])
+                if repeated(said) is None and self._succeeds(trial):  # (nothing said twice)
                     writes.append(made)
                     chosen.append(tool)
                     calls = trial
