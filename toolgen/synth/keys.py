@@ -207,8 +207,8 @@ def relaxed(schema: Mapping[str, Any], samples: Sequence[Any], key_type: str) ->
     try:
         if all(checker.is_valid(s) for s in samples):
             return None
-    except (jsonschema.exceptions.SchemaError, TypeError, ValueError):
-        pass
+    except (jsonschema.exceptions.SchemaError, TypeError, ValueError, re.error):
+        pass  # (a pattern Python cannot read, `\p{L}`: relaxed like any other)
     out = {k: v for k, v in schema.items() if k not in (*_CONSTRAINTS, "type", "anyOf", "oneOf", "allOf")}
     given = schema.get("type")
     wanted = "integer" if key_type == "integer" else "string"
