@@ -41,7 +41,7 @@ singular name is such a noun, or each of its words is a word of one. A table is 
 even where its words are found, when a word is a file format (csv, excel, pdf, json, xml, …) or
 looks like a hash fragment (letters and digits interleaved, `a1b2`: a name and its number such as
 `tier1` or `judge0`, a version and a known code are not; six consonants in a row; a single
-letter other than x, y, z). Flagged tables are labelled by the first reason that holds: format,
+letter other than x, y, z). `docs` is documentation, not the `.doc` format. Flagged tables are labelled by the first reason that holds: format,
 hash, verb (a word of this file's verb list first in the name, or a participle last: `cacheds`,
 not `allowed_directories`), function word (to, by, all, …), else "not a noun of the spec".
 """
@@ -460,7 +460,7 @@ def table_verdict(table: str, nouns: set[tuple[str, ...]], noun_words: set[str])
     if not raw:
         return "not a noun of the spec"
     ws = phrase(raw)
-    if any(w in FORMATS or one(w) in FORMATS for w in raw):
+    if any(w in FORMATS or (one(w) in FORMATS and w != "docs") for w in raw):
         return "format"
     if any(_hash_like(w) for w in raw if not w.isdigit()):
         return "hash"

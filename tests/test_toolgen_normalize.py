@@ -111,6 +111,9 @@ def test_nested_action_path_merges_parameters_renames_clashes_and_drops_headers(
         ("get", "/apis/apps.k8s.io/v1/deployments", "deployment", "read"),
         ("get", "/categories", "category", "read"),
         ("get", "/v1/radar/value_lists/{value_list}", "value_list", "read"),
+        ("put", "/order-is-ready-for-pickup", "order", "update"),
+        ("get", "/{source}/datasets/{dataset_id}/exports/csv", "dataset", "read"),
+        ("get", "/{source}/datasets/{dataset_id}/exports/geojson", "dataset", "read"),
     ],
 )
 def test_entity_and_kind_from_the_path(method: str, path: str, entity: str, kind: str) -> None:
@@ -139,6 +142,12 @@ def test_entity_and_kind_from_the_path(method: str, path: str, entity: str, kind
         ),
         ("List a project's jobs", "list_a_project_jobs", "project_job", "read"),
         ("créer_réservation", "creer_reservation", "creer_reservation", "read"),
+        ("Sign Info", "sign_info", "sign", "read"),
+        ("Video no watermark", "video_no_watermark", "video", "read"),
+        ("search_food_item_100_g_serving", "search_food_item_100_g_serving", "food_item", "read"),
+        ("Semaphore.tryAcquireAsync", "semaphore_try_acquire_async", "semaphore", "action"),
+        ("spaces.completeImport", "spaces_complete_import", "space", "action"),
+        ("isbehindcdn", "isbehindcdn", "tool", "read"),
     ],
 )
 def test_function_names(name: str, tool: str, entity: str, kind: str) -> None:

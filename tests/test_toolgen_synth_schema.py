@@ -250,3 +250,25 @@ def test_an_allof_that_only_adds_keywords_is_one_value():
     assert flat(records) is records and column_type(records) == ("json", False)
     clash = {"allOf": [{"type": "string"}, {"type": "integer"}]}
     assert column_type(clash) == ("json", False)
+
+
+def test_bounds_named_like_controls_and_boolean_controls_are_not_ranges_or_columns():
+    schema = infer_schema(
+        *planned_from(
+            make_op(
+                "list_integrals",
+                "read",
+                {
+                    "function": {"type": "string"},
+                    "lower_limit": {"type": "number"},
+                    "upper_limit": {"type": "number"},
+                    "top": {"type": "boolean"},
+                },
+            )
+        )
+    )
+    columns = set(schema.tables["widgets"].columns)
+    assert "limit" not in columns and "top" not in columns
+    roles = {b.param: b.role for b in schema.bindings["t:list_integrals"]}
+    assert roles["top"] == "option"
+    assert roles["lower_limit"] not in ("min", "max") and roles["upper_limit"] not in ("min", "max")

@@ -84,7 +84,7 @@ for _kind, _verbs in (
         "authenticate_ login_ logon register_ recalculate reconcile split_ mark_ notify_ "
         "review score grade approve_ reopen reassign unassign transition setup onboard offboard calc "
         "annotate anonymize bind snooze upsert_ freeze unfreeze unban hide unhide deny terminate reinstate "
-        "think reflect ponder brainstorm",
+        "think reflect ponder brainstorm acquire obtain",
     ),
 ):
     for _v in _verbs.split():
@@ -107,20 +107,32 @@ _VERB_MODIFIERS = frozenset("batch bulk async multi mass try do perform auto re"
 # Words after which a function name stops naming its entity ("get_user_by_id").
 _PREPOSITIONS = frozenset(
     "by for from with in on at to of via using per into within between near under over after "
-    "before as than about across around without against toward towards through during".split()
+    "before as than about across around without against toward towards through during behind "
+    "beside beneath inside outside along".split()
 )
 # Words that add nothing to an entity: dropped at the end ("user_info" → user) or the start.
 _GENERIC_TAIL = frozenset(
     "info information details detail data list lists collection page paged paginated response "
     "request result results dto model input output wrapper body payload object resource schema "
-    "entity item_list json xml api apis v1 v2 v3 by id ids all".split()
+    "entity item_list json xml api apis v1 v2 v3 by id ids all resp".split()
 )
 _PATH_TAIL = frozenset("json xml api apis".split())
+# Schema names that say how a call went, not what it returns.
+_SAYS_NOTHING = frozenset("success successful error failure ok empty void ack".split())
 # File formats name a representation of a record, never a record (`/invoices/{id}/pdf` → invoice).
 _FORMATS = frozenset(
     "csv tsv excel xls xlsx pdf pdfs json jsonl xml yaml yml html htm txt markdown md docx odt rtf "
-    "png jpg jpeg gif svg webp bmp tiff mp3 mp4 wav ogg zip gz tgz base64 ics vcf rss".split()
+    "png jpg jpeg gif svg webp bmp tiff mp3 mp4 wav ogg zip gz tgz base64 ics vcf rss geojson kml gpx "
+    "ical ov2 shp rdf ttl parquet avro jsonld".split()
 )
+# Words that end a noun phrase the way a preposition does: a state or a negation follows
+# ("order_is_ready_for_pickup" → order, "video_no_watermark" → video).
+_PHRASE_ENDS = frozenset("is are was were be has have no not non".split())
+# Verbs that name a process more often than a record: beside a namespace that names one, the
+# namespace is the record (`spaces.completeImport` → space).
+_PROCESS_NOUNS = frozenset("import export upload download backup sync".split())
+# A number and a short unit after it measure the noun before them (`item_100_g_serving` → item).
+_UNIT = re.compile(r"^[a-z]{1,2}$")
 _GENERIC_HEAD_MORE = frozenset("most least top best latest recent".split())
 _ID_NOISE = frozenset(
     "first last next prev previous request trace correlation idempotency external unique object "
@@ -193,8 +205,20 @@ def noun_of(
     kept = [w for w in parts if w not in _GENERIC_HEAD and w not in ("and", "or") and w not in _FORMATS]
     while kept and (kept[0] in _PREPOSITIONS or (len(kept[0]) == 1 and len(kept) > 1)):
         kept.pop(0)  # "of_regions", "at_delivery_address"; "fMRI", "oTask": a letter before a word
-    cut = next((i for i, w in enumerate(kept) if i > 0 and w in _PREPOSITIONS), None)
-    if cut is not None:  # "fact_about_cats" → fact, "roles_by_id" → role
+    cut = next(
+        (
+            i
+            for i, w in enumerate(kept)
+            if i > 0
+            and (
+                w in _PREPOSITIONS
+                or w in _PHRASE_ENDS
+                or (w.isdigit() and i + 1 < len(kept) and _UNIT.match(kept[i + 1]))
+            )
+        ),
+        None,
+    )
+    if cut is not None:  # "fact_about_cats" → fact, "roles_by_id" → role, "item_100_g" → item
         kept = kept[:cut]
     while kept and (kept[-1] in generic or _VERSION.match(kept[-1]) or _participle(kept[-1])):
         kept.pop()
@@ -263,8 +287,22 @@ def analyse_name(name: str) -> _Name:
         if (w in _PREPOSITIONS or w in _MID_VERBS) and i > 0:  # "…_by_id", "…_info_get_free_token"
             body = body[:i]
             break
+    while body and body[-1] in _VERB_MODIFIERS:  # "tryAcquireAsync": how, not what
+        body = body[:-1]
+    verb = ws[start] if kind is not None and start < len(ws) else ""
+    if (
+        body
+        and all(w in ("info", "information", "details", "detail") for w in body)
+        and verb not in _MID_VERBS
+        and _VERB_KINDS.get(verb) not in (None, "read")
+    ):
+        kind, body = "read", (verb,)  # "Sign Info": the verb is the noun the info is about
     ns_words = words(namespace)
-    return _Name(kind=kind, noun=noun_of(body), namespace_noun=noun_of(ns_words[-2:]) if ns_words else "")
+    namespace_noun = noun_of(ns_words[-2:]) if ns_words else ""
+    noun = noun_of(body)
+    if namespace_noun and noun in _PROCESS_NOUNS:  # "spaces.completeImport": the import of a space
+        noun = namespace_noun
+    return _Name(kind=kind, noun=noun, namespace_noun=namespace_noun)
 
 
 def _split_segment(raw: str) -> _Segment:
@@ -297,6 +335,11 @@ def _split_segment(raw: str) -> _Segment:
             return _Segment("", None, None)
         return _Segment("", None, raw.strip("."))
     return _Segment(raw, None, None)
+
+
+def _format_segment(seg: _Segment) -> bool:
+    """A static segment that only names a representation (`csv`, `json`) or is plumbing."""
+    return seg.param is None and seg.rpc is None and (_is_stop(seg.text) or words(seg.text)[-1] in _FORMATS)
 
 
 def _is_stop(text: str) -> bool:
@@ -344,11 +387,18 @@ def analyse_path(path: str) -> PathInfo:
         ws = words(seg.text)
         kind = _verb_at(ws, 0)
         after_noun = any(s.param is not None or (s.text and not _is_stop(s.text)) for s in segments[:index])
+        last = index == len(segments) - 1
+        if not last and all(_format_segment(s) for s in segments[index + 1 :]):
+            last = True  # "/datasets/{id}/exports/csv": a format after the verb names no record
+            if len(ws) == 1 and singular(ws[0]) in _PROCESS_NOUNS:
+                kind, ws = _VERB_KINDS[singular(ws[0])], (singular(ws[0]),)
         if (
             kind is not None
-            and index == len(segments) - 1
+            and last
             and verb_kind is None
-            and (len(ws) > 1 or after_noun)
+            and not (len(ws) > 1 and ws[1] in _PHRASE_ENDS)  # "order-is-ready": a noun, then its state
+            # "/admin/logout": a verb alone names no record; "/upload" may
+            and (len(ws) > 1 or after_noun or ws[0] not in _NOUN_VERBS)
             # "rate_limits" is a noun; "unlink_users", "disable_credential_types" are not
             and (
                 len(ws) == 1 or singular(ws[-1]) == ws[-1] or ws[0] in _MID_VERBS or ws[0] not in _NOUN_VERBS
@@ -405,12 +455,17 @@ def _component_noun(name: str | None) -> str:
     if not name:
         return ""
     named = analyse_name(name.rsplit(".", 1)[-1])
-    return named.noun
+    head = named.noun.split("_")[0]
+    return "" if head in _SAYS_NOTHING else named.noun  # `SuccessResp`, `ErrorResponse`
 
 
 def _tag_noun(tags: list[str]) -> str:
     for tag in tags[:1]:
         ws = [w for w in words(tag) if w not in _TAG_STOP]
+        if any(w.isdigit() for w in ws):
+            return ""  # "2FA", "v2 beta": a code, not a noun
+        if len(ws) > 1 and ws[0] in _VERB_KINDS and (ws[0] not in _NOUN_VERBS or ws[0] in _PROCESS_NOUNS):
+            ws = ws[1:]  # "export catalog": what the tag's operations export
         noun = noun_of(ws)
         if noun:
             return noun
@@ -478,13 +533,25 @@ def guess(
         named.noun if named else "",
         named.namespace_noun if named else "",
     ):
-        if candidate:
+        if candidate and _wordlike(candidate):
             entity = candidate
             break
     entity_fallback = not entity
     if not entity:  # no noun anywhere: the record its first id argument names, else the api's
-        entity = (id_nouns[0] if id_nouns else "") or _api_noun(api) or "item"
+        api_noun = _api_noun(api)
+        entity = (id_nouns[0] if id_nouns else "") or (api_noun if _wordlike(api_noun) else "") or "item"
     return Guess(entity, kind or "action", entity_fallback, kind_fallback), info
+
+
+_CONSONANT_RUN = re.compile(r"[bcdfghjklmnpqrstvwxz]{5,}")
+
+
+def _wordlike(noun: str) -> bool:
+    """Whether every word of `noun` could be a word: `fdfdf` (no vowel) and `isbehindcdn` (five
+    consonants in a row, words glued together) are not; `sms`, `cdn` and `dns` are."""
+    return all(
+        not _CONSONANT_RUN.search(w) and (len(w) < 5 or re.search(r"[aeiouy\d]", w)) for w in noun.split("_")
+    )
 
 
 def _api_noun(api: str) -> str:

@@ -463,6 +463,8 @@ def _control_role(prop: str, schema: Mapping[str, Any], kind: str) -> Role | Non
             return "page"
         if joined in _SORT:
             return "sort"
+        if joined in _CONTROLS and schema.get("type") == "boolean":
+            return "option"  # `top=true` (top-level only): a switch on the listing, not a field
     if joined in _OPTION or (joined in _CONTROLS and joined not in _AMBIGUOUS):
         return "option"  # a request control that shapes no data here: never a column
     return None
@@ -505,6 +507,8 @@ def _range_role(prop: str, schema: Mapping[str, Any]) -> tuple[Role, str] | None
             continue
         if rest in (("date",), ("time",)) or not rest:
             return role, "date"  # type: ignore[return-value]
+        if "_".join(rest) in _CONTROLS:
+            return None  # `lower_limit` of an integral: a bound itself, not a range over `limit`
         return role, "_".join(rest)  # type: ignore[return-value]
     return None
 
