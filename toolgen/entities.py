@@ -387,14 +387,14 @@ def analyse_path(path: str) -> PathInfo:
         ws = words(seg.text)
         kind = _verb_at(ws, 0)
         after_noun = any(s.param is not None or (s.text and not _is_stop(s.text)) for s in segments[:index])
-        last = index == len(segments) - 1
-        if not last and all(_format_segment(s) for s in segments[index + 1 :]):
-            last = True  # "/datasets/{id}/exports/csv": a format after the verb names no record
+        at_end = index == len(segments) - 1
+        if not at_end and all(_format_segment(s) for s in segments[index + 1 :]):
+            at_end = True  # "/datasets/{id}/exports/csv": a format after the verb names no record
             if len(ws) == 1 and singular(ws[0]) in _PROCESS_NOUNS:
                 kind, ws = _VERB_KINDS[singular(ws[0])], (singular(ws[0]),)
         if (
             kind is not None
-            and last
+            and at_end
             and verb_kind is None
             and not (len(ws) > 1 and ws[1] in _PHRASE_ENDS)  # "order-is-ready": a noun, then its state
             # "/admin/logout": a verb alone names no record; "/upload" may
