@@ -1,23 +1,11 @@
 """Per-call budgets: no single tool call may do unbounded work or hold the server for long.
 
-A call runs under a `Budget` of three limits, checked from cheap hooks while it runs:
-
-- **SQLite steps**: virtual-machine instructions, counted by a progress handler on the episode's
-  connection (SQLite calls it every `PROGRESS_EVERY` instructions of a statement);
-- **evaluation steps**: Python-side work of the operation language — list elements that `map`,
-  `filter`, `for_each` and the list operators touch, characters that string operators build —
-  counted by `charge`, which the runtime calls as it works;
-- **wall clock**: seconds since the call started, checked from the same two hooks.
-
-The first two are deterministic (the same call on the same state counts the same steps in any
-process), and exceeding them is caused by the agent's arguments: `WorkLimitError`, a tool error
-the agent can act on. The wall clock is a limit the server imposes: `CallTimeout`, an
-infrastructure failure labelled `timeout`. Either way the call fails and its state is rolled back.
-
-The running call's `Meter` is found through a context variable, so expression code needs no extra
-parameter; outside a call `charge` does nothing. The meter also keeps, for the running call only,
-hash indexes of the lists that `count`, `in` and `contains` search repeatedly (`counts`), so a
-filter that asks "how often does x occur in this list" for every element is linear, not quadratic.
+A call runs under a `Budget` of three limits: SQLite steps (counted by a progress handler),
+evaluation steps (counted by `charge`, which the runtime calls as it works) and wall-clock seconds.
+The step limits are deterministic: the same call on the same state counts the same steps in any
+process, and exceeding them is a `WorkLimitError` (the agent's error). Exceeding the wall clock is
+a `CallTimeout` (an infrastructure failure). Either way the call fails and is rolled back.
+Design notes: docs/design/engine.md.
 """
 
 from __future__ import annotations

@@ -1,18 +1,9 @@
 """`calc`: a safe evaluator of arithmetic expression text (never `eval`).
 
-Grammar (Python's arithmetic, restricted to numbers, + - * / // ** and parentheses)::
-
-    expr   := term (('+' | '-') term)*
-    term   := unary (('*' | '/' | '//') unary)*
-    unary  := ('+' | '-') unary | power
-    power  := atom ('**' unary)?
-    atom   := NUMBER | '(' expr ')'
-
-Python semantics (ints stay ints, IEEE floats, left to right). Anything else — a stray
-character, a syntax error, division by zero, an overflow, a huge power — gives None, so the
-operator is total and a domain decides what error to raise. An integer `**` or `*` whose result
-would pass `_MAX_BITS` bits is refused before it is computed (its size is bounded by the operands'
-bit lengths), so no expression of any nesting, such as `((9**999)**999)**999`, runs for long.
+It accepts numbers, + - * / // ** and parentheses, with Python's semantics. Anything else (a stray
+character, a syntax error, division by zero, an overflow, a huge power) gives None, so the
+operator is total and a domain decides what error to raise. Integer results that would be too
+large are refused before they are computed. Grammar and limits: docs/design/engine.md.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """`$calls.N.path`: a task call's argument that names an earlier call's result — the one parser.
 
-A task's calls may refer to earlier calls' results, so that a task can create a row and then act
-on its generated id under any seed: a string `"$calls.N.path"` is replaced by that path of call
-N's result (`"$$..."` is a literal leading `$`). The path must exist: a field the result does not
-have, an index past a list's end, or a call that failed (and so has no result) is a
-`CallReferenceError`, never a silent null.
-
-The loader checks references with it, the grading side (`scoring.validation.gold`) replays gold
-calls through `run_calls`, validation and mutation read references with `CallRef`.
+A string `"$calls.N.path"` is replaced by that path of call N's result (`"$$..."` is a literal
+leading `$`). A missing field, an index past a list's end or a call that failed is a
+`CallReferenceError`, never a silent null. The loader, gold replay (`run_calls`), validation and
+mutation (`CallRef`) all use this parser. Design notes: docs/design/engine.md.
 """
 
 from __future__ import annotations

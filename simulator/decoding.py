@@ -1,13 +1,8 @@
 """Rows as SQLite returns them (tuples) -> rows as tools return them (dicts), once per table shape.
 
-Every read decodes its rows, so this runs per row of every call: `row_decoder` builds, once per
-table (and per joined shape), a function that turns a stored tuple into a dict in one dict display
-(booleans back to `bool`, JSON text parsed), and `load_json` parses stored JSON text through
-`JSONDecoder.raw_decode`. Both give exactly what the general code gives (`dict(zip(...))`, then
-`json.loads` on each non-null JSON value); tests/test_decoding.py holds them to that.
-
-The decoder's source is generated from the column positions only: each column's name enters it as
-a `repr` string literal and each value as `r[i]`, so no name or value is ever evaluated as code.
+`row_decoder` builds, once per table (and joined shape), a function that turns a stored tuple into
+a dict; `load_json` parses stored JSON text. Both give exactly what the general code gives.
+Design notes: docs/design/engine.md.
 """
 
 from __future__ import annotations

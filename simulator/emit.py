@@ -1,17 +1,10 @@
-"""Python source for a step list (`steps.straight`): lines, the closure variables they name, and
-expressions written out where they are plain.
+"""Python source for a step list (`steps.straight`): lines, closure variables, plain expressions.
 
 `straight` turns a list of steps into one generated function; a step that can write its own work
-out (`emit`: a read by key, a one-column update by key, a create) adds lines here instead of being
-called through its method. What the lines need (the step, its statements, decoders, the compiled
-expressions) is bound as a closure variable with a generated name; only those names, indices and
-string literals made with `repr` appear in the source, never a column name or a value evaluated as
-code.
-
-`value(fn)` is the source of `fn(env)`: a reference written out as the dict lookups its compiled
-closure does (`lang.compile.shape_of` says which closures are plain references or literals; anything
-but a dict on the way falls back to the closure itself, which gives the value it always gave), else a
-call of the closure.
+out (`emit`) adds lines here instead of being called through its method. Only generated names,
+indices and `repr` string literals appear in the source, never a column name or value as code.
+`value(fn)` is the source of `fn(env)`: a plain reference written out as dict lookups, else a
+call of the closure. Design notes: docs/design/engine.md.
 """
 
 from __future__ import annotations

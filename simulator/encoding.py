@@ -1,22 +1,10 @@
-"""Values into SQLite for the write steps, with what can be decided once decided once.
+"""Values into SQLite for the write steps, with the per-column decisions taken once.
 
-`create` and `update` run on every write call: each checks values against their columns and turns
-them into what SQLite stores (`TableInfo.encode`), runs one statement, and keeps the row as stored.
-The plans here do that work with the per-column decisions taken when a step first runs:
-
-- `column_encoder(info, name)`: `info.encode(name, value)` as a function of the value alone. A
-  value of the column's own type (no enum) is checked inline; every other value, and so every
-  error, goes through `info.encode` itself, so results and messages are its own.
-- `InsertPlan.of(info, given)`: the INSERT with positional parameters in column order (the row as
-  stored is the parameter tuple), and one generated function that builds that tuple: each given
-  value and the key through their column's encoder, a constant default encoded once, `$now` per
-  call. Its source holds only positions and generated names (`row_builder`): no column name or
-  value is ever evaluated as code.
-- `UpdatePlan.of(info, columns)`: `UPDATE ... SET columns WHERE key` with positional parameters,
-  each column's encoder, its place in the stored row and how a read decodes it back.
-
-Statements are compiled from the same SQLAlchemy Core constructs as `TableInfo`'s named ones, with
-the SQLite dialect's positional (`?`) style: a parameter tuple costs SQLite less than a dict.
+`create` and `update` check values against their columns and encode them for SQLite
+(`TableInfo.encode`); the plans here do that work with the per-column decisions taken when a step
+first runs: `column_encoder` (one column's encoder), `InsertPlan` (a create's INSERT and its row
+builder) and `UpdatePlan` (an update by key). Results and error messages are `TableInfo.encode`'s.
+Design notes: docs/design/engine.md.
 """
 
 from __future__ import annotations

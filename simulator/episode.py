@@ -1,20 +1,11 @@
 """The episode: one rollout's own SQLite database, its change log, ids and clock.
 
-An episode deserializes its domain's seed snapshot into a private in-memory database. Every
-call is atomic: arguments are checked against the tool's JSON Schema, the operation runs in a
-transaction, and any error rolls it back, leaving the state exactly as it was. The simulated
-clock, the generated-id counters and the change log live in the database too (in `_toolgym_*`
-tables that tools, exports, digests and diffs never see).
-
-While calls run, the episode keeps the clock, the counters and the change log in memory: a call
-adds what it changed to them only after its transaction committed (a rolled-back call leaves no
-trace there either), and they are written to the `_toolgym_*` tables, in one transaction, before
-anything reads those tables (`digest`, `changes`); `close` hands the changes not written yet to the
-domain's pool, which restores the seed state from both. A write call so runs only its own
-statements between BEGIN and COMMIT, with no bookkeeping statement of its own.
-
-Arguments nested deeper than `MAX_NESTING` are refused before anything reads them; the database may grow `Budget.growth_bytes`
-beyond the seed (SQLite's `max_page_count`): a write past it is refused, as the agent's error.
+An episode loads its domain's seed snapshot into a private in-memory database. Every call is
+atomic: arguments are checked against the tool's JSON Schema, the operation runs in a transaction,
+and any error rolls it back, leaving the state exactly as it was. The clock, id counters and
+change log are kept in memory and written to hidden `_toolgym_*` tables before anything reads them.
+Arguments nested deeper than `MAX_NESTING` are refused; the database may grow only
+`Budget.growth_bytes` beyond the seed. Design notes: docs/design/engine.md.
 """
 
 from __future__ import annotations

@@ -1,29 +1,10 @@
 """The one error tree of toolgym, and the one vocabulary of error kinds.
 
-::
-
-    ToolgymError                 root: anything toolgym raises on purpose
-    ├── SpecError                a domain folder or spec file is wrong (lists every problem, with file and location)
-    ├── ToolError                an agent's tool call failed; the message is for the agent to act on (kind "tool")
-    │   ├── OperationError       the operation raised on the agent's arguments where no precise check caught it
-    │   ├── WorkLimitError       the call asked for more work than one call may do (the agent's arguments)
-    │   └── StateTooLarge        a write would grow the episode's database past its size limit
-    ├── InfraError               a call failed for a reason that is not the agent's (injected or real fault)
-    │   ├── CallTimeout          the call ran past the wall-clock limit the server imposes (kind "timeout")
-    │   ├── StorageError         the call's record or commit could not be written; rolled back (kind "storage")
-    │   └── CapacityError        the server refused a new session: it is at its limit (kind "capacity")
-    ├── SessionError             a session cannot be opened or continued (bad id or seed, unknown task,
-    │                            an ended session, another connection's session): the client's to fix
-    ├── TranscriptError          a transcript cannot be read (names the line or message)
-    └── TaskError                a task is unknown or broken (e.g. a gold call fails unexpectedly)
-        └── CallReferenceError   a gold call's `$calls.N.path` names no earlier call's result, or no field of it
-
-`ToolError` and `InfraError` are siblings: `except ToolError` catches only the agent's errors, and
-`except CallFailed` (both) every failure a call can end in; each carries its `ErrorKind`, whose
-`is_infra` says whose failure it is. That kind is what transcripts record (`error_kind`), what
-metrics count and what scoring rules on.
-
-Anything else that escapes is a bug: the server logs it and masks it from the agent.
+`ToolgymError` is the root. `ToolError` (an agent's failed call, for the agent to act on) and
+`InfraError` (a call failure that is not the agent's) are siblings; `except CallFailed` catches
+both. Each carries its `ErrorKind`, which transcripts record, metrics count and scoring rules on.
+`SpecError`, `SessionError`, `TranscriptError` and `TaskError` cover domains, sessions,
+transcripts and tasks. Anything else that escapes is a bug. Full tree: docs/design/engine.md.
 """
 
 from __future__ import annotations

@@ -1,16 +1,9 @@
 """A fast accept/reject check for the JSON Schema subset tool inputs use, compiled once per tool.
 
-`compile_check(schema)` returns a function `value -> bool` for schemas built only from the keywords
-below (plus annotations), or None when the schema uses anything else (then callers use jsonschema).
-It must agree with the input validator (`InputValidator`: jsonschema's draft 2020-12 validator
-with patterns on RE2) exactly; a hypothesis test checks that. When it rejects, callers ask the
-validator for the wording of the error.
-
-Agent input never runs on a backtracking regex engine: a `pattern` (and a `patternProperties`
-key) runs on RE2, in time linear in the string (`search_pattern`). A pattern RE2 cannot run (a
-lookaround, a backreference) is refused: `backtracking_patterns` names them for `check`.
-`bound_inputs` gives every array of an input schema a `maxItems`, and every free-text string a
-`maxLength`, when its author gave none.
+`compile_check(schema)` returns a function `value -> bool`, or None when the schema uses keywords
+outside the subset (callers then use jsonschema). It agrees exactly with `InputValidator`.
+Patterns run on RE2, never on a backtracking engine; `bound_inputs` adds default `maxItems` and
+`maxLength` limits. Design notes: docs/design/engine.md.
 """
 
 from __future__ import annotations

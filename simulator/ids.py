@@ -1,20 +1,9 @@
 """Generated keys: how `create` makes a key the call did not give, per table's id scheme.
 
-Four schemes, all deterministic per episode (the n-th new key of a table depends only on the
-scheme, the table, the episode's seed and n; a candidate that exists already is skipped):
-
-- `hash` (the default): `prefix` + 8 hex digits of sha256("seed:table:n"), as toolgym always did;
-- `counter`: `prefix` + a running number from `start`, zero-padded to `width` digits
-  (`certificate_1000001`, `INV-000042`); numbering continues after the largest number the seed
-  already uses, the same in every seed;
-- `pattern`: `prefix` + one character per pattern slot, drawn from sha256("seed:table:n"):
-  `A` an upper-case letter, `a` a lower-case letter, `9` a digit, `X` an upper-case letter or a
-  digit, `x` a lower-case letter or a digit; any other character stands for itself, and `\\`
-  makes a slot letter literal (`AAA999` -> `QZK402`);
-- `uuid`: a version-4 UUID made from sha256("seed:table:n") (`0f8e4c2a-…-…`), for keys a spec
-  declares `format: uuid`.
-
-Integer keys are max + 1 (within the rest of a composite key), or at least `start` for a counter.
+Four schemes, all deterministic per episode: `hash` (the default: a prefix and 8 hex digits),
+`counter` (a prefix and a zero-padded running number), `pattern` (a prefix and one drawn character
+per pattern slot) and `uuid` (a version-4 UUID). Integer keys are max + 1 (within the rest of a
+composite key), or at least `start` for a counter. Scheme details: docs/design/engine.md.
 """
 
 from __future__ import annotations

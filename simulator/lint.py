@@ -1,21 +1,9 @@
-"""Checks of a domain's operations beyond compiling them: literals against their columns, and warnings.
+"""Checks of a domain's operations beyond compiling them: literals against columns, and warnings.
 
-The loader compiles every tool (which finds unknown tables, columns and names); this module looks at
-what compiles but cannot be right, or is probably not meant:
-
-- problems (load errors): a literal written where a column's value goes — create `values`, update
-  `set`, a `key`, a filter's `value` — that the column can never hold (`status: shiped` where
-  `status` is one of pending/shipped/cancelled, a string in an integer column, null in a column that
-  is not nullable). At run time such a call would fail as an ordinary tool error, so the agent would
-  see a domain bug as a refusal; here it is the author's problem, found at load.
-- warnings (the domain loads): values that are lost — a `use:` of a fragment that returns a value,
-  without `as:`; a step whose value is all it produces (`let`, a read: `list`, `count`, `sum`, an
-  `optional` get; a `for_each`'s `collect`) whose value nothing reads: unbound and not its list's
-  value (a tool's result, a fragment's, a collected pass's), or bound to a name never read; steps
-  after an unconditional `return` or `fail`, which never run — and old spellings (`Spelling`).
-
-Every finding is `(where, message)`, `where` the path inside the tool (`operation[2].set.status`) or
-fragment (`steps[0].values.kind`), in the loader's location format.
+Problems (load errors): a literal that the column it goes to can never hold. Warnings (the domain
+loads): values that are lost or never read, steps that never run, and old spellings (`Spelling`).
+Every finding is `(where, message)`, `where` the path inside the tool or fragment
+(`operation[2].set.status`), in the loader's location format. Details: docs/design/engine.md.
 """
 
 from __future__ import annotations

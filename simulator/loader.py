@@ -1,16 +1,9 @@
 """Loading a domain folder: parse, validate, compile, and report every problem at once.
 
-`load_domain(ref)` takes a bundled domain's name or a folder path (`folders.py`) and returns a
-`Domain`, or raises `SpecError` listing every problem with its file and location: malformed YAML,
-unknown step keys, tools naming unknown tables or columns, invalid JSON Schemas, foreign keys to
-nowhere, tables or columns whose names differ only in case (SQLite takes them for one), duplicate
-tool names, literals their column can never hold, seed rows that break the
-schema (`seedrows.py`), tasks calling unknown tools or with arguments their tool rejects.
-`check_domain(ref)` returns the same errors and the warnings (`lint.py`) without raising.
-
-Each mistake is reported once, at its source: a part of domain.yaml that is wrong (a column, a
-table's fields, a fragment, a tool) is reported where it is and replaced by a stand-in, so that
-what uses it is still checked without being reported as wrong too.
+`load_domain(ref)` takes a bundled domain's name or a folder path and returns a `Domain`, or
+raises `SpecError` listing every problem with its file and location. `check_domain(ref)` returns
+the same errors and the warnings (`lint.py`) without raising. Each mistake is reported once, at
+its source. Design notes: docs/design/engine.md.
 """
 
 from __future__ import annotations

@@ -1,22 +1,9 @@
 """Typed builders: domains emitted from code (the generator's way in), escaped by construction.
 
-    from simulator.builders import (DomainBuilder, F, arg, column, create, get, inputs, ops, param,
-                                 ref, require, template)
-
-    d = DomainBuilder("shop", "1.0.0", description="A tiny shop.")
-    d.table("customers", "customer_id", {"customer_id": column("string"),
-                                         "name": column("string")}, id_prefix="C-")
-    d.tool("add_customer", "Add a customer.", "write",
-           inputs({"name": param("string", minLength=1)}, required=["name"]),
-           [require(ops.ne(arg("name"), "$root"), template("The name ", arg("name"), " is taken.")),
-            create("customers", {"name": arg("name")})])
-    domain = d.load()
-
-A Python value where an expression goes is a literal (`"$root"` is written `"$$root"`, a dict
-becomes `object: {...}`); references (`ref`, `arg`, `row`, `NOW`), operators (`ops.NAME`) and
-templates (`template(...)`: text pieces with their braces doubled, refs as holes) are built
-explicitly. `DomainBuilder.spec()` gives the validated `DomainSpec`, `write(folder)` the folder
-(domain.yaml, seed/*.jsonl, tasks.jsonl), `load()` the loaded `Domain`.
+A Python value where an expression goes is a literal; references (`ref`, `arg`, `row`, `NOW`),
+operators (`ops.NAME`) and templates (`template(...)`) are built explicitly.
+`DomainBuilder.spec()` gives the validated `DomainSpec`, `write(folder)` the domain folder and
+`load()` the loaded `Domain`. Example and details: docs/design/engine.md.
 """
 
 from __future__ import annotations

@@ -1,17 +1,9 @@
-"""A whole domain from code: tables, fragments, tools, seed rows, tasks -> a `DomainSpec` or a folder.
+"""A whole domain from code (tables, fragments, tools, seed rows, tasks) as a spec or a folder.
 
-    d = DomainBuilder("shop", "1.0.0", description="A tiny shop.")
-    d.table("customers", "customer_id", {"customer_id": column("string"), ...}, id_prefix="C-")
-    d.tool("get_customer", "Look up a customer.", "read",
-           inputs({"customer_id": param("string")}, required=["customer_id"]),
-           get("customers", key={"customer_id": arg("customer_id")},
-               error=template("No customer ", arg("customer_id"), ".")))
-    d.seed("customers", rows)
-    d.task("t1", "Who is C-1?", [call("get_customer", {"customer_id": "C-1"})], answer_facts=["Ada"])
-    domain = d.load()            # written to a temporary folder and loaded like any other
-
-Argument strings in gold calls are literals too (`"$5"` is written `"$$5"`); `calls_ref(0, "id")`
-is the `"$calls.0.id"` reference to an earlier call's result.
+`DomainBuilder` collects the parts; `spec()` gives the `DomainSpec`, `write(folder)` the folder and
+`load()` the loaded `Domain`. Argument strings in gold calls are literals (`"$5"` is written
+`"$$5"`); `calls_ref(0, "id")` is the `"$calls.0.id"` reference to an earlier call's result.
+Example: docs/design/engine.md.
 """
 
 from __future__ import annotations

@@ -1,19 +1,10 @@
-"""Arithmetic and ordering comparisons on references and numbers, fused into one generated function.
+"""Arithmetic and comparisons on references and numbers, fused into one generated function.
 
-`{round: [{sub: [$row.balance, $args.amount]}, 2]}` compiles (`compile.compile_node`) to five
-closures, one Python call per node and a type check per operand in each operator; fused, it is one
-function of straight-line Python: two dict lookups, inline type and range checks, `a - b`, `round`.
-
-The fused function handles only the plain case: every reference a dict lookup that finds a number
-(an int, or a finite float; never a bool), every checked result in range. Anything else (a null, a
-text, a bool, a missing key, a reference through a list, an overflow) hands the whole expression to
-the general closures, which evaluate it from the start and give the value or the agent's error they
-always gave. That is sound because what is fused is pure: references and these operators only read
-the environment and charge nothing, so an expression evaluated twice is an expression evaluated
-once. A sub-expression of any other kind is never fused (it could charge steps).
-
-Operators are known by identity (`ops._add`, ...): an operator a test registers in their place is
-compiled the general way.
+The fused function handles only plain numbers in range; anything else (a null, a text, a bool, a
+missing key, an overflow) hands the whole expression to the general closures, so values and
+errors are theirs. Only pure sub-expressions are fused. Operators are known by identity, so one
+that a test registers in their place is compiled the general way.
+Design notes: docs/design/engine.md.
 """
 
 from __future__ import annotations
