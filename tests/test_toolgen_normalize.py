@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from pathlib import Path
@@ -356,3 +357,24 @@ def test_dev_corpus_sample_gets_entities_and_kinds() -> None:
     assert len(by_id) == len(ops)
     for op in ops:
         assert NAME.match(op.name) and op.entity == op.entity.lower()
+
+
+def test_a_pattern_python_cannot_compile_is_dropped_and_the_rest_kept() -> None:
+    unreadable = {"type": "string", "pattern": r"[\p{L}\p{Z}]+", "maxLength": 5}
+    op = one(
+        openapi(
+            "get",
+            "/tags",
+            p("Key", "query", schema=unreadable),
+            p(
+                "Tags",
+                "query",
+                schema={"type": "array", "items": {"type": "object", "properties": {"k": unreadable}}},
+            ),
+            p("Code", "query", schema={"type": "string", "pattern": "^[A-Z]{3}$"}),
+        )
+    )
+    props = op.input_schema["properties"]
+    assert props["Key"] == {"type": "string", "maxLength": 5}
+    assert "pattern" not in json.dumps(props["Tags"])
+    assert props["Code"]["pattern"] == "^[A-Z]{3}$"

@@ -30,8 +30,10 @@ order give the same result, sorted by source then pointer.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from toolgen.entities import Guess, PathInfo, guess, id_entity, id_properties, path_tool_name
@@ -327,6 +329,7 @@ def _input_schema(
                 }
             )
         sub = _json_schema(p.schema, memo, 0) if deep else _top_type(p.schema)
+        sub = _readable(sub, 0)
         if p.description and "description" not in sub:
             sub = {**sub, "description": p.description}
         props[prop] = sub
@@ -389,6 +392,35 @@ def _json_schema(node: Any, memo: dict[int, Any], depth: int) -> Any:
         result.pop("type", None)
     memo[key] = result
     return result
+
+
+def _readable(node: Any, depth: int) -> Any:
+    """`node` without the `pattern`s Python's `re` cannot compile (`\\p{L}`: no validator here
+    could check them); unchanged nodes are not copied."""
+    if depth > 64:
+        return node
+    if isinstance(node, list):
+        items = [_readable(x, depth + 1) for x in node]
+        return node if all(a is b for a, b in zip(items, node, strict=True)) else items
+    if not isinstance(node, dict):
+        return node
+    out = {k: _readable(v, depth + 1) for k, v in node.items() if k != "pattern"}
+    if "pattern" in node and _readable_pattern(node["pattern"]):
+        out["pattern"] = node["pattern"]
+    same = len(out) == len(node) and all(out[k] is v for k, v in node.items())
+    return node if same else out
+
+
+@lru_cache(maxsize=4096)
+def _readable_pattern(pattern: Any) -> bool:
+    """Whether Python's `re` (which checks a schema's `pattern`) compiles it."""
+    if not isinstance(pattern, str):
+        return False
+    try:
+        re.compile(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return False
+    return True
 
 
 def _record_schema(r: RawOperation, g: Guess) -> dict[str, Any] | None:
