@@ -1,57 +1,12 @@
-"""The fast paths for `tools/call`: over streamable HTTP in front of the SDK, and behind it in any transport.
+"""The fast paths for `tools/call`: over streamable HTTP in front of the SDK, and behind it.
 
-Two paths for the common `tools/call`, both ending in the same `DomainServer` methods as the
-framework's path (the same results, refusals and transcript records); anything else goes the
-framework's way.
-
-- `FastToolCalls` (HTTP): one JSON-RPC request in, one JSON answer out, in front of the SDK.
-- `DirectToolCalls` (in memory, stdio, and HTTP requests the first path leaves to the SDK): the
-  `tools/call` handler on the SDK's low-level server in place of fastmcp's adapter. The SDK still
-  reads, validates and routes the request and writes the answer (so the protocol stays the
-  SDK's); fastmcp's own per-call dispatch — a `Context`, the middleware chain, telemetry spans,
-  the provider/transform/visibility lookup of the tool, extension interceptors — is skipped for
-  the case that needs none of it: a request without a task, without a multi-round-trip
-  continuation and without a fastmcp component version (a session's first call included: it
-  opens the episode, or is refused, in the same words). That dispatch costs about 30% of a bare
-  fastmcp no-op call in memory (profiled: ~130 us of ~450 us), the domain call ~40 us; skipping
-  it puts an in-memory call below the bare tool's cost. The other cases go through fastmcp.
-
-**Why a hand-written HTTP path.** A tool call through the MCP SDK and fastmcp costs ~2-3 ms of server
-CPU on this project's 2-core machine (a bare fastmcp no-op tool costs the same), while the
-domain tool itself costs ~0.02-0.2 ms: the cost is the framework's — the request is validated
-into pydantic models, handed through memory streams to a per-session message loop, dispatched in
-a fresh task group, through fastmcp's middleware chain and telemetry spans, answered as a
-server-sent-event stream and serialised back through pydantic. An RL trainer holds hundreds of
-sessions per server, so that overhead, not the simulated database, would bound the rollout rate.
-The goal (issue #14) is a call at <= 1 ms of server CPU, five times below the frameworks.
-
-**What it answers, and what it leaves to the SDK.** Only the common case: an HTTP POST of a single
-JSON-RPC `tools/call` request for a domain tool (or `submit_answer`) whose toolgym session
-already exists (its first call, which opens the episode, went through the SDK) and that passes
-the owner and task checks, either
-
-- in an MCP session the SDK already established (its `mcp-session-id` is live, its protocol
-  version a handshake-era one or absent; no `_meta` on the request but a call id), or
-- on the 2026-07-28 revision (no handshake, no session id), naming its session with `?session=`
-  and carrying the episode handle: the SDK's own validation ladder (envelope, routing headers,
-  `Mcp-Param-*` headers against the tool's schema) runs on it first, and the answer carries what
-  that revision requires (`resultType`, the `serverInfo` stamp). Everything else — `initialize`,
-notifications, other methods, batches, GET/DELETE, unknown session ids or tools, malformed
-JSON, progress tokens, anything the SDK would refuse — goes to the SDK unchanged (the body is
-replayed to it), so the SDK stays the one place for every protocol rule but this one request.
-The body is parsed by the SDK's own parser (`pydantic_core.from_json`: UTF-8 only, no BOM, no
-lone surrogate), and a request that repeats a header this path reads goes to the SDK: what this
-path answers is a subset of what the SDK accepts (`tests/test_fastcall_differential.py`).
-
-**Protocol compliance.** The request passed the same Host/Origin guard and body limit (this
-middleware sits behind them); the Accept and Content-Type checks are the SDK's; the answer is the
-JSON-RPC response the SDK would send, as `application/json`, which the streamable HTTP transport
-allows for any POST. The session's idle countdown is held while the call runs exactly as the
-SDK's transport holds it. Results and errors are the same `ToolResult`s, built by the same
-`DomainServer.call_in`: a tool error the agent's arguments cause is an `isError` result worded
-for it, an infrastructure failure carries the server's signed label, and the transcript gets the
-same records. `tests/test_server_fastcall.py` checks that answers are identical with the path on
-and off, and the official-client tests run with it on.
+Both end in the same `DomainServer` methods as the framework's path (the same results, refusals
+and transcript records); anything else goes the framework's way. `FastToolCalls` answers an HTTP
+POST of one JSON-RPC `tools/call` for an existing session with one JSON answer, and replays every
+other request to the SDK unchanged. `DirectToolCalls` is the `tools/call` handler on the SDK's
+low-level server (in memory, stdio, and HTTP requests left to the SDK), skipping fastmcp's
+per-call dispatch for calls without a task, a continuation or a component version.
+Design notes: docs/design/serving.md.
 """
 
 from __future__ import annotations

@@ -1,20 +1,11 @@
 """Handshakes are sessions: the ASGI guard that counts HTTP connections from their first request.
 
-A request that would open an MCP connection (no `mcp-session-id`, a handshake-era protocol) takes
-a slot of every session cap (`SessionRegistry.admit`) before the SDK sees it, and is refused with
-503 when there is none; an established connection keeps its slot until it ends, and its first
-session uses it. A connection the registry reaps (no session for `handshake_timeout` seconds) is
-closed by sending the SDK the DELETE a client would send; a tool call on one closed before any
-call is answered with the server's signed capacity label.
-
-Setting up an SDK session costs ~1.7 ms of CPU on the event loop (six tool calls' worth), so
-opening requests are handed to the SDK one at a time, once their body has arrived, and each
-waits `HANDSHAKE_PAUSE` times as long as the one before it took: handshakes get at most a quarter
-of the loop, and a burst of hundreds of them (the caps let one client hold that many) is spread
-out instead of starving established sessions' calls. The pace follows the machine: a slow
-handshake (the loop is busy) slows the next. A refusal, and any answer to a request on a
-connection whose MCP session is gone, closes the connection (`Connection: close`): a refused
-client holds no socket.
+A request that would open an MCP connection takes a slot of every session cap
+(`SessionRegistry.admit`) before the SDK sees it, and is refused with 503 when there is none.
+A connection the registry reaps is closed by sending the SDK the DELETE a client would send.
+Opening requests reach the SDK one at a time, paced by `HANDSHAKE_PAUSE`, so a burst of
+handshakes cannot starve established sessions. A refusal closes the connection.
+Design notes: docs/design/serving.md.
 """
 
 from __future__ import annotations

@@ -1,15 +1,11 @@
-"""Guards in front of the MCP endpoint: request bodies have a size limit, a read deadline, and
-connections a cap.
+"""Guards in front of the MCP endpoint: a body size limit, read deadlines and a connection cap.
 
-A body over the limit is refused with 413 before any of it is parsed, whether it announces its
-length (`Content-Length`) or streams it (chunked): one client cannot make the server hold a
-multi-megabyte argument list in memory, let alone run a call on it. A connection that takes longer
-than the deadlines to send a request's headers, or its body, is closed (`deadline_protocol`): a
-half-sent request holds no socket for long. A connection opened while `max_connections` are open
-is answered 503 and closed at once, so open sockets stay within the cap whatever clients do; the
-connections already open are untouched (uvicorn's own `limit_concurrency` would instead refuse
-every request, on every connection, while the count is over). The SDK's traceback for a request
-whose client left before its body was read (the deadline closed it) is not logged (`quiet_disconnects`).
+A body over the limit is refused with 413 before any of it is parsed, with or without a
+`Content-Length`. A connection slower than the deadlines to send a request's headers or body is
+closed (`deadline_protocol`). A connection opened while `max_connections` are open is answered
+503 and closed at once; the connections already open are untouched. The SDK's traceback for a
+request whose client left before its body was read is not logged (`quiet_disconnects`).
+Design notes: docs/design/serving.md.
 """
 
 from __future__ import annotations

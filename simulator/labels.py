@@ -1,18 +1,12 @@
-"""Server labels: what the server alone can say about a rollout, signed so no transcript can forge it.
+"""Server labels: what only the server can say about a rollout, signed so no transcript forges it.
 
 Scoring believes an infrastructure label (an injected fault, a timeout the server imposed, a
 capacity refusal, a storage failure) only when the server signed it with the runs key
-(`RUNS/.toolgym-key`: created atomically, mode 0600; a symlink, another user's file or one open to
-group or others is refused), and only in the rollout it was signed for. HMAC-SHA256 over the
-canonical JSON of (format 2):
-
-- `header`: `["header", 2, session, task, seed, domain, version, fingerprint, domain_path, started_at]`;
-- an infrastructure-labelled `call`, or a `void`: `["call", 2, session, task, index, tool, arguments, kind]`;
-- `end`: `["end", 2, session, task, calls, digest, reason]`.
-
-An agent sees such a failure's text end with `[toolgym-label kind=K session=S task=T index=I sig=X]`
-(the call's fields; a capacity refusal is call 0 of the session it would have opened). Format 1
-(no task) is read by the `*_v1` functions only.
+(`RUNS/.toolgym-key`), and only in the rollout it was signed for. A signature is HMAC-SHA256 over
+the canonical JSON of a `header`, `end`, `void` or infrastructure-labelled `call` record. An agent
+sees such a failure's text end with `[toolgym-label kind=K session=S task=T index=I sig=X]`.
+Format 1 (no task) is read by the `*_v1` functions only.
+Design notes: docs/design/serving.md.
 """
 
 from __future__ import annotations

@@ -1,17 +1,12 @@
-"""Exactly once under retries: what a session remembers of its calls, so that a resend is not run again.
+"""Exactly once under retries: a session remembers its calls, so that a resend is not run again.
 
-A client makes a call retry-safe with a key in the request's `_meta["toolgym/call-id"]`: a string
-of 1-256 characters, new for each logical call and the same on every resend of it. A call whose
-key the session recorded gets the recorded answer (or error) and is not run again; the same key
-with another tool or other arguments is a tool error. Without a key, a call is a resend only on a
-stateful MCP connection (its JSON-RPC ids are unique within it) and only when its id, tool and
-arguments all equal a recorded call's. A resend writes a `resend` record, never a `call`.
-
-Memory per session is bounded: the answers of the last `KEEP_ANSWERS` identified calls, at most
-`ANSWER_CHARS` characters of text in all (the newest is always kept), and the keys of the last
-`KEEP_KEYS` keyed calls as digests: a resend of a keyed call whose answer was dropped is refused,
-not run again; one older than that, or a keyless resend whose answer was dropped, is not
-recognised. An ended session keeps its last `KEEP_AFTER_END` answers.
+A client makes a call retry-safe with a key in `_meta["toolgym/call-id"]`, new for each logical
+call and the same on every resend. A call whose key the session recorded gets the recorded answer
+(or error) and is not run again; the same key with another tool or other arguments is a tool
+error. Without a key, only a stateful MCP connection's call with the id, tool and arguments of a
+recorded call is a resend. A resend writes a `resend` record, never a `call`. Memory per session
+is bounded (`KEEP_ANSWERS`, `ANSWER_CHARS`, `KEEP_KEYS`, `KEEP_AFTER_END`).
+Design notes: docs/design/serving.md.
 """
 
 from __future__ import annotations

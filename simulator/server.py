@@ -1,56 +1,12 @@
 """The MCP server: a loaded domain served over MCP (fastmcp), one isolated episode per session.
 
     server = DomainServer(load_domain("bank"), runs="runs")
-    server.run("http", host="127.0.0.1", port=8000)     # or "stdio"; tests: fastmcp.Client(server.mcp)
+    server.run("http", host="127.0.0.1", port=8000)  # or "stdio"; tests: fastmcp.Client(server.mcp)
 
-Every domain tool is an MCP tool with exactly the domain's name, description and input JSON
-Schema; annotations mark reads read-only and idempotent, and writes with an `update` or `delete`
-step destructive. Arguments are checked by the episode against the domain's validators.
-
-**Which episode a request belongs to** (the session key):
-
-1. `?session=<id>` (or `?episode=<id>`) in the server URL. It works in every protocol era,
-   including the stateless 2026-07-28 one, where a connection lasts one request. Such a session
-   is bound to the MCP session that opened it, or (stateless) to the handle its first result
-   carries in `_meta["toolgym/handle"]`, which the client passes back in each request's
-   `_meta["toolgym/handle"]` (or as `&handle=` in the URL).
-2. Otherwise, over HTTP, the `mcp-session-id` of a stateful (handshake-era) session. A client that
-   passes nothing special is steered into that era: when the URL has no session id, the answer to
-   the modern `server/discover` probe advertises only handshake-era protocol versions, so official
-   clients in their default `auto` mode fall back to `initialize` and get an `mcp-session-id` for
-   the whole connection. A request that still arrives without any key (a client pinned to
-   2026-07-28 without `?session=`) gets a tool error saying how to connect.
-3. Over stdio and in memory there is one client per connection: a handshake-era connection gets
-   its own episode; modern-era requests (each its own connection) share one per server process.
-
-A session is created on its first tool call, with the task and seed from the URL's `task` and
-`seed` query parameters over HTTP (else the server's defaults); over HTTP, a connection counts as
-a session from its opening request (`simulator.handshakes`) and its first session uses that slot.
-It ends when the MCP session that opened it ends (HTTP DELETE, the HTTP session's idle timeout,
-stdio EOF, an in-memory client leaving), after `idle_timeout` seconds without a tool call (HTTP
-sessions; the only end a stateless `?session=` client gets short of server shutdown), or when the
-server stops. A call under the key of an ended session is refused rather than restarted on a
-fresh state.
-
-The agent sees the domain policy and its task's instruction (server instructions, the resources
-`task://instruction` and `domain://policy`, the prompt `task`), never gold calls, expected states
-or answer facts. A `ToolError` reaches the agent as an `isError` result with its message; any
-other exception is logged with its traceback, recorded as `internal` in the transcript and
-answered with a message that reveals nothing. An `InfraError` (the server's own failure: a
-timeout it imposed, storage, capacity) carries the server's signed label; a `SessionError` (a bad
-session id, an unknown task, an ended session) is answered as an error before any episode runs.
-Injected faults (`fault_rate`) fail a seeded fraction of calls with a transient error that changes
-nothing and is labelled `injected`. A resent call (its `_meta["toolgym/call-id"]`, or on a stateful
-connection its JSON-RPC id, tool and arguments) gets the recorded answer and is not run again
-(`simulator.resends`).
-
-Over HTTP, the tool calls of an established session are answered by a hand-written fast path in
-front of the SDK (`simulator.fastcall`: the same answers at a fraction of the CPU); in memory,
-over stdio and for what that path leaves to the SDK, the SDK hands a plain tool call (a session's
-first included) straight to the session logic (`DirectToolCalls`), past fastmcp's per-call dispatch; what
-neither takes (a task-augmented call, a continuation, a component version) goes through fastmcp.
-
-This module is the agent-facing runtime: it never imports `scoring`.
+Every domain tool is an MCP tool with the domain's name, description and input schema. Each
+session (`?session=` in the URL, else the HTTP `mcp-session-id`) gets its own episode on its first
+tool call; the agent sees the policy and its task's instruction, never gold calls or answers.
+The agent-facing runtime: it never imports `scoring`. Design notes: docs/design/serving.md.
 """
 
 from __future__ import annotations

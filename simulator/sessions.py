@@ -1,19 +1,12 @@
 """The session registry of the MCP server: one isolated episode per MCP session.
 
 A session is created on its first tool call and holds its own `Episode` (its own SQLite copy of
-the domain's seed state), its task (a `TaskView`) and seed, and its transcript file `RUNS/<name>.jsonl`, which
-gets one record per call, flushed as it is written. A session ends when its MCP session ends
-(the server calls `release`), when it has been idle for `idle_timeout` seconds (`reap`), or when
-the server stops (`release_all`); ending writes the transcript's `end` record (with the final
-state digest) and closes the episode's database. A session remembers its answers to resent calls
-(`simulator.resends`), and the last 1,024 ended sessions their last few, so that a resend of a
-session's final call (`submit_answer`) still gets its answer.
-
-An HTTP connection's handshake takes a slot of every cap from its opening request (`admit`); its
-first session uses that slot. A handshake without a live session for `handshake_timeout` seconds
-is reaped, and the server closes its connection.
-
+the domain's seed state), its task and seed, and its transcript `RUNS/<name>.jsonl`. It ends when
+its MCP session ends (`release`), after `idle_timeout` seconds idle (`reap`) or when the server
+stops (`release_all`); ending writes the transcript's `end` record and closes the database.
+An HTTP connection's handshake takes a slot of every cap from its opening request (`admit`).
 The registry is used from the server's event loop only; it holds no locks of its own.
+Design notes: docs/design/serving.md.
 """
 
 from __future__ import annotations

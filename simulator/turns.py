@@ -1,23 +1,12 @@
 """Turns for tool calls: sessions that call back to back make way for the others.
 
     turns = Turns(slots=1)
-    async with turns.turn(session):        # waits only when it must make way (see below)
+    async with turns.turn(session):        # waits only when it must make way
         ...                                # the call's work (its worker thread included)
 
-A session is *busy* when its call arrives within `BUSY_GAP_S` of its previous answer and that
-previous call took at least `BUSY_COST_S` of CPU: a client looping costly calls with no think time
-(an attacker growing its database or repeating its costliest reads), where an agent waits for its
-model between calls. A loop of cheap calls (a trainer's many rollouts, a load generator) is never
-busy: its calls hold the interpreter too briefly to delay anyone. While other
-sessions' calls keep arriving (one in the last `LIGHT_WINDOW_S`), busy sessions' calls run
-`slots` at a time, the session served least recently first, and after each the turn rests
-`pause` times as long as the call took (at most `MAX_REST_S`): busy sessions together get a
-bounded share of the machine (the event loop's part of their calls included) and the others'
-calls never wait. So a heavy client gets what the others leave instead of filling the CPU ahead
-of them, and when busy sessions are all there is (a benchmark, a replay) nothing waits at all.
-Nothing is refused; answers are unchanged, only the pace.
-
-Used from one event loop; the turn of a task cancelled while it waits passes to the next.
+A *busy* session sends costly calls back to back; while other sessions' calls keep arriving,
+busy sessions' calls run `slots` at a time and rest after each. Nothing is refused, only paced.
+Used from one event loop. Design notes: docs/design/serving.md.
 """
 
 from __future__ import annotations

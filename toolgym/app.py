@@ -1,19 +1,11 @@
 """The Typer app and what every command shares: the error boundary, output paths, consoles, JSON.
 
 The error boundary is `ToolgymGroup.main`: whatever a command raises, the user sees one line on
-stderr, `error: …`, naming what went wrong and where, and never a traceback:
-
-- a usage error (a missing argument, a bad option value, a missing input file, an output that
-  cannot be written) exits 2 and names the option;
-- a library error (`ToolgymError`, `OSError`, `ValueError`) exits 1;
-- anything else is a bug: exit 1 and one line naming the exception and the line that raised it
-  (`TOOLGYM_TRACEBACK=1` shows the whole traceback).
-
-Output paths (the `output_file` / `output_dir` callbacks) are checked while the command line is
-parsed, before any work, but nothing is created then: the `OutputPath` they give makes its folder
-when first opened for writing (library code makes its own). When a command exits non-zero, the
-folders it would have created are removed again if they hold nothing but files it marked
-`disposable`; a folder that existed before the command is never touched.
+stderr, `error: …`, and never a traceback. A usage error exits 2; a library error
+(`ToolgymError`, `OSError`, `ValueError`) or a bug exits 1. Output paths (`output_file` /
+`output_dir`) are checked while the command line is parsed, but a folder is made only when first
+written to, and removed again if the command fails and it holds only `disposable` files.
+Design notes: docs/design/serving.md.
 """
 
 from __future__ import annotations

@@ -3,19 +3,10 @@
     pip install -e ".[openenv]"
     python -m toolgym.adapters.openenv bank --port 8000      # or: create_app("bank")
 
-Every OpenEnv session (one WebSocket connection of `GenericEnvClient` / `MCPToolClient`) gets its
-own `ToolgymEnv`, an `Environment` of the environment API with its own in-memory episode, so
-sessions never see each other's state; many run in one process (`max_sessions`).
-
-- `reset(task_id=None, seed=None)`: a fresh episode; the observation carries the task id, seed,
-  system prompt (policy), instruction and the tools (OpenAI form).
-- `step(ListToolsAction())`: the tools (name, description, input schema), `submit_answer` included.
-- `step(CallToolAction(tool_name, arguments))`: the call's result as `{"data", "content",
-  "is_error"}` — a tool error is the model's to read (`is_error`, "Error: ..." text), never a
-  transport error. `submit_answer` ends the episode: that observation is `done`, its `reward` is
-  toolgym's reward (the same `toolgym score` gives for the same calls) and `result["score"]` holds
-  the partial credit, status and explanation.
-- `state`: episode id, step count, task, seed, and once done the reward and partial credit.
+Every OpenEnv session (one WebSocket connection) gets its own `ToolgymEnv`, with its own
+in-memory episode; many run in one process (`max_sessions`). `step` takes `ListToolsAction` or
+`CallToolAction`; a tool error is an `is_error` result, never a transport error. `submit_answer`
+ends the episode with toolgym's reward. Design notes: docs/design/serving.md.
 """
 
 from __future__ import annotations

@@ -6,8 +6,7 @@
     env.step("find_customers", {"email": "maria.okafor@example.com"})
     env.score().reward
 
-It sits above `simulator` and `scoring` (it scores), beside the CLI; the framework adapters
-(`toolgym.adapters`) are built on it.
+It sits above `simulator` and `scoring`; the framework adapters (`toolgym.adapters`) use it.
 """
 
 from typing import TYPE_CHECKING

@@ -1,25 +1,12 @@
 """The environment API for RL loops: reset, step, score, one in-process episode at a time.
 
-    env = Environment("bank")                        # or tasks=[...] / manifest="manifests/bank.json"
-    obs = env.reset(task_id="bank-001")              # system prompt (policy), instruction, tools
-    obs.tools["openai"]                              # also "anthropic" and "mcp"
-    step = env.step("find_customers", {"email": "maria.okafor@example.com"})
-    step.content, step.error, step.done              # result JSON text or the tool error text
+    env = Environment("bank")            # or tasks=[...] / manifest="manifests/bank.json"
+    obs = env.reset(task_id="bank-001")  # policy, instruction, obs.tools["openai"] (or "mcp", ...)
+    step = env.step("find_customers", {"email": "maria.okafor@example.com"})  # .content/.error
     env.step("submit_answer", {"answer": "12650.00"})  # the answer channel: ends the episode
-    report = env.score()                             # reward, partial credit, explanation
+    report = env.score()                 # reward, partial credit, explanation
 
-The environment sits above scoring: it runs the calls on its own `simulator` episode and scores
-them with `scoring.score_rollout`, exactly as `toolgym score` scores a transcript of the same
-calls (the rollout is handed over as one, and `transcript()` writes it as an OpenAI chat
-transcript that `toolgym score` reads back to the same reward). An episode is a private
-in-memory copy of the domain's seed database, so `reset` costs about what deserializing that
-database costs (`benchmarks/env.py`), and environments never share state: make one per worker or
-per concurrent rollout.
-
-What counts as whose failure follows the server: an error the agent's arguments cause (a bad or
-unreadable argument, an unknown tool, a failed precondition, a call over its work budget) is the
-agent's tool error, returned as text; only what the environment itself failed at (a timeout it
-imposed, storage) is a fault, and a rollout such a fault decided scores `failed-infra`.
+Scored as `toolgym score` scores the same calls. Design notes: docs/design/serving.md.
 """
 
 from __future__ import annotations

@@ -1,15 +1,11 @@
 """A domain's tools as the model sees them, in the three wire forms trainers use.
 
-    tool_list(domain, "openai")     # [{"type": "function", "function": {name, description, parameters}}]
+    tool_list(domain, "openai")     # [{"type": "function", "function": {name, description, ...}}]
     tool_list(domain, "anthropic")  # [{name, description, input_schema}]
     tool_list(domain, "mcp")        # [{name, description, inputSchema, annotations}]
 
-The MCP form is the MCP server's own: each tool goes through `simulator.mcptools.DomainTool`, the
-class the server registers, and its `to_mcp_tool()`, so the listing here is what `tools/list`
-returns (a test compares them). The OpenAI and Anthropic forms are that same name, description and
-input schema, re-keyed. `submit_answer` (the server's answer channel) is listed when the domain has
-tasks graded on answer facts. The environment API, `toolgym tools`, `toolgym export-sft` and the
-framework adapters all read their tools from here.
+The MCP form is what the server's `tools/list` returns; the other two re-key it. `submit_answer`
+is listed when the domain has tasks graded on answer facts. Design notes: docs/design/serving.md.
 """
 
 from __future__ import annotations
