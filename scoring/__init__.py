@@ -1,13 +1,11 @@
 """Scoring: transcript import, replay, state diff, rewards.
 
     from scoring import load_transcript, score_rollout
-    report = score_rollout(domain, load_transcript("run.jsonl"))   # task and seed from the header
-    report.reward, report.partial, report.diff, report.explanation
+    report = score_rollout(domain, load_transcript("run.jsonl"))
 
-Public surface: `load_transcript` (toolgym JSONL, OpenAI, Anthropic, MCP JSON-RPC -> `Rollout`),
-`score_rollout` / `score_transcript` (-> `ScoreReport`; a file is read a line at a time, its calls
-replayed as they are read, `scoring.stream`), `expected_episode` (gold replay),
-`replay`, `diff_states` (-> `StateDiff`), `find_facts`.
+Public surface: `load_transcript`, `score_rollout` / `score_transcript` (-> `ScoreReport`),
+`expected_episode`, `replay`, `diff_states` (-> `StateDiff`), `find_facts`.
+Design notes: docs/design/scoring.md.
 """
 
 from typing import TYPE_CHECKING

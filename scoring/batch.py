@@ -1,13 +1,9 @@
 """Batch scoring: every transcript under a runs directory, one result line each, and a summary.
 
 Domains are loaded once and gold episodes replayed once per (domain, task, seed). A transcript
-that cannot be scored (unreadable, too large, nested too deeply, not valid Unicode, unknown task,
-broken task) becomes a result line with status `error` and its message (bounded, quoting at most
-a prefix of any value), so one bad file never hides the others; every line can be written as
-UTF-8. The summary gives, overall, per domain and per task: mean reward and pass rate over the
-scored rollouts, and the counts and rates of infrastructure failures, incomplete transcripts and
-errors over all of them, and every rollout that did not pass (reward below 1.0, or not scored)
-with its explanation and the first sentence of it cut to one line (`why`).
+that cannot be scored becomes a result line with status `error`, so one bad file never hides the
+others. The summary gives rewards, pass rates and failures overall, per domain and per task.
+Design notes: docs/design/scoring.md.
 """
 
 from __future__ import annotations

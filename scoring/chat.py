@@ -1,14 +1,8 @@
 """Chat-message transcripts: OpenAI `tool_calls` and Anthropic `tool_use` / `tool_result` blocks.
 
-Every assistant text is kept in `messages`; the final message is the last assistant message that
-made no tool call. A tool result is matched to its call by id. Anthropic results say `is_error`;
-OpenAI tool messages do not, so a result whose text starts with "error" or whose JSON object has a
-truthy `error` counts as a failed call (the outcome only feeds the divergence report: the replay
-decides the state). A failed call is the agent's unless its text ends with a server label
-(`simulator.labels`) that verifies with the runs key and is bound to this rollout's session, task
-and call index (`Labels`): no text, payload or error kind a client log can write, and no label
-copied from another rollout, makes a call an infrastructure fault. A call whose arguments cannot be read
-is the agent's malformed call (`rollout.read_arguments`), never an unreadable transcript.
+Reads chat messages into a rollout: the assistant texts, the final message, and each tool call
+matched to its result by id, with its outcome (success, the agent's error, or a verified fault).
+Design notes: docs/design/scoring.md.
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
 """The state diff: the final state vs the expected state, over the rows either side changed.
 
-Only rows in either episode's change log are read (one query per table and episode), and their
-seed versions come from the domain's seed index, so the cost follows the number of changed rows,
-not the size of the database. Columns named in `ignore` (`table.column`) are left out everywhere.
-Rows the agent created are matched to the expected created rows by content (`scoring.matching`),
-and the agent's references to created rows are translated to the expected keys before comparing.
-
-Each row the gold solution changes is one expected change; the agent's credit for it is the
-share of the row's changed cells (changed by either side) that hold the expected value. Each
-row only the agent changed is one collateral change.
+Reads only the rows in either episode's change log, matches created rows by content
+(`scoring.matching`), gives credit per expected row change and counts collateral changes.
+Columns named in `ignore` (`table.column`) are left out.
+Design notes: docs/design/scoring.md.
 """
 
 from __future__ import annotations

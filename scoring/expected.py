@@ -1,24 +1,10 @@
 """The expected state of a task: its gold calls replayed once per process, then reused.
 
-Scoring a rollout compares its final state with the state the task's gold calls leave. That state
-depends only on the domain's content (its fingerprint: version, schema, tools, seed rows, tasks),
-the task's gold calls and the seed, so `expected_state(domain, task, seed)` replays the gold calls
-once per (fingerprint, task content, seed) and keeps what scoring reads of the result:
-
-- the rows the gold solution changed (created, updated or deleted), as stored, and their keys;
-- the values the task's answer facts rule out (`scoring.facts.RuledOut`), read from the whole
-  final state while it is open, for the shotgun check.
-
-Nothing else of the gold episode is kept: its database is handed back to the domain's pool at
-once. The cache is keyed by the domain fingerprint, a hash of the task's full content (never its
-id alone: two tasks of one id with other calls are two entries) and the seed, so it can never
-return another domain's, version's, task's or seed's state; it holds at most `MAX_STATES` states
-and `MAX_ROWS` changed rows in all (least recently used first out). A fresh process pays the real
-cost: the cache is in memory only.
-
-Batch scoring (`scoring.batch.BatchScorer`) and anything else that scores many rollouts (validation
-included) get the same states by calling `expected_state`; `clear_expected_states()` empties the
-cache (tests, benchmarks measuring a cold start).
+`expected_state(domain, task, seed)` replays the task's gold calls and keeps what scoring reads:
+the rows the gold solution changed and the values the answer facts rule out. States are cached
+in memory, keyed by domain fingerprint, task content and seed; `clear_expected_states()` empties
+the cache.
+Design notes: docs/design/scoring.md.
 """
 
 from __future__ import annotations

@@ -1,25 +1,9 @@
 """Answer facts: values the agent's final message must contain, matched as tokens, not substrings.
 
-Text is split into tokens: numbers and words. A number is a run of digits, with optional
-thousands separators (`1,327`), a decimal part (`.50`) and a leading minus; currency signs and
-other punctuation around it are dropped, and it compares by value (`$1,327.50` == `1327.5`).
-A digit run glued to letters (`a4`, `4b`) is a word, so is one with a leading zero (`0042`, kept
-as written). Words compare case-insensitively. A fact matches when its tokens occur as a
-contiguous run of the message's tokens: `327` does not match inside `$1327`, `4` does not match
-inside `14` or `4.5`, and `Ada Byrne` matches `ada byrne,` but not `Ada Lovelace Byrne`.
-
-A "shotgun" answer, listing every candidate value, must not win. For each answer fact, the
-columns whose values in the expected final state equal it (as tokens) are its columns; their
-other values — not an answer fact, not stated in the task's instruction — are the values the task
-rules out (`ruled_out`). An answer that states more ruled-out values than the task has answer
-facts fails the answer check (`shotgun`), whatever facts it also states.
-
-A column holds a fact when a row's value equals it as SQLite's `COLLATE NOCASE IN (...)` says.
-Each table of the seed state is read once per process into value counts (`_SeedTable`, on the
-pool's seed connection); a table the gold calls changed is answered from those counts with the
-changed rows' seed versions taken out and their versions now put in (`_Delta`), so a task costs
-what its changes cost, not a scan of every column. SQLite answers itself for text holding a NUL,
-for an episode written outside calls and for a table too large to keep.
+Splits text into number and word tokens and matches a fact as a contiguous run of tokens. Also
+finds the values a task rules out (`ruled_out`), so that a "shotgun" answer listing every
+candidate value fails the answer check.
+Design notes: docs/design/scoring.md.
 """
 
 from __future__ import annotations

@@ -1,19 +1,9 @@
 """Matching the rows an agent created to the rows the gold solution creates, by content.
 
-Generated keys differ between two rollouts that create the same rows in another order (string
-keys hash (seed, table, n); integer keys are max+1), and other rows refer to created rows by those
-keys. So created rows are matched table by table, parents before children (the foreign-key
-order): a row's content is compared with its references to created rows translated from the
-agent's keys to the matched expected keys, so an order item matches once its order has matched.
-
-1. Exact: equal content (a hash lookup). When several expected rows have the same content,
-   the one whose subtree (the rows referring to it, recursively) looks the same is preferred,
-   then the one with the same key.
-2. Closest: the rows left are paired greedily by the number of equal columns (at least half),
-   so that a created row with one wrong column shows up as that column, not as a missing row
-   plus an unexpected one. Paired rows join the key map, so their children can still match.
-
-A key the episode generated is not content; a key the agent chose (e.g. a given sku) is.
+Generated keys differ between rollouts, so created rows are matched table by table, parents
+before children: by equal content first, then by the closest row left. The matched keys translate
+the agent's references to created rows into the expected keys.
+Design notes: docs/design/scoring.md.
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """Replay: run calls on a fresh episode; the expected episode is the task's gold calls replayed.
 
-The agent's calls are replayed on a fresh episode with the transcript's seed, so the final state
-is recomputed, never trusted from the transcript: calls that failed fail again and change
-nothing. The expected state is the task's gold calls replayed (by `scoring.validation.gold`, the one
-place that does it, resolving `$calls.N.path` references) on a fresh episode with the same seed.
-A gold call that fails unexpectedly, or a call marked `expect_error` that succeeds, makes the
-task broken: `TaskError`, never a silent skip.
-
-A rollout's calls reach scoring as `Calls`: played in order, as often as scoring needs, from a
-rollout in memory (`RolloutCalls`) or from its file a line at a time (`scoring.stream`). A
-`Stepper` replays them as they come, keeping no call once it has run.
+The agent's calls are replayed with the transcript's seed, so the final state is recomputed,
+never trusted from the transcript. A gold call that fails unexpectedly makes the task broken
+(`TaskError`). `Calls` plays a rollout's calls in order; a `Stepper` replays them as they come.
+Design notes: docs/design/scoring.md.
 """
 
 from __future__ import annotations

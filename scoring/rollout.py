@@ -1,21 +1,9 @@
 """The Rollout: every transcript format normalised to one model.
 
 A rollout is what an agent did on a domain: its tool calls (name, arguments, outcome) in order,
-what it said (`messages`, `final_message`) and what the harness or server said about how it ended
-(`truncated`, `complete`). A call's outcome is what the transcript recorded, believed only as far
-as an agent or a client log cannot forge it:
-
-- `ok`: the call succeeded;
-- `tool-error`: the call failed, and that is the agent's (bad or malformed arguments, a failed
-  precondition, an unknown tool, and every infrastructure label that does not verify);
-- `fault`: the server labelled the failure as its own and the label verifies with the runs key
-  (`simulator.labels`); `fault` holds the kind (injected, timeout, capacity, storage, infra,
-  internal);
-- `unknown`: the transcript holds no result for the call (the replay decides what happened).
-
-`where` names the call's place in its file ("line 7", "message 3") so that errors can point at it.
-A reader puts the calls it reads in a `CallLog`: the rollout's list, or, when a transcript is
-streamed (`scoring.stream`), a log that keeps only the calls a later record may still settle.
+what it said, and how it ended. A call's outcome is `ok`, `tool-error`, `fault` (a verified
+server label) or `unknown`. Readers put the calls they read in a `CallLog`.
+Design notes: docs/design/scoring.md.
 """
 
 from __future__ import annotations

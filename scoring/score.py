@@ -1,22 +1,8 @@
 """Scoring a rollout: replay it, replay the gold calls, diff the states, check the answer facts.
 
-- reward: 1.0 only when the state matches exactly and every answer fact is where the task takes
-  answers from (the final message, or any assistant message); else 0.0. A truncated rollout (the
-  harness cut it off) scores 0.0 whatever its state.
-- partial: (expected row changes made, partial rows by share, + answer facts found - collateral
-  row changes) / (expected row changes + answer facts), clipped to [0, 1]. With nothing expected,
-  1.0 when nothing collateral happened, else 0.0.
-- status: `incomplete` (reward null) for a server-written transcript without its signed end
-  record; `failed-infra` (reward null) when a verified capacity, storage, infra or internal fault
-  hit a call, or when injected faults / timeouts decided the outcome: the rollout fails as it
-  happened but passes with every faulted call carried out as if it had succeeded (the
-  counterfactual rule). Everything else is `scored`.
-
-The calls are replayed as they are read (`Calls`: a rollout in memory, or a transcript file read a
-line at a time, `scoring.stream`), each checked against what the transcript recorded once nothing
-later can change it; what is kept of them is bounded whatever their number: counts, the first
-`DIVERGENCES` divergences (the report lists those; the explanation counts them all), the first
-failed calls the explanation names, and the replayed state in SQLite.
+Gives a reward, partial credit and a status (`scored`, `incomplete` or `failed-infra`). The
+calls are replayed as they are read, and what is kept of them is bounded.
+Design notes: docs/design/scoring.md.
 """
 
 from __future__ import annotations

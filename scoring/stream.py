@@ -1,20 +1,9 @@
-"""Reading a transcript file as a stream: a line at a time, in passes, keeping only what scoring needs.
+"""Reading a transcript file as a stream: a line at a time, keeping only what scoring needs.
 
-`open_transcript(path)` reads the file the way `load_transcript` does — the same records, the same
-rollout, the same errors naming the same file, line and record — but never holds its calls: a
-first pass checks every line (JSON, the format, the metadata line), a second reads the rollout
-(its header, messages, labels, end record) with its calls counted and only its verified faults
-kept, and `StreamedCalls.play` reads the calls again, each replayed as it comes (a third pass; a
-fourth for the counterfactual replay of a rollout with transient faults). What is held at any time
-is one line, the calls a later record may still settle (a chat call waiting for its answer, a call
-a void record names), the faults, the assistant messages (they are graded) and, for an MCP log,
-the call ids of its requests (a later request may resend one).
-
-Every pass reads the same bytes: the file's first `size` bytes (a server still appending is read as
-it was), checked block by block against the first pass (a file rewritten meanwhile is an error).
-A JSON document (a chat log's wrapper or message list), a file of one line and a file that is
-not a regular file (a pipe) are read whole, as `load_transcript` reads them, within the same size
-limit; so is a file whose first line is not JSON, to report its error as `load_transcript` does.
+`open_transcript(path)` reads a file as `load_transcript` does (the same records, rollout and
+errors) but never holds its calls: it reads the file in passes, and `StreamedCalls.play` replays
+each call as it comes.
+Design notes: docs/design/scoring.md.
 """
 
 from __future__ import annotations

@@ -1,35 +1,10 @@
 """Transcript import: read a file in any supported format into a `Rollout`.
 
-Formats (auto-detected, or named with `format=`):
-
-- `toolgym`: toolgym's own JSONL (`simulator/transcript.py`: header, call, message, void, resend,
-  end records; a resend is not a call);
-- `openai`: chat messages; assistant `tool_calls[].function.{name, arguments (a JSON string)}`,
-  answered by `tool` messages with `tool_call_id`;
-- `anthropic`: messages whose content holds `tool_use` blocks, answered by `tool_result` blocks
-  (`is_error`) in the next user message;
-- `mcp`: a JSON-RPC log: `tools/call` requests and their responses, matched by id
-  (`result.isError`; a JSON-RPC `error` is the agent's failed call too); a request that resends an
-  earlier one's `_meta["toolgym/call-id"]` is not a call.
-
-A file is either one JSON document — a list of records, or the wrapper object
-
-    {"domain": "bank", "task": "bank-007", "seed": 0, "messages": [...],
-     "truncated": false, "termination_reason": "done", "final_message": "..."}
-
-(every key but `messages` optional; the same keys may sit in a `metadata` object) — or JSONL, one
-record a line, where a leading line holding only those keys is the metadata.
-
-Nothing a transcript says about infrastructure is believed unless the server signed it
-(`simulator.labels`): the runs key is given (`key=`) or found beside the file
-(`RUNS/.toolgym-key`). A verified header marks a server-written transcript, which is complete
-only with its verified `end` record; a call is a fault only with a verified label. Truncated
-files and unknown record kinds raise `TranscriptError` naming the line or message; a call with
-unreadable arguments is the agent's malformed call. Files over `max_bytes` (default 64 MiB,
-`TOOLGYM_MAX_TRANSCRIPT_BYTES`) are refused with a clear error before they are read.
-
-`load_transcript` reads a file whole; `scoring.stream` reads it through the same pieces a line
-at a time (`LineReader`, `FormatDetector`, `read_rollout` with a `CallLog` that keeps no call).
+Formats: `toolgym` JSONL, `openai` and `anthropic` chat messages, and `mcp` JSON-RPC logs
+(auto-detected, or named with `format=`). What a transcript says about infrastructure is believed
+only when the server signed it. `load_transcript` reads a file whole; `scoring.stream` a line at
+a time.
+Design notes: docs/design/scoring.md.
 """
 
 from __future__ import annotations

@@ -3,15 +3,9 @@
     report = collect("runs")          # every RUNS/*.jsonl
     report["sessions"], report["domains"]
 
-Per session: calls, successful calls, errors by kind (`tool`: the agent's call was wrong;
-`injected`: a fault injected by the server; `infra`: a real infrastructure fault; `internal`: a
-bug, masked from the agent), and percentiles of the tool-execution latency (`duration_us`).
-Per domain (`name@version`): the same, summed over its sessions, plus the infrastructure error
-rate (injected, timeout, capacity, storage, infra, internal over calls). Transcripts are read by
-scoring's one reader (`scoring.transcripts.read_records`), leniently: a last line cut off by a
-killed server is counted as `truncated`, not an error. A file
-that cannot be read as a toolgym transcript (malformed, no header, over the size limit, nested
-too deeply) is listed under `errors` with its message, and the others are still counted.
+Counts calls and errors by kind and gives tool-execution latency percentiles, and per domain the
+infrastructure error rate. Unreadable files are listed under `errors`; the others still count.
+Design notes: docs/design/scoring.md.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """The quality report as one self-contained HTML page: inline SVG charts, tables, no scripts.
 
-The style is `toolgym report --html`'s (scoring.curation.health): a system font, bordered tables,
-flagged rows tinted. Charts: pass rate and mean partial credit per policy per domain (horizontal
-bars, a group per domain under its name, one colour per policy), and per domain the spread of the
-trained policy's rewards within each task's group of samples (a histogram of standard deviations).
-Tables: per domain, its verdicts each with its reason; per task, every field `--json` gives.
-
-No text is ever cut: a chart's labels are wrapped to lines that fit its width even at a generous
-`EM` per character, and names and captions outside the charts are HTML, which the browser wraps.
+Charts show pass rate and partial credit per policy per domain, and the spread of the trained
+policy's rewards per task; tables show each domain's verdicts and every per-task field.
+Design notes: docs/design/scoring.md.
 """
 
 from __future__ import annotations

@@ -1,24 +1,9 @@
 """Environment quality from the rollouts of several policies (`toolgym quality`).
 
-Per domain and per task:
-
-- **difficulty**: pass rate and mean partial credit per policy (infra-failed rollouts excluded);
-- **trainability**, for the policy being trained (`train`): the share of tasks whose pass rate is
-  strictly between 0 and 1, and the spread (standard deviation) of rewards within each group of
-  k samples of a task — a group whose rewards are all equal gives no advantage signal;
-- **discriminative power**: whether rewards separate stronger from weaker baselines,
-  gold > gold-corrupt > random, read-only ≥ noop, measured on mean partial credit, with Kendall's
-  tau-b between that expected order and the observed one (1: the same order);
-- **health**: infra-failure and timeout rates over rollouts, injected and real failures apart.
-
-Flags: a task is `broken` when gold does not always pass it, `trivial` when noop, random or
-read-only passes it; a domain is `broken` or `trivial` when more than `tolerance` of its tasks are,
-and `non-discriminating` when tau is below `min_tau` or the baselines' order is not strict;
-`unmeasured` when the rollouts hold no gold, or no other baseline to rank it against. Every
-task flag has its reason and every domain its verdicts (`verdicts`), each with the reason in words,
-trainability among them (a warning, never a flag).
-`manifests()` gives, for every unflagged domain, a validated-manifest file of its kept tasks (not
-broken, not trivial), which `serve --manifest`, `score --manifest` and `rollout --manifest` take.
+Per domain and per task: difficulty, trainability, discriminative power and health. Tasks and
+domains are flagged broken, trivial, non-discriminating or unmeasured, each with its reason.
+`manifests()` gives a validated-manifest file of the kept tasks of every unflagged domain.
+Design notes: docs/design/scoring.md.
 """
 
 from __future__ import annotations

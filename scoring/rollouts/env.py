@@ -1,20 +1,9 @@
 """Where a policy acts: an episode reached in-process or through the MCP server agents use.
 
-Both environments give a policy the same things — the tools (name, description, input schema,
-whether they only read), the domain policy and the task instruction, `call` and `answer` — and
-both write the server's signed transcript into the runs folder, so every rollout is scored the
-way `toolgym score` scores it:
-
-- `InProcessEnv`: a session of the server's own registry (`simulator.sessions.SessionRegistry`):
-  its episode, transcript sink and seeded fault stream, called directly (no MCP, no event loop
-  hop) — the fast path for baselines and Ray workers;
-- `McpEnv`: a real MCP client (fastmcp, in memory, handshake era: one episode per connection) of
-  a `DomainServer`, exactly the surface an agent gets; fault labels are read from the error text.
-  Each call carries a new `_meta["toolgym/call-id"]` (`simulator.resends`): a resend of it would
-  get the first answer and not run again.
-
-An `Observation` says whether a call succeeded, what the agent sees, and — when the server
-labelled the failure as its own (an injected fault, a timeout it imposed) — the label's kind.
+`InProcessEnv` calls a session of the server's registry directly; `McpEnv` is a real MCP client
+of a `DomainServer`. Both give a policy the same tools, domain policy, instruction, `call` and
+`answer`, and both write the server's signed transcript. An `Observation` is one call's result.
+Design notes: docs/design/scoring.md.
 """
 
 from __future__ import annotations

@@ -2,17 +2,10 @@
 
     policy = OpenAIPolicy.parse("openai:qwen3-8b@http://127.0.0.1:8000/v1")
 
-The prompt is the domain policy (system) and the task instruction (user); the tools are the
-environment's, the MCP server's own list included `submit_answer`, as Chat Completions function
-tools. Each turn sends the conversation and runs every tool call the model makes, answering it
-with the tool's result or error text; a message without tool calls is the model's final answer,
-handed in through `submit_answer`. After `max_turns` the rollout is cut off (truncated).
-
-The endpoint is reached with httpx2 (the HTTP client the MCP SDK ships with). A request that
-fails — a connection error, a timeout, HTTP 429 or 5xx — is retried `retries` times with
-exponential backoff; one that still fails, or any other non-200 answer, or an answer that is not
-a chat completion, is an `EndpointError`: the rollout ends as an infrastructure failure, never as
-a reward. The key is `$OPENAI_API_KEY` when set.
+Sends the domain policy and task instruction with the environment's tools, runs each tool call
+the model makes, and hands in its final message as the answer. An endpoint failure ends the
+rollout as an infrastructure failure (`EndpointError`). The key is `$OPENAI_API_KEY` when set.
+Design notes: docs/design/scoring.md.
 """
 
 from __future__ import annotations

@@ -1,18 +1,9 @@
-"""Policies: who acts in a rollout. Baselines that need no model, and a chat model behind any
-OpenAI-compatible endpoint (`scoring.rollouts.llm`).
+"""Policies: who acts in a rollout; baselines that need no model, and a chat model.
 
-| policy | what it does |
-|---|---|
-| `noop` | nothing: hands in an empty answer (validation's no-op check, as a rollout) |
-| `random` | 1..`max_calls` calls of tools drawn at random, with arguments drawn from each tool's input schema (validation's fuzz strategies, seeded), identifiers taken from what earlier calls returned; an empty answer |
-| `read-only` | the same, restricted to tools that only read |
-| `gold` | the task's gold calls (`$calls.N` references resolved against the results it got; a call that hit an injected fault retried, up to `RETRIES` times), then the answer facts through `submit_answer` |
-| `gold-corrupt:N` | gold with N seeded single-call corruptions of the kinds validation's verifier check uses: a gold write dropped, or one argument of it changed to another valid value (`scoring.validation.mutate`); a task that writes nothing loses an answer fact instead |
-| `openai:MODEL@URL` | an agent loop against an OpenAI-compatible chat endpoint |
-
-Every policy ends by handing in its answer (`submit_answer`; an empty one when it has none), so
-every rollout's transcript closes the way an agent's does. A policy that stops early (a gold
-call whose referenced result is missing because a fault hit it) just ends: the scorer decides.
+Baselines: `noop`, `random`, `read-only`, `gold` and `gold-corrupt:N`; `openai:MODEL@URL` is a
+chat model behind any OpenAI-compatible endpoint (`scoring.rollouts.llm`). Every policy ends by
+handing in its answer through `submit_answer`.
+Design notes: docs/design/scoring.md.
 """
 
 from __future__ import annotations

@@ -2,24 +2,10 @@
 
     summary = run_rollouts(["bank"], ["gold", "random"], k=8, runs="runs")
 
-Layout of a runs folder:
-
-- `RUNS/transcripts/*.jsonl`: the server's signed transcripts (and its key, `.toolgym-key`), one per
-  rollout — what `toolgym score --runs RUNS/transcripts` and `toolgym report RUNS/transcripts` read;
-- `RUNS/results.jsonl`: one line per rollout (`RolloutLine`), appended as each one finishes — what
-  `toolgym curate`, `toolgym report --results` and `toolgym quality` read.
-
-A rollout whose (fingerprint, task, policy, sample) already has a line is skipped: a run that was
-stopped goes on where it was (the transcript of a rollout it stopped in the middle of is moved to
-`RUNS/stale/`, and the rollout runs again). Each rollout is scored as `toolgym score` scores its transcript
-(`scoring.batch.BatchScorer`); an endpoint failure of a model policy, or a fault the scorer rules
-decided the outcome, makes the line `failed-infra` (reward null), never a 0. A rollout that
-crashed (a bug) is a line with status `error` and the message; the others go on.
-
-Where episodes run: `via="mcp"` (default) through a real MCP client of the `DomainServer`,
-in memory; `via="inprocess"` directly on the server's session registry (same transcripts, same
-fault injection, no protocol). Workers: inline (`workers=1`), a local process pool, or Ray
-(`executor="ray"`, episodes in-process inside Ray workers, no server per episode).
+Writes the server's transcripts to `RUNS/transcripts/` and one line per rollout to
+`RUNS/results.jsonl`; a stopped run goes on where it was. Episodes run through MCP or
+in-process, inline, in a local process pool or on Ray.
+Design notes: docs/design/scoring.md.
 """
 
 from __future__ import annotations

@@ -1,17 +1,8 @@
 """Fuzzing tools: schema-valid arguments must give a result or a precise tool error, nothing else.
 
-Each tool is called `calls` times with arguments drawn (by hypothesis, derandomized: the same
-arguments and verdicts on every run) from its input JSON Schema, on a fresh episode per tool.
-To reach deep into operations rather than stop at the first lookup, a value whose property is
-named like a table column (`customer_id`, or `item_ids` for `item_id`) is drawn most of the time
-from that column's seed values and the values the tasks' gold calls use for it; other strings
-sometimes from the seed's identifiers. Every drawn value still satisfies its schema.
-
-A finding is a call that raised anything but a `ToolError` (an exception that escaped the
-engine), or a `ToolError` marked `unguarded` (the engine's backstop for an exception that escaped
-an operation): the agent's arguments reached a bug, where they should get an error worded for
-them. Findings name the tool, the arguments (cut to a bounded length) and the error; a tool
-reports at most `MAX_FINDINGS` distinct errors.
+Calls each tool with arguments drawn from its input JSON Schema (hypothesis, derandomized) and
+reports a finding for every call whose arguments reached a bug instead of a worded tool error.
+Design notes: docs/design/scoring.md.
 """
 
 from __future__ import annotations

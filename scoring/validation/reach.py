@@ -1,18 +1,9 @@
 """Reachable facts: every identifier a gold call uses must be knowable by the agent.
 
-An identifier is an argument value that is a key (or a unique value) of some table, in the seed or
-created by an earlier gold call. It is reachable when it appears in the task's instruction, in the
-result of an earlier gold call (or the call refers to that result with `$calls.N`), or in what the
-domain tells anyone without being asked for anything (the results of read tools that need no
-arguments, e.g. a product catalogue), or in what one-argument read tools return for identifiers the
-agent already knows, two lookups deep (a user id -> the user's orders -> an order's items), starting
-also from what searches return: read tools whose required arguments can all be filled with facts the
-agent knows (a name and a zip code from the instruction -> a user id), at most `MAX_SEARCHES` calls
-for one state of knowledge, in a fixed order. Otherwise an agent could only guess it: `unreachable-fact`.
-
-An answer fact must appear somewhere an agent can find it: in the instruction, a gold call's result,
-or the seed or final database (as a token run of some value), the policy or a tool's description, or
-be a value an agent computes (a number, a date, a weekday). Otherwise: `unreachable-answer`.
+An identifier a gold call uses must be findable from the instruction, earlier results or what
+the domain's read tools reveal; otherwise `unreachable-fact`. An answer fact must appear where an
+agent can find it, or be a value an agent computes; otherwise `unreachable-answer`.
+Design notes: docs/design/scoring.md.
 """
 
 from __future__ import annotations

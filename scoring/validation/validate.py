@@ -1,27 +1,10 @@
 """Task validation: a task is a candidate until it passes every check.
 
-Checks, per task (the first failure names the status):
-
-1. `broken-gold`: a gold call fails (or a call marked expect_error succeeds), or anything in the
-   task raises an error that is not a tool error (reported with its message, never a traceback).
-2. `flaky`: reruns in separate worker processes disagree on the final digest, or the gold calls
-   only work under the task's own seed (they hard-code an id generated under it).
-3. `network`: a call attempted network access (validation runs with sockets blocked).
-4. `no-op-passes`: the empty transcript scores 1.0 (a refusal task needs answer facts).
-5. `unreachable-answer`: an answer fact appears nowhere an agent could find it (not in the
-   instruction, a gold call's result, the seed or the final database): no agent can state it.
-6. `weak-verifier`: dropping a gold write, or a one-argument mutation of it, still scores 1.0.
-7. `weak-answer`: an answer that states the answer facts and every other value of their columns
-   (a "shotgun" answer, `scoring.facts.ruled_out`) still scores 1.0.
-8. `order-sensitive`: swapping independent gold calls (disjoint rows) scores below 1.0.
-9. `unreachable-fact`: a gold call uses an identifier that neither the instruction nor an earlier
-   result reveals.
-
-Per domain, every tool is fuzzed (`scoring.validation.fuzz`): schema-valid arguments, `fuzz` calls a tool
-(seeded); a tool that raises anything but a precise tool error is a domain-level tool finding.
-
-The reruns run in fresh worker processes (spawned, so they share no interpreter state); the
-checks of one task run in one worker. `--executor ray` runs the same units on a Ray cluster.
+Runs the per-task checks in order (`broken-gold`, `flaky`, `network`, `no-op-passes`,
+`unreachable-answer`, `weak-verifier`, `weak-answer`, `order-sensitive`, `unreachable-fact`);
+the first failure names the status. Every tool of a domain is also fuzzed. Reruns run in fresh
+worker processes, or on a Ray cluster with `--executor ray`.
+Design notes: docs/design/scoring.md.
 """
 
 from __future__ import annotations
