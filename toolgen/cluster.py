@@ -1,31 +1,12 @@
-"""Operations → a `Plan`: domains of 5–40 tools whose entity graphs are connected.
+"""Operations → a `Plan`: domains of a bounded size whose entity graphs are connected.
 
     cluster(ops, min_tools=5, max_tools=40, seed=0) -> Plan
 
-The steps (every one in a fixed order, so the same operations and seed give a byte-identical plan
-whatever order they come in):
-
-1. **Per api.** The operations of one api (sorted by id) are cut into the parts whose entity
-   graphs are connected (no domain can hold two of them together without a third piece joining
-   them). A part that fits in a domain stays whole.
-2. **Size bound.** A part larger than `max_tools` is cut where its links are weakest: each
-   entity's own operations are a unit (one entity with 200 operations is first grown into
-   connected chunks of even size by a breadth-first walk), and units are joined pairwise, the
-   most strongly linked pair that fits in `max_tools` first, while the link per operation of the
-   smaller side is at least `JOIN` (a loose link is a cut). Two units are linked by the
-   operations of one that take the id of an entity the other acts on (a line's operations
-   holding a customer id), by the ids of third entities both take and by shared path prefixes
-   (`Weights`). An entity's operations and its children's thus stay together where they fit, and
-   an api is cut between its loosely linked corners. Each result is cut into connected parts
-   again. An operation that names no record (`toolgen.pure.free`: `calculate`, `think`) joins
-   its api's largest part with room and links no piece to another.
-3. **Merge.** Pieces smaller than `min_tools`, smallest first, merge into their nearest neighbour:
-   among the pieces sharing an entity with them (so the merged entity graph stays connected) and
-   with room for them, one without a tool of the same name if there is one, then the one with the
-   highest affinity (shared entities, the same api, shared path prefixes); the same api comes first by its weight, then other apis (small apis across
-   sources). A piece that stays too small is skipped, each operation with the reason.
-4. **Names**: the dominant api and the two most common entities, slugged, de-duplicated with
-   `-2`, `-3`… in a fixed order. Domains are sorted by name, operation ids within a domain sorted.
+Each api's operations are cut into connected parts; a part over `max_tools` is cut where its links
+are weakest; pieces under `min_tools` merge into their nearest neighbour sharing an entity, or are
+skipped with the reason; the domains are then named. Every step runs in a fixed order, so the
+same operations and seed give a byte-identical plan whatever order they come in.
+Design notes: docs/design/toolgen.md.
 """
 
 from __future__ import annotations

@@ -2,13 +2,11 @@
 
     generate_domain("tools.json", "db.json", "out/shop")   # -> the domain folder
 
-The records are the seed as given (`toolgen.snapshot`), and every tool of the list becomes a tool
-of one domain, bound to the tables by its argument names: an argument named like a table's key
-names that row, one named like a column filters or sets it. Reads return records in the data's own
-shape. Writes check what their names and descriptions state (a `pending` order; the status "will
-be changed to 'cancelled'"; an id that must name one of the order's items) and set the columns
-their arguments name. What a description says that these rules cannot express is listed per tool
-as "not modelled" in the domain's README.md and report.json.
+The records are the seed as given (`toolgen.snapshot`); every tool of the list becomes a tool of
+one domain, bound to the tables by its argument names. Reads return records in the data's shape;
+writes check what their names and descriptions state. What a description says that these rules
+cannot express is listed per tool as "not modelled" in README.md and report.json.
+Design notes: docs/design/toolgen.md.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """The graph clustering works on: the entity graph of a group of operations, and the link weights.
 
-- The **entity graph** of a group of operations: a node per entity an operation acts on, consumes or
-  produces; an edge between an operation's entity and each entity whose id it consumes or produces
-  (an operation that uses both; `produces` holds the ids a result carries, so an id one entity holds
-  of another joins them too). A domain's entity graph must be connected: its tools then act on
-  shared tables. Two connected groups joined stay connected exactly when they share an entity.
-  An operation that names no record (`toolgen.pure.free`: a computation taking no id) needs no
-  table and is left out of the graph (`anchored`).
-- **Weights** (`Weights`): how much what two groups share counts when clustering joins them
-  (`toolgen.cluster`): the entity they act on, an id one holds of the other's entity, the id of a
-  third entity, the leading static path segments.
+The entity graph has a node per entity an operation acts on, consumes or produces, and an edge
+between an operation's entity and each entity whose id it consumes or produces. A domain's
+entity graph must be connected. Operations that name no record are left out (`anchored`).
+`Weights` says how much what two groups share counts when clustering joins them.
+Design notes: docs/design/toolgen.md.
 """
 
 from __future__ import annotations

@@ -2,19 +2,11 @@
 
     files ──ingest──► RawOperation / FailedFile ──normalize──► Operation ──cluster──► Plan
 
-- `RawOperation`: one operation exactly as a source describes it (an OpenAPI path + method with
-  its parameters and bodies, `$ref`s already resolved; or one function of a function-calling /
-  MCP tool list), with where it came from. Ingest makes these and knows every input format;
-  it decides nothing about names, entities or kinds.
-- `Operation`: one normalized operation: a stable id unique across the corpus, a tool name valid
-  for MCP and OpenAI tool calling, all parameters as one JSON Schema object, the entity it acts
-  on, its kind, the entity's record schema, and the ids it consumes and produces. Normalization
-  makes these; it never reads files.
-- `FailedFile`: a file that could not be read, with its reason (and location where known).
-- `Plan`: the clustering's output, written as PLAN.json: `domains`, `skipped`, `failed_files`.
-
-`schemas/operation.schema.json` and `schemas/plan.schema.json` are generated from these models
-(`python -m toolgym.schemas`).
+`RawOperation` is one operation exactly as a source describes it; `Operation` one normalized
+operation (id, tool name, parameters, entity, kind, record schema, ids consumed and produced);
+`FailedFile` a file that could not be read; `Plan` the clustering's output (PLAN.json). The
+JSON Schemas in `schemas/` are generated from these models (`python -m toolgym.schemas`).
+Design notes: docs/design/toolgen.md.
 """
 
 from __future__ import annotations

@@ -1,14 +1,12 @@
 """Words and names: splitting identifiers into words, snake_case, singular nouns, tool names.
 
-Everything here is a pure function of its arguments. The hot ones (`words`, `singular`) are
-memoised: a corpus repeats the same identifiers and path segments thousands of times.
+Everything here is a pure function of its arguments; `words` and `singular` are memoised.
 
-- `words("getWeatherForecast")` → `["get", "weather", "forecast"]`; camelCase, PascalCase,
-  acronyms (`HTTPServer` → `http`, `server`), digits, any separator, non-ASCII letters folded to
-  ASCII where they have a decomposition (`café` → `cafe`) and dropped otherwise.
-- `singular("categories")` → `"category"`: a small rule set with exceptions, not a dictionary;
-  `plural` the other way (a word already plural is kept).
-- `tool_name(words, used)` → a name matching `^[a-zA-Z0-9_-]{1,64}$`, not in `used`.
+    words("getWeatherForecast") -> ["get", "weather", "forecast"]
+    singular("categories") -> "category"                  # `plural` the other way
+    tool_name(words, used) -> a name matching ^[a-zA-Z0-9_-]{1,64}$, not in `used`
+
+Design notes: docs/design/toolgen.md.
 """
 
 from __future__ import annotations

@@ -2,12 +2,11 @@
 
     generate(paths, min_tools=5, max_tools=40, seed=0, workers=0, progress=None,
              require_specs=False) -> Generated
-    summarize(generated) -> dict
 
-The one composition of the stages (`relate` adds the relations between an api's entities that
-one operation alone cannot show, before clustering), used by `toolgym generate` and `benchmarks/toolgen.py`.
-The plan holds every operation once: in a domain, or in `skipped` with the reason (operations the
-normalizer could not take keep its reason), and every unreadable file in `failed_files`.
+The one composition of the stages, used by `toolgym generate` and `benchmarks/toolgen.py`. The
+plan holds every operation once (in a domain, or in `skipped` with the reason) and every
+unreadable file in `failed_files`; `summarize(generated)` is its summary, as a dict.
+Design notes: docs/design/toolgen.md.
 """
 
 from __future__ import annotations

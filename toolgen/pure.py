@@ -3,12 +3,9 @@
     verb_of(op) -> "calculate"
     tableless(op, names_record) -> "nothing" | "not modelled: <sentence>" | None
 
-An operation whose verb is a computation (`calculate`, `convert`, `translate`, …), whose
-arguments name no record and that the spec does not declare a write has no table to act on:
-it is "not modelled" (its result cannot be computed from data), reported with its description's
-first sentence. One of thought (`think`) changes and returns nothing, and is compiled as that.
-Clustering places such operations with their api's largest part (they need no shared entity);
-synthesis gives them no table.
+A computation (`calculate`, `convert`, …) that names no record and is not declared a write has no
+table to act on: it is "not modelled". A scratchpad (`think`) changes and returns nothing.
+Design notes: docs/design/toolgen.md.
 """
 
 from __future__ import annotations

@@ -2,22 +2,11 @@
 
     relate(ops) -> ops   (copies; `consumes` extended, nothing else changed)
 
-Normalization works one operation at a time: it knows `order_id` names an order, but not whether
-`thingName` names an entity of the api or `global_table_settings` belongs to a `global_table`.
-Knowing every entity of the api, this step adds to an operation's `consumes`:
-
-- **identifier arguments**: an input property named an entity of the same api followed by an
-  identifier word (`thingName`, `securityProfileArn`, `EmployerKey`, `GroupIdentifier`,
-  `order_number`): the operation takes that entity's identifier. Only the api's entities are
-  matched (those its operations act on, consume or produce).
-- **sub-entities**: the entity's name extends another entity of the api by whole words, at the
-  front or the back (`global_table_settings` → `global_table`, `relational_database_event` →
-  `relational_database`, `debit_reversal` → `reversal`): the sub-entity holds the other's id.
-  Only the longest such entity is taken, and only names of at least `MIN_STEM` characters. An
-  entity spelled in other words (`deliverystat`, `delivery_stat`) is the same table.
-
-Both are the issue's "an id one entity holds of another", read from names. The result keeps the
-order of `ops`; the same input gives the same output.
+Knowing every entity of the api, this adds to an operation's `consumes` the entities its
+identifier arguments name (`thingName`, `securityProfileArn`) and the entity a sub-entity extends
+by whole words (`global_table_settings` → `global_table`). The result keeps the order of `ops`;
+the same input gives the same output.
+Design notes: docs/design/toolgen.md.
 """
 
 from __future__ import annotations

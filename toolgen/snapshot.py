@@ -4,16 +4,9 @@
     snap.tables, snap.rows, snap.layout  # Table models, seed rows per table, the `snapshot:` layout
     seed_domain(snap, "shop").write(out) # a domain folder holding them (tools still to add)
 
-A snapshot is collections of records: `{collection: {key: record}}` or lists of records. Each
-collection becomes a table keyed by the field that repeats the record's key (else an added `id`);
-inside a record, a scalar field is a typed column; an object with the same fields in every record
-is stored as columns; an object whose keys repeat a field of each of its values (tau2's `variants`,
-`payment_methods`) is a keyed child table; a list of objects is a child table with a `position`;
-anything else (free-form objects, lists of scalars, mixed types) is a `json` column. A column
-named like another table (`user_id` -> `users`) or like its key, whose values are all keys of it,
-references it. Exporting the untouched seed through the layout gives back the input exactly
-(`read_snapshot` checks it before returning); input it cannot read or represent is a `SpecError`
-naming the file and the place in it. Never mixes synthetic rows into the records.
+Each collection becomes a table (nested data: columns or child tables; another table's keys: a
+reference), and exporting the untouched seed through the layout gives back the input exactly.
+Design notes: docs/design/toolgen.md.
 """
 
 from __future__ import annotations

@@ -4,13 +4,9 @@
     tool_declared(tool, wrapper) -> ("write", "type: WRITE") | (None, None)
 
 Declared means stated, never guessed from a name: an HTTP method with a meaning (GET / HEAD read;
-PUT / PATCH / DELETE write; POST, OPTIONS and TRACE say nothing), a function's own `type`
-(`READ` / `WRITE`, any case; `GENERIC` says nothing), an MCP tool's `annotations` (`readOnlyHint`
-true or false; `destructiveHint: true` is a write), and a kind set beside a wrapped function
-(tau2's `{"schema": {...}, "tool_type": "write", "mutates_state": true}`: `tool_type` read / write,
-else `mutates_state`). A GET whose path selects an RPC action in its query (AWS's
-`/#Action=CreateUser`) declares nothing: the method is transport there and the action is the
-operation. Normalization makes the operation's kind agree with what is declared.
+PUT / PATCH / DELETE write; the others say nothing), a function's own `type`, an MCP tool's
+`annotations` or a kind set beside a wrapped function. Normalization makes kinds agree with it.
+Design notes: docs/design/toolgen.md.
 """
 
 from __future__ import annotations

@@ -1,16 +1,11 @@
 """Reading inputs: files, folders and `.tar.gz` archives, with bounds, in worker processes.
 
-- A file larger than `max_file_bytes` is refused unread.
-- An archive is unpacked, streaming, into a private temporary folder, keeping only data files
-  (.json .jsonl .yaml .yml); it is refused past `max_members` members or `max_archive_bytes`
-  uncompressed (a tar bomb). A member whose name is absolute or climbs out with `..` and any
-  link or device member is refused (reported) and not written. Sources read `ARCHIVE!member`.
-- With `workers` > 0 files are read in that many worker processes; one stuck on a file longer
-  than `timeout_s` is killed, the file reported, and a fresh worker takes its place. With
-  `workers=0` files are read in this process (the time bound is then a SIGALRM, main thread only).
-- Results are sorted by source then pointer, so they do not depend on the worker count.
-- A data file in a folder or archive that holds no API spec is counted (`not_specs`); with
-  `require_specs`, a file named in `paths` that holds none is a failure, `not an API spec: why`.
+Files over `max_file_bytes` are refused unread; archives are unpacked, streaming and bounded, into
+a private temporary folder, refusing unsafe members. With `workers` > 0 files are read in worker
+processes, and one stuck past `timeout_s` is killed and replaced. Results are sorted by source
+then pointer, so they do not depend on the worker count. Files that hold no API spec are counted
+(`not_specs`), or with `require_specs` reported as failures.
+Design notes: docs/design/toolgen.md.
 """
 
 from __future__ import annotations

@@ -1,15 +1,11 @@
 """A lazy `$ref` resolver over one spec and its sibling files.
 
-Our own small resolver rather than `jsonref` / `referencing`: those resolve (or wrap) the whole
-document, while ingest needs only what an operation uses — its parameters, request body and
-success response — and must stay fast on 62k operations (no proxies, no whole-document walk).
-It resolves local pointers (`#/components/schemas/Pet`) and relative references to sibling
-files (`resources/pets.yml#/Pet`, the DigitalOcean layout) through a `sibling` callable, each
-relative to the file the reference is written in. Expansions are memoised per target and
-remaining depth, so a component used by many operations is built once and shared. A reference
-to itself (directly or through others) is cut, as is any nesting past `max_depth` references:
-the cut node becomes `{"description": "..."}` naming the target. A reference that cannot be
-followed raises `RefError`, which the caller reports against the operation or parameter.
+It resolves only what an operation uses (its parameters, request body and success response):
+local pointers and relative references to sibling files, each relative to the file it is
+written in. Expansions are memoised and shared; a reference to itself, or nesting past
+`max_depth`, is cut to a node naming the target. A reference that cannot be followed raises
+`RefError`.
+Design notes: docs/design/toolgen.md.
 """
 
 from __future__ import annotations

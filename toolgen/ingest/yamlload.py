@@ -1,20 +1,9 @@
 """Parse one spec file's bytes into Python data: JSON, JSON lines or YAML, with bounds.
 
-YAML goes first through `yaml_rs` (a Rust YAML 1.2 parser; on 400 random specs of the scale
-corpus it parses in 0.5 s what PyYAML's C loader parses in 6 s, the bulk of ingest's time):
-timestamps stay strings, duplicate keys keep the last value (as PyYAML does) and alias expansion
-is bounded by its replay limit (`MAX_EXPANDED_NODES` events: an alias bomb is refused). Its YAML
-1.2 reading differs from PyYAML's 1.1 only where 1.1 is a known trap for specs (`Off`/`Yes`
-stay strings in an enum, `21:00:00` is not a sexagesimal number). Whatever it rejects (a tag it
-does not know, such as the YAML 1.1 `=` value tag, or a libyaml quirk) goes on to PyYAML:
-
-PyYAML's C loader (`CSafeLoader`, libyaml) with two changes that count_ops.py
-makes too: timestamps stay strings (specs hold invalid dates such as `2019-10-15T25:00:00`) and
-the YAML 1.1 `=` value tag is accepted. Anchors and aliases are bounded: when a document has an
-anchor, its node graph is composed first and the size it would have once every alias is expanded
-is counted (memoised per node, so this is linear in the graph); a graph over `MAX_EXPANDED_NODES`
-(an alias bomb, "billion laughs") or with a cycle (a recursive alias) is refused before anything
-is constructed. A file without anchors (nearly every spec) takes the direct C path.
+YAML is parsed by `yaml_rs` (a YAML 1.2 parser) first, and by PyYAML's C loader when `yaml_rs`
+rejects a document. Either way timestamps stay strings, a duplicate key keeps its last value, and
+alias expansion is bounded by `MAX_EXPANDED_NODES`, so an alias bomb is refused.
+Design notes: docs/design/toolgen.md.
 """
 
 from __future__ import annotations

@@ -1,30 +1,12 @@
-"""What a write does to the row it names beyond its arguments: the state its verb names, or the
-row it points at.
+"""What a write does to the row it names beyond its arguments: its verb's state, or a reference.
 
     found = retarget(ops, entity_of)                    # the row each operation changes
     effects = decide(tables, by_entity, ops, bindings, found, add_column)
 
-- **State verbs** (`STATE_VERBS`: suspend, resume, cancel, archive, approve, enable, lock, …) change
-  a state of their target row: the table's status enum where the spec declares one holding the
-  verb's state (a verb whose state that enum lacks changes nothing there), a boolean the record
-  has for it (`roaming_enabled`, `locked`, `is_active`; a boolean named for a state the verb leaves
-  becomes false), else a state column added with the states of the table's verbs (the spec's own,
-  where a `status` column's description quotes them): `status` [active, suspended], its default
-  the state records are usually in. A state of an aspect of the row (`enable_roaming(customer_id,
-  line_id)`: roaming, of the line) is `roaming_enabled` (enable / disable) or `roaming_status`. The
-  tool refuses a row already in the state, a row in a final state (`cancelled`, `closed`, …: only a
-  restoring verb leaves it), and, where the states are known, a row not in a state the verb leaves
-  (`resume` only a suspended line).
-- **Target**: an operation changes the row of the entity whose id it takes. A state verb whose noun
-  no id argument names (`roaming`) acts on the last entity its required id arguments name; a
-  `change` / `switch` / `set` of a noun it takes the id of, after the id of another
-  (`change_plan(line_id, plan_id)`), acts on that other row and points it at the new one.
-- **References**: a write that points its row at another (`change_plan`, `assign_ticket(ticket_id,
-  agent_id)`, `move_card(card_id, list_id)`: a key, a required id of another row that is not path
-  scope, no field) updates that reference column; the row pointed at must exist.
-
-Operations that name no row at all are `toolgen.pure`'s. Nothing here reads files; the same
-operations give the same effects.
+A state verb (`suspend`, `cancel`, …) sets a state of the row it changes; a write that points its
+row at another (`change_plan`) sets that reference. An operation changes the row of the entity
+whose id it takes (state verbs and `change` / `switch` / `set` have rules of their own).
+Design notes: docs/design/toolgen.md.
 """
 
 from __future__ import annotations

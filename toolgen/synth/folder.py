@@ -5,9 +5,8 @@
     write_folder(builder, folder, plan_domain, schema, toolset, sources)
 
 The folder holds domain.yaml, seed/<table>.jsonl, tasks.jsonl (when there are tasks), policy.md
-(rendered from the tools and their preconditions) and README.md (what the domain was generated
-from: its apis, source files and their licenses as the specs declare them, else "unknown"; the
-operations that could not be compiled, with why).
+(from the tools and their preconditions) and README.md (what the domain was generated from).
+Design notes: docs/design/toolgen.md.
 """
 
 from __future__ import annotations

@@ -3,15 +3,10 @@
     key_shape(entity, record_key, argument_schemas) -> KeyShape(type, ids)
     relaxed(schema, samples, key_type) -> the argument's schema, loosened if the keys would fail it
 
-Every argument that names a row of the table by key (`{ticket_id}`, `user_id` on an order) is a
-vote: integer (or number) arguments make an **integer** key; string ones a **string** key whose
-scheme follows their shape: `format: uuid` → `uuid` ids; a simple `pattern` (`^MG[0-9a-f]{32}$`,
-literals, classes, `\\d`, counted repeats) → `pattern` ids the pattern accepts; else `hash`. The
-record's own key schema decides only when no argument has a type; a tie is a string key.
-
-Arguments whose schema the chosen keys would fail (a disagreeing type, another format or
-pattern, a length bound) get a relaxed input schema: the key's type, without the constraints the
-keys break, and a note in the description saying what was relaxed.
+Every argument that names a row by key votes for an integer or a string key and, for strings, an
+id scheme (`uuid`, `pattern` or `hash`). An argument whose schema the chosen keys would fail gets
+a relaxed input schema, with a note in its description saying what was relaxed.
+Design notes: docs/design/toolgen.md.
 """
 
 from __future__ import annotations

@@ -1,23 +1,12 @@
-"""Toolbox domains: the plan's "too small and unrelated" operations, grouped by where they come from.
+"""Toolbox domains: the plan's too-small, unrelated operations, grouped by where they come from.
 
     extra, still_skipped = toolbox_domains(plan, operations)
 
-Clustering leaves out an operation whose group of connected entities is smaller than
-`min_tools` and shares no entity with a domain that has room: a lone function of a function
-list, a three-tool MCP server, a corner of a large API. Such operations still make working tools
-(their entities are tables of their own), only not a domain whose entities are connected. So the
-left-out operations are grouped by provenance, most specific first:
-
-1. the same **api** (a spec's title, a tool group's or MCP server's name);
-2. then the same **source file** (a function list or tool catalogue holding many small apis);
-3. then the same **folder** (one collection of specs, e.g. one MCP server per file).
-
-A group of at least `min_tools` operations becomes one or more **toolbox** domains of at most
-`max_tools` tools (cut in order of operation id, sizes as even as possible); the rest stay skipped
-with the plan's reason. A toolbox domain's entity graph need not be connected: each of its
-tables belongs to the tools that use it. Names: the group's slug and `toolbox`, de-duplicated
-against the plan's names; tool names unique within the domain (a second api's same-named tool
-gets its api's slug in front, as the plan does).
+Operations clustering left out still make working tools, only not in a connected domain. They are
+grouped by provenance, most specific first: the same api, then source file, then folder. A group
+of at least `min_tools` operations becomes toolbox domains of at most `max_tools` tools, whose
+entity graphs need not be connected; the rest stay skipped with the plan's reason.
+Design notes: docs/design/toolgen.md.
 """
 
 from __future__ import annotations

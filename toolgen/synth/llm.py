@@ -1,20 +1,12 @@
-"""An optional language model (`toolgym generate --llm URL`): instructions rephrased, missing descriptions filled.
+"""An optional language model (`--llm URL`): instructions rephrased, missing descriptions filled.
 
-    llm = ChatModel(LLMOptions("http://127.0.0.1:8000/v1", model="m", cache="~/.cache/toolgym/llm"))
+    llm = ChatModel(LLMOptions("http://127.0.0.1:8000/v1", model="m", cache=cache_dir))
     text = llm.chat([{"role": "user", "content": "..."}])     # None when the endpoint failed
-    facts = stated_values(instruction)                       # what a rephrasing must keep
 
-Any OpenAI-compatible chat endpoint (`POST {URL}/chat/completions`). Deterministic: temperature
-0, and every reply cached on disk under the SHA-256 of the request (model, messages, temperature),
-so a rerun with the same cache sends nothing and gets the same text. An endpoint error (a
-connection failure, a timeout, 429 or 5xx) is retried with exponential backoff; after the last
-try `chat` returns None and counts it in `errors`: the caller keeps its template text. Nothing here
-raises for what the endpoint does.
-
-A rephrased instruction is kept only when it still states every value the template stated
-(`stated_values`: each quoted string, each number or id with a digit, each true / false / null),
-adds none, names no tool and is not empty; the caller then validates the task again with the new
-wording (`toolgen.synth.run`), and keeps the template when anything fails.
+Any OpenAI-compatible chat endpoint, deterministic: temperature 0, replies cached on disk. Errors
+are retried, then `chat` returns None and the caller keeps its template text. A rephrasing is kept
+only when it states exactly the template's values (`stated_values`) and names no tool.
+Design notes: docs/design/toolgen.md.
 """
 
 from __future__ import annotations

@@ -2,14 +2,11 @@
 
     world = World(domain, schema, toolset, rows)     # a read-only episode of the written folder
     world.name_row(table, row, rng, lookup=True)     # Ref('the user whose email is "..."', [calls])
-    world.copied(rng, tool, binding, current)        # Said('the same one as the user whose ...', value, [calls])
-    world.value_for(rng, tool, binding, current)     # a value for a field argument
 
-A row is named by a handle (`lexicon.handle_columns`: an email, a name, a title) that a read tool
-filters on or lists; else by the values a filtering read tool requires, a parent by its own
-handle (`the order of the user whose email is ...`: that lookup first); else through a row that
-refers to it (`the user of the reservation RES-1`); each only when the read's result shows the
-row's id, run on the episode.
+A row is named by a handle a read tool filters on or lists, else by the values a filtering read
+requires, else through a row that refers to it; each only when the read's result shows the row's
+id. `copied` and `value_for` give values for a tool's arguments.
+Design notes: docs/design/toolgen.md.
 """
 
 from __future__ import annotations

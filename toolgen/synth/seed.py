@@ -1,25 +1,12 @@
 """Seed rows for a domain's tables: deterministic from a seed, realistic, and loadable as they are.
 
-    rows = seed_rows(spec, hints, seed=7)                 # {table: [row, ...]}
-    rows = seed_rows(spec.tables, {}, seed=7, rows=50)    # every table 50 rows
-    rows = seed_rows(spec, hints, seed=7, rows={"orders": 300})
+    rows = seed_rows(spec, hints, seed=7, rows={"orders": 300})   # {table: [row, ...]}
 
-- **Deterministic**: every value is a function of the seed, the table, the column and the row
-  number alone (each column draws from its own stream, seeded from sha256 of those), so the same
-  seed gives byte-identical JSONL, and adding a table or a column changes no other column.
-- **Realistic**: values come from `values.plan_field` (types, enums, formats, bounds, patterns,
-  examples, defaults; Faker text chosen by column and table name); a person-describing row's name,
-  email and username agree; a (start, end) pair of datetimes is in order.
-- **Loadable**: tables are filled parents first (foreign keys, composite keys included; a cycle of
-  references is broken at a column that may be null, else its values are filled in last); every
-  foreign key points at a real row (one that follows from another of the row is taken from it:
-  a card's customer is its account's); unique columns and keys are unique; a key follows its
-  table's id scheme (`counter` numbers, `pattern` slots, `hash`: prefix + 8 hex digits); integer
-  keys count up (within the rest of a composite key). A table whose rows a constraint bounds (a
-  unique foreign key, an enum key) gets at most as many rows as it can hold.
-- **Sizes**: `rows` as an int is every table's size, a mapping sizes the tables it names; the
-  rest default to 25 rows for a table without required foreign keys, doubling per level of
-  parents, at most 200.
+Every value depends only on the seed, table, column and row number, and comes from
+`values.plan_field`. Tables are filled parents first, so every foreign key points at a real row;
+unique columns and keys are unique. `rows` sizes every table (an int) or those it names (a
+mapping); the rest get a default size that grows with their levels of parents.
+Design notes: docs/design/toolgen.md.
 """
 
 from __future__ import annotations

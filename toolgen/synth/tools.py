@@ -1,36 +1,12 @@
-"""Each operation of a domain compiled into a tool through `simulator.builders`, or the reason why not.
+"""Each operation of a domain compiled into a `simulator.builders` tool, or the reason why not.
 
     compile_tools(schema: DomainSchema) -> Toolset(tools, not_compiled)
 
-What an operation becomes (its arguments' meaning is `schema.Binding`):
-
-- **read by key** → `get` of the row (parents' keys as filters too), with a "no such record" error;
-- **read without a key** (list / search) → `list` with a filter per argument: `eq`; `icontains` for
-  free text (`q`, `query`, `search`: the table's name-like column) and for name / title fields;
-  `ge` / `le` for ranges (`min_price`, `created_after`); `in` for a list of values; paging
-  (`limit`, `offset`, or `page` × page size) and, for a sort argument with an enum naming
-  columns, one ordered `list` per choice;
-- **create** → `create` with the arguments as values (required ones enforced by the input
-  schema; creation timestamps set from the clock);
-- **update** → `update(patch=...)` of only the fields the call gave (an absent argument is not a
-  null); an update that names no field is compiled as an action;
-- **delete** → a status change where the table's status enum has a deleted-like value, else
-  `delete`; either way after a `get` that says when the record does not exist;
-- **state verb** (`suspend`, `resume`, `cancel`, `enable`, …: `effects.StateChange`) → the row's
-  state set, refused when already there, from a final state (but by a restoring verb) and, where
-  the states are known, from a state the verb does not leave;
-- **reference change** (`change_plan`, `assign_ticket`: `effects.Repoint`) → the row it is to
-  point at found, then the row's reference set;
-- **action** (`ship`, `send_*`, ...) → a status transition when the verb names a value of the
-  table's status enum (refused as above), else a row in the domain's `action_log` (what was done,
-  to which record, with which arguments); an action on no record creates a row of its entity
-  (`send_email` → an `emails` row);
-- **no record** (`toolgen.pure`) → a scratchpad is a read that returns nothing; a computation is
-  not compiled ("not modelled: <its description>").
-
-The input schema the agent sees keeps the spec's names, descriptions, required and optional
-arguments (no others accepted). An operation that cannot be compiled is in `not_compiled` with
-the reason, never dropped.
+Reads become `get` (by key) or `list` (a filter per argument); creates, updates and deletes the
+matching builder steps; state verbs and reference changes set the row's state or reference;
+other actions a status transition or an `action_log` row. The input schema keeps the spec's
+arguments; an operation that cannot be compiled is in `not_compiled` with the reason.
+Design notes: docs/design/toolgen.md.
 """
 
 from __future__ import annotations

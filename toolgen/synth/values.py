@@ -3,26 +3,10 @@
     maker = plan_field(Field("customers", "email", "string", hint={"format": "email"}))
     value = maker(draw)          # draw: the column's own seeded Faker, the row's person, the clock
 
-`plan_field` decides once per column how its values are made, first rule that applies:
-
-1. the column's enum (else the hint's), a `const`;
-2. `json` columns: nested objects and arrays from the hint's `properties` / `items` (bounded);
-3. the format (`email`, `date-time`, `date`, `time`, `uri`, `uuid`, `phone`, `ipv4`, `ipv6`,
-   `hostname`, `byte`, `unix-time`, `currency`, `iso-country-code`, `person-name`, ...);
-4. the name (`first_name`, `email`, `city`, `company_name`, `title`, `description`, `price`,
-   `latitude`, `created_at`, `expires_at`, ...), read with the table's name (a `name` of a
-   `customers` row is a person's, of a `companies` row a company's);
-5. the hint's examples: a code-like example (`SKU-10442`) gives its shape;
-6. then `pattern` (a value that does not match is redrawn from the pattern), `minimum` /
-   `maximum` / `exclusive*` / `multipleOf` and `minLength` / `maxLength` are enforced.
-
-Text comes from Faker (en_US, unweighted: much faster, as realistic); a `Draw` carries the Faker
-instance seeded for the column, so a value depends only on the seed, table, column and row.
-Datetimes lie before the domain's clock start (after it for names like `expires_at`, `due_date`):
-seed data never reads the wall clock.
-
-`handle_column(table)` names the column a person would use to point at a row (an email, a name,
-a title, a code): what task instructions mention instead of the row's id.
+`plan_field` decides once per column, first rule that applies: the enum or `const`, nested json,
+the format, the name (read with the table's), the hint's examples; then pattern, bounds and
+lengths are enforced. `handle_column(table)` names the column a person would point at a row with.
+Design notes: docs/design/toolgen.md.
 """
 
 from __future__ import annotations
