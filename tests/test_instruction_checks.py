@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from toolgen.synth.checks import instruction_problems
+from toolgen.synth.checks import instruction_problems, text_problems
 
 
 def checks(instruction: str, calls: list[dict] | None = None, tools: tuple[str, ...] = ()) -> set[str]:
@@ -70,3 +70,14 @@ def test_values_from_earlier_calls_need_not_be_said() -> None:
 )
 def test_what_a_person_says_passes(instruction: str) -> None:
     assert checks(instruction, tools=("calculate", "book_reservation")) == set()
+
+
+def test_text_problems_checks_a_clause_without_results():
+    calls = [{"name": "get_order", "arguments": {"order_number": "A 17"}}]
+    assert text_problems('Cancel the order whose number is "A-17".', calls, ["get_order"]) is None
+    assert text_problems('Call get_order on the order whose number is "A-17".', calls, ["get_order"]) == (
+        "internal name"
+    )
+    # a value only a result could supply is not asked for here: no "missing fact"
+    assert text_problems("Cancel my last order.", calls, ["get_order"]) is None
+    assert instruction_problems("Cancel my last order.", calls, ["get_order"], results=[])

@@ -272,3 +272,18 @@ def test_bounds_named_like_controls_and_boolean_controls_are_not_ranges_or_colum
     roles = {b.param: b.role for b in schema.bindings["t:list_integrals"]}
     assert roles["top"] == "option"
     assert roles["lower_limit"] not in ("min", "max") and roles["upper_limit"] not in ("min", "max")
+
+
+def test_an_argument_that_selects_the_response_parts_is_an_option():
+    described = "The part parameter specifies the resource parts that the API response will include."
+    schema = infer_schema(
+        *planned_from(
+            make_op(
+                "list_widgets",
+                "read",
+                {"part": {"type": "string", "description": described}, "name": {"type": "string"}},
+            )
+        )
+    )
+    assert "part" not in schema.tables["widgets"].columns
+    assert {b.param: b.role for b in schema.bindings["t:list_widgets"]}["part"] == "option"

@@ -194,6 +194,7 @@ def test_phrases():
         'the order of the user whose email is "x" whose total is 5'
     )
     assert say.verb_phrase(("cancel", "order"), "order") == "cancel"
+    assert say.verb_phrase(("post", "treasury", "payments", "id", "cancel"), "payment") == "cancel"
     assert (
         say.create_clause("book", "reservation", [], [("seats", 2)]) == "book a new reservation with seats 2"
     )

@@ -228,6 +228,11 @@ def noun_of(
     return singular_phrase(kept[-limit:])[:64].strip("_") if kept else ""
 
 
+def is_verb(word: str) -> bool:
+    """Whether `word` is a verb this module knows (`cancel`, `reactivate`)."""
+    return _verb_at((word,), 0) is not None
+
+
 def _participle(word: str) -> bool:
     """`cached`, `archived`, `followed`: a state or a filter, not a thing (but `feed`, `seed`)."""
     return len(word) > 4 and word.endswith("ed") and not word.endswith("eed")

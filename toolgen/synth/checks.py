@@ -2,21 +2,9 @@
 
     problems = instruction_problems(instruction, calls, tools)   # [] when it reads well
 
-Each problem is (check, detail). The checks, and what each catches:
-
-- `repeated`: a clause said twice (four or more words in a row, a quoted value among them), or
-  three words said again right after them (`the flight id of the flight whose ...`);
-- `internal name`: an identifier a person would not say, outside quotes (`snake_case`, `camelCase`,
-  a tool's name), or quoted as a value (`"round_trip"`: a person says "round trip");
-- `placeholder`: a format's placeholder or a stand-in used as a value (`"YYYY-MM-DD"`, `"string"`,
-  `"<id>"`, `"TODO"`);
-- `filler`: a value made of filler words, all from Faker's lorem list: two or three in lower case
-  (`"animal heavy"`), or a sentence of four or more (`"Arm out which enter including argue."`);
-- `missing fact`: a literal value the gold calls send that neither the instruction gives nor an
-  earlier call returned (`$calls...` references, and arguments with one allowed value, need not be
-  said; nor ids, which validation checks are reachable).
-
-The rules are written apart from the templates that make the instructions, so that they can fail.
+Each problem is (check, detail); the checks are `repeated`, `internal name`, `placeholder`,
+`filler` and `missing fact`.
+Design notes: docs/design/toolgen.md.
 """
 
 from __future__ import annotations
@@ -26,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["CHECKS", "instruction_problems"]
+__all__ = ["CHECKS", "instruction_problems", "text_problems"]
 
 CHECKS = ("repeated", "internal name", "placeholder", "filler", "missing fact")
 
@@ -181,16 +169,24 @@ def _missing(
     return None
 
 
+def text_problems(instruction: str, calls: Sequence[dict[str, Any]], tools: Sequence[str] = ()) -> str | None:
+    """The first check `instruction` fails that needs no call's result (all but "missing fact"),
+    or None: for a request built a clause at a time, each clause checked as it is added."""
+    problems = instruction_problems(instruction, calls, tools, results=None)
+    return problems[0][0] if problems else None
+
+
 def instruction_problems(
     instruction: str,
     calls: Sequence[dict[str, Any]],
     tools: Mapping[str, Any] | Sequence[str] = (),
-    results: Sequence[str] = (),
+    results: Sequence[str] | None = (),
 ) -> list[tuple[str, str]]:
     """The checks `instruction` fails, each as (check, what was found); [] when it reads well.
 
     `tools`: the domain's tools, name -> input schema (or just their names); `results`: the text of
-    each gold call's result, in order (a value an earlier call returned need not be said)."""
+    each gold call's result, in order (a value an earlier call returned need not be said); None
+    skips the "missing fact" check, which needs them."""
     if not isinstance(tools, Mapping):
         tools = dict.fromkeys(tools)
     problems: list[tuple[str, str]] = []
@@ -206,7 +202,7 @@ def instruction_problems(
         ("internal name", _internal(instruction, list(tools))),
         ("placeholder", _placeholder(said)),
         ("filler", _filler(said)),
-        ("missing fact", _missing(instruction, calls, tools, results)),
+        ("missing fact", None if results is None else _missing(instruction, calls, tools, results)),
     ):
         if found is not None:
             problems.append((check, found))

@@ -1,13 +1,10 @@
 """Task instructions from templates: every fact the agent needs, nothing of the solution.
 
-A row is named the way a person would name it (`the customer whose email is "ada@example.com"`,
-`the user of reservation RES-1a2b`); a write is said with the verb of its operation (`cancel`,
-`send a certificate`), never with a tool's name; values are quoted as they must be given. The
-phrasing is chosen by a seeded `random.Random`, so the same seed gives the same text.
-
-    row_phrase(entity, column, value)        -> 'the order whose order number is "A-17"'
-    value_text(value)                        -> '"blue"', '12.5', 'true', '{"a": 1}'
-    write_sentence(verb, target, settings)   -> 'Cancel the order whose ... .'
+A row is named the way a person would name it; a write is said with the verb of its operation,
+never with a tool's name; values are quoted as they must be given. The phrasing is chosen by a
+seeded `random.Random`, so the same seed gives the same text. `row_phrase`, `value_text` and
+`write_sentence` make the phrases for a row, a value and a write.
+Design notes: docs/design/toolgen.md.
 """
 
 from __future__ import annotations
@@ -19,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolgen.entities import is_verb
 from toolgen.naming import words
 
 __all__ = [
@@ -48,6 +46,7 @@ _QUESTION = (
 )
 _CODE_WORDS = re.compile(r"[a-z]+(?:_[a-z]+)+")
 _FILLER = frozenset("a an the of for to by with and or in on at from into".split())
+_HTTP_VERBS = frozenset("get post put patch delete head".split())
 
 
 def noun(entity: str) -> str:
@@ -120,7 +119,11 @@ def via_phrase(entity: str, child_entity: str, child: str) -> str:
 def verb_phrase(op_words: Sequence[str], entity: str) -> str:
     """What an operation does, in its own words without its entity (`cancel_order` → `cancel`)."""
     mine = set(words(entity)) | {w + "s" for w in words(entity)}
-    kept = [w for w in op_words if w not in mine and w not in _FILLER]
+    kept = [w for w in op_words if w not in mine and w not in _FILLER and w not in ("id", "ids")]
+    if kept and kept[0] in _HTTP_VERBS:  # `post_treasury_id_cancel`: the method, then the verb
+        later = next((i for i in range(1, len(kept)) if is_verb(kept[i])), None)
+        if later is not None:
+            kept = kept[later:]
     return " ".join(kept) or " ".join(op_words) or "update"
 
 

@@ -33,6 +33,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -85,6 +86,11 @@ _PAGE = frozenset("page page_number pagenumber page_no page_index".split())
 _SORT = frozenset(
     "sort sort_by sortby order_by orderby sort_order sortorder order direction sort_direction "
     "sort_dir dir sort_field ordering".split()
+)
+#: names that may select what a response includes, and how a description says it does
+_SELECTORS = frozenset("part parts view projection".split())
+_SELECTS = re.compile(
+    r"\b(propert(y|ies)|fields?|parts?)\b[^.]{0,80}\b(response|returns?|returned|include[sd]?)\b", re.I
 )
 _OPTION = frozenset(
     "fields field expand include includes select pretty pretty_print prettyprint callback alt "
@@ -465,6 +471,8 @@ def _control_role(prop: str, schema: Mapping[str, Any], kind: str) -> Role | Non
             return "sort"
         if joined in _CONTROLS and schema.get("type") == "boolean":
             return "option"  # `top=true` (top-level only): a switch on the listing, not a field
+    if joined in _SELECTORS and _SELECTS.search(str(schema.get("description") or "")):
+        return "option"  # YouTube's `part=snippet`: which properties the response includes
     if joined in _OPTION or (joined in _CONTROLS and joined not in _AMBIGUOUS):
         return "option"  # a request control that shapes no data here: never a column
     return None

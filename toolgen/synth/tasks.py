@@ -30,8 +30,8 @@ reachable). Chosen for speed in this loop: one run per task (reruns in fresh pro
 fuzzing are what `toolgym validate` adds; the gold calls are also replayed under another seed
 here, which catches ids that only exist under one). Only `valid` tasks are kept; the others are
 counted by status. The longest are validated first and each tier is kept up to its share of
-`MAX_TASKS` (`TIER_SHARES`: 10%, 15%, 25%, 25%, 25%); long tasks then fill what is left, and
-short ones only up to `MIN_KEPT` in all. Deterministic from `seed` and the domain's name.
+`MAX_TASKS` (`TIER_SHARES`: 10%, 15%, 20%, 25%, 30%); tasks of tier 2 or more then fill what is
+left, and shorter ones only up to `MIN_KEPT` in all. Deterministic from `seed` and the domain's name.
 
 Modules: `lookups` (naming a row and the reads that find it; values for fields, or a value copied
 from a looked-up row), `walks` (the candidates), `instructions` (the templates), this one (keeping).
@@ -65,7 +65,7 @@ __all__ = ["MAX_TASKS", "MIN_KEPT", "TIER_SHARES", "make_tasks", "tier", "valida
 #: most tasks kept per domain
 MAX_TASKS = 20
 #: the share of a domain's tasks each tier 0-4 holds at most before the rest are filled
-TIER_SHARES = (0.10, 0.15, 0.25, 0.25, 0.25)
+TIER_SHARES = (0.10, 0.15, 0.20, 0.25, 0.30)
 #: a domain keeps short tasks (1-2 calls) only up to a third of its long ones, or up to this many in all
 MIN_KEPT = 5
 
@@ -130,7 +130,13 @@ def validate_candidates(
     held = [0] * len(TIER_SHARES)
     # the longest first, each tier up to its share; then long ones (short ones only up to
     # MIN_KEPT in all) fill what is left
-    order = sorted(range(len(raws)), key=lambda i: (-tiers[i], not candidates[i].long))
+    # within a tier, the first of each kind before the second of any (a tier of one kind teaches less)
+    nth: dict[str, int] = {}
+    rank = []
+    for c in candidates:
+        nth[c.kind] = nth.get(c.kind, -1) + 1
+        rank.append(nth[c.kind])
+    order = sorted(range(len(raws)), key=lambda i: (-tiers[i], rank[i], not candidates[i].long))
     tried: set[int] = set()
     ids = domain_ids(domain)
     schemas = {name: tool.spec.input_schema for name, tool in domain.tools.items()}
@@ -139,8 +145,8 @@ def validate_candidates(
             continue
         if not fill and held[tiers[i]] >= quota[tiers[i]]:
             continue
-        if fill and not candidates[i].long and len(kept) >= MIN_KEPT:
-            continue
+        if fill and (tiers[i] < 2 or not candidates[i].long) and len(kept) >= MIN_KEPT:
+            continue  # beyond its share, a short task only keeps a small domain
         tried.add(i)
         task = Task.model_validate(raws[i])
         results = _results(domain, task)

@@ -18,7 +18,7 @@ from simulator.errors import ToolgymError
 from toolgen.naming import words
 
 from . import instructions as say
-from .checks import repeated
+from .checks import text_problems
 from .effects import STATE_VERBS, Repoint, StateChange
 from .lookups import Args, Ref, Row, Tool, World, reveals, scalar, seq
 from .schema import Binding, TablePlan
@@ -26,13 +26,13 @@ from .schema import Binding, TablePlan
 __all__ = ["MAX_CANDIDATES", "Candidate", "Proposer", "Write", "propose"]
 
 #: most candidates proposed per domain
-MAX_CANDIDATES = 40
+MAX_CANDIDATES = 56
 _KEYED = frozenset(("status", "update", "delete", "event", "reference"))
 #: how many of each kind a domain's candidates hold at most (chains first: they teach the most)
 _QUOTA = {
     "every": 6,
-    "multi": 12,
-    "survey": 6,
+    "multi": 20,
+    "survey": 8,
     "double": 12,
     "chain": 8,
     "read": 4,
@@ -40,8 +40,8 @@ _QUOTA = {
     "single": 4,
 }
 #: how many writes a `multi` request holds, and how many questions a `survey`
-_MULTI_SIZES = (3, 4, 6, 8, 10, 12)
-_SURVEY_SIZES = (3, 4, 6, 8)
+_MULTI_SIZES = (5, 6, 8, 10, 12)
+_SURVEY_SIZES = (6, 8, 10)
 
 
 @dataclass
@@ -66,6 +66,8 @@ class Candidate:
     instruction: str
     calls: list[dict[str, Any]]
     answer_facts: list[Any] = field(default_factory=list)
+    subject: str = ""
+    """The table a question is about (surveys keep questions on one table together)."""
 
     @property
     def long(self) -> bool:
@@ -81,6 +83,7 @@ class Proposer:
     def __init__(self, world: World, rng: random.Random):
         self.w = world
         self.rng = rng
+        self._tool_names = [t.name for t in world.tools]
         #: the odds that a write with lookups copies one value from another looked-up row
         self.copy_odds = 0.7
 
@@ -492,7 +495,7 @@ class Proposer:
                     continue
                 trial = seq(calls, made.calls)
                 said = say.join_clauses([w.text for w in [*writes, made]])
-                if repeated(said) is None and self._succeeds(trial):  # (nothing said twice)
+                if self._reads_well(said, made.calls) and self._succeeds(trial):  # (nothing said twice)
                     writes.append(made)
                     chosen.append(tool)
                     calls = trial
@@ -541,7 +544,7 @@ class Proposer:
                 asked += 1
                 ref, column = found
                 text = say.ask_sentence(self.rng, column, ref.phrase, table.entity)
-                out.append(Candidate("read", text, self._gold(ref.calls), [row[column]]))
+                out.append(Candidate("read", text, self._gold(ref.calls), [row[column]], table.name))
                 if len(out) >= 2 * _QUOTA["read"]:
                     return out
         return out
@@ -602,7 +605,7 @@ class Proposer:
         return None
 
     def surveys(self, questions: list[Candidate]) -> list[Candidate]:
-        """Three to six questions about different rows in one request, each answered by its own
+        """Five to ten questions about different rows in one request, each answered by its own
         lookups: the answer facts are every value asked."""
         out: list[Candidate] = []
         if len(questions) < 3:
@@ -610,8 +613,17 @@ class Proposer:
         for _ in range(_QUOTA["survey"]):
             size = self.rng.choice(_SURVEY_SIZES)
             picked: list[Candidate] = []
-            for q in self.rng.sample(questions, len(questions)):  # one that says nothing twice
-                if len(picked) < size and repeated(" ".join(c.instruction for c in [*picked, q])) is None:
+            subjects = sorted({q.subject for q in questions})
+            self.rng.shuffle(subjects)
+            rank = {s: i for i, s in enumerate(subjects)}
+            shuffled = self.rng.sample(questions, len(questions))
+            # a few tables, each one's questions together; none that says anything twice
+            for q in sorted(shuffled, key=lambda q: rank[q.subject]):
+                if len(picked) >= size:
+                    break
+                joined = " ".join(c.instruction for c in [*picked, q])
+                asked = [c for x in [*picked, q] for c in x.calls]
+                if text_problems(joined, asked, self._tool_names) is None:
                     picked.append(q)
             calls: list[tuple[str, Args]] = []
             for q in picked:
@@ -656,6 +668,11 @@ class Proposer:
                 refers = [c for c in asked if c != table.primary_key]
                 return ref, self.rng.choice(sorted(plain or refers or asked))
         return None
+
+    def _reads_well(self, text: str, calls: Sequence[tuple[str, Args]]) -> bool:
+        """Whether `text` passes the instruction checks that need no result (a clause added to a
+        long request is dropped, not the whole request)."""
+        return text_problems(text, self._gold(calls), self._tool_names) is None
 
     def _gold(self, calls: Sequence[tuple[str, Args]], failing: int | None = None) -> list[dict[str, Any]]:
         return [
