@@ -372,9 +372,11 @@ def test_a_pattern_python_cannot_compile_is_dropped_and_the_rest_kept() -> None:
                 schema={"type": "array", "items": {"type": "object", "properties": {"k": unreadable}}},
             ),
             p("Code", "query", schema={"type": "string", "pattern": "^[A-Z]{3}$"}),
+            p("Rule", "query", schema={"type": "object", "properties": {"pattern": {"type": "string"}}}),
         )
     )
     props = op.input_schema["properties"]
     assert props["Key"] == {"type": "string", "maxLength": 5}
     assert "pattern" not in json.dumps(props["Tags"])
     assert props["Code"]["pattern"] == "^[A-Z]{3}$"
+    assert props["Rule"]["properties"] == {"pattern": {"type": "string"}}  # a property named pattern

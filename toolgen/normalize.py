@@ -79,6 +79,8 @@ _PAGING = frozenset(
 _PAGING_HEADS = frozenset("next prev previous has".split())
 _PAGING_TAILS = frozenset("marker cursor".split())
 _JSON_TYPES = frozenset("object array string number integer boolean null".split())
+#: schema keywords whose value maps names to schemas (a key there is a name, not a keyword)
+_SCHEMA_MAPS = frozenset("properties patternProperties $defs definitions dependentSchemas".split())
 
 
 def normalize(raw: Iterable[RawOperation]) -> tuple[list[Operation], list[SkippedOperation]]:
@@ -394,9 +396,10 @@ def _json_schema(node: Any, memo: dict[int, Any], depth: int) -> Any:
     return result
 
 
-def _readable(node: Any, depth: int) -> Any:
+def _readable(node: Any, depth: int, schema: bool = True) -> Any:
     """`node` without the `pattern`s Python's `re` cannot compile (`\\p{L}`: no validator here
-    could check them); unchanged nodes are not copied."""
+    could check them); unchanged nodes are not copied. `schema` is False for a map of names to
+    schemas (`properties`), where a key named `pattern` is a property."""
     if depth > 64:
         return node
     if isinstance(node, list):
@@ -404,18 +407,25 @@ def _readable(node: Any, depth: int) -> Any:
         return node if all(a is b for a, b in zip(items, node, strict=True)) else items
     if not isinstance(node, dict):
         return node
-    out = {k: _readable(v, depth + 1) for k, v in node.items() if k != "pattern"}
-    if "pattern" in node and _readable_pattern(node["pattern"]):
-        out["pattern"] = node["pattern"]
+    if not schema:
+        out = {k: _readable(v, depth + 1) for k, v in node.items()}
+    else:
+        out = {
+            k: _readable(v, depth + 1, schema=k not in _SCHEMA_MAPS)
+            for k, v in node.items()
+            if k != "pattern" or _readable_pattern(v)
+        }
     same = len(out) == len(node) and all(out[k] is v for k, v in node.items())
     return node if same else out
 
 
-@lru_cache(maxsize=4096)
 def _readable_pattern(pattern: Any) -> bool:
-    """Whether Python's `re` (which checks a schema's `pattern`) compiles it."""
-    if not isinstance(pattern, str):
-        return False
+    """Whether `pattern` is a string Python's `re` (which checks a schema's `pattern`) compiles."""
+    return isinstance(pattern, str) and _compiles(pattern)
+
+
+@lru_cache(maxsize=4096)
+def _compiles(pattern: str) -> bool:
     try:
         re.compile(pattern)
     except (re.error, RecursionError, OverflowError):
