@@ -178,3 +178,48 @@ def test_curate_takes_a_policy_and_the_kept_manifest(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     tasks = json.loads(result.stdout)["tasks"]
     assert [(t["task"], t["samples"]) for t in tasks] == [("t1", 1), ("t2", 1)]
+
+
+def test_pass_rate_per_tier_and_policy(tmp_path: Path) -> None:
+    rows = [
+        *(row(t, "gold", 1.0, tier="tier-0") for t in ("t1", "t2")),
+        row("t1", "random", 1.0, tier="tier-0"),
+        row("t2", "random", 0.0, tier="tier-0"),
+        row("t3", "gold", 1.0, tier="tier-4"),
+        row("t3", "random", 0.0, tier="tier-4"),
+        row("t4", "random", 0.0),  # no tier: in no tier's figure
+    ]
+    report = quality(rows)
+    assert set(report.tiers) == {"tier-0", "tier-4"}
+    assert report.tiers["tier-0"]["random"].pass_rate == 0.5 and report.tiers["tier-0"]["random"].scored == 2
+    assert (
+        report.tiers["tier-4"]["random"].pass_rate == 0.0 and report.tiers["tier-4"]["gold"].pass_rate == 1.0
+    )
+    results = tmp_path / "results.jsonl"
+    results.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    shown = runner.invoke(app, ["quality", str(results)])
+    assert shown.exit_code == 0, shown.output
+    assert "pass rate by task tier" in shown.stdout and "tier-4" in shown.stdout
+
+
+def test_curate_mixes_by_tier(tmp_path: Path) -> None:
+    rows = [
+        row(f"t{i}", "random", float(s), sample=s, tier=f"tier-{i % 2 * 4}")
+        for i in range(20)
+        for s in (0, 1)
+    ]
+    results = tmp_path / "results.jsonl"
+    results.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    base = ["curate", str(results), "--size", "6", "--json"]
+    only_hard = runner.invoke(app, [*base, "--tier-mix", "tier-0=0"])
+    assert only_hard.exit_code == 0, only_hard.output
+    mixture = json.loads(only_hard.stdout)
+    assert {e["tier"] for e in mixture["mixture"]} == {"tier-4"} and mixture["tier_weights"] == {
+        "tier-0": 0.0
+    }
+    dropped = [t for t in mixture["tasks"] if t["tier"] == "tier-0"]
+    assert dropped and all(not t["kept"] and "tier" in t["reason"] for t in dropped)
+    leaning = json.loads(runner.invoke(app, [*base, "--size", "10", "--tier-mix", "tier-4=50"]).stdout)
+    assert sum(e["tier"] == "tier-4" for e in leaning["mixture"]) >= 8
+    bad = runner.invoke(app, [*base, "--tier-mix", "tier-4"])
+    assert bad.exit_code == 2 and "NAME=WEIGHT" in bad.output

@@ -31,6 +31,7 @@ class TaskStats(BaseModel):
     bucket: str | None = None
     kept: bool = False
     reason: str = ""
+    tier: str | None = Field(default=None, description="the task's tier tag, from its results lines")
 
 
 class DomainStats(BaseModel):
@@ -47,6 +48,7 @@ class MixtureEntry(BaseModel):
     task: str
     bucket: str
     pass_rate: float
+    tier: str | None = None
 
 
 class CurationManifest(BaseModel):
@@ -56,6 +58,9 @@ class CurationManifest(BaseModel):
     min_pass: float
     max_pass: float
     weights: dict[str, float]
+    tier_weights: dict[str, float] = Field(
+        default_factory=dict, description="weight per task tier (a tier not named weighs 1; 0 leaves it out)"
+    )
     size: int
     mixture: list[MixtureEntry]
     domains: list[DomainStats]
@@ -99,7 +104,13 @@ def task_stats(results: list[dict[str, Any]], min_pass: float, max_pass: float) 
         passes = sum(1 for r in scored if r["reward"] >= 1.0)
         rate = passes / len(scored) if scored else None
         s = TaskStats(
-            domain=domain, task=task, samples=len(scored), passes=passes, infra_failures=infra, pass_rate=rate
+            domain=domain,
+            task=task,
+            samples=len(scored),
+            passes=passes,
+            infra_failures=infra,
+            pass_rate=rate,
+            tier=next((str(r["tier"]) for r in rows if r.get("tier")), None),
         )
         if rate is None:
             s.reason = "no scored rollouts (only infrastructure failures)"
@@ -144,9 +155,13 @@ def parse_mix(text: str | None) -> dict[str, float]:
         except ValueError:
             weight = -1.0
         if not sep or not name.strip() or weight < 0:
-            raise ValueError(f"--mix entry {part!r} is not DOMAIN=WEIGHT with a weight >= 0")
+            raise ValueError(f"--mix entry {part!r} is not NAME=WEIGHT with a weight >= 0")
         weights[name.strip()] = weight
     return weights
+
+
+def _tier_weight(task: TaskStats, tiers: dict[str, float]) -> float:
+    return tiers.get(task.tier or "", 1.0) if tiers else 1.0
 
 
 def _matches(domain: str, name: str) -> bool:
@@ -160,11 +175,16 @@ def curate(
     mix: dict[str, float] | None = None,
     seed: int = 0,
     size: int | None = None,
+    tiers: dict[str, float] | None = None,
 ) -> CurationManifest:
-    """Filter by pass rate and sample a seeded mixture across domains with target weights."""
+    """Filter by pass rate and sample a seeded mixture across domains with target weights; within
+    a domain, `tiers` weighs each task by its tier (weighted sampling without repeats)."""
     tasks = task_stats(results, min_pass, max_pass)
+    tiers = tiers or {}
     kept: dict[str, list[TaskStats]] = {}
     for t in tasks:
+        if t.kept and _tier_weight(t, tiers) <= 0:
+            t.kept, t.reason = False, f"its tier ({t.tier}) has weight 0 in the tier mix"
         if t.kept:
             kept.setdefault(t.domain, []).append(t)
     weights = (
@@ -187,9 +207,14 @@ def curate(
         want = round(size * live[domain] / total) if total else 0
         pool = sorted(kept[domain], key=lambda t: t.task)
         rng.shuffle(pool)
+        if tiers:  # weighted order without repeats: key u^(1/w), largest first (Efraimidis-Spirakis)
+            keyed = [(rng.random() ** (1 / _tier_weight(t, tiers)), i) for i, t in enumerate(pool)]
+            pool = [pool[i] for _, i in sorted(keyed, reverse=True)]
         picks = [pool[i % len(pool)] for i in range(want)]
         mixture += [
-            MixtureEntry(domain=domain, task=t.task, bucket=t.bucket or "", pass_rate=t.pass_rate or 0.0)
+            MixtureEntry(
+                domain=domain, task=t.task, bucket=t.bucket or "", pass_rate=t.pass_rate or 0.0, tier=t.tier
+            )
             for t in picks
         ]
     rng.shuffle(mixture)
@@ -198,6 +223,7 @@ def curate(
         min_pass=min_pass,
         max_pass=max_pass,
         weights=weights,
+        tier_weights=tiers,
         size=len(mixture),
         mixture=mixture,
         domains=domain_stats(results, tasks),

@@ -111,6 +111,10 @@ class QualityReport(BaseModel):
     min_tau: float
     domains: list[DomainQuality]
     flagged: list[str]
+    tiers: dict[str, dict[str, PolicyStats]] = Field(
+        default_factory=dict,
+        description="pass rate per task tier (`tier-0` … `tier-4`, from the results lines) and policy",
+    )
 
 
 def _partial(row: dict[str, Any]) -> float:
@@ -271,7 +275,16 @@ def quality(
         r = {**r, "policy": str(r.get("policy") or UNNAMED)}  # `toolgym score` lines name none
         by_domain[(str(r["domain"]), str(r.get("fingerprint") or ""))].append(r)
     domains = [domain_quality(mine, train, tolerance, min_tau) for _, mine in sorted(by_domain.items())]
+    by_tier: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    for mine in by_domain.values():
+        for r in mine:
+            if r.get("tier"):
+                by_tier[str(r["tier"])][r["policy"]].append(r)
     return QualityReport(
+        tiers={
+            tier: {p: _stats(rs) for p, rs in sorted(policies.items())}
+            for tier, policies in sorted(by_tier.items())
+        },
         results=results,
         tolerance=tolerance,
         min_tau=min_tau,

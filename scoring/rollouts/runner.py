@@ -70,6 +70,9 @@ class RolloutLine(BaseModel):
     via: str = "mcp"
     transcript: str | None = Field(default=None, description="relative to the runs folder")
     error: str | None = None
+    tier: str | None = Field(
+        default=None, description="the task's tier tag (`tier-0` … `tier-4`), if it has one"
+    )
 
 
 @dataclass(frozen=True)
@@ -203,6 +206,7 @@ def rollout_unit(
     started = time.perf_counter()
     try:
         task = domain.task(task_id)
+        base["tier"] = next((t for t in task.tags if t.startswith("tier-")), None)
         policy = parse_policy(policy_text)
         ctx = Context(
             domain,

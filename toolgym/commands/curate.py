@@ -13,7 +13,7 @@ from ..app import JsonOpt, app, err, out, output_file, print_json
 
 
 def _mix(text: str | None) -> str | None:
-    """--mix: DOMAIN=WEIGHT entries (a usage error if not)."""
+    """--mix, --tier-mix: NAME=WEIGHT entries (a usage error if not)."""
     from scoring.curation.curate import parse_mix
 
     try:
@@ -49,6 +49,13 @@ def curate(
             min=1, help="tasks in the mixture (default: the most every domain can fill without repeats)"
         ),
     ] = None,
+    tier_mix: Annotated[
+        str | None,
+        typer.Option(
+            callback=_mix,
+            help="weights per task tier, e.g. tier-0=1,tier-3=2,tier-4=2 (unnamed tiers weigh 1; 0 drops)",
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option(help="sampling seed")] = 0,
     policy: Annotated[
         str | None,
@@ -74,7 +81,7 @@ def curate(
     rest by difficulty (hard < 1/3 <= medium < 2/3 <= easy) and samples across domains by weight.
     Infrastructure failures count toward the domain's error rate, never toward a pass rate.
 
-    Example: toolgym curate results.jsonl --mix bank=2,office=1 --seed 7 --out mixture.json
+    Example: toolgym curate results.jsonl --mix bank=2,office=1 --tier-mix tier-0=0.5,tier-4=2 --out mix.json
     """
     from scoring.curation.curate import curate as build_mixture
     from scoring.curation.curate import parse_mix, read_results
@@ -84,7 +91,7 @@ def curate(
     if manifest:
         listed = {(m.domain, task) for m in map(load_manifest, manifest) for task in m.valid_tasks}
         rows = [r for r in rows if (str(r["domain"]), str(r["task"])) in listed]
-    mixture = build_mixture(rows, min_pass, max_pass, parse_mix(mix), seed, size)
+    mixture = build_mixture(rows, min_pass, max_pass, parse_mix(mix), seed, size, parse_mix(tier_mix))
     if output is not None:
         output.write_text(mixture.model_dump_json(indent=2) + "\n", encoding="utf-8")
         err.print(f"mixture manifest: {output}", highlight=False)

@@ -119,6 +119,21 @@ def quality(
             _flags(d),
         )
     out.print(table)
+    if report.tiers:
+        tiers = Table(title="pass rate by task tier")
+        for col in ("tier", *policies):
+            tiers.add_column(col)
+        for tier, stats in report.tiers.items():
+            tiers.add_row(
+                tier,
+                *(
+                    ""
+                    if p not in stats or stats[p].pass_rate is None
+                    else f"{stats[p].pass_rate:.0%} ({stats[p].scored})"
+                    for p in policies
+                ),
+            )
+        out.print(tiers)
     mark = {"ok": "[green]✓[/]", "flag": "[red]✗[/]", "warning": "[yellow]![/]"}
     for d in report.domains:
         out.print(f"[bold]{escape(d.domain)}[/]", highlight=False)
