@@ -1,37 +1,11 @@
 """What an operation acts on and how: its entity (a snake_case singular noun) and its kind.
 
-Rules, in order (the first that yields a noun wins):
-
-1. **Path**: the last static segment that is a noun (`/users/{id}/orders` → `order`). Version and
-   plumbing segments (`v1`, `api`, `2010-04-01`, `rest`, `me`, …) are skipped; extensions
-   (`Messages.json`) are cut; a trailing verb segment (`/orders/{id}/cancel`, `…/search`) names
-   the kind and the noun before it the entity. An RPC-style last segment — `chat.postMessage`,
-   `{name}:cancel`, `#Action=CreateUser` — is read like a function name.
-2. **Tags** (`Pets` → `pet`), then the **response / request schema's component name** with generic
-   words dropped (`ListPetsResponse` → `pet`).
-3. **The function name / operationId** without its leading verb and after any preposition
-   (`get_weather_forecast` → `weather_forecast`, `getUserById` → `user`, `search_flights` →
-   `flight`); a namespace (`Spotify.play`) is the noun when the name has none.
-
-Kinds: an HTTP method decides, except POST (create on a collection, update on one record, the
-verb's kind on a verb segment) and RPC-style segments (the verb decides). For function names the
-leading (or, `order_create`, trailing) verb decides; a name that is only a noun phrase names what
-it returns (`math.factorial`, `stock_price`) and is a read. Verbs that end a record's life:
-`delete`/`remove`/`destroy`/`erase`/`purge`/`drop`/`clear` are **delete**; `cancel`, `revoke`,
-`void`, `refund`, `archive` change a record's state and are **actions** (the record stays).
-
-A verb with `re` / `un` before it is that verb (`reactivate`, `resend`). A leading preposition
-after the verb is skipped (`transfer_to_human_agents` → `human_agent`). With no noun anywhere,
-the entity is the one the first id argument names (`get_details_by_id(line_id)` → `line`), else
-the api's name.
-
-What the spec declares (`toolgen.ingest.declared`) overrides every guess: a declared read is a
-**read**; a declared write guessed a read (or not guessed) is an **action** on its record, and a
-declared write whose name starts with no verb we know takes its first word as the verb when the
-rest is a record one of its id arguments names (`onboard_line(line_id)` → `line`).
-
-Every rule reports whether it found its answer (`Guess.fallback` is False) or fell back (no noun
-anywhere: the api's name; no verb and no method: `action`), so the corpus-wide rate can be measured.
+`guess` reads the path first (the last static noun segment; a trailing verb segment names the
+kind), then the tags, the response or request schema's name, and the function name without its
+leading verb. An HTTP method decides the kind (POST by its target); a function's verb decides
+otherwise; what the spec declares (READ / WRITE, MCP annotations) overrides every guess. Names
+that are not words, codes and process nouns are skipped for the next candidate.
+Design notes: docs/design/toolgen.md.
 """
 
 from __future__ import annotations

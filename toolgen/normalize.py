@@ -1,36 +1,16 @@
 """RawOperation → Operation: ids, tool names, one input schema, entity, kind, record, id links.
 
-`normalize(raw)` is pure (no files, no clock) and deterministic: the same operations in any
-order give the same result, sorted by source then pointer.
-
-- **Id**: `api-slug:tool_name@hash`, the hash over source and pointer (8 hex digits, 16 in the
-  rare case two ids would still meet): stable while the file and the operation's place in it are.
-- **Tool name**: the operationId / function name in snake_case (`getWeatherForecast` →
-  `get_weather_forecast`, `Spotify.play` → `spotify_play`), else method + path
-  (`post_users_user_id_orders`); non-ASCII folded, clipped to 64 characters at a word (a hash
-  keeps clipped names apart), then `_2`, `_3`, … where two operations of one api meet.
-- **Input schema**: one object; path, query, header, cookie, form and body parameters and a
-  function's own input schema merged in that order. A name a tool-calling API rejects
-  (`filter[status]`, `$top`) is made valid, and a name already taken (`id` in path and body) gets
-  its location as a prefix (`body_id`); both are recorded in `renamed`. Transport headers
-  (Content-Type, Accept, …), credentials (Authorization, API keys, access tokens) and cookies are
-  left to the client and recorded in `dropped` with the reason. A request body that is not an
-  object is one `body` property. Every parameter ends up in the schema or in `dropped`.
-  Python-style types some function lists use (`dict`, `float`, `tuple`, `any`) become JSON Schema.
-- **Entity and kind**: `toolgen.entities` (the rules are in its docstring).
-- **Record schema**: the success response's schema (an array's items; a list envelope's records,
-  when its other properties are only paging and list metadata: `{entries, limit, next_marker}`),
-  else for a create the request body's. **consumes**: entities of id parameters (`order_id`, `{orderId}`, `{id}` after
-  `/orders`); **produces**: the entity for creates and the entities of id properties of the
-  response (`id` → its own entity).
-- **Api**: the source's own (a spec's title, a tool group's name); OpenAPI documents that share
-  a title (versions or editions of one API) are told apart by the part of their paths that differs.
-- **Skipped**: only an operation listed twice (same source and pointer): the second is skipped.
+`normalize(raw)` is pure and deterministic: the same operations in any order give the same
+result, sorted by source then pointer. Parameters of every location merge into one input schema
+(names a tool-calling API rejects made valid, credentials and transport headers dropped, each
+with its reason); entity and kind come from `toolgen.entities`.
+Design notes: docs/design/toolgen.md.
 """
 
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -427,7 +407,9 @@ def _readable_pattern(pattern: Any) -> bool:
 @lru_cache(maxsize=4096)
 def _compiles(pattern: str) -> bool:
     try:
-        re.compile(pattern)
+        with warnings.catch_warnings():  # ("possible nested set": the spec's, not ours to report)
+            warnings.simplefilter("ignore")
+            re.compile(pattern)
     except (re.error, RecursionError, OverflowError):
         return False
     return True

@@ -2,33 +2,11 @@
 
     infer_schema(domain: PlannedDomain, operations: {op id: Operation}) -> DomainSchema
 
-- **Tables**: one per entity an operation acts on or names by id (`order` → `orders`).
-- **Primary key**: the record's `id`, else its `<entity>_id` / `<entity>Id`, else `<entity>_id`;
-  its type and id scheme follow the arguments that carry it (`keys.key_shape`: integer arguments
-  make an integer key, `format: uuid` a `uuid` scheme, a simple pattern a `pattern` scheme), and
-  an argument whose schema those keys would fail gets a relaxed input schema (`key_inputs`).
-- **Columns**: the record schema's properties (nested objects and arrays → `json`), then the
-  arguments of the operations on the entity; one column per name in any case style
-  (`firstName` and `first_name` are one column, spelled as first seen, the record's first); never
-  two names SQLite takes for one (it ignores case: a foreign key `usageplanId` is the record's
-  `usagePlanId`).
-  Types: `string` (`date-time` → `datetime`), `integer`, `number`, `boolean`, `json`; sources that
-  disagree (or give no type) make `json`, integer and number make `number`. Enums are the union
-  of the sources' enums; defaults are kept where the column can hold them. A column is nullable
-  unless the record requires it and every operation that creates rows of the table requires it.
-- **Foreign keys**: an argument naming another entity's id (`user_id`, `{userId}` after `/users`,
-  `thingName` where `thing` is an entity of the api) is a column `<entity>_id` (or the record's
-  own spelling) that references that table.
-- **Arguments** (`Binding`): each argument of an operation is the entity's key, a parent's key
-  (a foreign key), a field (a column), a free-text search, the low or high end of a range,
-  paging (`limit`, `offset`, `page`), sorting, or an option that changes no data (kept in the
-  input schema, read by nothing: response shaping such as `fields`, cursors, paging and sorting
-  arguments of writes or of a type that cannot page, and arguments with a single possible value).
-- **Effects** (`effects`): the row a write changes (`enable_roaming(customer_id, line_id)` acts on
-  the line; `change_plan(line_id, plan_id)` repoints the line), the state columns its verb
-  needs, and operations that name no record at all (`toolgen.pure`: no table).
-- **Hints**: `{table: {column: json_schema}}`, the fragment each column came from (with its type
-  made to match the column), for the seed generator.
+One table per entity, its key and columns from the record schema and the arguments; foreign keys
+from id arguments; each argument bound to a role (key, parent, field, search, range end, paging,
+sort, or an option that changes no data: request controls are never columns); the effects of
+writes (`effects`) and the schema fragment behind each column, for the seed.
+Design notes: docs/design/toolgen.md.
 """
 
 from __future__ import annotations

@@ -2,39 +2,11 @@
 
     kept, rejected = make_tasks(builder, folder, schema, toolset, seed=0)
 
-A walk starts at a write tool (or at a row, for a question) and goes back along the tool
-dependency graph to what supplies its inputs: a row's id comes from a read tool that finds the
-row by what a person would know of it (its email, name, title: `lexicon.handle_columns`), or
-from a row that refers to it (`the customer of order ORD-1`). Every step is executed on a real
-episode of the written folder, so the gold calls are what the tools do. The spread:
-
-- `single`: one write, the row named by its id;
-- `chain`: lookups that find the ids, then the write (2-6 calls); `double`: two writes, on two
-  rows or two tools, each after its lookups (3-6 calls) — a lookup's result feeds each write;
-  only writes that commute are paired (the request does not order them), except in a follow-up,
-  a create then a write on the row it made (`$calls.N.<key>`: one order only);
-- `multi`: three to eight such writes in one request (often 6-20 calls), pairwise commuting;
-- `read`: a question about a row, with the value as the answer fact;
-- `refusal`: a status change the tool refuses (the row is already there, or final): the gold
-  call is `expect_error`, and the answer fact is the row's current state.
-
-Each task has a tier 0-4 from its structure (`tier`: its gold calls, a refusal one up), kept in
-its tags (`tier-3`) and its `difficulty` (0-1 easy, 2 medium, 3-4 hard).
-
-Each candidate's instruction is first checked as a person would read it (`checks`: no repeated
-clause, internal name, placeholder or filler value, missing fact; a failure is rejected as
-`instruction: <check>`), then validated (`scoring.validation.validate.check_task`, the checks of
-`toolgym validate` for one task: gold passes, doing nothing fails, corrupted gold fails, the
-answer is reachable and not guessable by listing, independent calls commute, every id is
-reachable). Chosen for speed in this loop: one run per task (reruns in fresh processes and tool
-fuzzing are what `toolgym validate` adds; the gold calls are also replayed under another seed
-here, which catches ids that only exist under one). Only `valid` tasks are kept; the others are
-counted by status. The longest are validated first and each tier is kept up to its share of
-`MAX_TASKS` (`TIER_SHARES`: 10%, 15%, 20%, 25%, 30%); tasks of tier 2 or more then fill what is
-left, and shorter ones only up to `MIN_KEPT` in all. Deterministic from `seed` and the domain's name.
-
-Modules: `lookups` (naming a row and the reads that find it; values for fields, or a value copied
-from a looked-up row), `walks` (the candidates), `instructions` (the templates), this one (keeping).
+`walks` proposes candidates of each kind (single, chain, double, multi, every, read, survey,
+refusal); each is checked as a person would read it (`checks`), then validated like `toolgym
+validate` does for one task. Each kept task has a tier 0-4 from its structure (`tier`); each tier
+is kept up to its share (`TIER_SHARES`) of `MAX_TASKS`. Deterministic from `seed` and the name.
+Design notes: docs/design/toolgen.md.
 """
 
 from __future__ import annotations
