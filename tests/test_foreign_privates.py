@@ -1,0 +1,107 @@
+"""No shipped module reaches into another package's private names (read from the AST).
+
+A private name is an attribute, a `getattr`/`hasattr`/`setattr` string or an imported module or
+name with a leading underscore (not a dunder) that none of the project's packages defines. The
+ones left are listed below with why each stays; a new one fails this test.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("simulator", "scoring", "toolgen", "toolgym")
+
+#: (module, private name): why it stays (each is removed with its reason)
+KNOWN = {
+    ("simulator/fastcall.py", "_on_call_tool"): "fast call path; gated by fastcall.unsupported()",
+    ("simulator/fastcall.py", "_mcp_server"): "fast call path; gated by fastcall.unsupported()",
+    ("simulator/fastcall.py", "_idle_timeout"): "fast call path; gated by fastcall.unsupported()",
+    ("simulator/fastcall.py", "_server_instances"): "fast call path; gated by fastcall.unsupported()",
+    ("simulator/fastcall.py", "_session_owners"): "fast call path; gated by fastcall.unsupported()",
+    ("simulator/server.py", "_mcp_server"): "installs the direct tools/call handler; gated likewise",
+    ("simulator/server.py", "_connection"): "read with getattr and a default: absent means no fast path",
+    ("simulator/pool.py", "_sqlite3"): "the step-count reset (docs/notes/2026-12-05-pool-without-ctypes.md)",
+    ("toolgen/synth/texts.py", "re._parser"): "rstr's own pattern parser, parsed once per pattern",
+    ("toolgen/synth/texts.py", "_build_string"): "rstr's generator with a work budget",
+    ("toolgen/synth/texts.py", "_random"): "rstr's seeded random state",
+}
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _trees(root: Path) -> dict[str, ast.Module]:
+    files = [p for pkg in PACKAGES for p in (root / pkg).rglob("*.py")]
+    return {p.relative_to(root).as_posix(): ast.parse(p.read_text(encoding="utf-8"), str(p)) for p in files}
+
+
+def _defined(trees: dict[str, ast.Module]) -> set[str]:
+    """Every name the project binds: functions, classes, attributes it sets, variables, arguments."""
+    names: set[str] = set()
+    for tree in trees.values():
+        for n in ast.walk(tree):
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(n.name)
+            elif isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store):
+                names.add(n.attr)
+            elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                names.add(n.id)
+            elif isinstance(n, ast.arg):
+                names.add(n.arg)
+            elif isinstance(n, ast.keyword) and n.arg:
+                names.add(n.arg)
+    return names
+
+
+def foreign_privates(root: Path = ROOT) -> set[tuple[str, str]]:
+    trees = _trees(root)
+    ours = _defined(trees)
+    found: set[tuple[str, str]] = set()
+    for module, tree in trees.items():
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Attribute) and _private(n.attr) and n.attr not in ours:
+                found.add((module, n.attr))
+            elif (
+                isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Name)
+                and n.func.id in ("getattr", "hasattr", "setattr")
+                and len(n.args) > 1
+                and isinstance(n.args[1], ast.Constant)
+                and isinstance(n.args[1].value, str)
+                and _private(n.args[1].value)
+                and n.args[1].value not in ours
+            ):
+                found.add((module, n.args[1].value))
+            elif isinstance(n, ast.Import):
+                found |= {(module, a.name) for a in n.names if any(map(_private, a.name.split(".")))}
+            elif (
+                isinstance(n, ast.ImportFrom)
+                and n.level == 0
+                and n.module
+                and not n.module.startswith(PACKAGES)
+            ):
+                if any(map(_private, n.module.split("."))):
+                    found.add((module, n.module))
+                found |= {(module, a.name) for a in n.names if _private(a.name)}
+    return found
+
+
+def test_no_new_private_name_of_another_package() -> None:
+    found = foreign_privates()
+    assert not found - KNOWN.keys(), sorted(found - KNOWN.keys())
+    assert not KNOWN.keys() - found, f"no longer used, drop from KNOWN: {sorted(KNOWN.keys() - found)}"
+
+
+def test_the_check_sees_attributes_getattr_strings_and_imports(tmp_path: Path) -> None:
+    for pkg in PACKAGES:
+        (tmp_path / pkg).mkdir()
+    (tmp_path / "toolgen" / "bad.py").write_text(
+        "import json\nimport re._parser\nfrom json import _private_thing\n"
+        "class Mine:\n    def _ours(self): return self._ours\n"
+        "x = json._default_decoder\ny = getattr(json, '_default_encoder')\n"
+    )
+    found = {name for _, name in foreign_privates(tmp_path)}
+    assert found == {"re._parser", "_private_thing", "_default_decoder", "_default_encoder"}
