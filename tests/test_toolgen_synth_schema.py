@@ -287,3 +287,23 @@ def test_an_argument_that_selects_the_response_parts_is_an_option():
     )
     assert "part" not in schema.tables["widgets"].columns
     assert {b.param: b.role for b in schema.bindings["t:list_widgets"]}["part"] == "option"
+
+
+def test_query_language_and_facet_arguments_are_options_not_columns():
+    schema = infer_schema(
+        *planned_from(
+            make_op(
+                "list_widgets",
+                "read",
+                {
+                    "where": {"type": "array", "items": {"type": "string"}},
+                    "search": {"type": "array", "items": {"type": "string"}},
+                    "refine": {"type": "array", "items": {"type": "string"}},
+                    "color": {"type": "string"},
+                },
+            )
+        )
+    )
+    assert set(schema.tables["widgets"].columns) == {"widget_id", "color"}
+    roles = {b.param: b.role for b in schema.bindings["t:list_widgets"]}
+    assert roles == {"where": "option", "search": "option", "refine": "option", "color": "field"}

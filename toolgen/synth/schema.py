@@ -92,6 +92,10 @@ _PAYLOADS = frozenset("entries items results records data".split())
 _LOCATIONS = frozenset("path query header cookie body form_data formdata".split())
 #: control names that are data in a write (`size` of a disk, `order` of an item, a `direction`)
 _AMBIGUOUS = frozenset("size top order direction dir".split())
+#: read arguments that carry a query language or a facet selection, which no column holds
+_QUERY_LANGUAGE = frozenset(
+    "where filter filters having group_by groupby refine exclude facet facets".split()
+)
 _SEARCH = frozenset("q query search keyword keywords term terms search_term search_query text".split())
 _LOW = frozenset("min from since after start gte gt lower begin earliest".split())
 _HIGH = frozenset("max to until before end lte lt upper latest".split())
@@ -630,6 +634,9 @@ def _bind(b: _Builder, op: Operation, info: PathInfo | None, known: set[str]) ->
         joined = "_".join(words(prop))
         if op.kind == "read" and joined in _SEARCH and schema.get("type") in ("string", None):
             out.append(Binding(prop, "search", table.name, None))
+            continue
+        if op.kind == "read" and (joined in _QUERY_LANGUAGE or joined in _SEARCH):
+            out.append(Binding(prop, "option"))  # `where=population > 10`, a list of `search` terms
             continue
         ranged = _range_role(prop, schema) if op.kind == "read" else None
         if ranged is not None:
