@@ -470,7 +470,7 @@ class Proposer:
         return out
 
     def multis(self) -> list[Candidate]:
-        """Three to eight writes in one request, each after its lookups (often 6-20 calls): on
+        """Three to twelve writes in one request, each after its lookups (often 10-25 calls): on
         different rows or by different tools, pairwise commuting (`_commute`), as the request does
         not order them; each is added only when the whole request still runs."""
         out: list[Candidate] = []
@@ -495,7 +495,7 @@ class Proposer:
                     continue
                 trial = seq(calls, made.calls)
                 said = say.join_clauses([w.text for w in [*writes, made]])
-                if self._reads_well(said, made.calls) and self._succeeds(trial):  # (nothing said twice)
+                if self._reads_well(said, made.calls) and self._succeeds(trial):
                     writes.append(made)
                     chosen.append(tool)
                     calls = trial
@@ -605,8 +605,8 @@ class Proposer:
         return None
 
     def surveys(self, questions: list[Candidate]) -> list[Candidate]:
-        """Five to ten questions about different rows in one request, each answered by its own
-        lookups: the answer facts are every value asked."""
+        """Three to ten questions about different rows in one request, each answered by its own
+        lookups, those on one table together: the answer facts are every value asked."""
         out: list[Candidate] = []
         if len(questions) < 3:
             return out
