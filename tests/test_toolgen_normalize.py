@@ -69,6 +69,10 @@ def test_nested_action_path_merges_parameters_renames_clashes_and_drops_headers(
             p("Authorization", "header"),
             p("Content-Type", "header"),
             p("X-Tenant", "header", schema={"type": "string"}),
+            p("X-Amz-Content-Sha256", "header", schema={"type": "string"}),
+            p("X-Amz-SignedHeaders", "header", schema={"type": "string"}),
+            p("X-Amz-Date", "header", schema={"type": "string"}),
+            p("X-Amz-Security-Token", "header", schema={"type": "string"}),
             p("filter[status]", "query"),
             request_schema={"type": "object", "properties": {"id": {"type": "string"}, "reason": {}}},
         )
@@ -81,6 +85,10 @@ def test_nested_action_path_merges_parameters_renames_clashes_and_drops_headers(
     assert {d["name"]: d["reason"].split(":")[0] for d in op.dropped} == {
         "Authorization": "credential header",
         "Content-Type": "transport header",
+        "X-Amz-Content-Sha256": "signing header",
+        "X-Amz-SignedHeaders": "signing header",
+        "X-Amz-Date": "transport header",
+        "X-Amz-Security-Token": "credential header",
     }
     assert {(r["from"], r["to"]) for r in op.renamed} == {
         ("id", "body_id"),

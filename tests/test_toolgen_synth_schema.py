@@ -307,3 +307,32 @@ def test_query_language_and_facet_arguments_are_options_not_columns():
     assert set(schema.tables["widgets"].columns) == {"widget_id", "color"}
     roles = {b.param: b.role for b in schema.bindings["t:list_widgets"]}
     assert roles == {"where": "option", "search": "option", "refine": "option", "color": "field"}
+
+
+def test_arguments_that_say_how_an_answer_is_written_are_options_not_columns():
+    schema = infer_schema(
+        *planned_from(
+            make_op(
+                "list_widgets",
+                "read",
+                {
+                    "timezone": {"type": "string", "description": "Set timezone for datetime fields"},
+                    "delimiter": {"type": "string", "enum": [",", ";"]},
+                    "include_app_metas": {"type": "boolean"},
+                    "textFormat": {"type": "string", "enum": ["html", "plainText"]},
+                    "onBehalfOfContentOwner": {"type": "string"},
+                    "color": {"type": "string"},
+                },
+            )
+        )
+    )
+    assert set(schema.tables["widgets"].columns) == {"widget_id", "color"}
+    roles = {b.param: b.role for b in schema.bindings["t:list_widgets"]}
+    assert roles == {
+        "timezone": "option",
+        "delimiter": "option",
+        "include_app_metas": "option",
+        "textFormat": "option",
+        "onBehalfOfContentOwner": "option",
+        "color": "field",
+    }

@@ -243,3 +243,27 @@ def test_a_singleton_is_updated_and_deleted_and_a_collection_delete_takes_filter
     assert ep.export()["settings"] == []
     with pytest.raises(ToolError, match="No setting found"):
         ep.call("update_settings", {"theme": "dark"})
+
+
+def test_an_update_that_names_no_record_is_not_modelled_not_a_create():
+    """YouTube's `comments.update(part)` as an MCP tool list gives it: nothing says which comment,
+    or what to change; it is listed as not modelled rather than compiled into a create."""
+    part = {"type": "string", "description": "The properties that the API response will include."}
+    ops = [
+        make_op("list_widgets", "read", {"color": {"type": "string"}}),
+        make_op("update_widgets", "update", {"part": part}, ["part"]),
+        make_op(
+            "update_widget",
+            "update",
+            {"widget_id": {"type": "string"}, "color": {"type": "string"}},
+            ["widget_id"],
+        ),
+    ]
+    toolset = compile_tools(infer_schema(*planned_from(*ops)))
+    assert [(s.id, s.reason.split(":")[0]) for s in toolset.not_compiled] == [
+        ("t:update_widgets", "not modelled")
+    ]
+    assert {t.name: t.compiled_as for t in toolset.tools} == {
+        "list_widgets": "list",
+        "update_widget": "update",
+    }

@@ -31,6 +31,8 @@ _TRANSPORT_HEADERS = frozenset(
     "x-requested-with idempotency-key x-idempotency-key traceparent tracestate".split()
 )
 _TRACING_WORDS = frozenset("request correlation trace tracking".split())
+#: words of the headers that sign a request (AWS SigV4: `X-Amz-Content-Sha256`, `X-Amz-SignedHeaders`)
+_SIGNING_WORDS = frozenset("sha256 sha1 md5 algorithm signed".split())
 _CREDENTIAL_WORDS = frozenset(
     "authorization auth apikey token secret signature credential credentials bearer".split()
 )
@@ -258,6 +260,10 @@ def _drop_reason(p: _Param) -> str | None:
             return "credential header: the environment authenticates the agent"
         if _TRACING_WORDS.intersection(ws) and ("id" in ws or "key" in ws):
             return "tracing header: set by the client"
+        if _SIGNING_WORDS.intersection(ws) or ws[-2:] == ("security", "token"):
+            return "signing header: the client signs each request"
+        if ws == ("date",) or (len(ws) == 3 and ws[0] == "x" and ws[-1] == "date"):
+            return "transport header: the client stamps the request's time"
     if p.location == "query":
         joined = "_".join(ws)
         if joined in _CREDENTIAL_QUERY:

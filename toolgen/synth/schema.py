@@ -82,7 +82,7 @@ _OPTION = frozenset(
 _CONTROLS = _LIMIT | _OFFSET | _PAGE | _SORT
 #: response fields that page a list, and the lists they page
 _PAGE_STATE = frozenset(
-    "has_more total_pages is_truncated truncated next_page prev_page previous_page next_link "
+    "total_count total_results total_records num_found has_more total_pages is_truncated truncated next_page prev_page previous_page next_link "
     "next_url start_cursor end_cursor has_next_page has_previous_page".split()
 )
 #: a cursor a listing pages with (Stripe's and OpenAI's `after=obj_123`), when it is no date
@@ -96,6 +96,13 @@ _AMBIGUOUS = frozenset("size top order direction dir".split())
 _QUERY_LANGUAGE = frozenset(
     "where filter filters having group_by groupby refine exclude facet facets".split()
 )
+#: read arguments that say how the answer is written (dates in a zone, CSV's delimiter), not what it holds
+_RENDERING = frozenset(
+    "timezone time_zone tz delimiter separator text_format date_format number_format thumbnail_size "
+    "indent encoding charset".split()
+)
+#: first words of a read's switches that add to each answer (`include_app_metas=true`)
+_ADDS = frozenset("include with show return".split())
 _SEARCH = frozenset("q query search keyword keywords term terms search_term search_query text".split())
 _LOW = frozenset("min from since after start gte gt lower begin earliest".split())
 _HIGH = frozenset("max to until before end lte lt upper latest".split())
@@ -453,10 +460,14 @@ def _control_role(prop: str, schema: Mapping[str, Any], kind: str) -> Role | Non
             return "sort"
         if joined in _CONTROLS and schema.get("type") == "boolean":
             return "option"  # `top=true` (top-level only): a switch on the listing, not a field
+        if joined in _RENDERING or (ws[0] in _ADDS and len(ws) > 1 and schema.get("type") == "boolean"):
+            return "option"  # `timezone=UTC`, `include_app_metas=true`: how the answer is written
     if joined in _SELECTORS and _SELECTS.search(str(schema.get("description") or "")):
         return "option"  # YouTube's `part=snippet`: which properties the response includes
     if joined in _OPTION or (joined in _CONTROLS and joined not in _AMBIGUOUS):
         return "option"  # a request control that shapes no data here: never a column
+    if ws[:3] == ("on", "behalf", "of"):
+        return "option"  # YouTube's `onBehalfOfContentOwner`: who the caller acts for, not data
     return None
 
 

@@ -40,7 +40,7 @@ from simulator.builders import (
 from simulator.spec import ANSWER_TOOL, NAME
 from toolgen.model import Operation, SkippedOperation
 from toolgen.naming import words
-from toolgen.pure import NOTHING
+from toolgen.pure import NOT_MODELLED, NOTHING
 
 from .effects import FINAL_STATES, RESTORING, STATE_VERBS, Repoint, StateChange, enum_value
 from .inputs import input_schema
@@ -153,6 +153,11 @@ class _Compiler:
         kind = op.kind
         fields = _by_role(bindings, "field", "in")
         if kind == "update" and not [f for f in fields if f.role == "field"]:
+            if not keys and not _by_role(bindings, "parent"):
+                # YouTube's `comments.update(part)`: no argument says which row, or what to change
+                raise NotCompilable(
+                    f"{NOT_MODELLED}: an update with no argument naming its record or a field"
+                )
             kind = "action"
         effect = self.schema.effects.get(op.id) or self._spec_state(op, table, bindings, kind)
         if isinstance(effect, StateChange):
