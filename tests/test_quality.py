@@ -200,6 +200,9 @@ def test_pass_rate_per_tier_and_policy(tmp_path: Path) -> None:
     shown = runner.invoke(app, ["quality", str(results)])
     assert shown.exit_code == 0, shown.output
     assert "pass rate by task tier" in shown.stdout and "tier-4" in shown.stdout
+    page = render_html(report)
+    tiers = page.split('<table class="tiers">')[1].split("</table>")[0]
+    assert "<td>50.0% (2)</td>" in tiers and "<td>0.0% (1)</td>" in tiers and "tier-4" in tiers
 
 
 def test_curate_mixes_by_tier(tmp_path: Path) -> None:

@@ -214,6 +214,29 @@ li.ok::marker{content:"✓ ";color:#3a9d5d}li.flag::marker{content:"✗ ";color:
 li.warning::marker{content:"! ";color:#c27c0e}li.flag b{color:#b8443f}li.warning b{color:#a5670a}"""
 
 
+def tier_table(report: QualityReport, policies: list[str]) -> str:
+    """Pass rate per task tier and policy (with the scored rollouts), or nothing when no result
+    line named a tier."""
+    if not report.tiers:
+        return ""
+    head = "".join(f"<th>pass {html.escape(p)}</th>" for p in policies)
+    body = "".join(
+        f'<tr><td class="name">{html.escape(tier)}</td>'
+        + "".join(
+            "<td></td>"
+            if p not in stats or stats[p].pass_rate is None
+            else f"<td>{_pct(stats[p].pass_rate)} ({stats[p].scored})</td>"
+            for p in policies
+        )
+        + "</tr>"
+        for tier, stats in report.tiers.items()
+    )
+    return (
+        "<h2>Pass rate by task tier</h2><p>Tiers come from each task's structure (0: one call … 4: eleven or more).</p>"
+        f'<table class="tiers"><thead><tr><th class="l">tier</th>{head}</tr></thead><tbody>{body}</tbody></table>'
+    )
+
+
 def render_html(report: QualityReport) -> str:
     policies = sorted({p for d in report.domains for p in d.policies})
     rows = []
@@ -253,6 +276,7 @@ A domain is flagged broken or trivial when over {report.tolerance:.0%} of its ta
 <table class="domains"><thead><tr><th class="l">domain</th><th>tasks</th><th>kept</th>{head}<th>trainable</th><th>tau</th>
 <th>infra-failed</th><th>injected</th><th>real</th><th>timeouts</th></tr></thead>
 {"".join(rows)}</table>
+{tier_table(report, policies)}
 {sections}
 </body></html>
 """
