@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from toolgen.synth.lookups import World
 from toolgen.synth.run import synthesize_domain
 from toolgen.synth.schema import infer_schema
 from toolgen.synth.seed import seed_rows
-from toolgen.synth.tasks import MAX_TASKS, make_tasks
+from toolgen.synth.tasks import MAX_TASKS, make_tasks, validate_candidates
 from toolgen.synth.tools import compile_tools
 from toolgen.synth.walks import Proposer, propose
 
@@ -339,3 +340,67 @@ def test_a_followup_acts_on_the_row_its_create_made(tmp_path):
 
 def _task_fields(c: Any) -> dict[str, Any]:
     return {"instruction": c.instruction, "calls": c.calls, "answer_facts": c.answer_facts}
+
+
+def _records(value: Any) -> list[dict[str, Any]]:
+    if isinstance(value, dict):
+        return [value, *[r for v in value.values() for r in _records(v)]]
+    if isinstance(value, list):
+        return [r for v in value for r in _records(v)]
+    return []
+
+
+def test_a_comparison_reads_every_row_it_names_and_answers_the_extreme(tmp_path):
+    """`Of the stations whose name is "A", "B" or "C", which has the highest elevation?`: only reads,
+    each named row among what they return, and the fact is the extreme of the named rows' values."""
+    compared = []
+    for seed in range(3):
+        world, *_ = _world(WEATHER, seed, tmp_path / f"weather{seed}")
+        try:
+            compared += [(world.domain, c) for c in Proposer(world, random.Random(seed)).compares()]
+        finally:
+            world.close()
+    assert compared, "the weather stations have names and elevations"
+    for domain, c in compared:
+        assert c.kind == "compare" and len(c.answer_facts) == 1
+        named = set(re.findall(r'"([^"]+)"', c.instruction))
+        m = re.search(r"(highest|lowest) ([a-z ]+?)(?:,| among| of them)", c.instruction)
+        assert m is not None and len(named) >= 3, c.instruction
+        column = m[2].replace(" ", "_")
+        with domain.episode(seed=0) as ep:
+            results = [ep.call(x["name"], x.get("arguments", {})) for x in c.calls]
+        assert all(not domain.tools[x["name"]].writes for x in c.calls)
+        rows = {
+            r[column]: r
+            for res in results
+            for r in _records(res)
+            if column in r and named & set(map(str, r.values()))
+        }
+        assert len(rows) == len(named), (c.instruction, rows)
+        assert c.answer_facts[0] == (max if m[1] == "highest" else min)(rows)
+        kept, _ = validate_candidates(domain, [c])
+        assert kept, c.instruction
+
+
+def test_a_survey_asks_about_one_table_at_a_time(tmp_path):
+    """A survey's questions on one table come together (`... of the station ...`, then the
+    observations), each question once."""
+    surveyed = 0
+    for seed in range(3):
+        world, *_ = _world(WEATHER, seed, tmp_path / f"weather{seed}")
+        try:
+            p = Proposer(world, random.Random(seed))
+            questions = p.reads()
+            surveys = p.surveys(questions)
+        finally:
+            world.close()
+        for s in surveys:
+            asked = sorted(
+                (s.instruction.find(q.instruction), q) for q in questions if q.instruction in s.instruction
+            )
+            subjects = [q.subject for _, q in asked]
+            assert len(asked) >= 3 and len({q.instruction for _, q in asked}) == len(asked)
+            runs = [t for i, t in enumerate(subjects) if i == 0 or subjects[i - 1] != t]
+            assert len(runs) == len(set(runs)), subjects
+            surveyed += 1
+    assert surveyed

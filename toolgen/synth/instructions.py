@@ -17,12 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolgen.entities import is_verb
-from toolgen.naming import words
+from toolgen.naming import plural, words
 
 __all__ = [
     "Said",
     "plain",
     "ask_sentence",
+    "compare_sentence",
     "field_phrase",
     "id_phrase",
     "join_clauses",
@@ -183,6 +184,25 @@ def ask_sentence(rng: random.Random, column: str, target: str, entity: str = "")
     if own and field.startswith(own + " "):
         field = field[len(own) + 1 :]
     return rng.choice(_QUESTION).format(field=field, target=target)
+
+
+def compare_sentence(
+    rng: random.Random, entity: str, field: str, values: Sequence[str], column: str, highest: bool
+) -> str:
+    """`Of the products whose name is "A", "B" or "C", which has the highest price? ...` (`values`
+    as the instruction gives them)."""
+    most, asked = ("highest" if highest else "lowest"), field_phrase(column)
+    own = noun(entity)
+    if asked.startswith(own + " "):
+        asked = asked[len(own) + 1 :]
+    many = f"the {plural(own)} whose {field} is " + ", ".join(values[:-1]) + " or " + values[-1]
+    return rng.choice(
+        (
+            f"Of {many}, which has the {most} {asked}, and what is it?",
+            f"I am comparing {many}. What is the {most} {asked} among them?",
+            f"Look up {many} and tell me the {most} {asked} of them.",
+        )
+    )
 
 
 def count_sentence(rng: random.Random, entity: str, column: str, value: Any) -> str:

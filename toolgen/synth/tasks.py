@@ -2,7 +2,7 @@
 
     kept, rejected = make_tasks(builder, folder, schema, toolset, seed=0)
 
-`walks` proposes candidates of each kind (single, chain, double, multi, every, read, survey,
+`walks` proposes candidates of each kind (single, chain, double, multi, every, read, survey, compare,
 refusal); each is checked as a person would read it (`checks`), then validated like `toolgym
 validate` does for one task. Each kept task has a tier 0-4 from its structure (`tier`); each tier
 is kept up to its share (`TIER_SHARES`) of `MAX_TASKS`. Deterministic from `seed` and the name.
@@ -37,7 +37,7 @@ __all__ = ["MAX_TASKS", "MIN_KEPT", "TIER_SHARES", "make_tasks", "tier", "valida
 #: most tasks kept per domain
 MAX_TASKS = 20
 #: the share of a domain's tasks each tier 0-4 holds at most before the rest are filled
-TIER_SHARES = (0.10, 0.15, 0.20, 0.25, 0.30)
+TIER_SHARES = (0.10, 0.15, 0.15, 0.20, 0.40)
 #: a domain keeps short tasks (1-2 calls) only up to a third of its long ones, or up to this many in all
 MIN_KEPT = 5
 
@@ -108,7 +108,10 @@ def validate_candidates(
     for c in candidates:
         nth[c.kind] = nth.get(c.kind, -1) + 1
         rank.append(nth[c.kind])
-    order = sorted(range(len(raws)), key=lambda i: (-tiers[i], rank[i], not candidates[i].long))
+    order = sorted(
+        range(len(raws)),
+        key=lambda i: (-tiers[i], rank[i], not candidates[i].long, -len(candidates[i].calls)),
+    )
     tried: set[int] = set()
     ids = domain_ids(domain)
     schemas = {name: tool.spec.input_schema for name, tool in domain.tools.items()}

@@ -8,6 +8,7 @@ See `toolgen.synth.tasks` for the kinds and for how candidates are validated and
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,12 +37,23 @@ _QUOTA = {
     "double": 12,
     "chain": 8,
     "read": 4,
+    "compare": 4,
     "refusal": 2,
     "single": 4,
 }
 #: how many writes a `multi` request holds, and how many questions a `survey`
 _MULTI_SIZES = (5, 6, 8, 10, 12)
-_SURVEY_SIZES = (6, 8, 10)
+_SURVEY_SIZES = (6, 10, 12)
+#: questions about single rows drawn per domain (a survey picks among them)
+_QUESTIONS = 16
+#: how many rows a `compare` request names
+_COMPARE_SIZES = (5, 8, 10)
+#: last words of numeric fields that are codes, not amounts (a card number is not compared)
+_CODE_FIELDS = frozenset("id ids number no num code zip pin cvv cvc phone sha256 hash checksum".split())
+#: a row named by one value of one field: `the product whose name is "Kettle"`
+_ONE_FIELD = re.compile(
+    r'the (?P<noun>[a-z0-9 ]+?) whose (?P<field>[a-z0-9 ]+?) is (?P<value>"(?:[^"\\]|\\.)*")'
+)
 
 
 @dataclass
@@ -73,7 +85,8 @@ class Candidate:
     def long(self) -> bool:
         """3+ calls where lookups come first and feed a write (or the write refused)."""
         return (
-            self.kind in ("chain", "double", "multi", "every", "survey", "refusal") and len(self.calls) >= 3
+            self.kind in ("chain", "double", "multi", "every", "survey", "compare", "refusal")
+            and len(self.calls) >= 3
         )
 
 
@@ -535,8 +548,10 @@ class Proposer:
         self.rng.shuffle(tables)
         for table in tables:
             asked = 0
-            for row in self.rows_of(table):  # up to 6 rows tried, 3 questions kept (6 in a small domain)
-                if asked >= (6 if len(tables) <= 2 else 3):
+            rows = list(self.w.rows.get(table.name, []))
+            self.rng.shuffle(rows)
+            for row in rows[:8]:  # up to 8 rows tried, 4 questions kept (8 in a small domain)
+                if asked >= (8 if len(tables) <= 2 else 4):
                     break
                 found = self._question(table, row)
                 if found is None:
@@ -545,7 +560,7 @@ class Proposer:
                 ref, column = found
                 text = say.ask_sentence(self.rng, column, ref.phrase, table.entity)
                 out.append(Candidate("read", text, self._gold(ref.calls), [row[column]], table.name))
-                if len(out) >= 2 * _QUOTA["read"]:
+                if len(out) >= _QUESTIONS:
                     return out
         return out
 
@@ -634,6 +649,77 @@ class Proposer:
                 out.append(Candidate("survey", text, self._gold(calls), facts))
         return out
 
+    def compares(self) -> list[Candidate]:
+        """`Of the products whose name is "A", "B", "C" or "D", which has the highest price?`: rows
+        of one table named by one field, each found by its lookup (then read by the table's getter
+        when the lookup does not show the value); the answer is computed from what was read."""
+        out: list[Candidate] = []
+        tables = list(self.w.schema.tables.values())
+        self.rng.shuffle(tables)
+        for table in tables:
+            numeric = [
+                c
+                for c, col in table.columns.items()
+                if col.type in ("integer", "number")
+                and not col.references
+                and not col.enum
+                and c != table.primary_key
+                and (words(c) or [""])[-1] not in _CODE_FIELDS
+            ]
+            if not numeric or len(out) >= _QUOTA["compare"]:
+                continue
+            rows = list(self.w.rows.get(table.name, []))
+            self.rng.shuffle(rows)
+            named: dict[str, list[tuple[Row, str, list[tuple[str, Args]]]]] = {}
+            for row in rows[:16]:  # rows named the same way (`whose name is ...`), by field
+                ref = self.w.by_handle(table, row)
+                m = _ONE_FIELD.fullmatch(ref.phrase) if ref is not None and ref.calls else None
+                if ref is not None and m is not None and m["noun"] == say.noun(table.entity):
+                    named.setdefault(m["field"], []).append((row, m["value"], ref.calls))
+            for said_field, found in sorted(named.items()):
+                if said_field.split()[-1] in _CODE_FIELDS | {"pk", "key"}:
+                    continue  # `the assets whose site id is ...`: a list of ids is no way to name rows
+                made = self._compare(table, self.rng.choice(numeric), said_field, found)
+                if made is not None:
+                    out.append(made)
+                    break
+        return out
+
+    def _compare(
+        self,
+        table: TablePlan,
+        column: str,
+        said_field: str,
+        found: list[tuple[Row, str, list[tuple[str, Args]]]],
+    ) -> Candidate | None:
+        size = self.rng.choice(_COMPARE_SIZES)
+        getter = self.w.getter(table)
+        values: list[float] = []
+        said: list[str] = []
+        calls: list[tuple[str, Args]] = []
+        for row, text, lookups in found:
+            value = row.get(column)
+            if len(values) >= size:
+                break
+            if not isinstance(value, int | float) or isinstance(value, bool) or value in values:
+                continue
+            reads = list(lookups)
+            if not reveals(self.w.read(*reads[-1]), column, value):
+                if getter is None or getter.key is None:
+                    continue
+                reads.append((getter.name, {getter.key.param: row[table.primary_key]}))
+                if not reveals(self.w.read(*reads[-1]), column, value):
+                    continue
+            values.append(value)
+            said.append(text)
+            calls = seq(calls, reads)
+        if len(values) < 3:
+            return None
+        highest = self.rng.random() < 0.5
+        text = say.compare_sentence(self.rng, table.entity, said_field, said, column, highest)
+        answer = max(values) if highest else min(values)
+        return Candidate("compare", text, self._gold(calls), [answer], table.name)
+
     def _question(self, table: TablePlan, row: Row) -> tuple[Ref, str] | None:
         """A way to find `row` and a value of it to ask for: named by what a person knows of it
         (lookups), else by its id through a getter; the value one the reads show and the name
@@ -699,6 +785,7 @@ def propose(world: World, rng: random.Random) -> list[Candidate]:
         "double": p.followups() + p.doubles(),
         "chain": p.chains(),
         "read": questions + p.counts(),
+        "compare": p.compares(),
         "refusal": p.refusals(),
         "single": p.singles(),
     }
