@@ -366,6 +366,21 @@ def test_descriptions_without_enums_still_say_what_values_look_like() -> None:
     assert len({r["flight_type"] for r in rows["reservations"]}) == 2
 
 
+def test_text_columns_named_as_numbers_or_states_hold_them() -> None:
+    """`count: string` holds "25", not a code; `broadcast_status` a status word."""
+    columns = {
+        "id": column("string"),
+        "count": column("string"),
+        "price": column("string"),
+        "broadcast_status": column("string"),
+    }
+    rows = seed_rows({"posts": {"primary_key": "id", "columns": columns}}, {}, seed=3, rows=30)
+    for r in rows["posts"]:
+        assert r["count"].isdigit() and 1 <= int(r["count"]) <= 50
+        assert re.fullmatch(r"\d+\.\d\d", r["price"])
+        assert r["broadcast_status"] in ("active", "inactive", "pending", "archived")
+
+
 def test_names_read_with_their_table() -> None:
     tables = {
         "customers": {

@@ -383,24 +383,24 @@ def test_a_comparison_reads_every_row_it_names_and_answers_the_extreme(tmp_path)
 
 
 def test_a_survey_asks_about_one_table_at_a_time(tmp_path):
-    """A survey's questions on one table come together (`... of the station ...`, then the
-    observations), each question once."""
-    surveyed = 0
+    """A survey's questions on one table come together (the stations, then their readings),
+    each question once; questions on one column of rows named by one field are one sentence."""
+    surveyed = merged = 0
     for seed in range(3):
         world, *_ = _world(WEATHER, seed, tmp_path / f"weather{seed}")
         try:
             p = Proposer(world, random.Random(seed))
-            questions = p.reads()
-            surveys = p.surveys(questions)
+            surveys = p.surveys(p.reads())
         finally:
             world.close()
         for s in surveys:
-            asked = sorted(
-                (s.instruction.find(q.instruction), q) for q in questions if q.instruction in s.instruction
-            )
-            subjects = [q.subject for _, q in asked]
-            assert len(asked) >= 3 and len({q.instruction for _, q in asked}) == len(asked)
+            assert len(s.parts) >= 3 and len({q.instruction for q in s.parts}) == len(s.parts)
+            assert s.answer_facts == [f for q in s.parts for f in q.answer_facts]
+            subjects = [q.subject for q in s.parts]
             runs = [t for i, t in enumerate(subjects) if i == 0 or subjects[i - 1] != t]
             assert len(runs) == len(set(runs)), subjects
+            for q in s.parts:  # each row is named in the text, alone or in a list
+                assert (q.asked[3] if q.asked else q.instruction) in s.instruction
+            merged += " of each of the " in s.instruction
             surveyed += 1
-    assert surveyed
+    assert surveyed and merged

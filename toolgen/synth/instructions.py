@@ -17,11 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolgen.entities import is_verb
-from toolgen.naming import plural, words
+from toolgen.naming import plural_phrase, words
 
 __all__ = [
     "Said",
     "plain",
+    "ask_many",
     "ask_sentence",
     "compare_sentence",
     "field_phrase",
@@ -186,6 +187,22 @@ def ask_sentence(rng: random.Random, column: str, target: str, entity: str = "")
     return rng.choice(_QUESTION).format(field=field, target=target)
 
 
+def ask_many(rng: random.Random, column: str, entity: str, field: str, values: Sequence[str]) -> str:
+    """One question about a value of several rows named by one field: `Tell me the currency of
+    each of the shipping rates whose display names are "A" and "B".` (`values` as said)."""
+    asked, own = field_phrase(column), noun(entity)
+    if asked.startswith(own + " "):
+        asked = asked[len(own) + 1 :]
+    rows = f"the {plural_phrase(own)} whose {plural_phrase(field)} are {join_clauses(list(values))}"
+    return rng.choice(
+        (
+            f"What is the {asked} of each of {rows}?",
+            f"Tell me the {asked} of each of {rows}.",
+            f"Look up the {asked} of each of {rows}.",
+        )
+    )
+
+
 def compare_sentence(
     rng: random.Random, entity: str, field: str, values: Sequence[str], column: str, highest: bool
 ) -> str:
@@ -195,7 +212,7 @@ def compare_sentence(
     own = noun(entity)
     if asked.startswith(own + " "):
         asked = asked[len(own) + 1 :]
-    many = f"the {plural(own)} whose {field} is " + ", ".join(values[:-1]) + " or " + values[-1]
+    many = f"the {plural_phrase(own)} whose {field} is " + ", ".join(values[:-1]) + " or " + values[-1]
     return rng.choice(
         (
             f"Of {many}, which has the {most} {asked}, and what is it?",

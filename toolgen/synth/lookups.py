@@ -23,7 +23,7 @@ from toolgen.model import Operation
 from toolgen.naming import words
 
 from . import instructions as say
-from .lexicon import handle_columns
+from .lexicon import TEXT_WORDS, handle_columns
 from .schema import Binding, DomainSchema, TablePlan
 from .tools import ToolPlan, Toolset
 
@@ -61,6 +61,11 @@ class Tool:
     def key(self) -> Binding | None:
         found = self.role("key")
         return found[0] if found else None
+
+
+#: words of text columns a person does not name a record by: free text (a message, a note) and
+#: secrets (a password, an access key)
+_UNSAID = TEXT_WORDS | frozenset("password secret token key signature hash".split())
 
 
 @dataclass
@@ -181,6 +186,7 @@ class World:
             and not col.enum
             and name != pk
             and name not in handles
+            and not _UNSAID.intersection(words(name))
         ]
         finders = self.finders(table)
         for column in [*handles, *others]:

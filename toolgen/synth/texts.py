@@ -243,9 +243,14 @@ def _string_by_name(f: Field) -> Maker | None:
         )
     if "version" in ws:
         return lambda d: f"{d.rng.randint(0, 5)}.{d.rng.randint(0, 20)}.{d.rng.randint(0, 9)}"
-    if joined in VOCABULARY:
-        options = VOCABULARY[joined]
+    options = VOCABULARY.get(joined) or (VOCABULARY.get(last) if last in _VOCABULARY_LAST else None)
+    if options:
         return lambda d: d.rng.choice(options)
+    if last in _NUMERIC_TEXT:  # `count: "25"`: a number the API passes as text
+        low, high, decimals = _NUMERIC_TEXT[last]
+        return lambda d: (
+            f"{d.rng.uniform(low, high):.{decimals}f}" if decimals else str(d.rng.randint(low, high))
+        )
     if has_word(ws, ("type", "kind", "category", "genre", "tag", "group", "segment", "industry")):
         return noun
     if has_word(ws, TEXT_WORDS):
@@ -255,6 +260,19 @@ def _string_by_name(f: Field) -> Maker | None:
     if last in ("at", "time", "timestamp", "datetime") or has_word(ws, ("created", "updated", "modified")):
         return datetime_maker(ws)
     return None
+
+
+#: last words whose vocabulary a column takes (`broadcast_status`: a status)
+_VOCABULARY_LAST = frozenset("status priority severity visibility".split())
+#: last words of a text column that holds a number: (low, high, decimals)
+_NUMERIC_TEXT: dict[str, tuple[int, int, int]] = {
+    **dict.fromkeys("count quantity qty total".split(), (1, 50, 0)),
+    **dict.fromkeys("amount price cost fee balance".split(), (5, 2000, 2)),
+    **dict.fromkeys("year".split(), (1990, 2026, 0)),
+    **dict.fromkeys("days hours minutes seconds duration age".split(), (1, 90, 0)),
+    **dict.fromkeys("weight height width length radius".split(), (1, 500, 1)),
+    **dict.fromkeys("percent percentage rating score".split(), (1, 100, 0)),
+}
 
 
 def _short(f: Field, limit: int) -> bool:

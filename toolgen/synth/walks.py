@@ -80,6 +80,11 @@ class Candidate:
     answer_facts: list[Any] = field(default_factory=list)
     subject: str = ""
     """The table a question is about (surveys keep questions on one table together)."""
+    asked: tuple[str, str, str, str] | None = None
+    """A question about a row named by one field: (column asked, entity, that field, its value as
+    said); a survey asks such questions on one column and field in one sentence."""
+    parts: list[Candidate] = field(default_factory=list)
+    """The questions a survey asks, in order."""
 
     @property
     def long(self) -> bool:
@@ -559,7 +564,13 @@ class Proposer:
                 asked += 1
                 ref, column = found
                 text = say.ask_sentence(self.rng, column, ref.phrase, table.entity)
-                out.append(Candidate("read", text, self._gold(ref.calls), [row[column]], table.name))
+                m = _ONE_FIELD.fullmatch(ref.phrase)
+                one = (
+                    (column, table.entity, m["field"], m["value"])
+                    if m and m["noun"] == say.noun(table.entity)
+                    else None
+                )
+                out.append(Candidate("read", text, self._gold(ref.calls), [row[column]], table.name, one))
                 if len(out) >= _QUESTIONS:
                     return out
         return out
@@ -633,7 +644,7 @@ class Proposer:
             rank = {s: i for i, s in enumerate(subjects)}
             shuffled = self.rng.sample(questions, len(questions))
             # a few tables, each one's questions together; none that says anything twice
-            for q in sorted(shuffled, key=lambda q: rank[q.subject]):
+            for q in sorted(shuffled, key=lambda q: (rank[q.subject], q.asked is None, (q.asked or ())[:3])):
                 if len(picked) >= size:
                     break
                 joined = " ".join(c.instruction for c in [*picked, q])
@@ -643,11 +654,32 @@ class Proposer:
             calls: list[tuple[str, Args]] = []
             for q in picked:
                 calls = seq(calls, [(c["name"], c["arguments"]) for c in q.calls])
-            text = " ".join(q.instruction for q in picked)
+            text = self._survey_text(picked)
             facts = [f for q in picked for f in q.answer_facts]
             if len(picked) >= 3 and len(calls) >= 3 and all(c.instruction != text for c in out):
-                out.append(Candidate("survey", text, self._gold(calls), facts))
+                out.append(Candidate("survey", text, self._gold(calls), facts, parts=picked))
         return out
+
+    def _survey_text(self, picked: list[Candidate]) -> str:
+        """The questions in order, those on one column of rows named by one field in one
+        sentence (`Tell me the currency of each of the shipping rates whose display names are
+        "A" and "B".`)."""
+        parts: list[str] = []
+        i = 0
+        while i < len(picked):
+            first = picked[i].asked
+            key = first[:3] if first is not None else None
+            j = i + 1
+            while key is not None and j < len(picked) and (picked[j].asked or ())[:3] == key:
+                j += 1
+            if key is not None and j - i >= 2:
+                column, entity, said = key
+                values = [q.asked[3] for q in picked[i:j] if q.asked]
+                parts.append(say.ask_many(self.rng, column, entity, said, values))
+            else:
+                parts += [q.instruction for q in picked[i:j]]
+            i = j
+        return " ".join(parts)
 
     def compares(self) -> list[Candidate]:
         """`Of the products whose name is "A", "B", "C" or "D", which has the highest price?`: rows
