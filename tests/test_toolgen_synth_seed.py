@@ -242,6 +242,25 @@ def test_same_seed_same_bytes_in_another_process() -> None:
     assert out.stdout.strip() == hashlib.sha256(_jsonl(here).encode()).hexdigest()
 
 
+def test_values_drawn_from_a_negated_class_are_the_same_in_every_process() -> None:
+    """`[^a-z]{12}`: the characters a negated class leaves are drawn in a fixed order, not a set's."""
+    tables = {"tags": {"primary_key": "id", "columns": {"id": {"type": "string"}, "tag": {"type": "string"}}}}
+    hints = {"tags": {"tag": {"type": "string", "pattern": "^[^a-z]{12}$"}}}
+    code = (
+        "import json; from toolgen.synth.seed import seed_rows; "
+        f"print(json.dumps(seed_rows({tables!r}, {hints!r}, 4, 8)['tags']))"
+    )
+    drawn = []
+    for hash_seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, check=True
+        )
+        drawn.append(json.loads(out.stdout))
+    assert drawn[0] == drawn[1]
+    assert all(re.fullmatch(r"[^a-z]{12}", r["tag"]) for r in drawn[0])
+
+
 def test_seeds_differ_and_tables_are_stable_under_additions() -> None:
     spec = load_domain(FIXTURES / "shop").spec
     assert _jsonl(seed_rows(spec, {}, 1)) != _jsonl(seed_rows(spec, {}, 2))

@@ -415,8 +415,9 @@ class _Xeger(rstr.Rstr):
     def _handle_in(self, value: Any) -> Any:
         candidates = list(chain(*(self._handle_state(i) for i in value)))
         self.charge(len(candidates))
-        if candidates[0] is False:
-            candidates = list(set(string.printable).difference(candidates[1:]))
+        if candidates[0] is False:  # a negated class: every printable character it leaves, in order
+            excluded = set(candidates[1:])
+            candidates = [c for c in string.printable if c not in excluded]
         return self._random.choice(candidates)
 
 
