@@ -357,7 +357,7 @@ def test_a_comparison_reads_every_row_it_names_and_answers_the_extreme(tmp_path)
     for seed in range(3):
         world, *_ = _world(WEATHER, seed, tmp_path / f"weather{seed}")
         try:
-            compared += [(world.domain, c) for c in Proposer(world, random.Random(seed)).compares()]
+            compared += [(world.domain, c) for c in Proposer(world, random.Random(seed)).compares(4)]
         finally:
             world.close()
     assert compared, "the weather stations have names and elevations"
@@ -390,7 +390,7 @@ def test_a_survey_asks_about_one_table_at_a_time(tmp_path):
         world, *_ = _world(WEATHER, seed, tmp_path / f"weather{seed}")
         try:
             p = Proposer(world, random.Random(seed))
-            surveys = p.surveys(p.reads())
+            surveys = p.surveys(p.reads(), 8)
         finally:
             world.close()
         for s in surveys:

@@ -1,0 +1,286 @@
+"""Questions on a generated domain: one row's value, surveys of several, counts and comparisons.
+
+    Asker(world, rng).reads() -> [Candidate]   # then .surveys(questions, tries), .compares(most)
+
+The question kinds of `walks` (which adds the writes), with the candidate every kind makes.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from simulator.builders import call
+from toolgen.naming import words
+
+from . import instructions as say
+from .checks import text_problems
+from .lookups import Args, Ref, Row, World, reveals, scalar, seq
+from .schema import TablePlan
+
+__all__ = ["Asker", "Candidate"]
+
+_SURVEY_SIZES = (6, 10, 12)
+#: questions about single rows drawn per domain (a survey picks among them)
+_QUESTIONS = 16
+#: how many rows a `compare` request names
+_COMPARE_SIZES = (5, 8, 10)
+#: last words of numeric fields that are codes, not amounts (a card number is not compared)
+_CODE_FIELDS = frozenset("id ids number no num code zip pin cvv cvc phone sha256 hash checksum".split())
+#: a row named by one value of one field: `the product whose name is "Kettle"`
+_ONE_FIELD = re.compile(
+    r'the (?P<noun>[a-z0-9 ]+?) whose (?P<field>[a-z0-9 ]+?) is (?P<value>"(?:[^"\\]|\\.)*")'
+)
+
+
+@dataclass
+class Candidate:
+    """A task before validation."""
+
+    kind: str
+    instruction: str
+    calls: list[dict[str, Any]]
+    answer_facts: list[Any] = field(default_factory=list)
+    subject: str = ""
+    """The table a question is about (surveys keep questions on one table together)."""
+    asked: tuple[str, str, str, str] | None = None
+    """A question about a row named by one field: (column asked, entity, that field, its value as
+    said); a survey asks such questions on one column and field in one sentence."""
+    parts: list[Candidate] = field(default_factory=list)
+    """The questions a survey asks, in order."""
+
+    @property
+    def long(self) -> bool:
+        """3+ calls where lookups come first and feed a write (or the write refused)."""
+        return (
+            self.kind in ("chain", "double", "multi", "every", "survey", "compare", "refusal")
+            and len(self.calls) >= 3
+        )
+
+
+class Asker:
+    """The questions a domain's rows answer."""
+
+    def __init__(self, world: World, rng: random.Random):
+        self.w = world
+        self.rng = rng
+        self._tool_names = [t.name for t in world.tools]
+
+    def _gold(self, calls: Sequence[tuple[str, Args]], failing: int | None = None) -> list[dict[str, Any]]:
+        return [
+            call(name, self.w.full(name, args), expect_error=i == failing)
+            for i, (name, args) in enumerate(calls)
+        ]
+
+    def reads(self) -> list[Candidate]:
+        out = []
+        tables = list(self.w.schema.tables.values())
+        self.rng.shuffle(tables)
+        for table in tables:
+            asked = 0
+            rows = list(self.w.rows.get(table.name, []))
+            self.rng.shuffle(rows)
+            for row in rows[:8]:  # up to 8 rows tried, 4 questions kept (8 in a small domain)
+                if asked >= (8 if len(tables) <= 2 else 4):
+                    break
+                found = self._question(table, row)
+                if found is None:
+                    continue
+                asked += 1
+                ref, column = found
+                text = say.ask_sentence(self.rng, column, ref.phrase, table.entity)
+                m = _ONE_FIELD.fullmatch(ref.phrase)
+                one = (
+                    (column, table.entity, m["field"], m["value"])
+                    if m and m["noun"] == say.noun(table.entity)
+                    else None
+                )
+                out.append(Candidate("read", text, self._gold(ref.calls), [row[column]], table.name, one))
+                if len(out) >= _QUESTIONS:
+                    return out
+        return out
+
+    def counts(self) -> list[Candidate]:
+        """`How many <entities> have <field> <value>?`, answered by a listing filtered on that field."""
+        out: list[Candidate] = []
+        for tool in self.w.tools:
+            if tool.plan.compiled_as != "list":
+                continue
+            table = tool.table
+            for b in tool.role("field"):
+                col = table.columns.get(b.column or "")
+                if col is None or not col.enum or not tool.required <= {b.param}:
+                    continue
+                rows = self.w.rows.get(table.name, [])
+                column = b.column or ""
+                values = sorted({str(r[column]) for r in rows if isinstance(r.get(column), str)})
+                if not values:
+                    continue
+                value = self.rng.choice(values)
+                count = sum(1 for r in rows if r.get(column) == value)
+                result = self.w.read(tool.name, {b.param: value})
+                if isinstance(result, list) and len(result) == count:
+                    text = say.count_sentence(self.rng, table.entity, b.column or b.param, value)
+                    out.append(Candidate("read", text, self._gold([(tool.name, {b.param: value})]), [count]))
+                    break
+        return out
+
+    def surveys(self, questions: list[Candidate], tries: int) -> list[Candidate]:
+        """Three to ten questions about different rows in one request, each answered by its own
+        lookups, those on one table together: the answer facts are every value asked."""
+        out: list[Candidate] = []
+        if len(questions) < 3:
+            return out
+        for _ in range(tries):
+            size = self.rng.choice(_SURVEY_SIZES)
+            picked: list[Candidate] = []
+            subjects = sorted({q.subject for q in questions})
+            self.rng.shuffle(subjects)
+            rank = {s: i for i, s in enumerate(subjects)}
+            shuffled = self.rng.sample(questions, len(questions))
+            # a few tables, each one's questions together; none that says anything twice
+            for q in sorted(shuffled, key=lambda q: (rank[q.subject], q.asked is None, (q.asked or ())[:3])):
+                if len(picked) >= size:
+                    break
+                joined = " ".join(c.instruction for c in [*picked, q])
+                asked = [c for x in [*picked, q] for c in x.calls]
+                if text_problems(joined, asked, self._tool_names) is None:
+                    picked.append(q)
+            calls: list[tuple[str, Args]] = []
+            for q in picked:
+                calls = seq(calls, [(c["name"], c["arguments"]) for c in q.calls])
+            text = self._survey_text(picked)
+            facts = [f for q in picked for f in q.answer_facts]
+            if len(picked) >= 3 and len(calls) >= 3 and all(c.instruction != text for c in out):
+                out.append(Candidate("survey", text, self._gold(calls), facts, parts=picked))
+        return out
+
+    def _survey_text(self, picked: list[Candidate]) -> str:
+        """The questions in order, those on one column of rows named by one field in one
+        sentence (`Tell me the currency of each of the shipping rates whose display names are
+        "A" and "B".`)."""
+        parts: list[str] = []
+        i = 0
+        while i < len(picked):
+            first = picked[i].asked
+            key = first[:3] if first is not None else None
+            j = i + 1
+            while key is not None and j < len(picked) and (picked[j].asked or ())[:3] == key:
+                j += 1
+            if key is not None and j - i >= 2:
+                column, entity, said = key
+                values = [q.asked[3] for q in picked[i:j] if q.asked]
+                parts.append(say.ask_many(self.rng, column, entity, said, values))
+            else:
+                parts += [q.instruction for q in picked[i:j]]
+            i = j
+        return " ".join(parts)
+
+    def compares(self, most: int) -> list[Candidate]:
+        """`Of the products whose name is "A", "B", "C" or "D", which has the highest price?`: rows
+        of one table named by one field, each found by its lookup (then read by the table's getter
+        when the lookup does not show the value); the answer is computed from what was read."""
+        out: list[Candidate] = []
+        tables = list(self.w.schema.tables.values())
+        self.rng.shuffle(tables)
+        for table in tables:
+            numeric = [
+                c
+                for c, col in table.columns.items()
+                if col.type in ("integer", "number")
+                and not col.references
+                and not col.enum
+                and c != table.primary_key
+                and (words(c) or [""])[-1] not in _CODE_FIELDS
+            ]
+            if not numeric or len(out) >= most:
+                continue
+            rows = list(self.w.rows.get(table.name, []))
+            self.rng.shuffle(rows)
+            named: dict[str, list[tuple[Row, str, list[tuple[str, Args]]]]] = {}
+            for row in rows[:16]:  # rows named the same way (`whose name is ...`), by field
+                ref = self.w.by_handle(table, row)
+                m = _ONE_FIELD.fullmatch(ref.phrase) if ref is not None and ref.calls else None
+                if ref is not None and m is not None and m["noun"] == say.noun(table.entity):
+                    named.setdefault(m["field"], []).append((row, m["value"], ref.calls))
+            for said_field, found in sorted(named.items()):
+                if said_field.split()[-1] in _CODE_FIELDS | {"pk", "key"}:
+                    continue  # `the assets whose site id is ...`: a list of ids is no way to name rows
+                made = self._compare(table, self.rng.choice(numeric), said_field, found)
+                if made is not None:
+                    out.append(made)
+                    break
+        return out
+
+    def _compare(
+        self,
+        table: TablePlan,
+        column: str,
+        said_field: str,
+        found: list[tuple[Row, str, list[tuple[str, Args]]]],
+    ) -> Candidate | None:
+        size = self.rng.choice(_COMPARE_SIZES)
+        getter = self.w.getter(table)
+        values: list[float] = []
+        said: list[str] = []
+        calls: list[tuple[str, Args]] = []
+        for row, text, lookups in found:
+            value = row.get(column)
+            if len(values) >= size:
+                break
+            if not isinstance(value, int | float) or isinstance(value, bool) or value in values:
+                continue
+            reads = list(lookups)
+            if not reveals(self.w.read(*reads[-1]), column, value):
+                if getter is None or getter.key is None:
+                    continue
+                reads.append((getter.name, {getter.key.param: row[table.primary_key]}))
+                if not reveals(self.w.read(*reads[-1]), column, value):
+                    continue
+            values.append(value)
+            said.append(text)
+            calls = seq(calls, reads)
+        if len(values) < 3:
+            return None
+        highest = self.rng.random() < 0.5
+        text = say.compare_sentence(self.rng, table.entity, said_field, said, column, highest)
+        answer = max(values) if highest else min(values)
+        return Candidate("compare", text, self._gold(calls), [answer], table.name)
+
+    def _question(self, table: TablePlan, row: Row) -> tuple[Ref, str] | None:
+        """A way to find `row` and a value of it to ask for: named by what a person knows of it
+        (lookups), else by its id through a getter; the value one the reads show and the name
+        does not state (a reference to another row counts: `the customer id of ...`, and so does
+        the row's own id when nothing else is shown)."""
+        refs = []
+        ref = self.w.name_row(table, row, self.rng, lookup=True)
+        if ref is not None and ref.calls:
+            refs.append(ref)
+        getter = self.w.getter(table)
+        if getter is not None and getter.key is not None:
+            args = {getter.key.param: row[table.primary_key]}
+            refs.append(Ref(say.id_phrase(table.entity, row[table.primary_key]), [(getter.name, args)]))
+        for ref in refs:
+            result = self.w.read(*ref.calls[-1])
+            asked = [
+                c
+                for c, col in table.columns.items()
+                if col.type != "json"
+                and scalar(row.get(c))
+                and not isinstance(row.get(c), bool)
+                and c not in ref.phrase
+                and str(row.get(c)) not in ref.phrase
+                and reveals(result, c, row[c])
+            ]
+            rows = self.w.rows.get(table.name, [])
+            # a value every row shares is no answer (nothing else could be said): the most varied first
+            varied = {c: len({repr(r.get(c)) for r in rows}) for c in asked}
+            asked = [c for c in asked if varied[c] >= max(2, min(4, max(varied.values(), default=0)))]
+            if asked:  # its own values first, then a row it refers to, then its id
+                plain = [c for c in asked if not table.columns[c].references and c != table.primary_key]
+                refers = [c for c in asked if c != table.primary_key]
+                return ref, self.rng.choice(sorted(plain or refers or asked))
+        return None
