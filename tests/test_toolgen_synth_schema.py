@@ -336,3 +336,11 @@ def test_arguments_that_say_how_an_answer_is_written_are_options_not_columns():
         "onBehalfOfContentOwner": "option",
         "color": "field",
     }
+
+
+def test_a_name_of_no_words_is_no_control():
+    """An argument named `_` or `{}` (no words) neither crashes nor becomes a control."""
+    from toolgen.synth.schema import _control_role
+
+    for name in ("_", "{}", "--"):
+        assert _control_role(name, {"type": "boolean"}, "read") is None

@@ -460,7 +460,7 @@ def _control_role(prop: str, schema: Mapping[str, Any], kind: str) -> Role | Non
             return "sort"
         if joined in _CONTROLS and schema.get("type") == "boolean":
             return "option"  # `top=true` (top-level only): a switch on the listing, not a field
-        if joined in _RENDERING or (ws[0] in _ADDS and len(ws) > 1 and schema.get("type") == "boolean"):
+        if joined in _RENDERING or (len(ws) > 1 and ws[0] in _ADDS and schema.get("type") == "boolean"):
             return "option"  # `timezone=UTC`, `include_app_metas=true`: how the answer is written
     if joined in _SELECTORS and _SELECTS.search(str(schema.get("description") or "")):
         return "option"  # YouTube's `part=snippet`: which properties the response includes
