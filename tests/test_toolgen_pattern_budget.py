@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -119,7 +120,13 @@ _PATTERNS = [
 @given(pattern=st.sampled_from(_PATTERNS), seed=st.integers(0, 2**32 - 1))
 def test_a_draw_within_the_budget_is_rstrs_own(pattern: str, seed: int) -> None:
     ours, theirs = random.Random(seed), random.Random(seed)
-    assert texts._Xeger(ours).xeger(pattern) == rstr.Rstr(theirs).xeger(pattern)
+    mine, its = texts._Xeger(ours).xeger(pattern), rstr.Rstr(theirs).xeger(pattern)
+    if (
+        "[^" in pattern
+    ):  # a negated class: rstr draws in a set's order (it varies by process), we in a fixed one
+        assert re.fullmatch(pattern, mine) and len(mine) == len(its)
+    else:
+        assert mine == its
     assert ours.getstate() == theirs.getstate()
 
 
