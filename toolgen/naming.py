@@ -157,15 +157,17 @@ def singular(word: str) -> str:
 _SAME_PLURAL = frozenset("news series species data metadata media sheep fish info information".split())
 
 
-@lru_cache(maxsize=65536)
+_IRREGULAR_PLURAL = {one: many for many, one in _IRREGULAR.items()}
+
+
 def plural_phrase(phrase: str) -> str:
     """A noun phrase in words with its last word plural, irregular ones too (`block child` →
     `block children`, `filter properties` kept), for text a person reads."""
     *head, last = phrase.split(" ")
-    irregular = {one: many for many, one in _IRREGULAR.items()}
-    return " ".join([*head, irregular.get(last) or plural(last)])
+    return " ".join([*head, _IRREGULAR_PLURAL.get(last) or plural(last)])
 
 
+@lru_cache(maxsize=65536)
 def plural(word: str) -> str:
     """The plural of an English noun (lower case), by rule; a word already plural is kept
     (`orders`, `settings`, `news`): `category` → `categories`, `analysis` → `analyses`."""

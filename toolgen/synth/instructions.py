@@ -181,18 +181,19 @@ def refer_once(text: str) -> str:
 def ask_sentence(rng: random.Random, column: str, target: str, entity: str = "") -> str:
     """A question about one value of a row (of `entity`: a field named after it is asked for without
     its name, `the id of the flight ...`, not `the flight id of the flight ...`)."""
+    return rng.choice(_QUESTION).format(field=_own_field(column, entity), target=target)
+
+
+def _own_field(column: str, entity: str) -> str:
+    """A column's words without its entity's name in front (`flight_id` of a flight: `id`)."""
     field, own = field_phrase(column), noun(entity) if entity else ""
-    if own and field.startswith(own + " "):
-        field = field[len(own) + 1 :]
-    return rng.choice(_QUESTION).format(field=field, target=target)
+    return field[len(own) + 1 :] if own and field.startswith(own + " ") else field
 
 
 def ask_many(rng: random.Random, column: str, entity: str, field: str, values: Sequence[str]) -> str:
     """One question about a value of several rows named by one field: `Tell me the currency of
     each of the shipping rates whose display names are "A" and "B".` (`values` as said)."""
-    asked, own = field_phrase(column), noun(entity)
-    if asked.startswith(own + " "):
-        asked = asked[len(own) + 1 :]
+    asked, own = _own_field(column, entity), noun(entity)
     rows = f"the {plural_phrase(own)} whose {plural_phrase(field)} are {join_clauses(list(values))}"
     return rng.choice(
         (
@@ -208,10 +209,7 @@ def compare_sentence(
 ) -> str:
     """`Of the products whose name is "A", "B" or "C", which has the highest price? ...` (`values`
     as the instruction gives them)."""
-    most, asked = ("highest" if highest else "lowest"), field_phrase(column)
-    own = noun(entity)
-    if asked.startswith(own + " "):
-        asked = asked[len(own) + 1 :]
+    most, asked, own = ("highest" if highest else "lowest"), _own_field(column, entity), noun(entity)
     many = f"the {plural_phrase(own)} whose {field} is " + ", ".join(values[:-1]) + " or " + values[-1]
     return rng.choice(
         (
