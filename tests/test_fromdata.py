@@ -105,12 +105,16 @@ TOOLS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def shop(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    root = tmp_path_factory.mktemp("shop")
+def write_shop(root: Path) -> tuple[Path, Path]:
+    """tools.json and db.json of the shop in `root`."""
     (root / "tools.json").write_text(json.dumps(TOOLS), encoding="utf-8")
     (root / "db.json").write_text(json.dumps(DATA), encoding="utf-8")
     return root / "tools.json", root / "db.json"
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    return write_shop(tmp_path_factory.mktemp("shop"))
 
 
 @pytest.fixture(scope="module")

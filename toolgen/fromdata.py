@@ -5,7 +5,8 @@
 The records are the seed as given (`toolgen.snapshot`); every tool of the list becomes a tool of
 one domain, bound to the tables by its argument names. Reads return records in the data's shape;
 writes check what their names and descriptions state. What a description says that these rules
-cannot express is listed per tool as "not modelled" in README.md and report.json.
+cannot express is listed per tool as "not modelled" in README.md and report.json (with `llm`, a
+model may propose steps for it: `toolgen.proposals`).
 Design notes: docs/design/toolgen.md.
 """
 
@@ -15,7 +16,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from simulator.builders import DomainBuilder
 from simulator.builders.steps import Step
@@ -29,7 +30,10 @@ from toolgen.pure import tableless, verb_of
 from toolgen.snapshot import Snapshot, read_snapshot, seed_domain
 from toolgen.synth.effects import STATE_VERBS
 
-__all__ = ["Bound", "FromData", "domain_name", "generate_domain", "read_operations"]
+if TYPE_CHECKING:
+    from toolgen.synth.llm import LLMOptions
+
+__all__ = ["Bound", "FromData", "Records", "one_of", "domain_name", "generate_domain", "read_operations"]
 
 #: a column whose values name a record's state: a string column with at most this many values
 _STATES = 12
@@ -56,6 +60,8 @@ class Bound:
     does: list[str] = field(default_factory=list)
     rules: list[str] = field(default_factory=list)
     not_modelled: list[str] = field(default_factory=list)
+    #: sentences once not modelled whose steps a model proposed (`--llm`) and checks kept
+    proposed: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -68,7 +74,7 @@ class _Link:
     field: str
 
 
-class _Data:
+class Records:
     """The snapshot's tables seen from the tools: keys, states, shapes and parent links."""
 
     def __init__(self, snap: Snapshot):
@@ -103,7 +109,7 @@ class _Data:
         exact = [t for t in self.tables if self.key(t) == arg]
         if exact:
             return min(exact, key=lambda t: (not self.top(t), t))
-        named = [t for t in self.tables if arg in (f"{_one(t)}_id", f"{_one(t)}_{self.key(t)}")]
+        named = [t for t in self.tables if arg in (f"{one_of(t)}_id", f"{one_of(t)}_{self.key(t)}")]
         return min(named, key=lambda t: (not self.top(t), t)) if named else None
 
     def stamps(self, table: str) -> list[str]:
@@ -134,7 +140,7 @@ class _Data:
 class _Shaper:
     """Steps and an expression that build one record of a table as the data writes it."""
 
-    def __init__(self, data: _Data):
+    def __init__(self, data: Records):
         self.data = data
         self.count = 0
 
@@ -238,14 +244,14 @@ class _Unshaped(Exception):
 # -- binding tools ---------------------------------------------------------------------------------
 
 
-def _order(data: _Data, table: str) -> str | None:
+def _order(data: Records, table: str) -> str | None:
     """The column that keeps the table's records in the data's order."""
     shape = data.shapes.get(table)
     order = getattr(shape, "order", None)
     return order if isinstance(order, str) else None
 
 
-def _one(name: str) -> str:
+def one_of(name: str) -> str:
     """One of what a plural name names: `item_ids` -> `item_id`, `payment_methods` -> `payment_method`."""
     parts = words(name)
     if not parts:
@@ -295,7 +301,7 @@ def _sentences(text: str) -> list[str]:
 
 def _entity(table: str) -> str:
     """`payment_methods` -> `Payment method`."""
-    return " ".join(words(_one(table))).capitalize()
+    return " ".join(words(one_of(table))).capitalize()
 
 
 def _properties(op: Operation) -> dict[str, dict[str, Any]]:
@@ -316,7 +322,7 @@ def _in_name(value: str, name_words: tuple[str, ...]) -> bool:
 
 
 class _Binder:
-    def __init__(self, data: _Data, views: dict[str, str], clock: bool):
+    def __init__(self, data: Records, views: dict[str, str], clock: bool):
         self.data = data
         self.views = views
         self.clock = clock
@@ -417,7 +423,7 @@ class _Binder:
         columns = self.data.tables[table].columns
         keyed_json = {
             a: c for a in props for c, col in columns.items()
-            if col.type == "json" and a not in columns and _one(c) == a
+            if col.type == "json" and a not in columns and one_of(c) == a
         }  # fmt: skip
         if not all(a in columns or a in keyed_json for a in props):
             return None
@@ -787,7 +793,7 @@ class _Binder:
                 continue
             if not (_is_list(props[new]) and _is_list(props[old])):
                 continue
-            column = _one(old)
+            column = one_of(old)
             kids = [
                 t
                 for t, k in self.data.links.items()
@@ -950,7 +956,7 @@ class _Binder:
         self, op: Operation, arg: str, props: dict[str, dict[str, Any]], table: str,
         steps: list[dict[str, Any]], bound: Bound,
     ) -> None:  # fmt: skip
-        one = _one(arg)
+        one = one_of(arg)
         children = [
             t
             for t, link in self.data.links.items()
@@ -1069,15 +1075,21 @@ class FromData:
     folder: Path
     tools: dict[str, Bound]
     not_compiled: dict[str, str]
+    #: with `--llm`: proposals accepted, and why the others were not
+    llm: dict[str, int] = field(default_factory=dict)
 
     def report(self) -> dict[str, Any]:
         return {
             "tools": {
-                n: {"kind": b.kind, "does": b.does, "rules": b.rules, "not_modelled": b.not_modelled}
+                n: {
+                    "kind": b.kind, "does": b.does, "rules": b.rules, "not_modelled": b.not_modelled,
+                    **({"proposed": b.proposed} if b.proposed else {}),
+                }
                 for n, b in self.tools.items()
             },
             "not_compiled": self.not_compiled,
-        }
+            **({"llm": self.llm} if self.llm else {}),
+        }  # fmt: skip
 
 
 def _key_pattern(keys: list[Any]) -> str | None:
@@ -1112,7 +1124,7 @@ def _steps(raw: list[dict[str, Any]]) -> list[Step]:
     return [Step(json.loads(json.dumps(step))) for step in raw]
 
 
-def _views(data: _Data, builder: DomainBuilder) -> dict[str, str]:
+def _views(data: Records, builder: DomainBuilder) -> dict[str, str]:
     views: dict[str, str] = {}
     for table in data.shapes:
         shaper = _Shaper(data)
@@ -1143,6 +1155,10 @@ def _readme(name: str, result: FromData, snap: Snapshot) -> str:
         lines.append(f"- `{tool}` ({bound.kind}): " + ("; ".join(bound.does) or "checks its arguments only"))
         lines += [f"  - rule: {r}" for r in bound.rules]
         lines += [f"  - not modelled: {s}" for s in bound.not_modelled]
+        lines += [
+            f"  - steps proposed by a model (`--llm`), checked on sample calls, for: {s}"
+            for s in bound.proposed
+        ]
     if result.not_compiled:
         lines += ["", "## Not compiled", ""] + [f"- `{t}`: {why}" for t, why in result.not_compiled.items()]
     return "\n".join(lines) + "\n"
@@ -1167,14 +1183,16 @@ def domain_name(data: str | Path) -> str:
 
 
 def generate_domain(
-    spec: str | Path, data: str | Path, out: str | Path, *, name: str | None = None, overwrite: bool = False
-) -> FromData:
-    """Write one domain to `out` from a tool list (`spec`) and records (`data`); see the module docstring."""
+    spec: str | Path, data: str | Path, out: str | Path, *, name: str | None = None, overwrite: bool = False,
+    llm: LLMOptions | None = None,
+) -> FromData:  # fmt: skip
+    """Write one domain to `out` from a tool list (`spec`) and records (`data`); see the module docstring.
+    `llm`: a model proposes steps for what is not modelled (`toolgen.proposals`)."""
     ops = read_operations(spec)
     snap = read_snapshot(data)
     label = name or domain_name(data)
     builder = seed_domain(snap, label, description=f"Generated from {Path(spec).name} and {Path(data).name}.")
-    facts = _Data(snap)
+    facts = Records(snap)
     stamps = sorted(v for t in snap.tables for c in facts.stamps(t) for v in (r[c] for r in snap.rows[t]))
     if stamps:
         builder.head["clock"] = {"start": stamps[-1], "tick_seconds": 60}
@@ -1198,6 +1216,11 @@ def generate_domain(
             continue
         builder.tool(op.name, op.description, outcome.kind, op.input_schema, _steps(outcome.steps))
         result.tools[op.name] = outcome
+    if llm is not None:
+        from toolgen.proposals import propose_effects
+        from toolgen.synth.llm import ChatModel
+
+        result.llm = propose_effects(ChatModel(llm), builder, result, facts, ops)
     builder.policy = _policy(result)
     folder = builder.write(out, overwrite=overwrite)
     (folder / "README.md").write_text(_readme(label, result, snap), encoding="utf-8")

@@ -29,6 +29,7 @@ from ..app import (
 
 if TYPE_CHECKING:
     from toolgen.model import FailedFile
+    from toolgen.synth.llm import LLMOptions
 
 
 def _progress_callback(bar: Progress, task: Any) -> Any:
@@ -67,8 +68,16 @@ def _http_url(url: str | None) -> str | None:
     return url
 
 
-def _from_data(specs: list[Path], data: Path, out_dir: Path | None, name: str | None, as_json: bool) -> None:
-    """`generate SPEC --data SNAPSHOT --out DIR`: one domain from a tool list and real records."""
+def _from_data(
+    specs: list[Path],
+    data: Path,
+    out_dir: Path | None,
+    name: str | None,
+    as_json: bool,
+    llm: LLMOptions | None,
+) -> None:
+    """`generate SPEC --data SNAPSHOT --out DIR`: one domain from a tool list and real records
+    (`--llm`: a model proposes steps for what the rules leave not modelled)."""
     from simulator.errors import SpecError
     from toolgen.fromdata import domain_name, generate_domain
 
@@ -78,7 +87,7 @@ def _from_data(specs: list[Path], data: Path, out_dir: Path | None, name: str | 
         raise typer.BadParameter("--data writes a domain folder: give --out DIR")
     label = name or domain_name(data)
     try:
-        result = generate_domain(specs[0], data, out_dir / label, name=label, overwrite=True)
+        result = generate_domain(specs[0], data, out_dir / label, name=label, overwrite=True, llm=llm)
     except SpecError as exc:
         raise fail(f"cannot generate from {specs[0]} and {data}:\n{exc}") from None
     report = {"domain": str(result.folder), **result.report()}
@@ -93,6 +102,8 @@ def _from_data(specs: list[Path], data: Path, out_dir: Path | None, name: str | 
     for tool, why in result.not_compiled.items():
         table.add_row(tool, "-", why, "all")
     out.print(table)
+    if result.llm:
+        out.print("--llm proposals: " + ", ".join(f"{k} {n}" for k, n in sorted(result.llm.items())))
 
 
 def _outside_bundled(path: Path | None) -> Path | None:
@@ -161,7 +172,9 @@ def generate(
             callback=_http_url,
             help="with --out, an OpenAI-compatible chat endpoint (e.g. http://127.0.0.1:8000/v1) that "
             "rephrases the kept tasks' instructions (each validated again; the template stays when a "
-            "value is dropped or the task is no longer valid) and fills descriptions the specs lack",
+            "value is dropped or the task is no longer valid) and fills descriptions the specs lack; "
+            "with --data, proposes steps for what a tool's description says and the rules leave not "
+            "modelled (kept only when they pass the checks of toolgen.proposals)",
         ),
     ] = None,
     llm_model: Annotated[str, typer.Option(help="the model name sent to --llm")] = "default",
@@ -208,13 +221,19 @@ def generate(
     (with a model: ... --llm http://127.0.0.1:8000/v1 --llm-model qwen2.5-7b-instruct)
     (from real records: toolgym generate tools.json --data db.json --out generated)
     """
+    from toolgen.synth.llm import LLMOptions, default_cache
+
+    llm_options = (
+        LLMOptions(url=llm, model=llm_model, cache=str(llm_cache or default_cache()))
+        if llm is not None
+        else None
+    )
     if data is not None:
-        _from_data(specs, data, out_dir, name, as_json)
+        _from_data(specs, data, out_dir, name, as_json, llm_options)
         return
     from toolgen.pipeline import generate as run_generate
     from toolgen.pipeline import summarize
     from toolgen.synth.leftovers import toolbox_domains
-    from toolgen.synth.llm import LLMOptions, default_cache
     from toolgen.synth.report import build_report, report_table
     from toolgen.synth.run import synthesize
 
@@ -226,11 +245,6 @@ def generate(
     row_count = rows
     if llm is not None and (out_dir is None or not tasks):
         raise typer.BadParameter("--llm rephrases the tasks of written domains: give --out DIR (with tasks)")
-    llm_options = (
-        LLMOptions(url=llm, model=llm_model, cache=str(llm_cache or default_cache()))
-        if llm is not None
-        else None
-    )
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err, transient=True, disable=as_json) as bar:
         task = bar.add_task("reading specs", total=None)
