@@ -41,7 +41,7 @@ singular name is such a noun, or each of its words is a word of one. A table is 
 even where its words are found, when a word is a file format (csv, excel, pdf, json, xml, …) or
 looks like a hash fragment (letters and digits interleaved, `a1b2`: a name and its number such as
 `tier1` or `judge0`, a version and a known code are not; six consonants in a row; a single
-letter other than x, y, z). `docs` is documentation, not the `.doc` format. Flagged tables are labelled by the first reason that holds: format,
+letter other than x, y, z, unless a noun of the spec has it beside the same word: `objective c`). `docs` is documentation, not the `.doc` format. Flagged tables are labelled by the first reason that holds: format,
 hash, verb (a word of this file's verb list first in the name, or a participle last: `cacheds`,
 not `allowed_directories`), function word (to, by, all, …), else "not a noun of the spec".
 """
@@ -453,6 +453,14 @@ def _verb_like(ws: tuple[str, ...]) -> bool:
     return len(last) > 5 and last.endswith("ed") and not last.endswith("eed")
 
 
+def _said_beside(raw: tuple[str, ...], i: int, nouns: set[tuple[str, ...]]) -> bool:
+    """Whether a single letter stands beside the same word in a noun of the spec (`objective c`)."""
+    if len(raw[i]) != 1:
+        return False
+    pairs = {raw[j : j + 2] for j in (i - 1, i) if j >= 0 and j + 2 <= len(raw)}
+    return any(noun[k : k + 2] in pairs for noun in nouns for k in range(len(noun) - 1))
+
+
 def table_verdict(table: str, nouns: set[tuple[str, ...]], noun_words: set[str]) -> str:
     """ "ok", or why the table is not named by a noun of its spec (see the module docstring)."""
     name = re.sub(r"_\d+$", "", table)
@@ -462,7 +470,7 @@ def table_verdict(table: str, nouns: set[tuple[str, ...]], noun_words: set[str])
     ws = phrase(raw)
     if any(w in FORMATS or (one(w) in FORMATS and w != "docs") for w in raw):
         return "format"
-    if any(_hash_like(w) for w in raw if not w.isdigit()):
+    if any(_hash_like(w) and not _said_beside(raw, i, nouns) for i, w in enumerate(raw) if not w.isdigit()):
         return "hash"
     if ws in nouns or all(w in noun_words or w.isdigit() for w in ws):
         return "ok"

@@ -42,7 +42,8 @@ OPENAPI = {
                     "owner": {"type": "object"},
                     "likes": {"type": "integer"},
                 },
-            }
+            },
+            "ObjectiveCLibrary": {"type": "object", "properties": {"name": {"type": "string"}}},
         }
     },
 }
@@ -73,6 +74,8 @@ def test_nouns_of_a_spec(openapi_source):
         ("csvs", "format"),
         ("file_pdfs", "format"),
         ("a1b2c3s", "hash"),
+        ("objective_c_libraries", "ok"),  # a letter the spec says beside the same word
+        ("q_files", "hash"),
         ("exports", "verb"),
         ("reactivate_lines", "verb"),
         ("archiveds", "verb"),

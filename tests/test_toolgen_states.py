@@ -232,6 +232,18 @@ def test_verbs_without_states_in_the_spec_make_them_and_refuse_the_wrong_ones():
     assert (approve.value, approve.sources) == ("approved", ("pending",))  # a rejected request stays so
 
 
+def test_a_status_of_another_type_is_not_the_verbs_state():
+    record = _record(status={"type": "integer", "enum": [0, 1, 2, 4]})
+    schema, tools = _schema(
+        make_op("get_widget", "read", KEY, ["widget_id"], record_schema=record),
+        make_op("close_widget", "action", KEY, ["widget_id"]),
+    )
+    columns = schema.tables["widgets"].columns
+    assert (columns["status"].type, columns["status"].enum) == ("integer", [0, 1, 2, 4])
+    assert (columns["state"].type, columns["state"].enum) == ("string", ["open", "closed"])
+    assert (tools["close_widget"].effect.column, tools["close_widget"].effect.value) == ("state", "closed")
+
+
 def test_a_write_that_repoints_its_row_updates_the_reference():
     ticket = {"ticket_id": {"type": "string"}, "agent_id": {"type": "string"}}
     schema, tools = _schema(

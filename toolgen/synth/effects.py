@@ -328,7 +328,15 @@ def _slot(
         slots.setdefault(key, _Slot(table, table.status, False, False))
     if key is None:
         flag = bool(prefix) and verb in ("enable", "disable")
-        name = f"{prefix}_enabled" if flag else (f"{prefix}_status" if prefix else "status")
+        kind = "boolean" if flag else "string"
+        names = (
+            [f"{prefix}_enabled"]
+            if flag
+            else ([f"{prefix}_status", f"{prefix}_state"] if prefix else ["status", "state"])
+        )
+        # a name the spec gives a column of another type (an integer `status`) is not the state's
+        free = [n for n in names if n not in table.columns or table.columns[n].type == kind]
+        name = free[0] if free else f"{names[-1]}_{len(table.columns)}"
         key = (table.name, name)
         slots.setdefault(key, _Slot(table, name, flag, True, aspect_words))
     slots[key].verbs.append((op.id, verb))
