@@ -41,7 +41,8 @@ singular name is such a noun, or each of its words is a word of one. A table is 
 even where its words are found, when a word is a file format (csv, excel, pdf, json, xml, …) or
 looks like a hash fragment (letters and digits interleaved, `a1b2`: a name and its number such as
 `tier1` or `judge0`, a version and a known code are not; six consonants in a row; a single
-letter other than x, y, z, unless a noun of the spec has it beside the same word: `objective c`). `docs` is documentation, not the `.doc` format. Flagged tables are labelled by the first reason that holds: format,
+letter other than x, y, z, unless a noun or a title of the spec (an API's, a tool's or a function's
+name; not a path) has it beside the same word: `objective c`). `docs` is documentation, not the `.doc` format. Flagged tables are labelled by the first reason that holds: format,
 hash, verb (a word of this file's verb list first in the name, or a participle last: `cacheds`,
 not `allowed_directories`), function word (to, by, all, …), else "not a noun of the spec".
 """
@@ -214,6 +215,8 @@ class Source:
     ops: dict[str, str | None] = field(default_factory=dict)  # op hash (8 and 16) -> declared kind
     nouns: set[tuple[str, ...]] = field(default_factory=set)
     noun_words: set[str] = field(default_factory=set)
+    #: the words of titles and names (an API's title, a tool's, a function's; not paths)
+    titles: set[tuple[str, ...]] = field(default_factory=set)
 
 
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
@@ -336,6 +339,9 @@ def read_source(source: str) -> Source:
         openapi = isinstance(doc, dict) and ("openapi" in doc or "swagger" in doc) and "paths" in doc
         if openapi:
             _openapi(src, source, doc)
+            info = doc.get("info")
+            if isinstance(info, dict) and isinstance(info.get("title"), str):
+                src.titles.add(split_words(info["title"]))
         for pointer, node, parent in _walk(doc, prefix, None):
             if isinstance(node, dict):
                 ref = node.get("$ref")
@@ -352,6 +358,9 @@ def read_source(source: str) -> Source:
                     _id_stem(src, name)  # a parameter, or an argument of a list-form function
                     if _typename(node) in _THING and "description" in node:
                         _add_noun(src, split_words(name))
+                for title in ("title", "tool_name", "api_name"):
+                    if isinstance(node.get(title), str):
+                        src.titles.add(split_words(node[title]))
                 named = isinstance(name, str) or isinstance(node.get("api_name"), str)
                 if not openapi and (named or isinstance(node.get("function"), dict)):
                     declared = node_declares(node, parent if isinstance(parent, dict) else None)
@@ -454,14 +463,17 @@ def _verb_like(ws: tuple[str, ...]) -> bool:
 
 
 def _said_beside(raw: tuple[str, ...], i: int, nouns: set[tuple[str, ...]]) -> bool:
-    """Whether a single letter stands beside the same word in a noun of the spec (`objective c`)."""
+    """Whether a single letter stands beside the same word in a noun or a title of the spec
+    (`objective c`, from the title `Objective-C Code Compiler`)."""
     if len(raw[i]) != 1:
         return False
     pairs = {raw[j : j + 2] for j in (i - 1, i) if j >= 0 and j + 2 <= len(raw)}
     return any(noun[k : k + 2] in pairs for noun in nouns for k in range(len(noun) - 1))
 
 
-def table_verdict(table: str, nouns: set[tuple[str, ...]], noun_words: set[str]) -> str:
+def table_verdict(
+    table: str, nouns: set[tuple[str, ...]], noun_words: set[str], titles: set[tuple[str, ...]] | None = None
+) -> str:
     """ "ok", or why the table is not named by a noun of its spec (see the module docstring)."""
     name = re.sub(r"_\d+$", "", table)
     raw = tuple(w for w in name.split("_") if w)
@@ -470,7 +482,8 @@ def table_verdict(table: str, nouns: set[tuple[str, ...]], noun_words: set[str])
     ws = phrase(raw)
     if any(w in FORMATS or (one(w) in FORMATS and w != "docs") for w in raw):
         return "format"
-    if any(_hash_like(w) and not _said_beside(raw, i, nouns) for i, w in enumerate(raw) if not w.isdigit()):
+    said = nouns | (titles or set())
+    if any(_hash_like(w) and not _said_beside(raw, i, said) for i, w in enumerate(raw) if not w.isdigit()):
         return "hash"
     if ws in nouns or all(w in noun_words or w.isdigit() for w in ws):
         return "ok"
@@ -565,10 +578,12 @@ def measure(out: Path) -> Figures:
         index: dict[str, str | None] = {}
         nouns: set[tuple[str, ...]] = set()
         noun_words: set[str] = set()
+        titles: set[tuple[str, ...]] = set()
         for s in sources:
             index.update(cache[s].ops)
             nouns |= cache[s].nouns
             noun_words |= cache[s].noun_words
+            titles |= cache[s].titles
         for tool in spec.get("tools") or []:
             op_id = tool_ops.get(tool["name"])
             digest = op_id.rpartition("@")[2].split("-")[0] if op_id else ""
@@ -604,7 +619,7 @@ def measure(out: Path) -> Figures:
             if table == EVENTS_TABLE:
                 continue
             figures.tables += 1
-            verdict = table_verdict(table, nouns, noun_words)
+            verdict = table_verdict(table, nouns, noun_words, titles)
             figures.verdicts[f"{folder.name}/{table}"] = verdict
             if verdict != "ok":
                 figures.flagged.setdefault(verdict, []).append(f"{folder.name}/{table}")

@@ -137,3 +137,13 @@ def test_a_generated_domain_is_measured(tmp_path: Path):
     assert figures.declared == len(tools) and figures.agree == figures.declared, figures.disagree
     assert figures.controls == []
     assert "reactivate" not in json.dumps(figures.verdicts)
+
+
+def test_a_letter_a_title_says_beside_its_word_is_no_hash(tmp_path: Path):
+    tools = [{"tool_name": "Objective-C Code Compiler", "api_list": [{"api_name": "Objective-C Versions"}]}]
+    path = tmp_path / "Tools.json"
+    path.write_text(json.dumps(tools), encoding="utf-8")
+    src = faith.read_source(str(path))
+    assert ("objective", "c", "version") in src.titles or ("objective", "c", "versions") in src.titles
+    assert faith.table_verdict("objective_c_versions", src.nouns, src.noun_words, src.titles) != "hash"
+    assert faith.table_verdict("objective_c_versions", src.nouns, src.noun_words) == "hash"
