@@ -266,6 +266,19 @@ def test_a_computation_and_a_scratchpad_get_no_table():
     assert tools["think"].kind == "read" and tools["think"].compiled_as == "nothing"
 
 
+def test_a_handoff_that_names_no_record_gets_no_table():
+    summary = {"summary": {"type": "string"}}
+    schema, _ = _schema(
+        make_op("get_widget", "read", KEY, ["widget_id"]),
+        make_op(
+            "transfer_to_human_agents", "create", summary, ["summary"], entity="human_agent", declared="write"
+        ),
+        make_op("transfer_to_widget", "action", {**KEY, **summary}, ["widget_id"]),
+    )
+    assert "human_agents" not in schema.tables  # a handoff naming a widget stays a write on it
+    assert schema.tableless == {"t:transfer_to_human_agents": "not modelled: transfer to human agents"}
+
+
 # -- clustering: an entity with its children -------------------------------------------------------
 
 

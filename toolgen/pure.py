@@ -4,7 +4,8 @@
     tableless(op, names_record) -> "nothing" | "not modelled: <sentence>" | None
 
 A computation (`calculate`, `convert`, …) that names no record and is not declared a write has no
-table to act on: it is "not modelled". A scratchpad (`think`) changes and returns nothing.
+table to act on: it is "not modelled", as is a handoff that names no record
+(`transfer_to_human_agents`). A scratchpad (`think`) changes and returns nothing.
 Design notes: docs/design/toolgen.md.
 """
 
@@ -30,6 +31,8 @@ _COMPUTE = frozenset(
 )
 #: a scratchpad: changes nothing and returns nothing
 _THOUGHT = frozenset("think reflect ponder brainstorm".split())
+#: a handoff (`transfer_to_human_agents`): the conversation goes elsewhere, no record changes
+_HANDOFF = frozenset("transfer escalate forward handoff hand redirect route refer".split())
 _MODIFIERS = frozenset("batch bulk async multi mass try do perform auto".split())
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _TAG = re.compile(r"<[^>]+>")
@@ -72,15 +75,23 @@ def _first_sentence(text: str) -> str:
 def tableless(op: Operation, names_record: bool) -> str | None:
     """How an operation that names no row (`names_record` False) is compiled: `nothing` (a
     scratchpad), `not modelled: <its description's first sentence>` (a computation), else None."""
-    if names_record or op.declared == "write":
+    if names_record:
         return None
     verb = verb_of(op)
+    ws = words(op.name.rpartition(".")[2])
+    if verb in _HANDOFF and verb in ws and ws[ws.index(verb) + 1 : ws.index(verb) + 2] == ("to",):
+        return f"{NOT_MODELLED}: {_said(op)}"
+    if op.declared == "write":
+        return None
     if verb in _THOUGHT:
         return NOTHING
     if verb in _COMPUTE:
-        said = _first_sentence(op.description) or " ".join(words(op.name)).capitalize()
-        return f"{NOT_MODELLED}: {said}"
+        return f"{NOT_MODELLED}: {_said(op)}"
     return None
+
+
+def _said(op: Operation) -> str:
+    return _first_sentence(op.description) or " ".join(words(op.name)).capitalize()
 
 
 def free(op: Operation) -> bool:
