@@ -266,6 +266,28 @@ def test_a_computation_and_a_scratchpad_get_no_table():
     assert tools["think"].kind == "read" and tools["think"].compiled_as == "nothing"
 
 
+def test_an_update_named_for_a_field_updates_its_record():
+    rid = {"reservation_id": {"type": "string"}}
+    flights = {"flights": {"type": "array", "items": {"type": "string"}}, "cabin": {"type": "string"}}
+    members = {"theme": {"type": "string"}}
+    schema, tools = _schema(
+        make_op("get_reservation", "read", rid, ["reservation_id"], entity="reservation"),
+        make_op("book_reservation", "create", flights, ["flights"], entity="reservation"),
+        make_op(
+            "update_reservation_flights", "update", {**rid, **flights}, ["reservation_id", "flights"],
+            entity="reservation_flight",
+        ),
+        make_op(
+            "update_reservation_settings", "update", {**rid, **members}, ["reservation_id", "theme"],
+            entity="reservation_setting",
+        ),
+    )  # fmt: skip
+    assert "reservation_flights" not in schema.tables and "reservation_settings" in schema.tables
+    update = tools["update_reservation_flights"]
+    assert update.compiled_as == "update"
+    assert schema.table_of(schema.operations[update.op_id]).name == "reservations"
+
+
 def test_a_handoff_that_names_no_record_gets_no_table():
     summary = {"summary": {"type": "string"}}
     schema, _ = _schema(

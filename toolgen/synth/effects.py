@@ -5,7 +5,9 @@
 
 A state verb (`suspend`, `cancel`, …) sets a state of the row it changes; a write that points its
 row at another (`change_plan`) sets that reference. An operation changes the row of the entity
-whose id it takes (state verbs and `change` / `switch` / `set` have rules of their own).
+whose id it takes (state verbs and `change` / `switch` / `set` have rules of their own); an
+update named for a record's field (`update_reservation_flights(reservation_id, flights)`) updates
+that record.
 Design notes: docs/design/toolgen.md.
 """
 
@@ -18,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from toolgen.model import Operation
-from toolgen.naming import words
+from toolgen.naming import singular, words
 from toolgen.pure import path_params, verb_of
 
 if TYPE_CHECKING:
@@ -201,8 +203,22 @@ def retarget(ops: Sequence[Operation], entity_of: Callable[[Operation, str], str
                 out.repoints[op.id] = own[0]
                 out.ops.append(op.model_copy(update={"entity": earlier[-1][1]}))
                 continue
-        out.ops.append(op)
+        owner = _owner_of_field(op, others, props) if op.kind == "update" and not own else None
+        out.ops.append(op if owner is None else op.model_copy(update={"entity": owner}))
     return out
+
+
+def _owner_of_field(op: Operation, others: Sequence[tuple[str, str]], props: Mapping[str, Any]) -> str | None:
+    """`update_reservation_flights(reservation_id, flights)`: the entity is a record's entity and
+    a field the call sets (`flights`), so the call updates that record, not a table of its own."""
+    for param, entity in others:
+        tail = words(op.entity)[len(words(entity)) :]
+        if words(op.entity)[: len(words(entity))] != words(entity) or not tail:
+            continue
+        last = singular(tail[-1])
+        if any(a != param and words(a) and singular(words(a)[-1]) == last for a in props):
+            return entity
+    return None
 
 
 # -- effects ---------------------------------------------------------------------------------------
