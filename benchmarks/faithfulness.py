@@ -418,7 +418,7 @@ VERBS = frozenset(
     attach detach unlink connect disconnect mute unmute unpin notify submit resend retry rollback
     revert apply estimate simulate evaluate solve shuffle transcribe extract parse optimize reboot
     shutdown suspend revoke renew redeem claim dispatch fulfill deliver scrape crawl buy sell
-    checkout withdraw mint unblock dismiss acknowledge snooze escalate upgrade downgrade migrate
+    checkout withdraw mint unblock dismiss acknowledge snooze escalate upgrade downgrade migrate undo redo
     broadcast speak tell ask respond finalize click navigate scroll hover press drag tap annotate
     anonymize append assess abdicate acquire bind setup onboard offboard download reopen reassign
     unassign find search export import""".split()

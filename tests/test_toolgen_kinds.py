@@ -119,8 +119,10 @@ def _compiled(ops: dict[str, Operation]) -> dict[str, tuple[str, str, str]]:
     toolset = compile_tools(schema)
     # (a computation naming no record, such as tau2's `calculate`, is reported as not modelled)
     assert all(s.reason.startswith("not modelled: ") for s in toolset.not_compiled), toolset.not_compiled
-    by_id = {o.id: o for o in ops.values()}
-    return {t.name: (t.kind, t.compiled_as, schema.table_of(by_id[t.op_id]).name) for t in toolset.tools}
+    return {
+        t.name: (t.kind, t.compiled_as, schema.table_of(schema.operations[t.op_id]).name)
+        for t in toolset.tools
+    }
 
 
 def test_declared_writes_compile_to_writes_on_their_target_and_reads_to_reads(telecom):

@@ -337,3 +337,18 @@ def test_a_cut_keeps_an_entity_with_its_children_and_falls_on_the_weak_link():
         assert len({where[o.id] for o in ops if o.entity == entity}) == 1, entity
     assert where["tel:get_customer_by_phone"] == where["tel:op0_line"] == where["tel:op0_bill"]
     assert where["tel:op0_plan"] != where["tel:op0_line"]
+
+
+@pytest.mark.parametrize(
+    ("path", "verb"),
+    [
+        ("/alerts/{alertId}/undoAcknowledge", "undo"),  # not "acknowledge": the opposite
+        ("/messages/{id}/markAsRead", "mark"),
+        ("/orders/{id}/cancel", "cancel"),
+        ("/pets/{id}/uploadImage", "upload"),
+    ],
+)
+def test_a_verb_that_leads_a_path_segment_is_its_verb(path, verb):
+    from toolgen.entities import analyse_path
+
+    assert analyse_path(path).verb == verb

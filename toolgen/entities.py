@@ -58,6 +58,7 @@ for _kind, _verbs in (
         "authenticate_ login_ logon register_ recalculate reconcile split_ mark_ notify_ "
         "review score grade approve_ reopen reassign unassign transition setup onboard offboard calc "
         "annotate anonymize bind snooze upsert_ freeze unfreeze unban hide unhide deny terminate reinstate "
+        "undo redo "
         "think reflect ponder brainstorm acquire obtain",
     ),
 ):
@@ -401,11 +402,14 @@ def analyse_path(path: str) -> PathInfo:
         elif seg.text and not _is_stop(seg.text):
             name_words.extend(words(seg.text))
     verb = ""
-    if verb_kind is not None and name_words and name_words[-1] in _VERB_KINDS:
+    last = segments[-1] if segments else None
+    last_ws = words(last.rpc or last.text) if last is not None else ()
+    # "/alerts/{id}/undoAcknowledge", "/messages/{id}/markAsRead": the segment's first verb
+    led = len(last_ws) > 1 and last_ws[0] in _VERB_KINDS
+    if verb_kind is not None and name_words and name_words[-1] in _VERB_KINDS and not led:
         verb = name_words.pop()
-    elif verb_kind is not None:
-        last = segments[-1]
-        ws = words(last.rpc or last.text)
+    elif verb_kind is not None and last is not None:
+        ws = last_ws
         if ws and ws[0] in _VERB_KINDS:
             verb = ws[0]
             if tuple(name_words[-len(ws) :]) == ws:
