@@ -244,6 +244,17 @@ def test_a_status_of_another_type_is_not_the_verbs_state():
     assert (tools["close_widget"].effect.column, tools["close_widget"].effect.value) == ("state", "closed")
 
 
+def test_undoing_a_state_verb_goes_back_to_the_state_it_left():
+    schema, tools = _schema(
+        make_op("get_widget", "read", KEY, ["widget_id"]),
+        make_op("close_widget", "action", KEY, ["widget_id"]),
+        make_op("undo_widget_close", "action", KEY, ["widget_id"]),
+    )
+    assert tools["close_widget"].effect.value == "closed"
+    undo = tools["undo_widget_close"].effect
+    assert (undo.column, undo.value, undo.finals) == ("status", "open", ())
+
+
 def test_a_write_that_repoints_its_row_updates_the_reference():
     ticket = {"ticket_id": {"type": "string"}, "agent_id": {"type": "string"}}
     schema, tools = _schema(

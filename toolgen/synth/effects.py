@@ -85,7 +85,7 @@ FINAL_STATES = frozenset(
 #: verbs that bring a record back from a final state
 RESTORING = frozenset(
     "reopen restore unarchive undelete reactivate recover resume reinstate unlock unsuspend unfreeze unban "
-    "unblock unhide unpause".split()
+    "unblock unhide unpause undo".split()
 )
 #: the state's other spellings a spec's enum may use
 _SPELLINGS: dict[str, tuple[str, ...]] = {

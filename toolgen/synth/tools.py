@@ -126,7 +126,13 @@ def target_state(op: Operation, table: TablePlan) -> tuple[str, Any] | None:
         return None
     info = openapi_path(op)
     verbs = ((info.verb,) if info is not None and info.verb else ()) + words(op.name)
-    return enum_value(verbs, table.columns[status].enum or [])
+    values = table.columns[status].enum or []
+    if "undo" in verbs:  # `undoClose`: back to the state `close` leaves (open), never `closed`
+        undone = next((w for w in verbs if w in STATE_VERBS and STATE_VERBS[w][1]), None)
+        before = STATE_VERBS[undone][1][0] if undone is not None else None
+        value = next((v for v in values if isinstance(v, str) and "_".join(words(v)) == before), None)
+        return None if value is None else ("undo", value)
+    return enum_value(verbs, values)
 
 
 def _by_role(bindings: Sequence[Binding], *roles: str) -> list[Binding]:
