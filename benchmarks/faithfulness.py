@@ -23,7 +23,8 @@ share is over the tools whose operation declares something.
 **(b) Control columns.** A column is a request control when its name, in snake case, is one of
 paging (`limit`, `offset`, `page`, `per_page`, `page_size`, `page_token`, `cursor`, `marker`,
 `next_marker`, `prev_marker`, `starting_after`, `has_more`, `max_results`, …), sorting (`sort`,
-`sort_by`, `order_by`, `sort_order`, `ordering`, …), field selection or expansion (`fields`,
+`sort_by`, `order_by`, `sort_order`, `ordering`, …), a cursor named like DynamoDB's
+(`last_evaluated_*`, `exclusive_start_*`), field selection or expansion (`fields`,
 `expand`, `include`, `select`, `embed`, …) or output shaping (`output_format`, `response_format`,
 `pretty`, `callback`, `jsonp`, …); a bare `format` counts when its description speaks of the
 response or output. An `entries` / `items` / `results` / `records` json column beside one of
@@ -147,6 +148,8 @@ def control_reason(name: str, column: dict[str, Any]) -> str | None:
     key = "_".join(split_words(name))
     if key in CONTROLS:
         return key
+    if key.startswith(("last_evaluated_", "exclusive_start_")):
+        return "cursor (where a page starts)"
     if key == "format" and _SHAPING.search(str(column.get("description") or "")):
         return "format (of the response)"
     return None
@@ -418,7 +421,7 @@ VERBS = frozenset(
     attach detach unlink connect disconnect mute unmute unpin notify submit resend retry rollback
     revert apply estimate simulate evaluate solve shuffle transcribe extract parse optimize reboot
     shutdown suspend revoke renew redeem claim dispatch fulfill deliver scrape crawl buy sell
-    checkout withdraw mint unblock dismiss acknowledge snooze escalate upgrade downgrade migrate undo redo
+    checkout withdraw mint unblock dismiss acknowledge snooze escalate upgrade downgrade migrate undo redo write tag
     broadcast speak tell ask respond finalize click navigate scroll hover press drag tap annotate
     anonymize append assess abdicate acquire bind setup onboard offboard download reopen reassign
     unassign find search export import""".split()

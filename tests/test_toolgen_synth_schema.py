@@ -344,3 +344,46 @@ def test_a_name_of_no_words_is_no_control():
 
     for name in ("_", "{}", "--"):
         assert _control_role(name, {"type": "boolean"}, "read") is None
+
+
+def test_cursors_and_page_counts_are_not_columns():
+    """DynamoDB's paging: `ExclusiveStartKey` in, `LastEvaluatedKey`, `Count`, `ScannedCount` out."""
+    item = {"type": "object", "properties": {"name": {"type": "string"}}}
+    page = {
+        "type": "object",
+        "properties": {
+            "Items": {"type": "array", "items": item},
+            "Count": {"type": "integer"},
+            "ScannedCount": {"type": "integer"},
+            "LastEvaluatedKey": {"type": "object"},
+            "LastEvaluatedTableName": {"type": "string"},
+        },
+    }
+    args = {"ExclusiveStartKey": {"type": "object"}, "color": {"type": "string"}}
+    schema = infer_schema(*planned_from(make_op("query_widgets", "read", args, record_schema=page)))
+    columns = set(schema.tables["widgets"].columns)
+    paging = {"ExclusiveStartKey", "LastEvaluatedKey", "LastEvaluatedTableName", "Count", "ScannedCount"}
+    assert not columns & paging
+    assert {b.param: b.role for b in schema.bindings["t:query_widgets"]}["ExclusiveStartKey"] == "option"
+    own = {
+        "type": "object",
+        "properties": {"widget_id": {"type": "string"}, "scanned_count": {"type": "integer"}},
+    }
+    key = {"widget_id": {"type": "string"}}
+    schema = infer_schema(*planned_from(make_op("get_widget", "read", key, ["widget_id"], record_schema=own)))
+    assert "scanned_count" in schema.tables["widgets"].columns  # a record's own count stays
+
+
+@pytest.mark.parametrize(
+    ("name", "noun"),
+    [
+        ("UntagRole", "role"),
+        ("BatchWriteItem", "item"),
+        ("TransactWriteItems", "item"),
+        ("write_file", "file"),
+    ],
+)
+def test_verbs_that_named_tables_are_verbs(name, noun):
+    from toolgen.entities import analyse_name
+
+    assert analyse_name(name).kind is not None and analyse_name(name).noun == noun

@@ -29,7 +29,7 @@ for _kind, _verbs in (
     (
         "create",
         "create add new book place register insert post make upload reserve schedule import "
-        "enroll open allocate provision issue generate",
+        "enroll open allocate provision issue generate write",
     ),
     (
         "update",
@@ -78,7 +78,7 @@ _NOUN_VERBS = frozenset(
     "copy split merge scan watch grade rate chat answer shuffle roll deploy install run".split()
 )
 # Words that qualify a verb rather than name a thing ("batch_get_items", "bulk_delete").
-_VERB_MODIFIERS = frozenset("batch bulk async multi mass try do perform auto re".split())
+_VERB_MODIFIERS = frozenset("batch bulk async multi mass try do perform auto re transact".split())
 # Words after which a function name stops naming its entity ("get_user_by_id").
 _PREPOSITIONS = frozenset(
     "by for from with in on at to of via using per into within between near under over after "
@@ -218,7 +218,7 @@ def _verb_at(ws: tuple[str, ...], index: int) -> Kind | None:
         return None
     w = ws[index]
     found = _VERB_KINDS.get(w)
-    if found is None and len(w) > 5 and w.startswith(("re", "un")) and w[2:] in _VERB_KINDS:
+    if found is None and len(w) >= 5 and w.startswith(("re", "un")) and w[2:] in _VERB_KINDS:
         return _VERB_KINDS[w[2:]]  # "reactivate", "resend", "unassign": the verb's own kind
     return found
 

@@ -33,7 +33,7 @@ _COMPUTE = frozenset(
 _THOUGHT = frozenset("think reflect ponder brainstorm".split())
 #: a handoff (`transfer_to_human_agents`): the conversation goes elsewhere, no record changes
 _HANDOFF = frozenset("transfer escalate forward handoff hand redirect route refer".split())
-_MODIFIERS = frozenset("batch bulk async multi mass try do perform auto".split())
+_MODIFIERS = frozenset("batch bulk async multi mass try do perform auto transact".split())
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _TAG = re.compile(r"<[^>]+>")
 _OPENAPI = frozenset(("openapi-3.0", "openapi-3.1", "swagger-2.0"))

@@ -87,6 +87,10 @@ _PAGE_STATE = frozenset(
 )
 #: a cursor a listing pages with (Stripe's and OpenAI's `after=obj_123`), when it is no date
 _CURSOR = frozenset("after before".split())
+#: how a cursor's name starts (DynamoDB's `ExclusiveStartKey`, `LastEvaluatedTableName`)
+_CURSOR_HEADS = frozenset({("exclusive", "start"), ("last", "evaluated")})
+#: counts of a page beside its list (DynamoDB's `Count`, `ScannedCount` beside `Items`)
+_PAGE_COUNTS = frozenset("count scanned_count".split())
 _PAYLOADS = frozenset("entries items results records data".split())
 #: the prefixes normalization gives an argument whose name another location already took
 _LOCATIONS = frozenset("path query header cookie body form_data formdata".split())
@@ -468,18 +472,26 @@ def _control_role(prop: str, schema: Mapping[str, Any], kind: str) -> Role | Non
         return "option"  # a request control that shapes no data here: never a column
     if ws[:3] == ("on", "behalf", "of"):
         return "option"  # YouTube's `onBehalfOfContentOwner`: who the caller acts for, not data
+    if ws[:2] in _CURSOR_HEADS:
+        return "option"  # `ExclusiveStartKey`: where a page starts, not data
     return None
 
 
 def _paging_field(name: str, record: Mapping[str, Any]) -> bool:
     """A response field that pages or shapes the answer (`has_more`, `nextPageToken`, `Marker`,
-    `fields`), or the list such fields page (`results` beside `next_page`): never a column."""
+    `LastEvaluatedKey`, `fields`), or the list such fields page (`results` beside `next_page`) and
+    its counts (`Count` beside `Items` and `LastEvaluatedKey`): never a column."""
     joined = "_".join(words(name))
     if joined in _OPTION or joined in _PAGE_STATE or (joined in _CONTROLS and joined not in _AMBIGUOUS):
         return True
-    if joined in _PAYLOADS:
-        return any(_paging_field(other, {}) for other in record if other != name)
     ws = joined.split("_")
+    if tuple(ws[:2]) in _CURSOR_HEADS:
+        return True  # `LastEvaluatedKey`: where the next page starts
+    if joined in _PAYLOADS or joined in _PAGE_COUNTS:
+        others = [o for o in record if o != name]
+        if joined in _PAGE_COUNTS and not any("_".join(words(o)) in _PAYLOADS for o in others):
+            return False  # a count of the record's own
+        return any(_paging_field(other, {}) for other in others)
     return ws[0] in ("next", "prev", "previous") and ws[-1] in (
         "page",
         "token",
