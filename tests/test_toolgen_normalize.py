@@ -238,6 +238,28 @@ def test_record_schema_from_response_items_or_create_body() -> None:
     assert scalar.input_schema["properties"] == {"body": {"type": "string", "format": "binary"}}
 
 
+def test_records_wrapped_with_links_are_the_records() -> None:
+    """OpenDataSoft's `{total_count, links, datasets: [{links, dataset}]}` and `{links, dataset}`."""
+    dataset = {
+        "type": "object",
+        "properties": {"dataset_id": {"type": "string"}, "metas": {"type": "object"}},
+    }
+    links = {"type": "array", "items": {"type": "object", "properties": {"href": {"type": "string"}}}}
+    wrapped = {"type": "object", "properties": {"links": links, "dataset": dataset}}
+    page = {
+        "type": "object",
+        "properties": {
+            "total_count": {"type": "integer"},
+            "links": links,
+            "datasets": {"type": "array", "items": wrapped},
+        },
+    }
+    assert one(openapi("get", "/datasets", response_schema=page)).record_schema == dataset
+    assert one(openapi("get", "/datasets/{dataset_id}", response_schema=wrapped)).record_schema == dataset
+    two = {"type": "object", "properties": {"links": links, "a": dataset, "b": dataset}}
+    assert one(openapi("get", "/pairs/{pair_id}", response_schema=two)).record_schema == two
+
+
 # --- properties -------------------------------------------------------------------------------
 
 _LOCATIONS = ["path", "query", "header", "cookie", "body", "formData"]

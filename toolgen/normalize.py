@@ -56,7 +56,8 @@ _OPENAPI = frozenset(("openapi-3.0", "openapi-3.1", "swagger-2.0"))
 # What pages a list envelope: its paging state.
 _PAGING = frozenset(
     "limit offset page per_page page_size page_number total_pages has_more start_cursor end_cursor "
-    "continuation_token continuation starting_after ending_before max_results is_truncated".split()
+    "continuation_token continuation starting_after ending_before max_results is_truncated "
+    "total_count total_results total_records num_found".split()
 )
 _PAGING_HEADS = frozenset("next prev previous has".split())
 _PAGING_TAILS = frozenset("marker cursor".split())
@@ -426,8 +427,9 @@ def _record_schema(r: RawOperation, g: Guess) -> dict[str, Any] | None:
         if isinstance(schema, dict) and schema:
             items = schema.get("items")
             if schema.get("type") == "array" and isinstance(items, dict):
-                return items
-            return _unwrapped(schema)
+                return _wrapped_record(items)
+            found = _unwrapped(schema)
+            return _wrapped_record(found) if found is schema else found
     return None
 
 
@@ -441,9 +443,10 @@ def _is_records(node: Any) -> bool:
 
 def _unwrapped(schema: dict[str, Any]) -> dict[str, Any]:
     """The records of a list envelope (`{entries: [...], limit, next_marker}`, Stripe's `{object,
-    data, has_more, url}`, Google's `{kind, etag, items, nextPageToken}`): the items of its one
-    array of records, when another property pages and none but that array holds an object or
-    an array (a page of values keeps the values and drops the paging: `{AccountAliases: [..],
+    data, has_more, url}`, Google's `{kind, etag, items, nextPageToken}`, OpenDataSoft's
+    `{total_count, links, datasets: [{links, dataset}]}`): the items of its one array of records
+    (unwrapped from their links), when another property pages and none but that array and the
+    links holds an object or an array (a page of values keeps the values and drops the paging: `{AccountAliases: [..],
     IsTruncated, Marker}`); any other schema as it is (an order's `items` beside its `total`)."""
     raw = schema.get("properties")
     parts = schema.get("allOf")
@@ -454,21 +457,23 @@ def _unwrapped(schema: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(raw, dict) or len(raw) < 2:
         return schema
     props = {k: _flat(v) for k, v in raw.items()}
-    arrays = [k for k, v in props.items() if isinstance(v, dict) and v.get("type") == "array"]
-    arrays = arrays or [k for k, v in props.items() if _is_records(v)]
+    data = {k: v for k, v in props.items() if not _is_links(str(k))}  # hypermedia `links` page too
+    arrays = [k for k, v in data.items() if isinstance(v, dict) and v.get("type") == "array"]
+    arrays = arrays or [k for k, v in data.items() if _is_records(v)]
     if len(arrays) != 1:
         return schema
     others = {k: v for k, v in props.items() if k != arrays[0]}
-    if not any(_is_paging(str(k)) for k in others):
+    if not any(_is_paging(str(k)) or _is_links(str(k)) for k in others):
         return schema
     if any(
         isinstance(v, dict) and (v.get("type") in ("object", "array") or "properties" in v)
-        for v in others.values()
+        for k, v in others.items()
+        if not _is_links(str(k))
     ):
         return schema
     items = props[arrays[0]].get("items")
     if _is_records(props[arrays[0]]) and isinstance(items, dict):
-        return items
+        return _wrapped_record(items)
     # a page of values (`{AccountAliases: [string], IsTruncated, Marker}`): the list, not its paging
     kept = {k: v for k, v in raw.items() if not _is_paging(str(k))}
     required = [r for r in schema.get("required") or [] if r in kept]
@@ -487,6 +492,25 @@ def _flat(node: Any) -> Any:
         for key, value in part.items():
             merged.setdefault(key, value)
     return merged
+
+
+def _is_links(name: str) -> bool:
+    """Hypermedia links (`links`, `_links`): where to go next, not data."""
+    return words(name) in (("links",), ("link",))
+
+
+def _wrapped_record(item: dict[str, Any]) -> dict[str, Any]:
+    """An element of a list that wraps its record with links (OpenDataSoft's `{links, dataset}`):
+    the record; any other element as it is."""
+    raw = item.get("properties")
+    if not isinstance(raw, dict):
+        return item
+    rest = [v for k, v in raw.items() if not _is_links(str(k))]
+    if len(rest) != len(raw) and len(rest) == 1:
+        inner = _flat(rest[0])
+        if isinstance(inner, dict) and (inner.get("type") == "object" or "properties" in inner):
+            return inner
+    return item
 
 
 def _is_paging(name: str) -> bool:
