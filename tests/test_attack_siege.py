@@ -58,7 +58,8 @@ def test_siege_answers_every_attack_within_the_limits(tmp_path: Path) -> None:
     assert all(a["requests"] > 0 for a in attacks.values())
     out_of = {name: a["outcomes"] for name, a in attacks.items()}
     assert any(k.startswith("refused 503") for k in out_of["bare handshakes"])  # past the caps
-    assert all("closed by the server" in k for k in out_of["half-sent"])  # within the timeouts
+    # within the timeouts: closed (or, on a loaded machine, reset) by the server, never left open
+    assert all("by the server" in k for k in out_of["half-sent"]), out_of["half-sent"]
     assert set(out_of["big text"]) <= {"0.9 MB argument: tool error", "900 KB tool name: tool error"}
     assert attacks["big text"]["largest_answer_bytes"] < 10_000  # the text is not echoed back
     assert all(attacks["growth"]["refused_at_cap"]) and "size limit" in json.dumps(
