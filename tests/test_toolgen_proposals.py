@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from simulator import ToolError, load_domain
 from toolgen.fromdata import Records, generate_domain, read_operations
-from toolgen.proposals import parse_steps, sample_arguments
+from toolgen.proposals import parse_steps, proposer, sample_arguments
 from toolgen.snapshot import read_snapshot
 from toolgen.synth.llm import LLMOptions
 from toolgym.cli import app
@@ -54,7 +54,7 @@ def _generate(shop_files: tuple[Path, Path], folder: Path, pay_reply: Any, **fak
 
     with FakeOpenAI(reply=reply, **fake) as llm:
         options = LLMOptions(url=llm.url, cache=None, retries=0, backoff=0)
-        result = generate_domain(*shop_files, folder / "shop", name="shop", llm=options)
+        result = generate_domain(*shop_files, folder / "shop", name="shop", refine=proposer(options))
         result.requests = list(llm.requests)
         return result
 

@@ -5,8 +5,8 @@
 The records are the seed as given (`toolgen.snapshot`); every tool of the list becomes a tool of
 one domain, bound to the tables by its argument names. Reads return records in the data's shape;
 writes check what their names and descriptions state. What a description says that these rules
-cannot express is listed per tool as "not modelled" in README.md and report.json (with `llm`, a
-model may propose steps for it: `toolgen.proposals`).
+cannot express is listed per tool as "not modelled" in README.md and report.json (a `refine`
+hook may change the tools first: a model's proposals, `toolgen.proposals`).
 Design notes: docs/design/toolgen.md.
 """
 
@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from simulator.builders import DomainBuilder
 from simulator.builders.steps import Step
@@ -30,10 +31,16 @@ from toolgen.pure import tableless, verb_of
 from toolgen.snapshot import Snapshot, read_snapshot, seed_domain
 from toolgen.synth.effects import STATE_VERBS
 
-if TYPE_CHECKING:
-    from toolgen.synth.llm import LLMOptions
-
-__all__ = ["Bound", "FromData", "Records", "one_of", "domain_name", "generate_domain", "read_operations"]
+__all__ = [
+    "Bound",
+    "FromData",
+    "Records",
+    "Refine",
+    "domain_name",
+    "generate_domain",
+    "one_of",
+    "read_operations",
+]
 
 #: a column whose values name a record's state: a string column with at most this many values
 _STATES = 12
@@ -1182,12 +1189,16 @@ def domain_name(data: str | Path) -> str:
     return "-".join(words(stem)) or "data"
 
 
+#: called before the folder is written: may change the tools (`toolgen.proposals.proposer`)
+Refine = Callable[[DomainBuilder, FromData, Records, list[Operation]], dict[str, int]]
+
+
 def generate_domain(
     spec: str | Path, data: str | Path, out: str | Path, *, name: str | None = None, overwrite: bool = False,
-    llm: LLMOptions | None = None,
+    refine: Refine | None = None,
 ) -> FromData:  # fmt: skip
     """Write one domain to `out` from a tool list (`spec`) and records (`data`); see the module docstring.
-    `llm`: a model proposes steps for what is not modelled (`toolgen.proposals`)."""
+    `refine`: e.g. a model proposing steps for what is not modelled (`toolgen.proposals.proposer`)."""
     ops = read_operations(spec)
     snap = read_snapshot(data)
     label = name or domain_name(data)
@@ -1216,11 +1227,8 @@ def generate_domain(
             continue
         builder.tool(op.name, op.description, outcome.kind, op.input_schema, _steps(outcome.steps))
         result.tools[op.name] = outcome
-    if llm is not None:
-        from toolgen.proposals import propose_effects
-        from toolgen.synth.llm import ChatModel
-
-        result.llm = propose_effects(ChatModel(llm), builder, result, facts, ops)
+    if refine is not None:
+        result.llm = refine(builder, result, facts, ops)
     builder.policy = _policy(result)
     folder = builder.write(out, overwrite=overwrite)
     (folder / "README.md").write_text(_readme(label, result, snap), encoding="utf-8")

@@ -1,5 +1,6 @@
 """Effects a language model proposes for what the rules left "not modelled" (`generate --data --llm`).
 
+    generate_domain(spec, data, out, refine=proposer(LLMOptions(url)))   # `generate --data --llm`
     counts = propose_effects(model, builder, result, records, ops)   # {"accepted": n, "<why not>": n}
 
 For each tool with "not modelled" sentences the model sees the tool, the tables and the tool's
@@ -22,12 +23,12 @@ from simulator import Domain, ToolError
 from simulator.builders import DomainBuilder
 from toolgen.model import Operation
 
-from .fromdata import Bound, FromData, Records, one_of
+from .fromdata import Bound, FromData, Records, Refine, one_of
 
 if TYPE_CHECKING:
-    from toolgen.synth.llm import ChatModel
+    from toolgen.synth.llm import ChatModel, LLMOptions
 
-__all__ = ["effect_prompt", "parse_steps", "propose_effects", "sample_arguments"]
+__all__ = ["effect_prompt", "parse_steps", "propose_effects", "proposer", "sample_arguments"]
 
 #: calls drawn from the records to try a proposal on
 SAMPLES = 8
@@ -227,6 +228,20 @@ def _outcomes(domain: Domain, tool: str, samples: Sequence[dict[str, Any]]) -> l
 
 
 # -- the whole domain ----------------------------------------------------------------------------
+
+
+def proposer(options: LLMOptions) -> Refine:
+    """The `refine` hook of `generate_domain` that asks the model at `options` (`propose_effects`)."""
+    from toolgen.synth.llm import ChatModel
+
+    model = ChatModel(options)
+
+    def refine(
+        builder: DomainBuilder, result: FromData, records: Records, ops: list[Operation]
+    ) -> dict[str, int]:
+        return propose_effects(model, builder, result, records, ops)
+
+    return refine
 
 
 def propose_effects(

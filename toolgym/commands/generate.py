@@ -80,6 +80,7 @@ def _from_data(
     (`--llm`: a model proposes steps for what the rules leave not modelled)."""
     from simulator.errors import SpecError
     from toolgen.fromdata import domain_name, generate_domain
+    from toolgen.proposals import proposer
 
     if len(specs) != 1 or not specs[0].is_file():
         raise typer.BadParameter("--data takes one spec file (the tool list of one domain)")
@@ -87,7 +88,8 @@ def _from_data(
         raise typer.BadParameter("--data writes a domain folder: give --out DIR")
     label = name or domain_name(data)
     try:
-        result = generate_domain(specs[0], data, out_dir / label, name=label, overwrite=True, llm=llm)
+        refine = proposer(llm) if llm is not None else None
+        result = generate_domain(specs[0], data, out_dir / label, name=label, overwrite=True, refine=refine)
     except SpecError as exc:
         raise fail(f"cannot generate from {specs[0]} and {data}:\n{exc}") from None
     report = {"domain": str(result.folder), **result.report()}
