@@ -107,7 +107,10 @@ def test_instructions_name_no_tool_and_give_no_id_the_agent_must_look_up(generat
 
 
 def _world(spec: Path, seed: int, folder: Path) -> tuple[World, Any, Any, Any]:
-    plan, ops = planned(spec)
+    return _world_of(*planned(spec), seed, folder)
+
+
+def _world_of(plan: Any, ops: Any, seed: int, folder: Path) -> tuple[World, Any, Any, Any]:
     schema = infer_schema(plan, ops)
     toolset = compile_tools(schema)
     builder = build_domain(plan, schema, toolset)
@@ -404,3 +407,28 @@ def test_a_survey_asks_about_one_table_at_a_time(tmp_path):
             merged += " of each of the " in s.instruction
             surveyed += 1
     assert surveyed and merged
+
+
+def test_a_row_is_named_only_by_what_a_person_names_it_by(tmp_path):
+    """An earning has no name, title, email or code: it is not named by its `symb` or its `kind`
+    (a person does not know those), only found another way or by its id."""
+    props = {"earning_id": {"type": "string"}, "symb": {"type": "string"}, "kind": {"type": "string"}}
+    record = {"type": "object", "properties": {**props, "amount": {"type": "number"}}}
+    key = {"earning_id": {"type": "string"}}
+    world, *_ = _world_of(
+        *planned_from(
+            make_op("get_earning", "read", key, ["earning_id"], entity="earning", record_schema=record),
+            make_op(
+                "list_earnings", "read", {"symb": {"type": "string"}}, entity="earning", record_schema=record
+            ),
+        ),
+        0,
+        tmp_path / "pay",
+    )
+    try:
+        table = world.schema.tables["earnings"]
+        for row in world.rows["earnings"][:5]:
+            ref = world.by_handle(table, row)
+            assert ref is None or not re.search(r"whose (symb|kind)", ref.phrase), ref.phrase
+    finally:
+        world.close()

@@ -177,19 +177,14 @@ class World:
         """`the customer whose email is "..."`, found by a read tool that shows its id; else the
         row named by the values a filtering read tool needs (`the metric whose host id is ...`)."""
         pk = table.primary_key
-        handles = handle_columns(self.domain.spec.tables[table.name])
-        others = [  # a table without a handle: any other text column that tells the row apart
-            name
-            for name, col in table.columns.items()
-            if col.type == "string"
-            and not col.references
-            and not col.enum
-            and name != pk
-            and name not in handles
-            and not _UNSAID.intersection(words(name))
+        # (only what a person names a row by: a `kind` or a tenant id is no name of it)
+        handles = [
+            c
+            for c in handle_columns(self.domain.spec.tables[table.name])
+            if not _UNSAID.intersection(words(c))
         ]
         finders = self.finders(table)
-        for column in [*handles, *others]:
+        for column in handles:
             value = row.get(column)
             if not isinstance(value, str) or not value.strip() or not self._unique(table, row, [column]):
                 continue
