@@ -73,6 +73,12 @@ def test_nested_action_path_merges_parameters_renames_clashes_and_drops_headers(
             p("X-Amz-SignedHeaders", "header", schema={"type": "string"}),
             p("X-Amz-Date", "header", schema={"type": "string"}),
             p("X-Amz-Security-Token", "header", schema={"type": "string"}),
+            p(
+                "X-Amz-Target",
+                "header",
+                required=True,
+                schema={"type": "string", "enum": ["Svc.CancelOrder"]},
+            ),
             p("filter[status]", "query"),
             request_schema={"type": "object", "properties": {"id": {"type": "string"}, "reason": {}}},
         )
@@ -89,6 +95,7 @@ def test_nested_action_path_merges_parameters_renames_clashes_and_drops_headers(
         "X-Amz-SignedHeaders": "signing header",
         "X-Amz-Date": "transport header",
         "X-Amz-Security-Token": "credential header",
+        "X-Amz-Target": "fixed header",
     }
     assert {(r["from"], r["to"]) for r in op.renamed} == {
         ("id", "body_id"),

@@ -359,12 +359,19 @@ def test_cursors_and_page_counts_are_not_columns():
             "LastEvaluatedTableName": {"type": "string"},
         },
     }
-    args = {"ExclusiveStartKey": {"type": "object"}, "color": {"type": "string"}}
+    args = {
+        "ExclusiveStartKey": {"type": "object"},
+        "ReturnConsumedCapacity": {"type": "string", "enum": ["INDEXES", "TOTAL", "NONE"]},
+        "return_reason": {"type": "string", "enum": ["damaged", "wrong size"]},
+        "color": {"type": "string"},
+    }
     schema = infer_schema(*planned_from(make_op("query_widgets", "read", args, record_schema=page)))
     columns = set(schema.tables["widgets"].columns)
     paging = {"ExclusiveStartKey", "LastEvaluatedKey", "LastEvaluatedTableName", "Count", "ScannedCount"}
     assert not columns & paging
-    assert {b.param: b.role for b in schema.bindings["t:query_widgets"]}["ExclusiveStartKey"] == "option"
+    roles = {b.param: b.role for b in schema.bindings["t:query_widgets"]}
+    assert roles["ExclusiveStartKey"] == roles["ReturnConsumedCapacity"] == "option"
+    assert roles["return_reason"] != "option"  # a reason is data
     own = {
         "type": "object",
         "properties": {"widget_id": {"type": "string"}, "scanned_count": {"type": "integer"}},

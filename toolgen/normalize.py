@@ -265,6 +265,9 @@ def _drop_reason(p: _Param) -> str | None:
             return "signing header: the client signs each request"
         if ws == ("date",) or (len(ws) == 3 and ws[0] == "x" and ws[-1] == "date"):
             return "transport header: the client stamps the request's time"
+        enum = p.schema.get("enum")
+        if "const" in p.schema or (isinstance(enum, list) and len(enum) == 1):
+            return "fixed header: it has one value (`X-Amz-Target`), the operation's own"
     if p.location == "query":
         joined = "_".join(ws)
         if joined in _CREDENTIAL_QUERY:

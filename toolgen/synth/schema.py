@@ -474,6 +474,9 @@ def _control_role(prop: str, schema: Mapping[str, Any], kind: str) -> Role | Non
         return "option"  # YouTube's `onBehalfOfContentOwner`: who the caller acts for, not data
     if ws[:2] in _CURSOR_HEADS:
         return "option"  # `ExclusiveStartKey`: where a page starts, not data
+    values = flat(schema).get("enum") if len(ws) > 1 and ws[0] == "return" else None
+    if isinstance(values, list) and any(str(v).lower() == "none" for v in values):
+        return "option"  # `ReturnValues: NONE | ALL_OLD`: what the answer holds, not data
     return None
 
 
