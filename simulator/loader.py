@@ -30,7 +30,7 @@ from .lint import Spelling, literal_problems, lost_values, old_spellings
 from .seedrows import SeedReader
 from .spec import Column, DomainSpec, Fragment, LetStep, Step, Table, Task, Tool, UseStep
 from .steps import CompiledTool
-from .tables import TableInfo, add_indexes, build_tables
+from .tables import TableInfo, add_indexes, build_tables, value_problem
 
 __all__ = [
     "BUNDLED",
@@ -308,6 +308,15 @@ class _Loader(SeedReader):
                     spec, file, f"{where}.columns.{cname}", col
                 ):
                     columns[cname] = col.model_copy(update={"references": None})
+                problem = None if col.default == "$now" else value_problem(col.type, col.default)
+                if problem is not None:  # (a warning: a create that leaves the column out fails)
+                    self.warnings.append(
+                        Problem(
+                            file,
+                            f"{where}.columns.{cname}.default",
+                            f"this default can never be stored: {problem}",
+                        )
+                    )
             buildable[tname] = table.model_copy(update={"columns": columns})
         return buildable
 

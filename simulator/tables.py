@@ -27,7 +27,7 @@ from .ids import IdMaker, generated_key
 from .lang.values import json_type
 from .spec import Table
 
-__all__ = ["IdMaker", "TableInfo", "build_tables", "ddl", "generated_key"]
+__all__ = ["IdMaker", "TableInfo", "build_tables", "ddl", "generated_key", "value_problem"]
 
 DIALECT = sqlite_dialect.dialect(paramstyle="named")
 
@@ -167,6 +167,17 @@ def _check_type(kind: str, value: Any) -> Any:
         return json.dumps(value, separators=(",", ":"), allow_nan=False)  # key order kept as given
     except (TypeError, ValueError) as exc:
         raise ValueProblem(f"value is not JSON-serialisable: {exc}") from exc
+
+
+def value_problem(kind: str, value: Any) -> str | None:
+    """Why a column of type `kind` cannot store `value` (None: it can; null always can)."""
+    if value is None:
+        return None
+    try:
+        _check_type(kind, value)
+    except ValueProblem as exc:
+        return str(exc)
+    return None
 
 
 def stored_key(key: Any) -> Any:

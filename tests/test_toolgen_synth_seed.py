@@ -546,3 +546,19 @@ def test_a_generated_domain_loads_with_its_seed(tmp_path: Path) -> None:
         report = check_domain(builder.write(tmp_path / plan.name))
         assert not [p for p in report.errors if p.file.startswith("seed/")], report.errors[:3]
         assert json.loads(json.dumps(rows)) == rows  # plain JSON values only
+
+
+def test_a_default_the_column_cannot_hold_is_never_seeded_and_check_warns(tmp_path: Path) -> None:
+    """Budgea's spec gives `default: <function datetime.now at 0x…>` for date-times."""
+    b = DomainBuilder("budget", "1.0.0")
+    bad = "<function datetime.now at 0x7f>"
+    b.table(
+        "sources", "id", {"id": column("string"), "created": column("datetime", nullable=True, default=bad)}
+    )
+    rows = seed_rows(b.spec(), {}, 0)["sources"]
+    stamps = [r["created"] for r in rows if r["created"] is not None]
+    assert stamps and all(datetime.fromisoformat(s.replace("Z", "+00:00")) for s in stamps)
+    b.seed("sources", rows)
+    report = check_domain(b.write(tmp_path / "budget"))
+    assert report.domain is not None  # (it still loads)
+    assert any("default can never be stored" in w.message for w in report.warnings), report.warnings

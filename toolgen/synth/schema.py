@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import unquote
 
+from simulator.tables import value_problem
 from toolgen.entities import PathInfo, analyse_path, id_entity
 from toolgen.model import Operation, PlannedDomain
 from toolgen.naming import singular, snake, words
@@ -342,6 +343,8 @@ class _Builder:
         default = schema.get("default")
         if default is None or not fits(default, col.type) or isinstance(default, dict | list):
             return
+        if value_problem(col.type, default) is not None:
+            return  # Budgea's `default: <function datetime.now at 0x…>` for a date-time
         if col.enum is not None and default not in col.enum:
             return
         col.default = default

@@ -24,6 +24,7 @@ from faker import Faker
 
 from simulator.ids import parse_pattern
 from simulator.spec import Clock, Column, DomainSpec, Table
+from simulator.tables import value_problem
 
 from ..naming import words
 from .values import (
@@ -412,6 +413,8 @@ class _Seeder:
             return
         make = self.maker(table, column, role)
         default = col.default if col.default is not None and col.default != "$now" and not col.enum else None
+        if value_problem(col.type, default) is not None:
+            default = None  # a spec's default the column cannot hold (`<function datetime.now …>`)
         seen: set[Any] = set()
         distinct = col.unique or handle == 0
         space = _finite(col) if col.unique else None
