@@ -78,7 +78,7 @@ _NOUN_VERBS = frozenset(
     "copy split merge scan watch grade rate chat answer shuffle roll deploy install run".split()
 )
 # Words that qualify a verb rather than name a thing ("batch_get_items", "bulk_delete").
-_VERB_MODIFIERS = frozenset("batch bulk async multi mass try do perform auto re transact".split())
+VERB_MODIFIERS = frozenset("batch bulk async multi mass try do perform auto re transact".split())
 # Words after which a function name stops naming its entity ("get_user_by_id").
 _PREPOSITIONS = frozenset(
     "by for from with in on at to of via using per into within between near under over after "
@@ -229,7 +229,7 @@ def analyse_name(name: str) -> _Name:
     namespace, _, method = name.rpartition(".") if "." in name else ("", "", name)
     ws = words(method)
     start = 0
-    while start < len(ws) - 1 and (ws[start] in _VERB_MODIFIERS or _API_VERSION.match(ws[start])):
+    while start < len(ws) - 1 and (ws[start] in VERB_MODIFIERS or _API_VERSION.match(ws[start])):
         start += 1  # "batch_get_items", "v1_search_music"
     kind = _verb_at(ws, start)
     body: tuple[str, ...]
@@ -267,7 +267,7 @@ def analyse_name(name: str) -> _Name:
         if (w in _PREPOSITIONS or w in _MID_VERBS) and i > 0:  # "…_by_id", "…_info_get_free_token"
             body = body[:i]
             break
-    while body and body[-1] in _VERB_MODIFIERS:  # "tryAcquireAsync": how, not what
+    while body and body[-1] in VERB_MODIFIERS:  # "tryAcquireAsync": how, not what
         body = body[:-1]
     verb = ws[start] if kind is not None and start < len(ws) else ""
     if (

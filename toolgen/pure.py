@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from toolgen.entities import PathInfo, analyse_path
+from toolgen.entities import VERB_MODIFIERS, PathInfo, analyse_path
 from toolgen.model import Operation
 from toolgen.naming import words
 
@@ -33,7 +33,8 @@ _COMPUTE = frozenset(
 _THOUGHT = frozenset("think reflect ponder brainstorm".split())
 #: a handoff (`transfer_to_human_agents`): the conversation goes elsewhere, no record changes
 _HANDOFF = frozenset("transfer escalate forward handoff hand redirect route refer".split())
-_MODIFIERS = frozenset("batch bulk async multi mass try do perform auto transact".split())
+#: words before a verb that qualify it (`batch_get`); here `re` stays a word of its own
+_MODIFIERS = VERB_MODIFIERS - {"re"}
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _TAG = re.compile(r"<[^>]+>")
 _OPENAPI = frozenset(("openapi-3.0", "openapi-3.1", "swagger-2.0"))
@@ -79,8 +80,9 @@ def tableless(op: Operation, names_record: bool) -> str | None:
         return None
     verb = verb_of(op)
     ws = words(op.name.rpartition(".")[2])
-    if verb in _HANDOFF and verb in ws and ws[ws.index(verb) + 1 : ws.index(verb) + 2] == ("to",):
-        return f"{NOT_MODELLED}: {_said(op)}"
+    at = ws.index(verb) if verb in _HANDOFF and verb in ws else None
+    if at is not None and ws[at + 1 : at + 2] == ("to",):
+        return f"{NOT_MODELLED}: {_said(op)}"  # a handoff: `transfer_to_human_agents`
     if op.declared == "write":
         return None
     if verb in _THOUGHT:
