@@ -110,9 +110,11 @@ def test_handshakes_take_slots_of_the_per_client_cap(shop: Domain) -> None:
 def test_an_idle_handshake_is_closed_and_a_call_on_it_gets_a_signed_capacity_label(shop: Domain) -> None:
     server = DomainServer(shop, max_sessions=1, handshake_timeout=0.3)
     with serving(server) as url:
+        server.sessions.handshake_timeout = None  # (no reap until the slot is shown taken)
         idle = Raw(url)
         idle.open()
         assert handshake(url)[0] == 503  # its slot is taken
+        server.sessions.handshake_timeout = 0.3
         deadline = time.monotonic() + 15
         while (status := handshake(url)[0]) == 503 and time.monotonic() < deadline:
             time.sleep(0.1)

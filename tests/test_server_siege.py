@@ -319,11 +319,13 @@ def test_refusals_and_answers_on_a_reaped_connection_close_the_connection(shop: 
     server = DomainServer(shop, max_sessions=1, handshake_timeout=0.3)
     with serving(server) as url:
         port = int(url.rsplit(":", 1)[1].split("/")[0])
+        server.sessions.handshake_timeout = None  # (no reap until the slot is shown taken)
         idle = Raw(url)
         idle.open()
         refused = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
         response = _post(refused, INIT)
         assert response.status == 503 and response.getheader("connection") == "close"
+        server.sessions.handshake_timeout = 0.3
         assert refused.sock is None  # (http.client closed its end: the server said it closes)
         deadline = time.monotonic() + 15
         while server.sessions.in_use and time.monotonic() < deadline:  # the idle handshake is reaped
@@ -334,6 +336,7 @@ def test_refusals_and_answers_on_a_reaped_connection_close_the_connection(shop: 
         assert response.status == 200 and response.getheader("connection") == "close"
         response = _post(idle.conn, b'{"jsonrpc":"2.0","id":8,"method":"ping"}', idle.sid)
         assert response.status == 404 and response.getheader("connection") == "close"
+        server.sessions.handshake_timeout = None  # (however slow the machine, fresh is not reaped)
         fresh = Raw(url)
         fresh.open()  # a live connection is kept open
         assert not fresh.call("get_customer", READ)[2]["result"]["isError"]
