@@ -417,3 +417,26 @@ def test_a_pattern_python_cannot_compile_is_dropped_and_the_rest_kept() -> None:
     assert "pattern" not in json.dumps(props["Tags"])
     assert props["Code"]["pattern"] == "^[A-Z]{3}$"
     assert props["Rule"]["properties"] == {"pattern": {"type": "string"}}  # a property named pattern
+
+
+def test_a_verb_alone_acts_on_the_records_its_answer_lists() -> None:
+    """DynamoDB's `Query` names no noun, and its dated service (`DynamoDB_20120810`) names no
+    record: the entity is what its answer lists (`Items`), not the api's name."""
+    listed = {
+        "type": "object",
+        "properties": {
+            "Items": {
+                "allOf": [{"type": "array", "items": {"description": "an item"}}, {"description": "x"}]
+            },
+            "Count": {"type": "integer"},
+        },
+    }
+    path = "/#X-Amz-Target=DynamoDB_20120810.Query"
+    op = one(openapi("post", path, api="Amazon DynamoDB", operation_id="Query", response_schema=listed))
+    assert (op.entity, op.kind) == ("item", "read")
+    plain = {"type": "object", "properties": {"Count": {"type": "integer"}}}
+    op = one(openapi("post", path, api="Amazon DynamoDB", operation_id="Query", response_schema=plain))
+    assert op.entity != "db"  # (the api's own noun, as before: nothing better is named)
+    results = {"type": "object", "properties": {"results": {"type": "array", "items": {"type": "object"}}}}
+    op = one(openapi("post", "/#X-Amz-Target=Svc_20200101.Scan", api="Widgets", response_schema=results))
+    assert op.entity == "widget"  # `results` says nothing of what it lists

@@ -394,3 +394,25 @@ def test_verbs_that_named_tables_are_verbs(name, noun):
     from toolgen.entities import analyse_name
 
     assert analyse_name(name).kind is not None and analyse_name(name).noun == noun
+
+
+def test_query_language_arguments_are_not_columns():
+    """DynamoDB's conditions (`ConditionExpression`, `ExpressionAttributeValues`, `Expected`,
+    `QueryFilter`, `ConditionalOperator`) are a query language: never columns, never filters."""
+    conditions = {
+        "KeyConditionExpression": {"type": "string"},
+        "ExpressionAttributeValues": {"type": "object", "additionalProperties": {"type": "object"}},
+        "QueryFilter": {"allOf": [{"type": "object", "additionalProperties": {}}, {"description": "x"}]},
+        "ConditionalOperator": {"type": "string", "enum": ["AND", "OR"]},
+        "Expected": {"type": "object", "additionalProperties": {}},
+    }
+    for name, kind, key in (("query_widgets", "read", {}), ("update_widget", "update", {"widget_id": {}})):
+        args = {**key, **conditions, "color": {"type": "string"}}
+        schema = infer_schema(*planned_from(make_op(name, kind, args, list(key))))
+        assert "color" in schema.tables["widgets"].columns
+        assert not set(schema.tables["widgets"].columns) & set(conditions)
+        roles = {b.param: b.role for b in schema.bindings[f"t:{name}"]}
+        assert {roles[c] for c in conditions} == {"option"}
+    shaped = {"type": "object", "properties": {"min": {"type": "number"}}}
+    schema = infer_schema(*planned_from(make_op("create_widget", "create", {"filter": shaped})))
+    assert "filter" in schema.tables["widgets"].columns  # a record-shaped `filter` is data

@@ -94,6 +94,8 @@ _GENERIC_TAIL = frozenset(
 _PATH_TAIL = frozenset("json xml api apis".split())
 # Schema names that say how a call went, not what it returns.
 _SAYS_NOTHING = frozenset("success successful error failure ok empty void ack".split())
+#: names of an answer's list that say nothing of what it lists
+_PAYLOAD_STOP = frozenset("results data content values response objects list".split())
 # File formats name a representation of a record, never a record (`/invoices/{id}/pdf` → invoice).
 _FORMATS = frozenset(
     "csv tsv excel xls xlsx pdf pdfs json jsonl xml yaml yml html htm txt markdown md docx odt rtf "
@@ -278,6 +280,8 @@ def analyse_name(name: str) -> _Name:
     ):
         kind, body = "read", (verb,)  # "Sign Info": the verb is the noun the info is about
     ns_words = words(namespace)
+    if any(w.isdigit() and len(w) >= 6 for w in ns_words):
+        ns_words = ()  # `DynamoDB_20120810.Scan`: a service and its dated version name no record
     namespace_noun = noun_of(ns_words[-2:]) if ns_words else ""
     noun = noun_of(body)
     if namespace_noun and noun in _PROCESS_NOUNS:  # "spaces.completeImport": the import of a space
@@ -480,9 +484,11 @@ def guess(
     api: str,
     declared: Declared | None = None,
     id_nouns: tuple[str, ...] = (),
+    payload: str | None = None,
 ) -> tuple[Guess, PathInfo | None]:
     """The entity and kind of one operation (see the module docstring for the rules); `id_nouns`
-    are the entities its id arguments name (`line` for `line_id`), in order."""
+    are the entities its id arguments name (`line` for `line_id`), in order; `payload` names the
+    one list of records its answer holds (DynamoDB's `Query` answers `Items`)."""
     info = analyse_path(path) if path else None
     named = analyse_name(operation_id) if operation_id else None
     if declared == "write" and named is not None and named.kind is None:
@@ -520,9 +526,15 @@ def guess(
             entity = candidate
             break
     entity_fallback = not entity
-    if not entity:  # no noun anywhere: the record its first id argument names, else the api's
-        api_noun = _api_noun(api)
-        entity = (id_nouns[0] if id_nouns else "") or (api_noun if _wordlike(api_noun) else "") or "item"
+    if not entity:  # no noun anywhere: the record its first id argument names, else the records
+        api_noun = _api_noun(api)  # it answers with, else the api's
+        listed = noun_of(words(payload)) if payload and words(payload)[-1] not in _PAYLOAD_STOP else ""
+        entity = (
+            (id_nouns[0] if id_nouns else "")
+            or (listed if _wordlike(listed) else "")
+            or (api_noun if _wordlike(api_noun) else "")
+            or "item"
+        )
     return Guess(entity, kind or "action", entity_fallback, kind_fallback), info
 
 

@@ -143,7 +143,26 @@ def _guess(r: RawOperation) -> tuple[Guess, PathInfo | None]:
         api=r.api,
         declared=r.declared,
         id_nouns=_id_nouns(r),
+        payload=_payload(r.response_schema),
     )
+
+
+def _payload(schema: Any) -> str | None:
+    """The name of the one list of records an answer holds (`Items` beside `Count`), if any."""
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(props, dict):
+        return None
+    lists = [str(name) for name, sub in props.items() if _records(sub)]
+    return lists[0] if len(lists) == 1 else None
+
+
+def _records(schema: Any) -> bool:
+    """Whether a property holds a list of records (an `allOf` adding a description included)."""
+    parts = schema.get("allOf") if isinstance(schema, dict) else None
+    if isinstance(parts, list):
+        schema = {k: v for p in parts if isinstance(p, dict) for k, v in p.items()}
+    items = schema.get("items") if isinstance(schema, dict) and schema.get("type") == "array" else None
+    return isinstance(items, dict) and items.get("type") in ("object", None) and "enum" not in items
 
 
 def _make_id(r: RawOperation, ids: set[str], g: Guess, info: PathInfo | None) -> tuple[str, str]:

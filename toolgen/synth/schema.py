@@ -12,7 +12,7 @@ Design notes: docs/design/toolgen.md.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import unquote
@@ -101,6 +101,9 @@ _AMBIGUOUS = frozenset("size top order direction dir".split())
 _QUERY_LANGUAGE = frozenset(
     "where filter filters having group_by groupby refine exclude facet facets".split()
 )
+#: last words of an argument written in a query language (DynamoDB's `FilterExpression`,
+#: `KeyConditions`, `ScanFilter`): conditions on rows, which no column holds
+_CONDITION_TAILS = frozenset("expression expressions conditions".split())
 #: read arguments that say how the answer is written (dates in a zone, CSV's delimiter), not what it holds
 _RENDERING = frozenset(
     "timezone time_zone tz delimiter separator text_format date_format number_format thumbnail_size "
@@ -477,10 +480,27 @@ def _control_role(prop: str, schema: Mapping[str, Any], kind: str) -> Role | Non
         return "option"  # YouTube's `onBehalfOfContentOwner`: who the caller acts for, not data
     if ws[:2] in _CURSOR_HEADS:
         return "option"  # `ExclusiveStartKey`: where a page starts, not data
+    if _condition(ws, schema):
+        return "option"  # `ConditionExpression`, `Expected`: a condition in a query language
     values = flat(schema).get("enum") if len(ws) > 1 and ws[0] == "return" else None
     if isinstance(values, list) and any(str(v).lower() == "none" for v in values):
         return "option"  # `ReturnValues: NONE | ALL_OLD`: what the answer holds, not data
     return None
+
+
+def _condition(ws: Sequence[str], schema: Mapping[str, Any]) -> bool:
+    """An argument written in a query language: an expression (`KeyConditionExpression`) or its
+    placeholders (`ExpressionAttributeValues`), a map of conditions (`QueryFilter`, `Expected`)
+    or how conditions combine (`ConditionalOperator`)."""
+    if not ws:
+        return False
+    if ws[-1] in _CONDITION_TAILS or (len(ws) > 1 and ws[0] == "expression"):
+        return True
+    if ws[-1] == "operator" and len(ws) > 1 and ws[-2] == "conditional":
+        return True
+    shape = flat(schema)
+    mapped = shape.get("type") == "object" and not shape.get("properties")
+    return mapped and len(ws) <= 2 and ws[-1] in ("filter", "expected")
 
 
 def _paging_field(name: str, record: Mapping[str, Any]) -> bool:
