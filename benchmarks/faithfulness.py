@@ -57,7 +57,7 @@ import re
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Set
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -140,12 +140,16 @@ CONTROLS = frozenset(
     pretty pretty_print prettyprint callback jsonp alt""".split()
 )
 _ENVELOPE = frozenset("entries items results records".split())
+_SELECTIONS = frozenset("fields field include includes expand embed select".split())
 _SHAPING = re.compile(r"\b(response|output|returned|result)s?\b", re.IGNORECASE)
 
 
-def control_reason(name: str, column: dict[str, Any]) -> str | None:
-    """Why the column `name` is a request control, or None."""
+def control_reason(name: str, column: dict[str, Any], objects: Set[str] = frozenset()) -> str | None:
+    """Why the column `name` is a request control, or None. A selection's name (`fields`) on a
+    JSON column that the spec gives as an object property (`objects`) is a record's own values."""
     key = "_".join(split_words(name))
+    if key in _SELECTIONS and column.get("type") == "json" and name in objects:
+        return None
     if key in CONTROLS:
         return key
     if key.startswith(("last_evaluated_", "exclusive_start_")):
@@ -220,6 +224,8 @@ class Source:
     noun_words: set[str] = field(default_factory=set)
     #: the words of titles and names (an API's title, a tool's, a function's; not paths)
     titles: set[tuple[str, ...]] = field(default_factory=set)
+    #: names of properties that hold an object (a record's `fields: {name: …}`)
+    objects: set[str] = field(default_factory=set)
 
 
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
@@ -355,6 +361,8 @@ def read_source(source: str) -> Source:
                     for name, schema in props.items():
                         if _is_thing(schema):
                             _add_noun(src, split_words(str(name)))
+                        if isinstance(schema, dict) and _typename(schema) == "object":
+                            src.objects.add(str(name))
                         _id_stem(src, str(name))
                 name = node.get("name")
                 if isinstance(name, str) and ("in" in node or "type" in node or "required" in node):
@@ -582,7 +590,9 @@ def measure(out: Path) -> Figures:
         nouns: set[tuple[str, ...]] = set()
         noun_words: set[str] = set()
         titles: set[tuple[str, ...]] = set()
+        objects: set[str] = set()
         for s in sources:
+            objects |= cache[s].objects
             index.update(cache[s].ops)
             nouns |= cache[s].nouns
             noun_words |= cache[s].noun_words
@@ -609,7 +619,7 @@ def measure(out: Path) -> Figures:
             found = []
             for name, column in columns.items():
                 figures.columns += 1
-                reason = control_reason(name, column or {})
+                reason = control_reason(name, column or {}, objects)
                 if reason is not None:
                     found.append(name)
                     figures.controls.append(f"{folder.name}/{table}.{name}")

@@ -116,6 +116,13 @@ def test_control_columns(name, column, control):
     assert (faith.control_reason(name, column) is not None) == control
 
 
+def test_a_selection_name_the_spec_gives_as_an_object_is_data():
+    """OpenDataSoft's record `fields: {…}`: an object property of the spec, so not a selection."""
+    assert faith.control_reason("fields", {"type": "json"}, {"fields"}) is None
+    assert faith.control_reason("fields", {"type": "string"}, {"fields"}) == "fields"
+    assert faith.control_reason("fields", {"type": "json"}, set()) == "fields"
+
+
 def test_a_generated_domain_is_measured(tmp_path: Path):
     """A tool list declaring its kinds, generated into a folder: every declared kind agrees."""
     from toolgen.pipeline import generate

@@ -416,3 +416,26 @@ def test_query_language_arguments_are_not_columns():
     shaped = {"type": "object", "properties": {"min": {"type": "number"}}}
     schema = infer_schema(*planned_from(make_op("create_widget", "create", {"filter": shaped})))
     assert "filter" in schema.tables["widgets"].columns  # a record-shaped `filter` is data
+
+
+def test_a_records_own_fields_object_is_data():
+    """OpenDataSoft's record `{id, fields: {name: …}, timestamp}`: `fields` holding an object is
+    the record's values, while a `fields` string beside them selects what an answer holds."""
+    record = {
+        "type": "object",
+        "properties": {
+            "id": {"type": "string"},
+            "fields": {"type": "object", "additionalProperties": {}},
+            "timestamp": {"type": "string", "format": "date-time"},
+        },
+    }
+    key = {"widget_id": {"type": "string"}, "fields": {"type": "string"}}
+    op = make_op("get_widget", "read", key, ["widget_id"], record_schema=record)
+    schema = infer_schema(*planned_from(op))
+    assert "fields" in schema.tables["widgets"].columns
+    roles = {b.param: b.role for b in schema.bindings["t:get_widget"]}
+    assert roles["fields"] == "option"
+    listing = {**record, "properties": {**record["properties"], "fields": {"type": "string"}}}
+    op = make_op("get_widget", "read", key, ["widget_id"], record_schema=listing)
+    schema = infer_schema(*planned_from(op))
+    assert "fields" not in schema.tables["widgets"].columns

@@ -86,6 +86,8 @@ _PAGE_STATE = frozenset(
     "total_count total_results total_records num_found has_more total_pages is_truncated truncated next_page prev_page previous_page next_link "
     "next_url start_cursor end_cursor has_next_page has_previous_page".split()
 )
+#: names of a field selection, which in an answer, holding an object, are what was selected
+_SELECTED = frozenset("fields field include includes expand expanded select".split())
 #: a cursor a listing pages with (Stripe's and OpenAI's `after=obj_123`), when it is no date
 _CURSOR = frozenset("after before".split())
 #: how a cursor's name starts (DynamoDB's `ExclusiveStartKey`, `LastEvaluatedTableName`)
@@ -508,6 +510,9 @@ def _paging_field(name: str, record: Mapping[str, Any]) -> bool:
     `LastEvaluatedKey`, `fields`), or the list such fields page (`results` beside `next_page`) and
     its counts (`Count` beside `Items` and `LastEvaluatedKey`): never a column."""
     joined = "_".join(words(name))
+    value = record.get(name)
+    if joined in _SELECTED and isinstance(value, Mapping) and flat(value).get("type") == "object":
+        return False  # OpenDataSoft's `fields: {name: …}`: the record's own values, not a selection
     if joined in _OPTION or joined in _PAGE_STATE or (joined in _CONTROLS and joined not in _AMBIGUOUS):
         return True
     ws = joined.split("_")
