@@ -440,3 +440,19 @@ def test_a_verb_alone_acts_on_the_records_its_answer_lists() -> None:
     results = {"type": "object", "properties": {"results": {"type": "array", "items": {"type": "object"}}}}
     op = one(openapi("post", "/#X-Amz-Target=Svc_20200101.Scan", api="Widgets", response_schema=results))
     assert op.entity == "widget"  # `results` says nothing of what it lists
+
+
+def test_a_noun_joined_by_a_preposition_stays_whole_when_a_schema_says_so() -> None:
+    """`DescribeTimeToLive` is about a time to live (its schema is `DescribeTimeToLiveOutput`),
+    not about times; `send_money_to_friend` is about money."""
+    path = "/#X-Amz-Target=DynamoDB_20120810.DescribeTimeToLive"
+    op = one(
+        openapi(
+            "post", path, operation_id="DescribeTimeToLive", response_schema_name="DescribeTimeToLiveOutput"
+        )
+    )
+    assert op.entity == "time_to_live"
+    op = one(function("send_money_to_friend", 0))
+    assert op.entity == "money"
+    op = one(openapi("post", "/money", operation_id="sendMoneyToFriend", response_schema_name="Transfer"))
+    assert op.entity == "money"

@@ -126,6 +126,9 @@ def test_column_type_of_a_schema_fragment(schema, expected):
         ("2fa_code", "n_2fa_codes"),
         ("order-item", "order_items"),
         ("news_items", "news_items"),
+        ("time_to_live", "times_to_live"),
+        ("point_of_sale", "points_of_sale"),
+        ("price_to", "price_tos"),
     ],
 )
 def test_table_names_are_plural_identifiers(entity, table):

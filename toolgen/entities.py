@@ -526,6 +526,8 @@ def guess(
             entity = candidate
             break
     entity_fallback = not entity
+    if entity and operation_id:
+        entity = _compound(entity, operation_id, (response_schema_name, request_schema_name))
     if not entity:  # no noun anywhere: the record its first id argument names, else the records
         api_noun = _api_noun(api)  # it answers with, else the api's
         listed = noun_of(words(payload)) if payload and words(payload)[-1] not in _PAYLOAD_STOP else ""
@@ -536,6 +538,26 @@ def guess(
             or "item"
         )
     return Guess(entity, kind or "action", entity_fallback, kind_fallback), info
+
+
+def _compound(noun: str, name: str, schema_names: tuple[str | None, ...]) -> str:
+    """`time_to_live` for `time` in `DescribeTimeToLive`: a noun the operation's name joins to
+    more words by a preposition, when the spec names a schema by the whole phrase
+    (`DescribeTimeToLiveOutput`); `noun` otherwise (`send_money_to_friend` keeps `money`)."""
+    ws, own = words(name.rsplit(".", 1)[-1]), tuple(noun.split("_"))
+    size = len(own)
+    for i in range(len(ws) - size - 1):
+        end = i + size
+        if tuple(singular(w) for w in ws[i:end]) != own or ws[end] not in _PREPOSITIONS:
+            continue
+        tail = next((j for j in range(end + 1, len(ws)) if ws[j] in _PREPOSITIONS), len(ws))
+        phrase = ws[i:tail]
+        for schema in schema_names:
+            spelled = words(schema or "")
+            if any(spelled[k : k + len(phrase)] == phrase for k in range(len(spelled))):
+                return "_".join((*phrase[:-1], singular(phrase[-1])))[:64]
+        return noun
+    return noun
 
 
 _CONSONANT_RUN = re.compile(r"[bcdfghjklmnpqrstvwxz]{5,}")

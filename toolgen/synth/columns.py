@@ -53,8 +53,16 @@ def identifier(name: str) -> str:
 def table_name(entity: str) -> str:
     """The table of an entity: its name in the plural (`order` → `orders`, `company` → `companies`)."""
     base = identifier(entity).lower()
+    ws = base.split("_")
+    joint = next((i for i, w in enumerate(ws) if i > 0 and w in _JOINING), None)
+    if joint is not None and joint < len(ws) - 1:  # `time_to_live` → `times_to_live`
+        return "_".join((*ws[: joint - 1], plural(ws[joint - 1]), *ws[joint:]))
     head, sep, last = base.rpartition("_")
     return head + sep + plural(last)  # a plural is kept (`news_items`, `network_settings`)
+
+
+#: words that join a noun to what qualifies it (`point_of_sale`, `time_to_live`)
+_JOINING = frozenset("to of for per".split())
 
 
 def flat(schema: Mapping[str, Any]) -> Mapping[str, Any]:
