@@ -496,8 +496,8 @@ def table_verdict(
     said = nouns | (titles or set())
     if any(_hash_like(w) and not _said_beside(raw, i, said) for i, w in enumerate(raw) if not w.isdigit()):
         return "hash"
-    if ws in nouns or all(w in noun_words or w.isdigit() for w in ws):
-        return "ok"
+    if ws in nouns or all(w in noun_words or one(w) in noun_words or w.isdigit() for w in ws):
+        return "ok"  # (`times_to_live`: a plural head before its qualifier)
     if _verb_like(ws):
         return "verb"
     if any(w in FUNCTION_WORDS for w in raw):

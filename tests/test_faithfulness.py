@@ -44,6 +44,7 @@ OPENAPI = {
                 },
             },
             "ObjectiveCLibrary": {"type": "object", "properties": {"name": {"type": "string"}}},
+            "TimeToLiveDescription": {"type": "object", "properties": {"name": {"type": "string"}}},
         }
     },
 }
@@ -80,6 +81,7 @@ def test_nouns_of_a_spec(openapi_source):
         ("reactivate_lines", "verb"),
         ("archiveds", "verb"),
         ("to_human_agents", "function word"),
+        ("times_to_live", "ok"),  # a plural head before its qualifier, as the spec names it
         ("airplane_modes", "not a noun of the spec"),
     ],
 )
