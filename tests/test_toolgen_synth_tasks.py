@@ -20,6 +20,7 @@ from toolgen.synth import instructions as say
 from toolgen.synth.checks import CHECKS
 from toolgen.synth.folder import build_domain, write_folder
 from toolgen.synth.lookups import World
+from toolgen.synth.questions import Asker
 from toolgen.synth.run import synthesize_domain
 from toolgen.synth.schema import infer_schema
 from toolgen.synth.seed import seed_rows
@@ -205,9 +206,9 @@ def test_phrases():
     assert say.create_clause("bfcl", "thing", [], []) == "create a new thing"
 
 
-def test_a_read_only_domain_of_bare_lookups_gets_questions(tmp_path):
-    """Reads that only find rows by another row's id (no record schema): the question asks for the
-    row's id, found by the lookup; the domain reaches 5 valid tasks."""
+def test_a_read_only_domain_of_bare_lookups_asks_nothing(tmp_path):
+    """Reads that only find rows by another row's id (no record schema): the rows hold nothing but
+    ids, and no person asks for an id, so there are no questions and the domain is left out."""
     browse = {"browse_id": {"type": "string", "description": "the browse id"}}
     video = {"video_id": {"type": "string", "description": "the video id"}}
     ops = [
@@ -219,15 +220,57 @@ def test_a_read_only_domain_of_bare_lookups_gets_questions(tmp_path):
     ]
     plan, by_id = planned_from(*ops)
     result = synthesize_domain(plan, by_id, tmp_path, {}, seed=0)
-    assert result.kept, result.reason
-    tasks = _tasks(Path(result.folder or ""))
-    assert len(tasks) >= 5
-    for task in tasks:  # a question, or a survey of several: each lookup's ids are said
-        assert task["tags"][-1] in ("read", "survey")
-        assert len(task["answer_facts"]) == len(task["calls"]) >= 1
-        for lookup, fact in zip(task["calls"], task["answer_facts"], strict=True):
-            assert str(fact) not in task["instruction"]
-            assert all(str(v) in task["instruction"] for v in lookup["arguments"].values())
+    assert not result.kept and "valid tasks" in (result.reason or "")
+
+
+def test_a_question_asks_for_a_name_never_an_id(tmp_path):
+    """An order's customer is asked for by name, through the customer's getter (`the name of the
+    customer of the order ...`); no question's answer is a row's own id."""
+    customer = {
+        "type": "object",
+        "properties": {"customer_id": {"type": "string"}, "name": {"type": "string"}},
+    }
+    order = {
+        "type": "object",
+        "properties": {"order_id": {"type": "string"}, "customer_id": {"type": "string"}},
+    }
+    world, *_ = _world_of(
+        *planned_from(
+            make_op(
+                "get_customer",
+                "read",
+                {"customer_id": {}},
+                ["customer_id"],
+                entity="customer",
+                record_schema=customer,
+            ),
+            make_op("get_order", "read", {"order_id": {}}, ["order_id"], entity="order", record_schema=order),
+            make_op(
+                "list_orders",
+                "read",
+                {"customer_id": {}},
+                ["customer_id"],
+                entity="order",
+                record_schema=order,
+            ),
+        ),
+        0,
+        tmp_path / "shop",
+    )
+    try:
+        reads = Asker(world, random.Random(0)).reads()
+        ids = {
+            str(r[t.primary_key]) for t in world.schema.tables.values() for r in world.rows.get(t.name, [])
+        }
+        assert reads and not [c.instruction for c in reads if {str(f) for f in c.answer_facts} & ids]
+        followed = [c for c in reads if "of the customer of the order" in c.instruction]
+        assert followed
+        for c in followed:
+            assert [call["name"] for call in c.calls] == ["get_order", "get_customer"]
+            names = {r["name"] for r in world.rows["customers"]}
+            assert c.answer_facts[0] in names and c.instruction.startswith(("What", "Tell", "Look"))
+    finally:
+        world.close()
 
 
 def test_required_arguments_with_one_value_are_always_given(tmp_path):

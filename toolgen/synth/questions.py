@@ -18,6 +18,7 @@ from toolgen.naming import words
 
 from . import instructions as say
 from .checks import text_problems
+from .lexicon import handle_columns
 from .lookups import Args, Ref, Row, World, reveals, scalar, seq
 from .schema import TablePlan
 
@@ -91,6 +92,12 @@ class Asker:
                     continue
                 asked += 1
                 ref, column = found
+                if table.columns[column].references:  # `the name of the customer of the order ...`
+                    followed = self._followed(table, row, column, ref)  # (never the id it holds)
+                    if followed is not None:
+                        text, calls, answer = followed
+                        out.append(Candidate("read", text, self._gold(calls), [answer], table.name))
+                    continue
                 text = say.ask_sentence(self.rng, column, ref.phrase, table.entity)
                 m = _ONE_FIELD.fullmatch(ref.phrase)
                 one = (
@@ -250,6 +257,32 @@ class Asker:
         answer = max(values) if highest else min(values)
         return Candidate("compare", text, self._gold(calls), [answer], table.name)
 
+    def _followed(
+        self, table: TablePlan, row: Row, column: str, ref: Ref
+    ) -> tuple[str, list[tuple[str, Args]], Any] | None:
+        """For a reference `column` (an order's `customer_id`), the question a person asks
+        instead of its id: the referenced row's name, fetched through it (`the name of the
+        customer of the order ...`); None when that row has no name a getter shows."""
+        target = table.columns[column].references
+        other = self.w.schema.tables.get(target.split(".")[0]) if target else None
+        if other is None or other.name == table.name:
+            return None
+        getter = self.w.getter(other) if other is not None else None
+        if other is None or getter is None or getter.key is None:
+            return None
+        found = [r for r in self.w.rows.get(other.name, []) if r.get(other.primary_key) == row[column]]
+        if len(found) != 1:
+            return None
+        args = {getter.key.param: row[column]}
+        result = self.w.read(getter.name, args)
+        for handle in handle_columns(self.w.domain.spec.tables[other.name]):
+            value = found[0].get(handle)
+            if isinstance(value, str) and value.strip() and reveals(result, handle, value):
+                target_phrase = say.via_phrase(other.entity, table.entity, ref.phrase)
+                text = say.ask_sentence(self.rng, handle, target_phrase, other.entity)
+                return text, [*ref.calls, (getter.name, args)], value
+        return None
+
     def _question(self, table: TablePlan, row: Row) -> tuple[Ref, str] | None:
         """A way to find `row` and a value of it to ask for: named by what a person knows of it
         (lookups), else by its id through a getter; the value one the reads show and the name
@@ -279,8 +312,11 @@ class Asker:
             # a value every row shares is no answer (nothing else could be said): the most varied first
             varied = {c: len({repr(r.get(c)) for r in rows}) for c in asked}
             asked = [c for c in asked if varied[c] >= max(2, min(4, max(varied.values(), default=0)))]
-            if asked:  # its own values first, then a row it refers to, then its id
-                plain = [c for c in asked if not table.columns[c].references and c != table.primary_key]
-                refers = [c for c in asked if c != table.primary_key]
-                return ref, self.rng.choice(sorted(plain or refers or asked))
+            # its own values first (codes named `… id` last), then a row it refers to (whose name
+            # `_followed` asks for); never its own id: no person asks for that
+            plain = [c for c in asked if not table.columns[c].references and c != table.primary_key]
+            named = [c for c in plain if words(c)[-1:] not in (("id",), ("ids",), ("uuid",), ("guid",))]
+            refers = [c for c in asked if table.columns[c].references]
+            if named or refers or plain:
+                return ref, self.rng.choice(sorted(named or refers or plain))
         return None
