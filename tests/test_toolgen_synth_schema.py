@@ -442,3 +442,25 @@ def test_a_records_own_fields_object_is_data():
     op = make_op("get_widget", "read", key, ["widget_id"], record_schema=listing)
     schema = infer_schema(*planned_from(op))
     assert "fields" not in schema.tables["widgets"].columns
+
+
+def test_an_id_after_the_rows_own_key_in_a_write_is_no_filter():
+    """`update_widget_color(widget_id, color, payment_id)`: the payment pays for the change, it
+    does not find the widget (before, the update refused unless the widget held that payment);
+    a parent's id before the key (`shop_id, widget_id`) still finds the row, and an update not
+    named for its field (`change_plan`) still moves the reference."""
+    args = {"widget_id": {"type": "string"}, "color": {"type": "string"}, "payment_id": {"type": "string"}}
+    pay = make_op("get_payment", "read", {"payment_id": {"type": "string"}}, ["payment_id"], entity="payment")
+    op = make_op("update_widget_color", "update", args, ["widget_id", "payment_id"])
+    schema = infer_schema(*planned_from(op, pay))
+    roles = {b.param: b.role for b in schema.bindings["t:update_widget_color"]}
+    assert roles == {"widget_id": "key", "color": "field", "payment_id": "option"}
+    assert "payment_id" not in schema.tables["widgets"].columns
+    shop = make_op("get_shop", "read", {"shop_id": {"type": "string"}}, ["shop_id"], entity="shop")
+    nested = {"shop_id": {"type": "string"}, "widget_id": {"type": "string"}, "color": {"type": "string"}}
+    op = make_op("update_widget_color", "update", nested, ["shop_id", "widget_id"])
+    roles = {b.param: b.role for b in infer_schema(*planned_from(op, shop)).bindings["t:update_widget_color"]}
+    assert roles["shop_id"] == "parent"
+    op = make_op("update_widget", "update", args, ["widget_id", "payment_id"])
+    roles = {b.param: b.role for b in infer_schema(*planned_from(op, pay)).bindings["t:update_widget"]}
+    assert roles["payment_id"] == "parent"

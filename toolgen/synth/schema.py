@@ -490,6 +490,15 @@ def _control_role(prop: str, schema: Mapping[str, Any], kind: str) -> Role | Non
     return None
 
 
+def _names_its_field(op: Operation, props: Mapping[str, Any]) -> bool:
+    """Whether an update's name is its row's entity and then a field it sets
+    (`update_reservation_flights(reservation_id, flights)`)."""
+    ws, own = words(op.name), words(op.entity)
+    at = next((i for i in range(len(ws)) if ws[i : i + len(own)] == own), None)
+    tail = ws[at + len(own) :] if at is not None else ()
+    return bool(tail) and any(words(p)[-1:] == tail[-1:] for p in props if words(p))
+
+
 def _condition(ws: Sequence[str], schema: Mapping[str, Any]) -> bool:
     """An argument written in a query language: an expression (`KeyConditionExpression`) or its
     placeholders (`ExpressionAttributeValues`), a map of conditions (`QueryFilter`, `Expected`)
@@ -678,6 +687,12 @@ def _bind(b: _Builder, op: Operation, info: PathInfo | None, known: set[str]) ->
             out.append(Binding(prop, "key", table.name, table.primary_key))
             continue
         if entity is not None and entity != op.entity and schema.get("type") not in ("array", "object"):
+            if has_key and op.kind == "update" and _names_its_field(op, props):
+                # `update_reservation_flights(reservation_id, …, payment_id)`: an update named for
+                # its field; an id given after the row's key is what it uses (who pays), not what
+                # finds the row nor a reference it moves (`change_plan(line_id, plan_id)` is one)
+                out.append(Binding(prop, "option"))
+                continue
             other = b.entity_table(entity)
             spelled = prop if _is_id_word(words(prop)) else None
             out.append(Binding(prop, "parent", table.name, b.foreign_key(table, other, spelled)))
