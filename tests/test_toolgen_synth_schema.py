@@ -464,3 +464,18 @@ def test_an_id_after_the_rows_own_key_in_a_write_is_no_filter():
     op = make_op("update_widget", "update", args, ["widget_id", "payment_id"])
     roles = {b.param: b.role for b in infer_schema(*planned_from(op, pay)).bindings["t:update_widget"]}
     assert roles["payment_id"] == "parent"
+
+
+def test_who_acts_in_an_action_is_no_filter_unless_the_record_holds_it():
+    """`close_widget(widget_id, user_id)`: the user who closes it, unless widgets hold a user (then
+    the widget must be that user's); `assign_widget(widget_id, user_id)` moves the widget."""
+    user = make_op("get_user", "read", {"user_id": {"type": "string"}}, ["user_id"], entity="user")
+    args = {"widget_id": {"type": "string"}, "user_id": {"type": "string"}}
+    for name, record, role in (
+        ("close_widget", {"type": "object", "properties": {"widget_id": {"type": "string"}}}, "option"),
+        ("close_widget", {"type": "object", "properties": {"user_id": {"type": "string"}}}, "parent"),
+        ("assign_widget", {"type": "object", "properties": {"widget_id": {"type": "string"}}}, "parent"),
+    ):
+        op = make_op(name, "action", args, ["widget_id", "user_id"], record_schema=record)
+        roles = {b.param: b.role for b in infer_schema(*planned_from(op, user)).bindings[f"t:{name}"]}
+        assert roles == {"widget_id": "key", "user_id": role}, name

@@ -131,7 +131,7 @@ _OPPOSITE = {
 #: `change_plan(line_id, plan_id)`: the noun is what the row is pointed at
 _REPOINT_VERBS = frozenset("change switch swap set upgrade downgrade".split())
 #: `assign_ticket(ticket_id, agent_id)`: the noun is the row, pointed at what its other ids name
-_MOVE_VERBS = frozenset("assign reassign move transfer relocate".split())
+MOVE_VERBS = frozenset("assign reassign move transfer relocate".split())
 _QUOTED = re.compile(r"""['"`]([A-Za-z][A-Za-z0-9_ -]{0,30})['"`]""")
 
 
@@ -427,7 +427,7 @@ def _repoint(
     required = set(op.input_schema.get("required") or [])
     parents = [b for b in binds if b.role == "parent" and b.param in required and b.column]
     if named is None:
-        if op.kind != "update" and verb not in _MOVE_VERBS:
+        if op.kind != "update" and verb not in MOVE_VERBS:
             return None
         scope = path_params(op)
         movable = [b for b in parents if b.param not in scope]

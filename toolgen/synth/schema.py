@@ -21,7 +21,7 @@ from simulator.tables import value_problem
 from toolgen.entities import PathInfo, analyse_path, id_entity
 from toolgen.model import Operation, PlannedDomain
 from toolgen.naming import singular, snake, words
-from toolgen.pure import tableless
+from toolgen.pure import tableless, verb_of
 from toolgen.relate import IDENTIFIER_WORDS
 
 from .columns import (
@@ -36,7 +36,7 @@ from .columns import (
     typed_hint,
     value_type,
 )
-from .effects import Repoint, StateChange, decide, retarget
+from .effects import MOVE_VERBS, Repoint, StateChange, decide, retarget
 from .inputs import clean_schema
 from .keys import hash_prefix, key_samples, key_shape, relaxed
 
@@ -490,6 +490,20 @@ def _control_role(prop: str, schema: Mapping[str, Any], kind: str) -> Role | Non
     return None
 
 
+def _instrument(b: _Builder, op: Operation, prop: str, props: Mapping[str, Any]) -> bool:
+    """Whether another row's id, given after the written row's own key, is what the write uses
+    (`update_reservation_flights(reservation_id, …, payment_id)`: who pays; `close_alert(alert_id,
+    user_id)`: who closes) rather than what finds the row. Not when an update moves a reference
+    (`change_plan(line_id, plan_id)`), a verb moves the row (`assign_ticket(ticket_id, agent_id)`)
+    or the record holds that id (the row must then be that owner's)."""
+    if op.kind == "update":
+        return _names_its_field(op, props)
+    if op.kind != "action" or verb_of(op) in MOVE_VERBS:
+        return False
+    spelled = "_".join(words(prop))
+    return not any("_".join(words(k)) == spelled for k in b.records.get(op.entity, {}))
+
+
 def _names_its_field(op: Operation, props: Mapping[str, Any]) -> bool:
     """Whether an update's name is its row's entity and then a field it sets
     (`update_reservation_flights(reservation_id, flights)`)."""
@@ -687,10 +701,7 @@ def _bind(b: _Builder, op: Operation, info: PathInfo | None, known: set[str]) ->
             out.append(Binding(prop, "key", table.name, table.primary_key))
             continue
         if entity is not None and entity != op.entity and schema.get("type") not in ("array", "object"):
-            if has_key and op.kind == "update" and _names_its_field(op, props):
-                # `update_reservation_flights(reservation_id, …, payment_id)`: an update named for
-                # its field; an id given after the row's key is what it uses (who pays), not what
-                # finds the row nor a reference it moves (`change_plan(line_id, plan_id)` is one)
+            if has_key and _instrument(b, op, prop, props):
                 out.append(Binding(prop, "option"))
                 continue
             other = b.entity_table(entity)
