@@ -443,15 +443,30 @@ def test_a_verb_alone_acts_on_the_records_its_answer_lists() -> None:
 
 
 def test_a_noun_joined_by_a_preposition_stays_whole_when_a_schema_says_so() -> None:
-    """`DescribeTimeToLive` is about a time to live (its schema is `DescribeTimeToLiveOutput`),
-    not about times; `send_money_to_friend` is about money."""
+    """`DescribeTimeToLive` is about a time to live (its answer holds `TimeToLiveDescription`),
+    not about times; a schema named after the operation says nothing (`ExportTableToPointInTime`
+    is about a table); `send_money_to_friend` is about money."""
     path = "/#X-Amz-Target=DynamoDB_20120810.DescribeTimeToLive"
+    answer = {"type": "object", "properties": {"TimeToLiveDescription": {"type": "object"}}}
     op = one(
         openapi(
-            "post", path, operation_id="DescribeTimeToLive", response_schema_name="DescribeTimeToLiveOutput"
+            "post",
+            path,
+            operation_id="DescribeTimeToLive",
+            response_schema_name="DescribeTimeToLiveOutput",
+            response_schema=answer,
         )
     )
     assert op.entity == "time_to_live"
+    op = one(
+        openapi(
+            "post",
+            "/#X-Amz-Target=DynamoDB_20120810.ExportTableToPointInTime",
+            operation_id="ExportTableToPointInTime",
+            response_schema_name="ExportTableToPointInTimeOutput",
+        )
+    )
+    assert op.entity == "table"
     op = one(function("send_money_to_friend", 0))
     assert op.entity == "money"
     op = one(openapi("post", "/money", operation_id="sendMoneyToFriend", response_schema_name="Transfer"))

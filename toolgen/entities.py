@@ -485,10 +485,12 @@ def guess(
     declared: Declared | None = None,
     id_nouns: tuple[str, ...] = (),
     payload: str | None = None,
+    fields: tuple[str, ...] = (),
 ) -> tuple[Guess, PathInfo | None]:
     """The entity and kind of one operation (see the module docstring for the rules); `id_nouns`
     are the entities its id arguments name (`line` for `line_id`), in order; `payload` names the
-    one list of records its answer holds (DynamoDB's `Query` answers `Items`)."""
+    one list of records its answer holds (DynamoDB's `Query` answers `Items`); `fields` are the
+    names of its request's and answer's top-level fields."""
     info = analyse_path(path) if path else None
     named = analyse_name(operation_id) if operation_id else None
     if declared == "write" and named is not None and named.kind is None:
@@ -527,7 +529,7 @@ def guess(
             break
     entity_fallback = not entity
     if entity and operation_id:
-        entity = _compound(entity, operation_id, (response_schema_name, request_schema_name))
+        entity = _compound(entity, operation_id, (response_schema_name, request_schema_name, *fields))
     if not entity:  # no noun anywhere: the record its first id argument names, else the records
         api_noun = _api_noun(api)  # it answers with, else the api's
         listed = noun_of(words(payload)) if payload and words(payload)[-1] not in _PAYLOAD_STOP else ""
@@ -540,10 +542,11 @@ def guess(
     return Guess(entity, kind or "action", entity_fallback, kind_fallback), info
 
 
-def _compound(noun: str, name: str, schema_names: tuple[str | None, ...]) -> str:
+def _compound(noun: str, name: str, names: tuple[str | None, ...]) -> str:
     """`time_to_live` for `time` in `DescribeTimeToLive`: a noun the operation's name joins to
-    more words by a preposition, when the spec names a schema by the whole phrase
-    (`DescribeTimeToLiveOutput`); `noun` otherwise (`send_money_to_friend` keeps `money`)."""
+    more words by a preposition, when a schema or field is named by the whole phrase
+    (`TimeToLiveDescription`; a schema named after the operation, `DescribeTimeToLiveOutput`,
+    does not count); `noun` otherwise (`send_money_to_friend` keeps `money`)."""
     ws, own = words(name.rsplit(".", 1)[-1]), tuple(noun.split("_"))
     size = len(own)
     for i in range(len(ws) - size - 1):
@@ -552,8 +555,10 @@ def _compound(noun: str, name: str, schema_names: tuple[str | None, ...]) -> str
             continue
         tail = next((j for j in range(end + 1, len(ws)) if ws[j] in _PREPOSITIONS), len(ws))
         phrase = ws[i:tail]
-        for schema in schema_names:
-            spelled = words(schema or "")
+        for other in names:
+            spelled = words(other or "")
+            if spelled[: len(ws)] == ws:
+                continue  # `DescribeTimeToLiveOutput`: the operation's own name
             if any(spelled[k : k + len(phrase)] == phrase for k in range(len(spelled))):
                 return "_".join((*phrase[:-1], singular(phrase[-1])))[:64]
         return noun

@@ -144,7 +144,18 @@ def _guess(r: RawOperation) -> tuple[Guess, PathInfo | None]:
         declared=r.declared,
         id_nouns=_id_nouns(r),
         payload=_payload(r.response_schema),
+        fields=_field_names(r),
     )
+
+
+def _field_names(r: RawOperation) -> tuple[str, ...]:
+    """The top-level field names of an operation's arguments, request body and answer."""
+    out: list[str] = [p.name for p in r.parameters]
+    for schema in (r.input_schema, r.request_schema, r.response_schema):
+        props = schema.get("properties") if isinstance(schema, dict) else None
+        if isinstance(props, dict):
+            out += [str(k) for k in props]
+    return tuple(out[:200])
 
 
 def _payload(schema: Any) -> str | None:
