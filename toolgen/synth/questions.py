@@ -31,6 +31,8 @@ _QUESTIONS = 16
 _COMPARE_SIZES = (5, 8, 10)
 #: last words of numeric fields that are codes, not amounts (a card number is not compared)
 _CODE_FIELDS = frozenset("id ids number no num code zip pin cvv cvc phone sha256 hash checksum".split())
+#: last words of a column that holds an id (asked only when a row holds nothing else)
+_ID_WORDS = frozenset("id ids uuid guid".split())
 #: a row named by one value of one field: `the product whose name is "Kettle"`
 _ONE_FIELD = re.compile(
     r'the (?P<noun>[a-z0-9 ]+?) whose (?P<field>[a-z0-9 ]+?) is (?P<value>"(?:[^"\\]|\\.)*")'
@@ -267,8 +269,8 @@ class Asker:
         other = self.w.schema.tables.get(target.split(".")[0]) if target else None
         if other is None or other.name == table.name:
             return None
-        getter = self.w.getter(other) if other is not None else None
-        if other is None or getter is None or getter.key is None:
+        getter = self.w.getter(other)
+        if getter is None or getter.key is None:
             return None
         found = [r for r in self.w.rows.get(other.name, []) if r.get(other.primary_key) == row[column]]
         if len(found) != 1:
@@ -315,7 +317,7 @@ class Asker:
             # its own values first (codes named `… id` last), then a row it refers to (whose name
             # `_followed` asks for); never its own id: no person asks for that
             plain = [c for c in asked if not table.columns[c].references and c != table.primary_key]
-            named = [c for c in plain if words(c)[-1:] not in (("id",), ("ids",), ("uuid",), ("guid",))]
+            named = [c for c in plain if not _ID_WORDS.intersection(words(c)[-1:])]
             refers = [c for c in asked if table.columns[c].references]
             if named or refers or plain:
                 return ref, self.rng.choice(sorted(named or refers or plain))
