@@ -192,9 +192,14 @@ def _own_field(column: str, entity: str) -> str:
 
 def ask_many(rng: random.Random, column: str, entity: str, field: str, values: Sequence[str]) -> str:
     """One question about a value of several rows named by one field: `Tell me the currency of
-    each of the shipping rates whose display names are "A" and "B".` (`values` as said)."""
+    each of the shipping rates whose display names are "A" and "B".` (`values` as said; with no
+    `field`, the rows' ids: `the tasks TAS-1 and TAS-2`)."""
     asked, own = _own_field(column, entity), noun(entity)
-    rows = f"the {plural_phrase(own)} whose {plural_phrase(field)} are {join_clauses(list(values))}"
+    rows = f"the {plural_phrase(own)} " + (
+        f"whose {plural_phrase(field)} are {join_clauses(list(values))}"
+        if field
+        else join_clauses(list(values))
+    )
     return rng.choice(
         (
             f"What is the {asked} of each of {rows}?",

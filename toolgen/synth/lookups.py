@@ -174,17 +174,22 @@ class World:
         return out
 
     def by_handle(self, table: TablePlan, row: Row, depth: int = 0) -> Ref | None:
-        """`the customer whose email is "..."`, found by a read tool that shows its id; else the
-        row named by the values a filtering read tool needs (`the metric whose host id is ...`)."""
+        """`the customer whose email is "..."` (`by_name`); else the row named by the values a
+        filtering read tool needs (`the metric whose host id is ...`)."""
+        return self.by_name(table, row) or self.by_filters(table, row, depth)
+
+    def names(self, table: TablePlan) -> list[str]:
+        """The columns a person names a row of `table` by, best first (a `kind` or a tenant id is
+        no name of it)."""
+        handles = handle_columns(self.domain.spec.tables[table.name])
+        return [c for c in handles if not _UNSAID.intersection(words(c))]
+
+    def by_name(self, table: TablePlan, row: Row) -> Ref | None:
+        """`the customer whose email is "..."`: a value a person knows it by, unique in its table,
+        and a read tool that finds it by that value (or lists them all) and shows its id."""
         pk = table.primary_key
-        # (only what a person names a row by: a `kind` or a tenant id is no name of it)
-        handles = [
-            c
-            for c in handle_columns(self.domain.spec.tables[table.name])
-            if not _UNSAID.intersection(words(c))
-        ]
         finders = self.finders(table)
-        for column in handles:
+        for column in self.names(table):
             value = row.get(column)
             if not isinstance(value, str) or not value.strip() or not self._unique(table, row, [column]):
                 continue
@@ -194,7 +199,7 @@ class World:
                 args = {param: value} if param is not None else {}
                 if reveals(self.read(tool.name, args), pk, row[pk]):
                     return Ref(say.row_phrase(table.entity, column, value), [(tool.name, args)])
-        return self.by_filters(table, row, depth)
+        return None
 
     def _unique(self, table: TablePlan, row: Row, columns: Sequence[str]) -> bool:
         """Whether no other row of `table` has the same values in `columns`."""

@@ -25,6 +25,8 @@ from .schema import TablePlan
 __all__ = ["Asker", "Candidate"]
 
 _SURVEY_SIZES = (6, 10, 12)
+#: how many rows a `roundup` question names
+_ROUNDUP_SIZES = (3, 4, 5, 6)
 #: questions about single rows drawn per domain (a survey picks among them)
 _QUESTIONS = 16
 #: how many rows a `compare` request names
@@ -59,7 +61,19 @@ class Candidate:
     def long(self) -> bool:
         """3+ calls where lookups come first and feed a write (or the write refused)."""
         return (
-            self.kind in ("chain", "double", "multi", "every", "survey", "compare", "refusal")
+            self.kind
+            in (
+                "chain",
+                "double",
+                "multi",
+                "errand",
+                "batch",
+                "every",
+                "survey",
+                "roundup",
+                "compare",
+                "refusal",
+            )
             and len(self.calls) >= 3
         )
 
@@ -102,9 +116,12 @@ class Asker:
                     continue
                 text = say.ask_sentence(self.rng, column, ref.phrase, table.entity)
                 m = _ONE_FIELD.fullmatch(ref.phrase)
+                by_id = say.id_phrase(table.entity, row[table.primary_key]) == ref.phrase
                 one = (
                     (column, table.entity, m["field"], m["value"])
                     if m and m["noun"] == say.noun(table.entity)
+                    else (column, table.entity, "", str(row[table.primary_key]))
+                    if by_id
                     else None
                 )
                 out.append(Candidate("read", text, self._gold(ref.calls), [row[column]], table.name, one))
@@ -187,6 +204,80 @@ class Asker:
                 parts += [q.instruction for q in picked[i:j]]
             i = j
         return " ".join(parts)
+
+    def roundups(self, most: int) -> list[Candidate]:
+        """One question about one value of several rows of a table, named by one field (`Tell me
+        the currency of each of the shipping rates whose display names are "A", "B" and "C".`),
+        each row found by its own lookup (and the table's getter when that does not show the
+        value): the answer facts are every value asked, in order."""
+        out: list[Candidate] = []
+        tables = list(self.w.schema.tables.values())
+        self.rng.shuffle(tables)
+        for table in tables:
+            if len(out) >= most:
+                break
+            for said_field, found in sorted(self._named(table).items()):
+                made = self._survey(table, said_field, found)
+                if made is not None:
+                    out.append(made)
+                    break
+        return out
+
+    def _named(self, table: TablePlan) -> dict[str, list[tuple[Row, str, list[tuple[str, Args]]]]]:
+        """Rows of `table` named the same way (`whose name is ...`), by field: (row, value as
+        said, lookups)."""
+        rows = list(self.w.rows.get(table.name, []))
+        self.rng.shuffle(rows)
+        named: dict[str, list[tuple[Row, str, list[tuple[str, Args]]]]] = {}
+        for row in rows[:16]:
+            ref = self.w.by_name(table, row)
+            m = _ONE_FIELD.fullmatch(ref.phrase) if ref is not None else None
+            if ref is not None and m is not None and m["noun"] == say.noun(table.entity):
+                named.setdefault(m["field"], []).append((row, m["value"], ref.calls))
+        return named
+
+    def _survey(
+        self, table: TablePlan, said_field: str, found: list[tuple[Row, str, list[tuple[str, Args]]]]
+    ) -> Candidate | None:
+        if len(found) < 3:
+            return None
+        rows = [row for row, *_ in found]
+        asked = [
+            c
+            for c, col in table.columns.items()
+            if col.type != "json"
+            and not col.references
+            and c != table.primary_key
+            and not _ID_WORDS.intersection(words(c)[-1:])
+            and " ".join(words(c)) != said_field
+            and all(scalar(r.get(c)) and not isinstance(r.get(c), bool) for r in rows)
+            and len({repr(r.get(c)) for r in rows}) >= 2
+        ]
+        if not asked:
+            return None
+        column = self.rng.choice(sorted(asked))
+        getter = self.w.getter(table)
+        size = self.rng.choice(_ROUNDUP_SIZES)
+        said: list[str] = []
+        facts: list[Any] = []
+        calls: list[tuple[str, Args]] = []
+        for row, text, lookups in found[:size]:
+            reads = list(lookups)
+            if not reveals(self.w.read(*reads[-1]), column, row[column]):
+                if getter is None or getter.key is None:
+                    continue
+                reads.append((getter.name, {getter.key.param: row[table.primary_key]}))
+                if not reveals(self.w.read(*reads[-1]), column, row[column]):
+                    continue
+            said.append(text)
+            facts.append(row[column])
+            calls = seq(calls, reads)
+        if len(said) < 3:
+            return None
+        text = say.ask_many(self.rng, column, table.entity, said_field, said)
+        if text_problems(text, self._gold(calls), self._tool_names) is not None:
+            return None
+        return Candidate("roundup", text, self._gold(calls), facts, table.name)
 
     def compares(self, most: int) -> list[Candidate]:
         """`Of the products whose name is "A", "B", "C" or "D", which has the highest price?`: rows

@@ -32,12 +32,14 @@ from .schema import DomainSchema
 from .tools import Toolset
 from .walks import Candidate, propose
 
-__all__ = ["MAX_TASKS", "MIN_KEPT", "TIER_SHARES", "make_tasks", "tier", "validate_candidates"]
+__all__ = ["FILLERS", "MAX_TASKS", "MIN_KEPT", "TIER_SHARES", "make_tasks", "tier", "validate_candidates"]
 
 #: most tasks kept per domain
 MAX_TASKS = 20
 #: the share of a domain's tasks each tier 0-4 holds at most before the rest are filled
 TIER_SHARES = (0.10, 0.15, 0.15, 0.20, 0.40)
+#: kinds that list unrelated requests in one (`multi`, `survey`): kept after the others
+FILLERS = frozenset(("multi", "survey"))
 #: a domain keeps short tasks (1-2 calls) only up to a third of its long ones, or up to this many in all
 MIN_KEPT = 5
 
@@ -108,9 +110,16 @@ def validate_candidates(
     for c in candidates:
         nth[c.kind] = nth.get(c.kind, -1) + 1
         rank.append(nth[c.kind])
+    # requests a person would make before the clause lists kept only to fill (`FILLERS`)
     order = sorted(
         range(len(raws)),
-        key=lambda i: (-tiers[i], rank[i], not candidates[i].long, -len(candidates[i].calls)),
+        key=lambda i: (
+            candidates[i].kind in FILLERS,
+            -tiers[i],
+            rank[i],
+            not candidates[i].long,
+            -len(candidates[i].calls),
+        ),
     )
     tried: set[int] = set()
     ids = domain_ids(domain)

@@ -20,6 +20,7 @@ from toolgen.naming import words
 from . import instructions as say
 from .checks import text_problems
 from .effects import STATE_VERBS, Repoint, StateChange
+from .errands import batches, errands, merged
 from .lookups import Args, Ref, Row, Tool, World, scalar, seq
 from .questions import Asker, Candidate
 from .schema import Binding, TablePlan
@@ -28,10 +29,15 @@ __all__ = ["MAX_CANDIDATES", "Candidate", "Proposer", "Write", "propose"]
 
 #: most candidates proposed per domain
 MAX_CANDIDATES = 56
+#: how many writes a `multi` request holds
+_MULTI_SIZES = (5, 6, 8, 10, 12)
 _KEYED = frozenset(("status", "update", "delete", "event", "reference"))
 #: how many of each kind a domain's candidates hold at most (chains first: they teach the most)
 _QUOTA = {
     "every": 6,
+    "errand": 12,
+    "batch": 8,
+    "roundup": 6,
     "multi": 20,
     "survey": 8,
     "double": 12,
@@ -41,8 +47,6 @@ _QUOTA = {
     "refusal": 2,
     "single": 4,
 }
-#: how many writes a `multi` request holds
-_MULTI_SIZES = (5, 6, 8, 10, 12)
 
 
 @dataclass
@@ -53,6 +57,9 @@ class Write:
     lookups: list[tuple[str, Args]]
     tool: str
     args: Args
+    entity: str = ""
+    phrase: str = ""
+    """How the text names the row written (`the order whose number is "A"`), when it is one."""
 
     @property
     def calls(self) -> list[tuple[str, Args]]:
@@ -151,7 +158,7 @@ class Proposer(Asker):
             text = say.clause("delete", ref.phrase, settings)
         else:
             text = say.clause(say.verb_phrase(words(tool.op_name), table.entity), ref.phrase, settings)
-        return Write(text, lookups, tool.name, args)
+        return Write(text, lookups, tool.name, args, table.entity, ref.phrase)
 
     def _pointed(self, point: Repoint, row: Row, lookup: bool) -> say.Said | None:
         """Another row for `row` to point at (its reference changes): named as a person would
@@ -429,12 +436,14 @@ class Proposer(Asker):
         different rows or by different tools, pairwise commuting (`_commute`), as the request does
         not order them; each is added only when the whole request still runs."""
         out: list[Candidate] = []
-        tools = self.writes()
-        if not tools:
+        tables = sorted({t.table.name for t in self.writes()})
+        if not tables:
             return out
         for _ in range(2 * _QUOTA["multi"]):
             if len(out) >= _QUOTA["multi"]:
                 break
+            table = self.rng.choice(tables)  # (one table's rows: one kind of thing to look after)
+            tools = [t for t in self.writes() if t.table.name == table]
             size = self.rng.choice(_MULTI_SIZES)
             writes: list[Write] = []
             chosen: list[Tool] = []
@@ -549,7 +558,7 @@ class Proposer(Asker):
         for w in writes:
             calls = seq(calls, w.lookups)
             calls.append((w.tool, w.args))
-        return Candidate(kind, say.write_sentence(self.rng, [w.text for w in writes]), self._gold(calls))
+        return Candidate(kind, say.write_sentence(self.rng, merged(writes)), self._gold(calls))
 
 
 def propose(world: World, rng: random.Random) -> list[Candidate]:
@@ -558,6 +567,9 @@ def propose(world: World, rng: random.Random) -> list[Candidate]:
     questions = p.reads()
     by_kind = {
         "every": p.everys(),
+        "errand": errands(p, _QUOTA["errand"]),
+        "batch": batches(p, _QUOTA["batch"]),
+        "roundup": p.roundups(_QUOTA["roundup"]),
         "multi": p.multis(),
         "survey": p.surveys(questions, _QUOTA["survey"]),
         "double": p.followups() + p.doubles(),

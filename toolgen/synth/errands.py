@@ -1,0 +1,257 @@
+"""Errands: one person's goal over related rows, said in one request.
+
+    errands(proposer, most) -> [Candidate]
+
+An errand is about one row a person knows (a user by email, a directory by name): several writes
+on its own rows (`cancel its orders "A" and "B", and delete its order "C"`), found by one lookup
+of it and one listing of its rows. A batch is one change to several rows of one table, each
+named by what a person knows (`delete the coupons "A", "B" and "C"`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from toolgen.naming import plural_phrase
+
+from . import instructions as say
+from .lookups import Args, Ref, Row, Tool, reveals, seq
+from .questions import Candidate
+from .schema import TablePlan
+
+if TYPE_CHECKING:
+    from .walks import Proposer, Write
+
+__all__ = ["batches", "errands", "merged"]
+
+#: how many writes an errand or a batch holds at most (it keeps what runs)
+_SIZES = (3, 4, 5, 6, 8)
+#: a row said as one phrase: `the order whose number is "A"`, `its order ORD-1`
+_NAMED = re.compile(
+    r"(?P<own>the|its) (?P<noun>[a-z0-9 ]+?) (?:whose (?P<field>[a-z0-9 ]+?) is "
+    r'(?P<value>"(?:[^"\\]|\\.)*"|-?[0-9.]+)|(?P<id>[A-Za-z0-9_.:-]+))'
+)
+_OPENERS = (
+    "For {p}, please {c}.",
+    "I look after {p}. Could you {c}?",
+    "This is about {p}: I need you to {c}.",
+    "Hi, I manage {p}. Please {c}.",
+)
+
+
+def _keyed_writes(p: Proposer) -> dict[str, list[Tool]]:
+    """The writes that act on one row found by its key, by table."""
+    out: dict[str, list[Tool]] = {}
+    for tool in p.writes():
+        if tool.plan.compiled_as in ("update", "status", "delete") and tool.key is not None:
+            out.setdefault(tool.table.name, []).append(tool)
+    return out
+
+
+def _name_column(p: Proposer, table: TablePlan, rows: Sequence[Row], listed: Any) -> str | None:
+    """A column that names each of `rows` apart from the others, shown by the listing `listed`."""
+    pk = table.primary_key
+    for column in p.w.names(table):
+        values = [r.get(column) for r in rows]
+        if not all(isinstance(v, str) and v.strip() for v in values) or len(set(values)) < len(values):
+            continue
+        if all(reveals(listed, column, r[column]) and reveals(listed, pk, r[pk]) for r in rows):
+            return column
+    return None
+
+
+def _parts(w: Write) -> tuple[str, str, str] | None:
+    """(`the` or `its`, field, value as said) of a write's row named by one field or by its id
+    (field ""), when its text names it once."""
+    if not w.phrase or w.text.count(w.phrase) != 1:
+        return None
+    m = _NAMED.fullmatch(w.phrase)
+    if m is None or m["noun"] != say.noun(w.entity):
+        return None
+    return m["own"], m["field"] or "", m["value"] or m["id"]
+
+
+def merged(writes: Sequence[Write]) -> list[str]:
+    """The writes' clauses, those alike but for their row said once over the rows (`delete its
+    orders whose numbers are "A" and "B"`, `delete the tasks TAS-1 and TAS-2`)."""
+    groups: dict[tuple[str, ...], list[tuple[Write, str]]] = {}
+    for i, w in enumerate(writes):
+        parts = _parts(w)
+        if parts is None:
+            groups[(str(i),)] = [(w, "")]
+            continue
+        own, field, value = parts
+        groups.setdefault((w.text.replace(w.phrase, "\0"), own, w.entity, field), []).append((w, value))
+    clauses = []
+    for key, members in groups.items():
+        if len(members) == 1:
+            clauses.append(members[0][0].text)
+            continue
+        template, own, entity, field = key
+        values = say.join_clauses([value for _, value in members])
+        many = f"{own} {plural_phrase(say.noun(entity))}"
+        many += f" whose {plural_phrase(field)} are {values}" if field else f" {values}"
+        clauses.append(template.replace("\0", many))
+    return clauses
+
+
+def errands(p: Proposer, most: int) -> list[Candidate]:
+    """Writes on the rows of one parent row (2-8), found by the parent's lookup and the listing
+    of its rows; each write commutes with the others, as the request does not order them."""
+    out: list[Candidate] = []
+    tools = _keyed_writes(p)
+    pairs = [
+        (lister, b, parent)
+        for lister in p.w.tools
+        if lister.plan.compiled_as == "list" and lister.table.name in tools
+        for b in lister.role("parent")
+        if b.column is not None
+        and lister.required <= {b.param}
+        and (parent := p.w.parent_of(lister, b)) is not None
+        and parent.name != lister.table.name
+    ]
+    p.rng.shuffle(pairs)
+    for lister, b, parent in pairs * 2:
+        if len(out) >= most:
+            break
+        made = _errand(p, lister, b.param, b.column or "", parent, tools[lister.table.name])
+        if made is not None and all(c.calls != made.calls for c in out):
+            out.append(made)
+    return out
+
+
+def _errand(
+    p: Proposer, lister: Tool, param: str, column: str, parent: TablePlan, tools: list[Tool]
+) -> Candidate | None:
+    table = lister.table
+    groups: dict[Any, list[Row]] = {}
+    for row in p.w.rows.get(table.name, []):
+        if isinstance(row.get(column), str | int):
+            groups.setdefault(row[column], []).append(row)
+    owners = [k for k, rows in groups.items() if len(rows) >= 2]
+    p.rng.shuffle(owners)
+    for owner in owners[:3]:
+        prow = next((r for r in p.w.rows.get(parent.name, []) if r.get(parent.primary_key) == owner), None)
+        if prow is None:
+            continue
+        ref = p.w.by_name(parent, prow) or Ref(say.id_phrase(parent.entity, owner), [])
+        listing: tuple[str, Args] = (lister.name, {param: owner})
+        kids = groups[owner]
+        named = _name_column(p, table, kids, p.w.read(*listing))
+        if named is None:
+            continue
+        prefix = seq(ref.calls, [listing])
+        phrases = [say.row_phrase(table.entity, named, kid[named]).replace("the ", "its ", 1) for kid in kids]
+        done = _writes(p, tools, kids, [Ref(phrase, prefix) for phrase in phrases], prefix)
+        if len(done) < 2:
+            continue
+        writes, used = zip(*done, strict=True)
+        clauses = merged(writes)
+        text = p.rng.choice(_OPENERS).format(p=ref.phrase, c=say.join_clauses(clauses))
+        calls = prefix
+        for w in writes:
+            calls = seq(calls, w.calls)
+        return Candidate("errand", text, p._gold(calls))
+    return None
+
+
+def _writes(
+    p: Proposer, tools: list[Tool], rows: list[Row], refs: list[Ref], prefix: list[tuple[str, Args]]
+) -> list[tuple[Write, int]]:
+    """Up to a size from `_SIZES` writes on distinct rows (each named by its ref, found by
+    `prefix` alone), pairwise commuting, added while the whole request runs."""
+    size = p.rng.choice(_SIZES)
+    order = list(range(len(rows)))
+    p.rng.shuffle(order)
+    done: list[tuple[Write, int]] = []
+    chosen: list[Tool] = []
+    calls = list(prefix)
+    odds, p.copy_odds = p.copy_odds, 0.0  # (its values are its own: no copies from other rows)
+    try:
+        for i in order:
+            if len(done) >= size:
+                break
+            tool = p.rng.choice(tools)
+            if not all(p._commute(tool, t) for t in chosen):
+                continue
+            w = p.keyed(tool, rows[i], refs[i])
+            if w is None or w.lookups != prefix:
+                continue
+            trial = seq(calls, w.calls)
+            if p._succeeds(trial):
+                done.append((w, i))
+                chosen.append(tool)
+                calls = trial
+    finally:
+        p.copy_odds = odds
+    return done
+
+
+def batches(p: Proposer, most: int) -> list[Candidate]:
+    """One write with the same values on several rows of one table (3-8), each named by what a
+    person knows of it and found by its own lookup: a delete, a state change, or an update of
+    fields that are not names."""
+    out: list[Candidate] = []
+    tools = [t for found in _keyed_writes(p).values() for t in found]
+    p.rng.shuffle(tools)
+    for tool in tools:
+        if len(out) >= most:
+            break
+        made = _batch(p, tool)
+        if made is not None:
+            out.append(made)
+    return out
+
+
+def _batch(p: Proposer, tool: Tool) -> Candidate | None:
+    table = tool.table
+    rows = list(p.w.rows.get(table.name, []))
+    p.rng.shuffle(rows)
+    names = p.w.names(table)
+    size = p.rng.choice(_SIZES)
+    writes: list[Write] = []
+    phrases: list[str] = []
+    calls: list[tuple[str, Args]] = []
+    column = ""
+    odds, p.copy_odds = p.copy_odds, 0.0
+    try:
+        for row in rows[: 3 * size]:
+            if len(writes) >= size:
+                break
+            ref = p.w.by_name(table, row)
+            said = next(
+                (c for c in names if ref and ref.phrase == say.row_phrase(table.entity, c, row[c])), ""
+            )
+            if ref is None or not said or said != (column or said):
+                continue
+            w = p.keyed(tool, row, ref)
+            if w is None or w.lookups != ref.calls:
+                continue
+            if writes:  # the same values as the first
+                fixed = {k: v for k, v in writes[0].args.items() if k not in _own_args(tool, writes[0])}
+                w.args.update(fixed)
+                w.text = writes[0].text.replace(phrases[0], ref.phrase)
+            elif any(b.column in names for b in tool.role("field") if b.param in w.args):
+                return None  # (one name for all of them is no change a person asks for)
+            trial = seq(calls, w.calls)
+            if p._succeeds(trial):
+                column = said
+                writes.append(w)
+                phrases.append(ref.phrase)
+                calls = trial
+    finally:
+        p.copy_odds = odds
+    if len(writes) < 3:
+        return None
+    clauses = merged(writes)
+    return Candidate("batch", say.write_sentence(p.rng, clauses), p._gold(calls))
+
+
+def _own_args(tool: Tool, w: Write) -> set[str]:
+    """The arguments that find a write's row (its key and parents), not the values it writes."""
+    own = {b.param for b in tool.role("parent")}
+    if tool.key is not None:
+        own.add(tool.key.param)
+    return own & set(w.args)
