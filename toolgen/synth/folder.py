@@ -21,13 +21,13 @@ from typing import Any
 
 import yaml
 
-from simulator.builders import DomainBuilder, Step, clock, column, hash_ids
+from simulator.builders import DomainBuilder, Step, clock, column, counter_ids
 from toolgen.model import PlannedDomain
 from toolgen.naming import words
 from toolgen.pure import NOT_MODELLED, NOTHING
 
 from .effects import Repoint, StateChange
-from .keys import hash_prefix
+from .keys import KEY_START, key_prefix
 from .schema import DomainSchema, TablePlan
 from .tools import EVENTS_TABLE, FINAL_STATES, Toolset
 
@@ -75,7 +75,9 @@ def build_domain(plan: PlannedDomain, schema: DomainSchema, toolset: Toolset) ->
             for c in table.columns.values()
         }
         key_type = table.columns[table.primary_key].type
-        ids = table.ids or (hash_ids(hash_prefix(table.entity)) if key_type == "string" else None)
+        ids = table.ids or (
+            counter_ids(key_prefix(table.entity), start=KEY_START) if key_type == "string" else None
+        )
         d.table(
             table.name,
             table.primary_key,

@@ -22,7 +22,7 @@ from simulator.ids import SLOTS, IdMaker, parse_pattern
 
 from .columns import column_type
 
-__all__ = ["KeyShape", "hash_prefix", "key_samples", "key_shape", "pattern_slots", "relaxed"]
+__all__ = ["KEY_START", "KeyShape", "key_prefix", "key_samples", "key_shape", "pattern_slots", "relaxed"]
 
 _NUMERIC = ("integer", "number")
 #: repeats a pattern leaves open (`+`, `*`, `{2,}`) are drawn this many times
@@ -40,8 +40,12 @@ class KeyShape:
     shape: dict[str, Any] = field(default_factory=dict)
 
 
-def hash_prefix(entity: str) -> str:
-    """The `hash` scheme's prefix for an entity's keys: its initials (`service_record` → `SR-`)."""
+#: the first generated key's number: keys read like the numbers people quote (`ORD-1001`)
+KEY_START = 1001
+
+
+def key_prefix(entity: str) -> str:
+    """The prefix of an entity's generated keys: its initials (`service_record` → `SR-`)."""
     letters = "".join(w[0] for w in entity.split("_") if w)[:3].upper()
     if len(letters) < 2:
         letters = re.sub(r"[^A-Za-z]", "", entity)[:3].upper() or "ID"

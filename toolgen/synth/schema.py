@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import unquote
 
+from simulator.builders import counter_ids
 from simulator.tables import value_problem
 from toolgen.entities import PathInfo, analyse_path, id_entity
 from toolgen.model import Operation, PlannedDomain
@@ -38,7 +39,7 @@ from .columns import (
 )
 from .effects import MOVE_VERBS, Repoint, StateChange, decide, retarget
 from .inputs import clean_schema
-from .keys import hash_prefix, key_samples, key_shape, relaxed
+from .keys import KEY_START, key_prefix, key_samples, key_shape, relaxed
 
 __all__ = [
     "Binding",
@@ -276,7 +277,7 @@ class _Builder:
             hint={**{k: v for k, v in key_schema.items() if k not in _KEY_DECIDES}, **shape.shape},
         )
         ids = shape.ids or (
-            {"scheme": "hash", "prefix": hash_prefix(entity)} if shape.type == "string" else None
+            counter_ids(key_prefix(entity), start=KEY_START) if shape.type == "string" else None
         )
         table = TablePlan(name, entity, key, {key: key_col}, ids=ids)
         self.tables[name] = table
