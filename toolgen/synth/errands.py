@@ -24,7 +24,7 @@ from .schema import TablePlan
 if TYPE_CHECKING:
     from .walks import Proposer, Write
 
-__all__ = ["batches", "errands", "merged"]
+__all__ = ["batches", "errands", "everys", "merged"]
 
 #: how many writes an errand or a batch holds at most (it keeps what runs)
 _SIZES = (3, 4, 5, 6, 8)
@@ -255,3 +255,118 @@ def _own_args(tool: Tool, w: Write) -> set[str]:
     if tool.key is not None:
         own.add(tool.key.param)
     return own & set(w.args)
+
+
+def everys(p: Proposer, most: int) -> list[Candidate]:
+    """One write with the same values on every row of a parent (`cancel every order of the
+    customer whose email is ...`), or on every row of it, or of the table, that has a value
+    (`... with status "pending"`): the parent's lookup, the listing that shows which rows,
+    then the write on each."""
+    out: list[Candidate] = []
+    listers = [t for t in p.w.tools if t.plan.compiled_as == "list"]
+    tools = [t for found in _keyed_writes(p).values() for t in found if t.plan.compiled_as != "delete"]
+    tools += [t for found in _keyed_writes(p).values() for t in found if t.plan.compiled_as == "delete"]
+    for tool in tools:
+        if len(out) >= most:
+            break
+        for lister in [t for t in listers if t.table.name == tool.table.name]:
+            made = _every(p, tool, lister)
+            if made is not None:
+                out.append(made)
+                break
+    return out
+
+
+def _groups(p: Proposer, lister: Tool) -> list[tuple[Args, str, list[tuple[str, Args]], list[Row]]]:
+    """The row sets `lister` lists: (its arguments, how the request names the set's owner, the
+    lookups that find the owner, the rows), a few owners per parent, or the whole table."""
+    table = lister.table
+    rows = list(p.w.rows.get(table.name, []))
+    if not lister.required:
+        return [({}, "", [], rows)]
+    out: list[tuple[Args, str, list[tuple[str, Args]], list[Row]]] = []
+    for b in lister.role("parent"):
+        parent = p.w.parent_of(lister, b)
+        if parent is None or b.column is None or not lister.required <= {b.param}:
+            continue
+        groups: dict[Any, list[Row]] = {}
+        for row in rows:
+            if isinstance(row.get(b.column), str | int):
+                groups.setdefault(row[b.column], []).append(row)
+        owners = [k for k, found in groups.items() if 2 <= len(found) <= 10]
+        p.rng.shuffle(owners)
+        for owner in owners[:3]:
+            prow = next(
+                (r for r in p.w.rows.get(parent.name, []) if r.get(parent.primary_key) == owner), None
+            )
+            if prow is None:
+                continue
+            ref = p.w.name_row(parent, prow, p.rng, lookup=True)
+            ref = ref if ref is not None and ref.calls else Ref(say.id_phrase(parent.entity, owner), [])
+            out.append(({b.param: owner}, ref.phrase, list(ref.calls), groups[owner]))
+    return out
+
+
+def _condition(p: Proposer, table: TablePlan, rows: list[Row], listed: Any) -> tuple[str, Any] | None:
+    """A column and a value that 2+ of `rows` have and 1+ not (the listing shows it for each):
+    the rows a request picks out (`with status "pending"`)."""
+    names = set(p.w.names(table))
+    columns = [
+        c
+        for c, col in table.columns.items()
+        if col.enum and c != table.primary_key and c not in names and not col.references
+    ]
+    p.rng.shuffle(columns)
+    for column in columns:
+        values = [r.get(column) for r in rows]
+        if not all(isinstance(v, str | bool) for v in values) or not all(
+            reveals(listed, column, v) for v in values
+        ):
+            continue
+        counts = {v: values.count(v) for v in values}
+        picked = [v for v, n in sorted(counts.items(), key=str) if 2 <= n < len(values)]
+        if picked:
+            return column, p.rng.choice(picked)
+    return None
+
+
+def _every(p: Proposer, tool: Tool, lister: Tool) -> Candidate | None:
+    table, key = tool.table, tool.key
+    assert key is not None
+    for args, owner, lookups, rows in _groups(p, lister):
+        listing = (lister.name, args)
+        listed = p.w.read(*listing)
+        if not isinstance(listed, list) or len(listed) != len(rows) or not rows:
+            continue
+        where = _condition(p, table, rows, listed)
+        if where is None and (not owner or len(rows) < 3):
+            continue  # (every row of a table is no errand: one with a value is)
+        if where is not None:
+            rows = [r for r in rows if r.get(where[0]) == where[1]]
+        phrase = f"every {say.noun(table.entity)}" + (f" of {owner}" if owner else "")
+        if where is not None:
+            phrase += f" with {say.field_phrase(where[0])} {say.value_text(where[1])}"
+        odds, p.copy_odds = p.copy_odds, 0.0
+        try:
+            first = p.keyed(tool, rows[0], Ref(phrase, seq(lookups, [listing])))
+        finally:
+            p.copy_odds = odds
+        if first is None or first.lookups != seq(lookups, [listing]):
+            continue
+        calls = list(first.calls)
+        for row in rows[1:]:
+            calls.append((tool.name, {**first.args, **_finding(tool, row)}))
+        if p._succeeds(calls):
+            return Candidate("every", say.write_sentence(p.rng, [first.text]), p._gold(calls))
+    return None
+
+
+def _finding(tool: Tool, row: Row) -> Args:
+    """The arguments that find `row` for `tool`: its key and its parents' keys."""
+    found: Args = {}
+    if tool.key is not None:
+        found[tool.key.param] = row[tool.table.primary_key]
+    for b in tool.role("parent"):
+        if b.column is not None and b.param in tool.required and row.get(b.column) is not None:
+            found[b.param] = row[b.column]
+    return found

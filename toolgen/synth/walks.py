@@ -20,7 +20,7 @@ from toolgen.naming import words
 from . import instructions as say
 from .checks import text_problems
 from .effects import STATE_VERBS, Repoint, StateChange
-from .errands import batches, errands, merged
+from .errands import batches, errands, everys, merged
 from .lookups import Args, Ref, Row, Tool, World, scalar, seq
 from .questions import Asker, Candidate
 from .schema import Binding, TablePlan
@@ -493,61 +493,6 @@ class Proposer(Asker):
                     break
         return out
 
-    def everys(self) -> list[Candidate]:
-        """One write on every child row of a parent row (`cancel every order of the customer whose
-        email is ...`): the parent's lookups, the listing of its children (which gives their ids),
-        then the write on each, with the same values."""
-        out: list[Candidate] = []
-        listers = [t for t in self.w.tools if t.plan.compiled_as == "list"]
-        for tool in self.writes():
-            if len(out) >= _QUOTA["every"]:
-                break
-            if tool.plan.compiled_as not in ("update", "status") or tool.key is None:
-                continue
-            table = tool.table
-            for lister in [t for t in listers if t.table.name == table.name]:
-                made = self._every(tool, lister)
-                if made is not None:
-                    out.append(made)
-                    break
-        return out
-
-    def _every(self, tool: Tool, lister: Tool) -> Candidate | None:
-        table, key = tool.table, tool.key
-        assert key is not None
-        for b in lister.role("parent"):
-            parent = self.w.parent_of(lister, b)
-            if parent is None or b.column is None or not lister.required <= {b.param}:
-                continue
-            groups: dict[Any, list[Row]] = {}
-            for row in self.w.rows.get(table.name, []):
-                if scalar(row.get(b.column)):
-                    groups.setdefault(row[b.column], []).append(row)
-            sized = [k for k, rows in groups.items() if 3 <= len(rows) <= 8]
-            self.rng.shuffle(sized)
-            for owner in sized[:3]:
-                owner_row = next(
-                    (r for r in self.w.rows.get(parent.name, []) if r.get(parent.primary_key) == owner), None
-                )
-                ref = self.w.name_row(parent, owner_row, self.rng, lookup=True) if owner_row else None
-                if ref is None or not ref.calls:
-                    continue
-                listing = (lister.name, {b.param: owner})
-                listed = self.w.read(*listing)
-                rows = groups[owner]
-                if not isinstance(listed, list) or len(listed) != len(rows):
-                    continue
-                phrase = f"every {say.noun(table.entity)} of {ref.phrase}"
-                first = self.keyed(tool, rows[0], Ref(phrase, seq(ref.calls, [listing])))
-                if first is None:
-                    continue
-                calls = list(first.calls)
-                for row in rows[1:]:
-                    calls.append((tool.name, {**first.args, key.param: row[table.primary_key]}))
-                if self._succeeds(calls):
-                    return Candidate("every", say.write_sentence(self.rng, [first.text]), self._gold(calls))
-        return None
-
     def _reads_well(self, text: str, calls: Sequence[tuple[str, Args]]) -> bool:
         """Whether `text` passes the instruction checks that need no result (a clause added to a
         long request is dropped, not the whole request)."""
@@ -566,7 +511,7 @@ def propose(world: World, rng: random.Random) -> list[Candidate]:
     p = Proposer(world, rng)
     questions = p.reads()
     by_kind = {
-        "every": p.everys(),
+        "every": everys(p, _QUOTA["every"]),
         "errand": errands(p, _QUOTA["errand"]),
         "batch": batches(p, _QUOTA["batch"]),
         "roundup": p.roundups(_QUOTA["roundup"]),
