@@ -55,6 +55,7 @@ from toolgen.pipeline import generate, summarize  # noqa: E402
 from toolgen.synth.leftovers import toolbox_domains  # noqa: E402
 from toolgen.synth.report import build_report  # noqa: E402
 from toolgen.synth.run import synthesize  # noqa: E402
+from toolgen.synth.tasks import FILLERS  # noqa: E402
 
 SHARED = ROOT.parent / "shared" if (ROOT.parent / "shared").is_dir() else Path("/work/shared")
 SCALE = SHARED / "corpus" / "scale" / "scale_corpus.tar.gz"
@@ -153,6 +154,7 @@ def synth(generated: Any, out: Path, workers: int, seed: int, with_tasks: bool =
     short: list[str] = []
     lengths: list[int] = []
     tiers: Counter[str] = Counter()
+    kinds: Counter[str] = Counter()
     for r in results:
         if not r.kept or r.folder is None:
             continue
@@ -162,6 +164,7 @@ def synth(generated: Any, out: Path, workers: int, seed: int, with_tasks: bool =
         fed = sum(1 for t in found if _chain(t, reads))
         lengths += [len(t.get("calls", [])) for t in found]
         tiers.update(tag for t in found for tag in t.get("tags", []) if tag.startswith("tier-"))
+        kinds.update(t["tags"][-1] for t in found if t.get("tags"))
         tasks += len(found)
         chains += fed
         if len(reads) < len(spec["tools"]):
@@ -187,6 +190,8 @@ def synth(generated: Any, out: Path, workers: int, seed: int, with_tasks: bool =
             "write_domains_under_min": len(short),
             "rejected_by_reason": report["tasks"].get("rejected_by_reason", {}),
             **_horizon(lengths, tiers, report["tasks"].get("rejected_by_reason", {})),
+            "kinds": dict(kinds.most_common()),
+            "filler_share": round(sum(kinds[k] for k in FILLERS) / tasks, 4) if tasks else 0.0,
         },
     }
 
@@ -336,6 +341,10 @@ def main(argv: list[str] | None = None) -> int:
             f"horizon: median {tasks['median_calls']} gold calls, {tasks['share_10_calls']:.1%} with 10+, "
             f"{tasks['tasks_20_calls']} with 20+; tiers {tasks['tiers']}; instructions of tried candidates "
             f"passing every check {tasks['instruction_checks_pass']:.1%}"
+        )
+        print(
+            f"kinds: {tasks['kinds']}; clause lists of unrelated requests ({', '.join(sorted(FILLERS))}) "
+            f"{tasks['filler_share']:.1%}"
         )
         print(f"skipped by reason: {rates['skipped_by_reason']}")
     if faithful is not None:
