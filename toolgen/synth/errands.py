@@ -180,7 +180,8 @@ def _writes(
             if w is None or w.lookups != prefix:
                 continue
             trial = seq(calls, w.calls)
-            if p._succeeds(trial):
+            said = say.join_clauses(merged([*(d for d, _ in done), w]))
+            if p._reads_well(said, trial) and p._succeeds(trial):
                 done.append((w, i))
                 chosen.append(tool)
                 calls = trial

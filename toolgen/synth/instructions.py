@@ -98,13 +98,13 @@ def row_phrase(entity: str, column: str, value: Any) -> str:
 
 
 def row_where(entity: str, pairs: Sequence[tuple[str, Any]], owners: Sequence[str] = ()) -> str:
-    """`the <entity> of <owner> whose <a> is <x> and <b> is <y>`."""
+    """`the <entity> whose <a> is <x> and <b> is <y> of <owner>`."""
     text = f"the {noun(entity)}"
-    if owners:
-        text += " of " + join_clauses(list(owners))
     if pairs:
         said = dict.fromkeys(f"{field_phrase(c)} is {value_text(v)}" for c, v in pairs)  # (each once)
         text += " whose " + join_clauses(list(said))
+    if owners:  # (after its own values: `the shape whose name is "A" of the page whose name is "B"`)
+        text += " of " + join_clauses(list(owners))
     return text
 
 
@@ -114,8 +114,12 @@ def id_phrase(entity: str, key: Any) -> str:
 
 
 def via_phrase(entity: str, child_entity: str, child: str) -> str:
-    """`the <entity> of <child phrase>`: a row named through a row that refers to it."""
-    return f"the {noun(entity)} of {child}" if child_entity != entity else child
+    """`the <entity> of <child phrase>`: a row named through a row that refers to it (`the
+    settings of the table ...`, not `the table settings of the table ...`)."""
+    if child_entity == entity:
+        return child
+    own, lead = noun(entity), noun(child_entity) + " "
+    return f"the {own[len(lead) :] if own.startswith(lead) else own} of {child}"
 
 
 def verb_phrase(op_words: Sequence[str], entity: str) -> str:

@@ -28,7 +28,7 @@ _SURVEY_SIZES = (6, 10, 12)
 #: how many rows a `roundup` question names
 _ROUNDUP_SIZES = (3, 4, 5, 6)
 #: questions about single rows drawn per domain (a survey picks among them)
-_QUESTIONS = 16
+_QUESTIONS = 24
 #: how many rows a `compare` request names
 _COMPARE_SIZES = (5, 8, 10)
 #: last words of numeric fields that are codes, not amounts (a card number is not compared)
@@ -100,8 +100,8 @@ class Asker:
             asked = 0
             rows = list(self.w.rows.get(table.name, []))
             self.rng.shuffle(rows)
-            for row in rows[:8]:  # up to 8 rows tried, 4 questions kept (8 in a small domain)
-                if asked >= (8 if len(tables) <= 2 else 4):
+            for row in rows[:10]:  # up to 10 rows tried, 6 questions kept (10 in a small domain)
+                if asked >= (10 if len(tables) <= 2 else 6):
                     break
                 found = self._question(table, row)
                 if found is None:
@@ -155,20 +155,20 @@ class Asker:
         return out
 
     def surveys(self, questions: list[Candidate], tries: int) -> list[Candidate]:
-        """Three to ten questions about different rows in one request, each answered by its own
-        lookups, those on one table together: the answer facts are every value asked."""
+        """Three to ten questions about different rows of one table in one request, each answered
+        by its own lookups: the answer facts are every value asked."""
         out: list[Candidate] = []
-        if len(questions) < 3:
-            return out
-        for _ in range(tries):
+        by_table: dict[str, list[Candidate]] = {}
+        for q in questions:
+            by_table.setdefault(q.subject, []).append(q)
+        subjects = sorted(s for s, found in by_table.items() if len(found) >= 3)
+        for _ in range(tries if subjects else 0):
             size = self.rng.choice(_SURVEY_SIZES)
             picked: list[Candidate] = []
-            subjects = sorted({q.subject for q in questions})
-            self.rng.shuffle(subjects)
-            rank = {s: i for i, s in enumerate(subjects)}
-            shuffled = self.rng.sample(questions, len(questions))
-            # a few tables, each one's questions together; none that says anything twice
-            for q in sorted(shuffled, key=lambda q: (rank[q.subject], q.asked is None, (q.asked or ())[:3])):
+            found = by_table[self.rng.choice(subjects)]
+            shuffled = self.rng.sample(found, len(found))
+            # (one table's rows: one kind of thing asked about); none that says anything twice
+            for q in sorted(shuffled, key=lambda q: (q.asked is None, (q.asked or ())[:3])):
                 if len(picked) >= size:
                     break
                 joined = " ".join(c.instruction for c in [*picked, q])
