@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 __all__ = ["batches", "errands", "everys", "merged"]
 
 #: how many writes an errand or a batch holds at most (it keeps what runs)
-_SIZES = (3, 4, 5, 6, 8)
+_SIZES = (3, 4, 5, 6, 8, 10)
 #: a row said as one phrase: `the order whose number is "A"`, `its order ORD-1`
 _NAMED = re.compile(
     r"(?P<own>the|its) (?P<noun>[a-z0-9 ]+?) (?:whose (?P<field>[a-z0-9 ]+?) is "

@@ -26,9 +26,9 @@ __all__ = ["Asker", "Candidate"]
 
 _SURVEY_SIZES = (6, 10, 12)
 #: how many rows a `roundup` question names
-_ROUNDUP_SIZES = (3, 4, 5, 6)
+_ROUNDUP_SIZES = (4, 6, 8, 10)
 #: questions about single rows drawn per domain (a survey picks among them)
-_QUESTIONS = 24
+_QUESTIONS = 32
 #: how many rows a `compare` request names
 _COMPARE_SIZES = (5, 8, 10)
 #: last words of numeric fields that are codes, not amounts (a card number is not compared)
@@ -100,8 +100,8 @@ class Asker:
             asked = 0
             rows = list(self.w.rows.get(table.name, []))
             self.rng.shuffle(rows)
-            for row in rows[:10]:  # up to 10 rows tried, 6 questions kept (10 in a small domain)
-                if asked >= (10 if len(tables) <= 2 else 6):
+            for row in rows[:12]:  # up to 12 rows tried, 8 questions kept (12 in a small domain)
+                if asked >= (12 if len(tables) <= 2 else 8):
                     break
                 found = self._question(table, row)
                 if found is None:
