@@ -121,4 +121,4 @@ def test_a_batch_makes_one_change_to_rows_named_by_what_a_person_knows(tmp_path:
 def test_a_roundup_asks_one_value_of_several_rows_in_one_sentence(tmp_path: Path):
     for _, c in _found(lambda seed: _world(SHOP, seed, tmp_path / f"s{seed}")[0], lambda p: p.roundups(4)):
         assert c.kind == "roundup" and not re.search(r"[.?] [A-Z]", c.instruction)  # one sentence
-        assert 3 <= len(c.answer_facts) <= 6
+        assert 3 <= len(c.answer_facts) <= 10
