@@ -114,6 +114,7 @@ class World:
         self.rows = {t: list(r) for t, r in rows.items()}
         #: (table, columns) -> how many rows hold each (hashable) combination of values (`_unique`)
         self._counts: dict[tuple[str, tuple[str, ...]], Counter[tuple[Any, ...]]] = {}
+        self._names: dict[str, list[str]] = {}
         self.tools: list[Tool] = []
         for plan in toolset.tools:
             if plan.op_id in schema.tableless:  # (a scratchpad: no row to name or change)
@@ -181,8 +182,10 @@ class World:
     def names(self, table: TablePlan) -> list[str]:
         """The columns a person names a row of `table` by, best first (a `kind` or a tenant id is
         no name of it)."""
-        handles = handle_columns(self.domain.spec.tables[table.name])
-        return [c for c in handles if not _UNSAID.intersection(words(c))]
+        if table.name not in self._names:
+            handles = handle_columns(self.domain.spec.tables[table.name])
+            self._names[table.name] = [c for c in handles if not _UNSAID.intersection(words(c))]
+        return self._names[table.name]
 
     def by_name(self, table: TablePlan, row: Row) -> Ref | None:
         """`the customer whose email is "..."`: a value a person knows it by, unique in its table,
@@ -250,8 +253,12 @@ class World:
                 if found is not None and found.calls:
                     owners.append(found.phrase)
                     calls = seq(calls, found.calls)
+                elif parent is not None and prow is not None:  # `of the namespace NAM-1004`
+                    owners.append(say.id_phrase(parent.entity, row[b.column or ""]))
                 else:
                     stated.append((b.column or "", row[b.column or ""]))
+            if not all(self._known(table, c) for c, _ in stated):
+                continue  # (a request's inputs, another row's id or a code: no name of it)
             if not self._unique(table, row, columns):
                 extra = self._telling(table, row, columns)
                 if extra is None:
@@ -265,13 +272,22 @@ class World:
         return next((r for r in self.rows.get(table.name, []) if r.get(table.primary_key) == key), None)
 
     def _telling(self, table: TablePlan, row: Row, columns: Sequence[str]) -> str | None:
-        """A column whose value tells `row` apart from the others that share `columns`."""
-        for name, col in table.columns.items():
-            if name == table.primary_key or col.references or col.type == "json" or name in columns:
+        """A column a person knows (`_known`) whose value tells `row` apart from the others
+        that share `columns`."""
+        for name in table.columns:
+            if name in columns or not self._known(table, name):
                 continue
             if scalar(row.get(name)) and self._unique(table, row, [*columns, name]):
                 return name
         return None
+
+    def _known(self, table: TablePlan, column: str) -> bool:
+        """Whether a person knows a row by this column's value: a name (`names`), one of a few
+        states (an enum) or a date; not another row's id, a code or a request's input."""
+        col = table.columns[column]
+        if column == table.primary_key or col.references:
+            return False
+        return column in self.names(table) or bool(col.enum) or col.type in ("date", "datetime")
 
     def via_child(self, table: TablePlan, row: Row, rng: random.Random) -> Ref | None:
         """`the customer of the order whose number is "..."`: a row that refers to this one, found first."""

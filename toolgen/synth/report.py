@@ -91,7 +91,7 @@ def build_report(
             ),
         },
         "tasks": {
-            "kept": sum(r.tasks_kept for r in results),
+            "kept": sum(r.tasks_kept for r in kept),  # (a domain left out keeps none)
             "rejected": sum(tasks_rejected.values()),
             "rejected_by_reason": dict(tasks_rejected.most_common()),
         },

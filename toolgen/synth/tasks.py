@@ -129,7 +129,7 @@ def validate_candidates(
             continue
         if not fill and held[tiers[i]] >= quota[tiers[i]]:
             continue
-        if fill and (tiers[i] < 2 or not candidates[i].long) and len(kept) >= MIN_KEPT:
+        if fill and (tiers[i] < 3 or not candidates[i].long) and len(kept) >= MIN_KEPT:
             continue  # beyond its share, a short task only keeps a small domain
         tried.add(i)
         task = Task.model_validate(raws[i])
