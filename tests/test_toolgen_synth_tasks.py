@@ -476,3 +476,46 @@ def test_a_row_is_named_only_by_what_a_person_names_it_by(tmp_path):
             assert ref is None or not re.search(r"whose (symb|kind)", ref.phrase), ref.phrase
     finally:
         world.close()
+
+
+def test_a_listing_s_required_inputs_name_no_row(tmp_path):
+    """`list_differences(place1, place2)` takes a request's inputs: a difference is not `the
+    difference whose place1 is "PLA-1" and place2 is "PLA-2"`; a required state (an enum) may
+    name rows, with a name that tells them apart."""
+    props = {"difference_id": {"type": "string"}, "place1": {"type": "string"}, "place2": {"type": "string"}}
+    record = {"type": "object", "properties": {**props, "hours": {"type": "number"}}}
+    places = {"place1": {"type": "string"}, "place2": {"type": "string"}}
+    state = {"type": "string", "enum": ["open", "closed"]}
+    ticket = {
+        "type": "object",
+        "properties": {"ticket_id": {"type": "string"}, "title": {"type": "string"}, "state": state},
+    }
+    world, *_ = _world_of(
+        *planned_from(
+            make_op(
+                "list_differences",
+                "read",
+                places,
+                ["place1", "place2"],
+                entity="difference",
+                record_schema=record,
+            ),
+            make_op(
+                "list_tickets", "read", {"state": state}, ["state"], entity="ticket", record_schema=ticket
+            ),
+        ),
+        0,
+        tmp_path / "t",
+    )
+    try:
+        table = world.schema.tables["differences"]
+        assert all(world.by_filters(table, row) is None for row in world.rows["differences"])
+        tickets = world.schema.tables["tickets"]
+        named = [world.by_filters(tickets, row) for row in world.rows["tickets"]]
+        assert any(ref is not None for ref in named)
+        for ref in named:
+            assert ref is None or re.fullmatch(
+                r'the ticket whose state is "\w+"( and title is ".+")?', ref.phrase
+            ), ref
+    finally:
+        world.close()
