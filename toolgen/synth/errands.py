@@ -1,11 +1,13 @@
-"""Errands: one person's goal over related rows, said in one request.
+"""Requests about related rows, each said once: errands, batches and every-row writes.
 
-    errands(proposer, most) -> [Candidate]
+    errands(proposer, most), batches(proposer, most), everys(proposer, most) -> [Candidate]
 
 An errand is about one row a person knows (a user by email, a directory by name): several writes
 on its own rows (`cancel its orders "A" and "B", and delete its order "C"`), found by one lookup
 of it and one listing of its rows. A batch is one change to several rows of one table, each
-named by what a person knows (`delete the coupons "A", "B" and "C"`).
+named by what a person knows (`delete the coupons "A", "B" and "C"`). An every-row write acts
+on each row of a parent, or on those that have a value (`every order ... with status "pending"`).
+`merged` says alike clauses once over their rows.
 """
 
 from __future__ import annotations
@@ -98,7 +100,7 @@ def merged(writes: Sequence[Write]) -> list[str]:
 
 
 def errands(p: Proposer, most: int) -> list[Candidate]:
-    """Writes on the rows of one parent row (2-8), found by the parent's lookup and the listing
+    """Writes on the rows of one parent row (2-10), found by the parent's lookup and the listing
     of its rows; each write commutes with the others, as the request does not order them."""
     out: list[Candidate] = []
     tools = _keyed_writes(p)
