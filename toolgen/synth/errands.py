@@ -267,8 +267,11 @@ def everys(p: Proposer, most: int) -> list[Candidate]:
     then the write on each."""
     out: list[Candidate] = []
     listers = [t for t in p.w.tools if t.plan.compiled_as == "list"]
-    tools = [t for found in _keyed_writes(p).values() for t in found if t.plan.compiled_as != "delete"]
-    tools += [t for found in _keyed_writes(p).values() for t in found if t.plan.compiled_as == "delete"]
+    # (deletes last: a change that leaves the rows teaches more)
+    tools = sorted(
+        (t for found in _keyed_writes(p).values() for t in found),
+        key=lambda t: t.plan.compiled_as == "delete",
+    )
     for tool in tools:
         if len(out) >= most:
             break
