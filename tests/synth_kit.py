@@ -39,7 +39,7 @@ def make_op(
         id=f"t:{name}",
         source="mem.json",
         pointer=f"/{name}",
-        format="function-list",
+        format=extra.pop("format", "function-list"),
         api="t",
         name=name,
         description=name.replace("_", " "),

@@ -479,3 +479,58 @@ def test_who_acts_in_an_action_is_no_filter_unless_the_record_holds_it():
         op = make_op(name, "action", args, ["widget_id", "user_id"], record_schema=record)
         roles = {b.param: b.role for b in infer_schema(*planned_from(op, user)).bindings[f"t:{name}"]}
         assert roles == {"widget_id": "key", "user_id": role}, name
+
+
+def test_request_arguments_the_record_does_not_hold_are_options_not_columns():
+    """Kubernetes' `fieldManager`, `gracePeriodSeconds`, a patch document and a delete's `Status`
+    answer: they shape a request, so no table holds them."""
+    record = {
+        "type": "object",
+        "properties": {"id": {"type": "string"}, "name": {"type": "string"}, "kind": {"type": "string"}},
+    }
+    status = {
+        "type": "object",
+        "properties": {"code": {"type": "integer"}, "message": {"type": "string"}},
+    }
+    key = {"id": {"type": "string"}}
+    ops = [
+        make_op("get_widget", "read", key, ["id"], record_schema=record, format="openapi-3.0"),
+        make_op(
+            "list_widgets",
+            "read",
+            {"name": {"type": "string"}, "labelSelector": {"type": "string"}},
+            record_schema=record,
+            query=["name", "labelSelector"],
+            format="openapi-3.0",
+        ),
+        make_op(
+            "patch_widget",
+            "update",
+            {
+                **key,
+                "body": {"type": "object"},
+                "fieldManager": {"type": "string"},
+                "name": {"type": "string"},
+            },
+            ["id"],
+            record_schema=record,
+            query=["fieldManager"],
+            format="openapi-3.0",
+        ),
+        make_op(
+            "delete_widgets",
+            "delete",
+            {"gracePeriodSeconds": {"type": "integer"}},
+            record_schema=status,
+            format="openapi-3.0",
+        ),
+    ]
+    schema = infer_schema(*planned_from(*ops))
+    assert set(schema.tables["widgets"].columns) == {"id", "name", "kind"}
+    roles = {b.param: b.role for op in ops for b in schema.bindings[op.id]}
+    assert roles["labelSelector"] == roles["fieldManager"] == roles["body"] == "option"
+    assert roles["gracePeriodSeconds"] == "option"
+    assert roles["name"] == "field"  # a record's field, in a query or a body
+    # with no record known, the arguments are what the table holds
+    bare = make_op("list_gadgets", "read", {"color": {"type": "string"}}, query=["color"], entity="gadget")
+    assert "color" in infer_schema(*planned_from(bare)).tables["gadgets"].columns

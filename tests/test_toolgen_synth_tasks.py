@@ -519,3 +519,26 @@ def test_a_listing_s_required_inputs_name_no_row(tmp_path):
             ), ref
     finally:
         world.close()
+
+
+def test_a_field_holding_stand_in_codes_is_never_written(tmp_path):
+    """A field nothing describes is seeded with codes (`ZOR-40213`): no person would write one, so
+    no task sets it, while the fields a person knows still get writes."""
+    key = {"widget_id": {"type": "string"}}
+    fields = {"name": {"type": "string", "description": "the widget's name"}, "zorp": {"type": "string"}}
+    ops = [
+        make_op("create_widget", "create", fields, ["name"]),
+        make_op("list_widgets", "read", {"name": fields["name"]}),
+        make_op("get_widget", "read", key, ["widget_id"]),
+        make_op("update_widget", "update", {**key, **fields}, ["widget_id"]),
+    ]
+    world, *_ = _world_of(*planned_from(*ops), 0, tmp_path / "widgets")
+    try:
+        table = world.schema.tables["widgets"]
+        assert world.placeholder(table, "zorp") and not world.placeholder(table, "name")
+        proposer = Proposer(world, random.Random(1))
+        written = [c for t in proposer.singles() + proposer.doubles() + proposer.multis() for c in t.calls]
+    finally:
+        world.close()
+    assert any("name" in c["arguments"] for c in written if c["name"] != "list_widgets")
+    assert not any("zorp" in c["arguments"] for c in written)

@@ -125,6 +125,10 @@ class Operation(_Model):
     path_prefix: str | None = Field(
         default=None, description="the path's leading static segments, for clustering"
     )
+    query: list[str] = Field(
+        default_factory=list,
+        description="arguments sent in the URL's query string (OpenAPI): they select or shape a request",
+    )
     dropped: list[dict[str, str]] = Field(
         default_factory=list, description="parameters left out of input_schema: {name, reason}"
     )

@@ -216,6 +216,7 @@ def _operation(r: RawOperation, op_id: str, name: str, g: Guess, info: PathInfo 
         consumes=_consumes(kept, g, info),
         produces=_produces(r, g),
         path_prefix=info.prefix if info else None,
+        query=[prop for prop, _original, location in kept if location == "query"],
         dropped=dropped,
         renamed=renamed,
     )

@@ -49,6 +49,7 @@ __all__ = [
     "random_person",
     "sentence",
     "code_of",
+    "is_code_of",
     "thing_name",
     "title_case",
     "uuid_value",
@@ -326,12 +327,22 @@ def sentence(d: Draw) -> str:
     )
 
 
+def _code_prefix(name: str) -> str:
+    ws = words(name)
+    return ("".join(c for c in (ws[-1] if ws else name) if c.isalpha())[:3] or "VAL").upper()
+
+
 def code_of(name: str) -> Maker:
     """Values of a field nothing else describes: a code a person can read out (`ATT-40213` for an
     `attribution`), not filler words."""
-    ws = words(name)
-    prefix = ("".join(c for c in (ws[-1] if ws else name) if c.isalpha())[:3] or "VAL").upper()
+    prefix = _code_prefix(name)
     return lambda d: f"{prefix}-{d.rng.randint(10000, 99999)}"
+
+
+def is_code_of(name: str, value: Any) -> bool:
+    """Whether `value` is one `code_of(name)` draws: a stand-in for a value nothing described,
+    which a person would never write into that field."""
+    return isinstance(value, str) and re.fullmatch(rf"{_code_prefix(name)}-\d{{5}}", value) is not None
 
 
 def fake_method(method: str) -> Maker:

@@ -23,6 +23,7 @@ from toolgen.model import Operation
 from toolgen.naming import words
 
 from . import instructions as say
+from .draws import is_code_of
 from .lexicon import TEXT_WORDS, handle_columns
 from .schema import Binding, DomainSchema, TablePlan
 from .tools import ToolPlan, Toolset
@@ -115,6 +116,7 @@ class World:
         #: (table, columns) -> how many rows hold each (hashable) combination of values (`_unique`)
         self._counts: dict[tuple[str, tuple[str, ...]], Counter[tuple[Any, ...]]] = {}
         self._names: dict[str, list[str]] = {}
+        self._placeholders: dict[tuple[str, str], bool] = {}
         self.tools: list[Tool] = []
         for plan in toolset.tools:
             if plan.op_id in schema.tableless:  # (a scratchpad: no row to name or change)
@@ -140,6 +142,16 @@ class World:
 
     def close(self) -> None:
         self.reader.close()
+
+    def placeholder(self, table: TablePlan, column: str) -> bool:
+        """Whether the column holds stand-in codes (`draws.is_code_of`): nothing described its
+        values, so no person would write one."""
+        if (table.name, column) not in self._placeholders:
+            values = [r[column] for r in self.rows.get(table.name, []) if r.get(column) is not None]
+            self._placeholders[table.name, column] = bool(values) and all(
+                is_code_of(column, v) for v in values
+            )
+        return self._placeholders[table.name, column]
 
     def full(self, name: str, args: Args) -> Args:
         """A call's arguments with the tool's fixed ones (`Tool.fixed`) added."""

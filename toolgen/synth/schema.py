@@ -119,6 +119,8 @@ _LOW = frozenset("min from since after start gte gt lower begin earliest".split(
 _HIGH = frozenset("max to until before end lte lt upper latest".split())
 _HANDLE = ("name", "title", "display_name", "full_name", "username", "email", "label", "subject", "summary")
 _STATUS = frozenset(("status", "state"))
+#: the kinds of operation whose answer is the record itself
+_RECORDS = frozenset(("read", "create", "update"))
 #: what a key column's id scheme decides (its hint keeps the scheme's shape instead of the record's)
 _KEY_DECIDES = frozenset(("format", "pattern", "minLength", "maxLength"))
 
@@ -599,7 +601,12 @@ def infer_schema(domain: PlannedDomain, operations: Mapping[str, Operation]) -> 
     )
     ops = found.ops
     b = _Builder(ops)
-    for op in ops:  # the records first, so keys and columns follow the spec's spelling
+    # the records first, so keys and columns follow the spec's spelling; what a delete or an
+    # action answers (Kubernetes' `Status`) only when nothing reads or writes the record itself
+    recorded = {op.entity for op in ops if op.kind in _RECORDS and record_props(op.record_schema)[0]}
+    for op in ops:
+        if op.kind not in _RECORDS and op.entity in recorded:
+            continue
         props, required = record_props(op.record_schema)
         record = b.records.setdefault(op.entity, {})
         for key, value in props.items():
@@ -733,8 +740,20 @@ def _bind(b: _Builder, op: Operation, info: PathInfo | None, known: set[str]) ->
                 found = b.add_column(table, name, items)
             out.append(Binding(prop, "in", table.name, found))
             continue
+        if b.records.get(op.entity) and table.column_for(prop) is None and _request_only(op, prop, schema):
+            out.append(Binding(prop, "option"))  # `fieldManager`, `gracePeriodSeconds`: no record field
+            continue
         out.append(Binding(prop, "field", table.name, b.add_column(table, prop, _as_text(schema))))
     return out
+
+
+def _request_only(op: Operation, prop: str, schema: Mapping[str, Any]) -> bool:
+    """Whether an argument the record does not hold shapes the request rather than carrying data:
+    one sent in the query string, any of a delete's, or a whole document with no properties (a
+    patch's `body`)."""
+    shape = flat(schema)
+    document = shape.get("type") == "object" and not shape.get("properties")
+    return prop in op.query or (op.kind == "delete" and op.format in _OPENAPI) or document
 
 
 #: keywords that say what a value is; an argument with none of them is taken as text

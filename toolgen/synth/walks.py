@@ -86,7 +86,12 @@ class Proposer(Asker):
             for b in tool.role("field")
             if b.param not in tool.required and b.column is not None and b.param in used
         ]
-        optional = [b for b in optional if tool.table.columns[b.column or ""].type != "json"]
+        optional = [
+            b
+            for b in optional
+            if tool.table.columns[b.column or ""].type != "json"
+            and not self.w.placeholder(tool.table, b.column or "")
+        ]
         self.rng.shuffle(optional)
         copy = lookup and self.rng.random() < self.copy_odds
         for b in [b for b in tool.bindings if b.param in tool.required and b.role == "field"] + optional[
@@ -95,7 +100,7 @@ class Proposer(Asker):
             current = row.get(b.column) if row is not None and b.column else None
             value = self.w.copied(self.rng, tool, b, current) if copy else None
             copy = copy and value is None
-            if value is None:
+            if value is None and not self.w.placeholder(tool.table, b.column or ""):
                 value = self.w.value_for(self.rng, tool, b, current)
             if value is None:
                 if b.param in tool.required:
