@@ -209,6 +209,20 @@ def test_phrases():
     assert say.create_clause("bfcl", "thing", [], []) == "create a new thing"
 
 
+def test_a_copied_value_is_said_as_a_person_says_it():
+    """A value copied from another row: `to match <row>` in a change, `the same <field> as <row>`
+    in a create; a row pointed at is said as itself."""
+    copied = say.Said("Lyon", 'the user whose email is "a@b.c"', copy=True)
+    assert say.update_clause("the order ORD-1001", [("city", copied)]) == (
+        'change the city of the order ORD-1001 to match the user whose email is "a@b.c"'
+    )
+    assert say.create_clause("create", "order", [], [("city", copied), ("seats", 2)]) == (
+        'create a new order with the same city as the user whose email is "a@b.c" and seats 2'
+    )
+    pointed = say.Said("USR-1001", 'the user whose email is "a@b.c"')
+    assert say.settings_phrase([("owner", pointed)]) == 'its owner to the user whose email is "a@b.c"'
+
+
 def test_a_read_only_domain_of_bare_lookups_asks_nothing(tmp_path):
     """Reads that only find rows by another row's id (no record schema): the rows hold nothing but
     ids, and no person asks for an id, so there are no questions and the domain is left out."""

@@ -63,12 +63,14 @@ def field_phrase(column: str) -> str:
 
 @dataclass(frozen=True)
 class Said:
-    """A value the instruction does not state but points at (`the same one as the user ...`);
-    `calls` are the lookups that reveal it."""
+    """A value the instruction does not state but points at: a row (`the user whose ...`), or with
+    `copy` another row's value of the field being set (`to match the user whose ...`); `calls` are
+    the lookups that reveal it."""
 
     value: Any
     text: str
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list, compare=False)
+    copy: bool = False
 
 
 def plain(value: Any) -> Any:
@@ -80,7 +82,7 @@ def value_text(value: Any) -> str:
     """A value written so that the agent can pass it back (a `Said`: its words; a code of lower-case
     words, `round_trip`, as those words: the tool's schema or description names the code)."""
     if isinstance(value, Said):
-        return value.text
+        return f"the same one as {value.text}" if value.copy else value.text
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
@@ -133,9 +135,21 @@ def verb_phrase(op_words: Sequence[str], entity: str) -> str:
     return " ".join(kept) or " ".join(op_words) or "update"
 
 
+def _to(value: Any) -> str:
+    """`to "open"`; a copied value `to match the user whose ...`."""
+    return f"to match {value.text}" if isinstance(value, Said) and value.copy else f"to {value_text(value)}"
+
+
+def _with(column: str, value: Any) -> str:
+    """`status "open"`; a copied value `the same city as the user whose ...`."""
+    if isinstance(value, Said) and value.copy:
+        return f"the same {field_phrase(column)} as {value.text}"
+    return f"{field_phrase(column)} {value_text(value)}"
+
+
 def settings_phrase(settings: Sequence[tuple[str, Any]]) -> str:
     """`its status to "open" and its priority to 2`."""
-    parts = [f"its {field_phrase(c)} to {value_text(v)}" for c, v in settings]
+    parts = [f"its {field_phrase(c)} {_to(v)}" for c, v in settings]
     return join_clauses(parts)
 
 
@@ -246,11 +260,11 @@ def clause(verb: str, target: str, settings: Sequence[tuple[str, Any]] = ()) -> 
 
 def update_clause(target: str, settings: Sequence[tuple[str, Any]]) -> str:
     """`change <field> of <target> to <value> (and ...)`."""
-    parts = [f"the {field_phrase(c)} to {value_text(v)}" for c, v in settings]
+    parts = [f"the {field_phrase(c)} {_to(v)}" for c, v in settings]
     return (
         f"change {join_clauses(parts)} for {target}"
         if len(parts) > 1
-        else (f"change the {field_phrase(settings[0][0])} of {target} to {value_text(settings[0][1])}")
+        else (f"change the {field_phrase(settings[0][0])} of {target} {_to(settings[0][1])}")
     )
 
 
@@ -268,7 +282,7 @@ def create_clause(verb: str, entity: str, owners: Sequence[str], settings: Seque
     if owners:
         text += " for " + join_clauses(owners)
     if settings:
-        text += " with " + join_clauses([f"{field_phrase(c)} {value_text(v)}" for c, v in settings])
+        text += " with " + join_clauses([_with(c, v) for c, v in settings])
     return text
 
 

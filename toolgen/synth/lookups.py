@@ -356,7 +356,7 @@ class World:
 
     # -- values to write -------------------------------------------------------------------------
     def copied(self, rng: random.Random, tool: Tool, b: Binding, current: Any) -> say.Said | None:
-        """A value for a field taken from a row found by lookups (its city: `the same one as the
+        """A value for a field taken from a row found by lookups (its city: `to match the
         user whose email is ...`): the lookup's result feeds the write."""
         if b.column is None:
             return None
@@ -379,8 +379,7 @@ class World:
                     continue  # (a value the phrase states is no lookup)
                 if not reveals(self.read(*ref.calls[-1]), column, row[column]):
                     continue
-                text = f"the same one as {ref.phrase}"  # (the field is the one being set)
-                return say.Said(row[column], text, ref.calls)
+                return say.Said(row[column], ref.phrase, ref.calls, copy=True)
         return None
 
     def value_for(self, rng: random.Random, tool: Tool, b: Binding, current: Any) -> Any:
