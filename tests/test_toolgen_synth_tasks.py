@@ -445,26 +445,28 @@ def test_a_comparison_reads_every_row_it_names_and_answers_the_extreme(tmp_path)
         assert kept, c.instruction
 
 
-def test_a_survey_asks_about_one_table(tmp_path):
-    """A survey's questions are about rows of one table (the stations, or their readings), each
-    question once; questions on one column of rows named by one field are one sentence."""
-    surveyed = merged = 0
-    for seed in range(3):
-        world, *_ = _world(WEATHER, seed, tmp_path / f"weather{seed}")
+def test_a_survey_asks_the_same_values_of_each_row_in_one_sentence(tmp_path):
+    """A survey asks one or two values of 3-12 rows of one table, named alike (by a field, or by
+    their ids), in one sentence; each row is found by its own calls and every value is a fact."""
+    surveyed = valid = 0
+    for seed in range(4):
+        world, *_ = _world(SHOP, seed, tmp_path / f"shop{seed}")
         try:
-            p = Proposer(world, random.Random(seed))
-            surveys = p.surveys(p.reads(), 8)
+            surveys = Proposer(world, random.Random(seed)).surveys(8)
+            kept, _ = validate_candidates(world.domain, surveys)
         finally:
             world.close()
+        valid += len(kept)
         for s in surveys:
-            assert len(s.parts) >= 3 and len({q.instruction for q in s.parts}) == len(s.parts)
-            assert s.answer_facts == [f for q in s.parts for f in q.answer_facts]
-            assert len({q.subject for q in s.parts}) == 1  # (one kind of thing asked about)
-            for q in s.parts:  # each row is named in the text, alone or in a list
-                assert (q.asked[3] if q.asked else q.instruction) in s.instruction
-            merged += " of each of the " in s.instruction
+            assert s.kind == "survey" and not re.search(r"[.?] [A-Z]", s.instruction)  # one sentence
+            m = re.match(r"(?:What (?:is|are)|Tell me|Look up) the (.+?) of each of the ", s.instruction)
+            assert m is not None, s.instruction
+            width = 2 if " and the " in m[1] else 1
+            named = re.findall(r'"[^"]+"|\b[A-Z]{2,4}-\d+\b', s.instruction[m.end() :])
+            assert 3 <= len(named) <= 12 and len(s.answer_facts) == width * len(named), s.instruction
+            assert len(s.calls) >= len(named)  # (each row found alone)
             surveyed += 1
-    assert surveyed and merged
+    assert surveyed and valid
 
 
 def test_a_row_is_named_only_by_what_a_person_names_it_by(tmp_path):
@@ -556,3 +558,67 @@ def test_a_field_holding_stand_in_codes_is_never_written(tmp_path):
         world.close()
     assert any("name" in c["arguments"] for c in written if c["name"] != "list_widgets")
     assert not any("zorp" in c["arguments"] for c in written)
+
+
+def test_a_multi_request_asks_for_at_most_two_kinds_of_change(tmp_path):
+    """Several writes in one request use one or two tools: a person asks for a few kinds of change
+    at once (`delete these, rename that`), not a list of every kind the API has."""
+    key = {"widget_id": {"type": "string"}}
+    name = {"name": {"type": "string", "description": "the widget's name"}}
+    color = {"color": {"type": "string", "enum": ["red", "green", "blue"]}}
+    size = {"size": {"type": "integer", "minimum": 1, "maximum": 9}}
+    ops = [
+        make_op("create_widget", "create", {**name, **color}, ["name"]),
+        make_op("list_widgets", "read", name),
+        make_op("get_widget", "read", key, ["widget_id"]),
+        make_op("delete_widget", "delete", key, ["widget_id"]),
+        make_op("paint_widget", "update", {**key, **color}, ["widget_id", "color"]),
+        make_op("resize_widget", "update", {**key, **size}, ["widget_id", "size"]),
+        make_op("rename_widget", "update", {**key, **name}, ["widget_id", "name"]),
+    ]
+    found = 0
+    for seed in range(3):
+        world, *_ = _world_of(*planned_from(*ops), seed, tmp_path / f"widgets{seed}")
+        try:
+            multis = Proposer(world, random.Random(seed)).multis()
+        finally:
+            world.close()
+        for m in multis:
+            writes = {c["name"] for c in m.calls if world.domain.tools[c["name"]].writes}
+            assert 1 <= len(writes) <= 2, m.instruction
+            found += 1
+    assert found
+
+
+def test_questions_ask_for_the_records_fields_not_a_reads_arguments(tmp_path):
+    """A column only a read's argument made (`top_k` of a search) is no answer a person wants:
+    when the API answers with a record, questions ask for its fields."""
+    record = {
+        "type": "object",
+        "properties": {
+            "widget_id": {"type": "string"},
+            "name": {"type": "string", "description": "the widget's name"},
+            "color": {"type": "string", "enum": ["red", "green", "blue"]},
+            "weight": {"type": "number", "minimum": 1, "maximum": 90},
+        },
+    }
+    key = {"widget_id": {"type": "string"}}
+    ops = [
+        make_op("get_widget", "read", key, ["widget_id"], record_schema=record),
+        make_op(
+            "search_widgets",
+            "read",
+            {"name": {"type": "string"}, "top_k": {"type": "integer", "minimum": 1, "maximum": 50}},
+            record_schema=record,
+        ),
+    ]
+    asked = []
+    for seed in range(3):
+        world, *_ = _world_of(*planned_from(*ops), seed, tmp_path / f"widgets{seed}")
+        try:
+            assert "top_k" in world.schema.tables["widgets"].columns
+            p = Proposer(world, random.Random(seed))
+            asked += [c.instruction for c in p.reads() + p.surveys(8)]
+        finally:
+            world.close()
+    assert asked and not any("top k" in text for text in asked)

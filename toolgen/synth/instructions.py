@@ -208,11 +208,15 @@ def _own_field(column: str, entity: str) -> str:
     return field[len(own) + 1 :] if own and field.startswith(own + " ") else field
 
 
-def ask_many(rng: random.Random, column: str, entity: str, field: str, values: Sequence[str]) -> str:
-    """One question about a value of several rows named by one field: `Tell me the currency of
-    each of the shipping rates whose display names are "A" and "B".` (`values` as said; with no
-    `field`, the rows' ids: `the tasks TAS-1 and TAS-2`)."""
-    asked, own = _own_field(column, entity), noun(entity)
+def ask_many(
+    rng: random.Random, columns: str | Sequence[str], entity: str, field: str, values: Sequence[str]
+) -> str:
+    """One question about one or more values of several rows named by one field: `Tell me the
+    currency of each of the shipping rates whose display names are "A" and "B".` (`values` as
+    said; with no `field`, the rows' ids: `the tasks TAS-1 and TAS-2`)."""
+    own = noun(entity)
+    named = [columns] if isinstance(columns, str) else list(columns)
+    asked = join_clauses([f"{'the ' if i else ''}{_own_field(c, entity)}" for i, c in enumerate(named)])
     rows = f"the {plural_phrase(own)} " + (
         f"whose {plural_phrase(field)} are {join_clauses(list(values))}"
         if field
@@ -220,7 +224,7 @@ def ask_many(rng: random.Random, column: str, entity: str, field: str, values: S
     )
     return rng.choice(
         (
-            f"What is the {asked} of each of {rows}?",
+            f"What {'are' if len(named) > 1 else 'is'} the {asked} of each of {rows}?",
             f"Tell me the {asked} of each of {rows}.",
             f"Look up the {asked} of each of {rows}.",
         )

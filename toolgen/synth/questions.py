@@ -1,6 +1,6 @@
 """Questions on a generated domain: one row's value, surveys of several, counts and comparisons.
 
-    Asker(world, rng).reads() -> [Candidate]   # then .surveys(questions, tries), .compares(most)
+    Asker(world, rng).reads() -> [Candidate]   # then .surveys(most), .roundups(most), .compares(most)
 
 The question kinds of `walks` (which adds the writes), with the candidate every kind makes.
 """
@@ -24,7 +24,9 @@ from .schema import TablePlan
 
 __all__ = ["Asker", "Candidate"]
 
-_SURVEY_SIZES = (6, 10, 12)
+#: how many rows a `survey` names, and how many surveys one table gets at most
+_SURVEY_SIZES = (6, 8, 10, 12)
+_SURVEYS_A_TABLE = 3
 #: how many rows a `roundup` question names
 _ROUNDUP_SIZES = (4, 6, 8, 10)
 #: questions about single rows drawn per domain (a survey picks among them)
@@ -54,8 +56,6 @@ class Candidate:
     asked: tuple[str, str, str, str] | None = None
     """A question about a row named by one field: (column asked, entity, that field, its value as
     said); a survey asks such questions on one column and field in one sentence."""
-    parts: list[Candidate] = field(default_factory=list)
-    """The questions a survey asks, in order."""
 
     @property
     def long(self) -> bool:
@@ -154,56 +154,48 @@ class Asker:
                     break
         return out
 
-    def surveys(self, questions: list[Candidate], tries: int) -> list[Candidate]:
-        """Three to ten questions about different rows of one table in one request, each answered
-        by its own lookups: the answer facts are every value asked."""
+    def surveys(self, most: int) -> list[Candidate]:
+        """One or two values of 6-12 rows of one table in one sentence (`What are the name and
+        the country of each of the crews CRE-1019, CRE-1010, ...?`): a person's list of rows to
+        look up, each row found by its own lookups (named by a field, else by its id through
+        the getter); the answer facts are every value asked, row by row."""
         out: list[Candidate] = []
-        by_table: dict[str, list[Candidate]] = {}
-        for q in questions:
-            by_table.setdefault(q.subject, []).append(q)
-        subjects = sorted(s for s, found in by_table.items() if len(found) >= 3)
-        for _ in range(tries if subjects else 0):
-            size = self.rng.choice(_SURVEY_SIZES)
-            picked: list[Candidate] = []
-            found = by_table[self.rng.choice(subjects)]
-            shuffled = self.rng.sample(found, len(found))
-            # (one table's rows: one kind of thing asked about); none that says anything twice
-            for q in sorted(shuffled, key=lambda q: (q.asked is None, (q.asked or ())[:3])):
-                if len(picked) >= size:
+        tables = list(self.w.schema.tables.values())
+        self.rng.shuffle(tables)
+        for table in tables:
+            if len(out) >= most:
+                break
+            groups = sorted(self._named(table).items()) + sorted(self._by_id(table).items())
+            texts: set[str] = set()
+            for said_field, found in groups * _SURVEYS_A_TABLE:
+                if len(texts) >= _SURVEYS_A_TABLE or len(out) >= most:
                     break
-                joined = " ".join(c.instruction for c in [*picked, q])
-                asked = [c for x in [*picked, q] for c in x.calls]
-                if text_problems(joined, asked, self._tool_names) is None:
-                    picked.append(q)
-            calls: list[tuple[str, Args]] = []
-            for q in picked:
-                calls = seq(calls, [(c["name"], c["arguments"]) for c in q.calls])
-            text = self._survey_text(picked)
-            facts = [f for q in picked for f in q.answer_facts]
-            if len(picked) >= 3 and len(calls) >= 3 and all(c.instruction != text for c in out):
-                out.append(Candidate("survey", text, self._gold(calls), facts, parts=picked))
+                width = self.rng.choice((1, 2))
+                made = self._survey(
+                    table, said_field, self.rng.sample(found, len(found)), _SURVEY_SIZES, width
+                )
+                if made is not None and len(made.calls) >= 3 and made.instruction not in texts:
+                    texts.add(made.instruction)
+                    out.append(
+                        Candidate("survey", made.instruction, made.calls, made.answer_facts, table.name)
+                    )
         return out
 
-    def _survey_text(self, picked: list[Candidate]) -> str:
-        """The questions in order, those on one column of rows named by one field in one
-        sentence (`Tell me the currency of each of the shipping rates whose display names are
-        "A" and "B".`)."""
-        parts: list[str] = []
-        i = 0
-        while i < len(picked):
-            first = picked[i].asked
-            key = first[:3] if first is not None else None
-            j = i + 1
-            while key is not None and j < len(picked) and (picked[j].asked or ())[:3] == key:
-                j += 1
-            if key is not None and j - i >= 2:
-                column, entity, said = key
-                values = [q.asked[3] for q in picked[i:j] if q.asked]
-                parts.append(say.ask_many(self.rng, column, entity, said, values))
-            else:
-                parts += [q.instruction for q in picked[i:j]]
-            i = j
-        return " ".join(parts)
+    def _by_id(self, table: TablePlan) -> dict[str, list[tuple[Row, str, list[tuple[str, Args]]]]]:
+        """Rows of `table` named by their ids and read by its getter (`the crews CRE-1019 and
+        CRE-1010`; whole-number ids `whose ids are 19 and 14`), as `_named` gives them."""
+        getter = self.w.getter(table)
+        if getter is None or getter.key is None:
+            return {}
+        rows = list(self.w.rows.get(table.name, []))
+        self.rng.shuffle(rows)
+        found = [
+            (row, str(key), [(getter.name, {getter.key.param: key})])
+            for row in rows[:16]
+            if (key := row.get(table.primary_key)) is not None and not isinstance(key, bool)
+        ]
+        numbers = any(isinstance(row[table.primary_key], int) for row, *_ in found)
+        return {"id" if numbers else "": found} if found else {}
 
     def roundups(self, most: int) -> list[Candidate]:
         """One question about one value of several rows of a table, named by one field (`Tell me
@@ -237,15 +229,23 @@ class Asker:
         return named
 
     def _survey(
-        self, table: TablePlan, said_field: str, found: list[tuple[Row, str, list[tuple[str, Args]]]]
+        self,
+        table: TablePlan,
+        said_field: str,
+        found: list[tuple[Row, str, list[tuple[str, Args]]]],
+        sizes: Sequence[int] = _ROUNDUP_SIZES,
+        width: int = 1,
     ) -> Candidate | None:
+        """`width` values of up to a size from `sizes` rows, in one sentence."""
         if len(found) < 3:
             return None
         rows = [row for row, *_ in found]
+        answers = _answers(table)
         asked = [
             c
             for c, col in table.columns.items()
-            if col.type != "json"
+            if c in answers
+            and col.type != "json"
             and not col.references
             and c != table.primary_key
             and not _ID_WORDS.intersection(words(c)[-1:])
@@ -255,26 +255,26 @@ class Asker:
         ]
         if not asked:
             return None
-        column = self.rng.choice(sorted(asked))
+        columns = self.rng.sample(sorted(asked), min(width, len(asked)))
         getter = self.w.getter(table)
-        size = self.rng.choice(_ROUNDUP_SIZES)
+        size = self.rng.choice(sizes)
         said: list[str] = []
         facts: list[Any] = []
         calls: list[tuple[str, Args]] = []
         for row, text, lookups in found[:size]:
             reads = list(lookups)
-            if not reveals(self.w.read(*reads[-1]), column, row[column]):
-                if getter is None or getter.key is None:
+            if not all(reveals(self.w.read(*reads[-1]), c, row[c]) for c in columns):
+                if getter is None or getter.key is None or reads[-1][0] == getter.name:
                     continue
                 reads.append((getter.name, {getter.key.param: row[table.primary_key]}))
-                if not reveals(self.w.read(*reads[-1]), column, row[column]):
+                if not all(reveals(self.w.read(*reads[-1]), c, row[c]) for c in columns):
                     continue
             said.append(text)
-            facts.append(row[column])
+            facts += [row[c] for c in columns]
             calls = seq(calls, reads)
         if len(said) < 3:
             return None
-        text = say.ask_many(self.rng, column, table.entity, said_field, said)
+        text = say.ask_many(self.rng, columns, table.entity, said_field, said)
         if text_problems(text, self._gold(calls), self._tool_names) is not None:
             return None
         return Candidate("roundup", text, self._gold(calls), facts, table.name)
@@ -389,12 +389,14 @@ class Asker:
         if getter is not None and getter.key is not None:
             args = {getter.key.param: row[table.primary_key]}
             refs.append(Ref(say.id_phrase(table.entity, row[table.primary_key]), [(getter.name, args)]))
+        answers = _answers(table)
         for ref in refs:
             result = self.w.read(*ref.calls[-1])
             asked = [
                 c
                 for c, col in table.columns.items()
-                if col.type != "json"
+                if c in answers
+                and col.type != "json"
                 and scalar(row.get(c))
                 and not isinstance(row.get(c), bool)
                 and c not in ref.phrase
@@ -413,3 +415,14 @@ class Asker:
             if named or refers or plain:
                 return ref, self.rng.choice(sorted(named or refers or plain))
         return None
+
+
+def _answers(table: TablePlan) -> set[str]:
+    """The columns a question may ask for: the record's fields when the API answers with one
+    (an argument only a read takes, `top_k`, `search_term`, is no answer), else every column."""
+    recorded = {c for c, col in table.columns.items() if col.recorded and c != table.primary_key}
+    return (
+        recorded | {c for c, col in table.columns.items() if col.references}
+        if recorded
+        else set(table.columns)
+    )

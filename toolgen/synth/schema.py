@@ -138,6 +138,8 @@ class ColumnPlan:
     description: str | None = None
     hint: dict[str, Any] = field(default_factory=dict)
     required_by_record: bool = False
+    #: a field of the record the API answers with (not only an argument some operation takes)
+    recorded: bool = False
     #: a state an operation changes (`effects`): never null
     state: bool = False
 
@@ -628,6 +630,7 @@ def infer_schema(domain: PlannedDomain, operations: Mapping[str, Operation]) -> 
             if table.column_for(key) is None and not _paging_field(key, record):
                 col = b.add_column(table, key, value, from_record=True)
                 table.columns[col].required_by_record = key in b.required.get(entity, set())
+                table.columns[col].recorded = True
     bindings = {op.id: _bind(b, op, infos[op.id], known) for op in ops}
     effects = decide(b.tables, b.by_entity, ops, bindings, found, b.add_column)
     _finish(b, ops, bindings)

@@ -38,8 +38,8 @@ __all__ = ["FILLERS", "MAX_TASKS", "MIN_KEPT", "TIER_SHARES", "make_tasks", "tie
 MAX_TASKS = 20
 #: the share of a domain's tasks each tier 0-4 holds at most before the rest are filled
 TIER_SHARES = (0.10, 0.15, 0.15, 0.20, 0.40)
-#: kinds that list unrelated requests in one (`multi`, `survey`): kept after the others
-FILLERS = frozenset(("multi", "survey"))
+#: kinds that list unrelated requests in one (`multi`): kept after the others
+FILLERS = frozenset(("multi",))
 #: a domain keeps short tasks (1-2 calls) only up to a third of its long ones, or up to this many in all
 MIN_KEPT = 5
 
@@ -110,11 +110,13 @@ def validate_candidates(
     for c in candidates:
         nth[c.kind] = nth.get(c.kind, -1) + 1
         rank.append(nth[c.kind])
-    # requests a person would make before the clause lists kept only to fill (`FILLERS`)
+    # requests a person would make before the clause lists kept only to fill (`FILLERS`); the
+    # few refusals (a rule the domain enforces) first of all
     order = sorted(
         range(len(raws)),
         key=lambda i: (
             candidates[i].kind in FILLERS,
+            candidates[i].kind != "refusal",
             -tiers[i],
             rank[i],
             not candidates[i].long,

@@ -31,6 +31,8 @@ __all__ = ["MAX_CANDIDATES", "Candidate", "Proposer", "Write", "propose"]
 MAX_CANDIDATES = 56
 #: how many writes a `multi` request holds
 _MULTI_SIZES = (5, 6, 8, 10, 12)
+#: the most tools one `multi` request uses: a person asks for one or two kinds of change at once
+_MULTI_TOOLS = 2
 _KEYED = frozenset(("status", "update", "delete", "event", "reference"))
 #: how many of each kind a domain's candidates hold at most (chains first: they teach the most)
 _QUOTA = {
@@ -449,6 +451,7 @@ class Proposer(Asker):
                 break
             table = self.rng.choice(tables)  # (one table's rows: one kind of thing to look after)
             tools = [t for t in self.writes() if t.table.name == table]
+            tools = self.rng.sample(tools, min(_MULTI_TOOLS, len(tools)))  # (two kinds of change)
             size = self.rng.choice(_MULTI_SIZES)
             writes: list[Write] = []
             chosen: list[Tool] = []
@@ -521,7 +524,7 @@ def propose(world: World, rng: random.Random) -> list[Candidate]:
         "batch": batches(p, _QUOTA["batch"]),
         "roundup": p.roundups(_QUOTA["roundup"]),
         "multi": p.multis(),
-        "survey": p.surveys(questions, _QUOTA["survey"]),
+        "survey": p.surveys(_QUOTA["survey"]),
         "double": p.followups() + p.doubles(),
         "chain": p.chains(),
         "read": questions + p.counts(),
