@@ -198,6 +198,9 @@ def test_phrases():
     assert say.row_where("order", [("total", 5)], ['the user whose email is "x"']) == (
         'the order whose total is 5 of the user whose email is "x"'
     )
+    assert say.row_where("proxy", [], ["the namespace NAM-1", "the namespace NAM-1"]) == (
+        "the proxy of the namespace NAM-1"  # (two parents that are one row)
+    )
     assert say.via_phrase("table_settings", "table", 'the table whose name is "t"') == (
         'the settings of the table whose name is "t"'
     )

@@ -106,7 +106,7 @@ def row_where(entity: str, pairs: Sequence[tuple[str, Any]], owners: Sequence[st
         said = dict.fromkeys(f"{field_phrase(c)} is {value_text(v)}" for c, v in pairs)  # (each once)
         text += " whose " + join_clauses(list(said))
     if owners:  # (after its own values: `the shape whose name is "A" of the page whose name is "B"`)
-        text += " of " + join_clauses(list(owners))
+        text += " of " + join_clauses(list(dict.fromkeys(owners)))  # (two parents may be one row)
     return text
 
 

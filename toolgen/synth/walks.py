@@ -133,8 +133,8 @@ class Proposer(Asker):
                     owners.append(say.id_phrase(parent.entity, row[b.column]))
                 elif not ref.calls:
                     return None
-        if owners:
-            ref = Ref(f"{ref.phrase} (of {say.join_clauses(owners)})", ref.calls)
+        if owners:  # (two parents may be one row: said once)
+            ref = Ref(f"{ref.phrase} (of {say.join_clauses(list(dict.fromkeys(owners)))})", ref.calls)
         extra = 0 if tool.plan.compiled_as != "update" else self.rng.choice((1, 1, 2))
         fields = self._fields(tool, row, extra, lookup=bool(ref.calls))
         if fields is None or (tool.plan.compiled_as == "update" and not fields):
