@@ -542,9 +542,14 @@ def test_a_listing_s_required_inputs_name_no_row(tmp_path):
 
 def test_a_field_holding_stand_in_codes_is_never_written(tmp_path):
     """A field nothing describes is seeded with codes (`ZOR-40213`): no person would write one, so
-    no task sets it, while the fields a person knows still get writes."""
+    no task sets it, nor one the server sets ("Cannot be updated"); the fields a person knows
+    still get writes."""
     key = {"widget_id": {"type": "string"}}
-    fields = {"name": {"type": "string", "description": "the widget's name"}, "zorp": {"type": "string"}}
+    fields = {
+        "name": {"type": "string", "description": "the widget's name"},
+        "zorp": {"type": "string"},
+        "kind": {"type": "string", "enum": ["Widget", "Gadget"], "description": "Kind. Cannot be updated."},
+    }
     ops = [
         make_op("create_widget", "create", fields, ["name"]),
         make_op("list_widgets", "read", {"name": fields["name"]}),
@@ -561,6 +566,7 @@ def test_a_field_holding_stand_in_codes_is_never_written(tmp_path):
         world.close()
     assert any("name" in c["arguments"] for c in written if c["name"] != "list_widgets")
     assert not any("zorp" in c["arguments"] for c in written)
+    assert not any("kind" in c["arguments"] for c in written)  # (the server sets it)
 
 
 def test_a_multi_request_asks_for_at_most_two_kinds_of_change(tmp_path):

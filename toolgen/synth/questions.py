@@ -25,8 +25,8 @@ from .schema import TablePlan
 __all__ = ["Asker", "Candidate"]
 
 #: how many rows a `survey` names, and how many surveys one table gets at most
-_SURVEY_SIZES = (6, 8, 10, 12)
-_SURVEYS_A_TABLE = 3
+_SURVEY_SIZES = (8, 10, 12)
+_SURVEYS_A_TABLE = 5
 #: how many rows a `roundup` question names
 _ROUNDUP_SIZES = (4, 6, 8, 10)
 #: questions about single rows drawn per domain (a survey picks among them)

@@ -119,6 +119,11 @@ _LOW = frozenset("min from since after start gte gt lower begin earliest".split(
 _HIGH = frozenset("max to until before end lte lt upper latest".split())
 _HANDLE = ("name", "title", "display_name", "full_name", "username", "email", "label", "subject", "summary")
 _STATUS = frozenset(("status", "state"))
+#: how a field's description says that only the server sets it
+_SERVER_SET = re.compile(
+    r"(?i)\b(cannot be (updated|changed|modified|set)|read[- ]only|output[- ]only|set by the server"
+    r"|populated by the system)\b"
+)
 #: the kinds of operation whose answer is the record itself
 _RECORDS = frozenset(("read", "create", "update"))
 #: what a key column's id scheme decides (its hint keeps the scheme's shape instead of the record's)
@@ -142,6 +147,12 @@ class ColumnPlan:
     recorded: bool = False
     #: a state an operation changes (`effects`): never null
     state: bool = False
+
+    @property
+    def server_set(self) -> bool:
+        """Whether the spec says the server sets this field (`readOnly`, "Cannot be updated"):
+        no request a person makes sets it."""
+        return self.hint.get("readOnly") is True or bool(_SERVER_SET.search(self.description or ""))
 
 
 @dataclass

@@ -40,8 +40,8 @@ _QUOTA = {
     "errand": 12,
     "batch": 8,
     "roundup": 6,
-    "multi": 20,
-    "survey": 8,
+    "multi": 10,
+    "survey": 14,
     "double": 12,
     "chain": 8,
     "read": 4,
@@ -92,6 +92,7 @@ class Proposer(Asker):
             b
             for b in optional
             if tool.table.columns[b.column or ""].type != "json"
+            and not tool.table.columns[b.column or ""].server_set
             and not self.w.placeholder(tool.table, b.column or "")
         ]
         self.rng.shuffle(optional)
