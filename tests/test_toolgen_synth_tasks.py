@@ -206,6 +206,8 @@ def test_phrases():
     )
     assert say.verb_phrase(("cancel", "order"), "order") == "cancel"
     assert say.verb_phrase(("post", "treasury", "payments", "id", "cancel"), "payment") == "cancel"
+    assert say.verb_phrase(("apps", "cancel", "job", "invocation"), "job_invocation") == "cancel"
+    assert say.verb_phrase(("cancel", "action"), "reader") == "cancel"
     assert (
         say.create_clause("book", "reservation", [], [("seats", 2)]) == "book a new reservation with seats 2"
     )
@@ -601,7 +603,7 @@ def test_a_multi_request_asks_for_at_most_two_kinds_of_change(tmp_path):
 
 def test_questions_ask_for_the_records_fields_not_a_reads_arguments(tmp_path):
     """A column only a read's argument made (`top_k` of a search) is no answer a person wants:
-    when the API answers with a record, questions ask for its fields."""
+    when the API answers with a record, questions ask for its fields, and never a credential."""
     record = {
         "type": "object",
         "properties": {
@@ -609,6 +611,7 @@ def test_questions_ask_for_the_records_fields_not_a_reads_arguments(tmp_path):
             "name": {"type": "string", "description": "the widget's name"},
             "color": {"type": "string", "enum": ["red", "green", "blue"]},
             "weight": {"type": "number", "minimum": 1, "maximum": 90},
+            "password": {"type": "string", "description": "the widget's admin password"},
         },
     }
     key = {"widget_id": {"type": "string"}}
@@ -630,4 +633,4 @@ def test_questions_ask_for_the_records_fields_not_a_reads_arguments(tmp_path):
             asked += [c.instruction for c in p.reads() + p.surveys(8)]
         finally:
             world.close()
-    assert asked and not any("top k" in text for text in asked)
+    assert asked and not any("top k" in text or "password" in text for text in asked)

@@ -128,10 +128,13 @@ def verb_phrase(op_words: Sequence[str], entity: str) -> str:
     """What an operation does, in its own words without its entity (`cancel_order` → `cancel`)."""
     mine = set(words(entity)) | {w + "s" for w in words(entity)}
     kept = [w for w in op_words if w not in mine and w not in _FILLER and w not in ("id", "ids")]
-    if kept and kept[0] in _HTTP_VERBS:  # `post_treasury_id_cancel`: the method, then the verb
+    if kept and (kept[0] in _HTTP_VERBS or not is_verb(kept[0])):
+        # `post_treasury_id_cancel`, `apps_cancel_job`: a method or a namespace, then the verb
         later = next((i for i in range(1, len(kept)) if is_verb(kept[i])), None)
         if later is not None:
             kept = kept[later:]
+    if len(kept) > 1 and kept[-1] in ("action", "actions"):  # Stripe's `cancel_action`
+        kept = kept[:-1]
     return " ".join(kept) or " ".join(op_words) or "update"
 
 

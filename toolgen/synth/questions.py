@@ -36,7 +36,9 @@ _COMPARE_SIZES = (5, 8, 10)
 #: last words of numeric fields that are codes, not amounts (a card number is not compared)
 _CODE_FIELDS = frozenset("id ids number no num code zip pin cvv cvc phone sha256 hash checksum".split())
 #: last words of a column that holds an id (asked only when a row holds nothing else)
-_ID_WORDS = frozenset("id ids uuid guid".split())
+_ID_WORDS = frozenset("id ids uuid guid sid arn".split())
+#: last words of a column no person asks to be told (a credential)
+_SECRET_WORDS = frozenset("password passwd secret token hash salt".split())
 #: a row named by one value of one field: `the product whose name is "Kettle"`
 _ONE_FIELD = re.compile(
     r'the (?P<noun>[a-z0-9 ]+?) whose (?P<field>[a-z0-9 ]+?) is (?P<value>"(?:[^"\\]|\\.)*")'
@@ -419,10 +421,12 @@ class Asker:
 
 def _answers(table: TablePlan) -> set[str]:
     """The columns a question may ask for: the record's fields when the API answers with one
-    (an argument only a read takes, `top_k`, `search_term`, is no answer), else every column."""
+    (an argument only a read takes, `top_k`, `search_term`, is no answer), else every column;
+    never a credential (`password`)."""
     recorded = {c for c, col in table.columns.items() if col.recorded and c != table.primary_key}
-    return (
+    found = (
         recorded | {c for c, col in table.columns.items() if col.references}
         if recorded
         else set(table.columns)
     )
+    return {c for c in found if not _SECRET_WORDS.intersection(words(c)[-1:])}  # (nor a credential)
