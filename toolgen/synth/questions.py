@@ -20,12 +20,12 @@ from . import instructions as say
 from .checks import text_problems
 from .lexicon import handle_columns
 from .lookups import Args, Ref, Row, World, reveals, scalar, seq
-from .schema import TablePlan
+from .schema import ColumnPlan, TablePlan
 
 __all__ = ["Asker", "Candidate"]
 
 #: how many rows a `survey` names, and how many surveys one table gets at most
-_SURVEY_SIZES = (8, 10, 12)
+_SURVEY_SIZES = (6, 8, 10, 12)
 _SURVEYS_A_TABLE = 5
 #: how many rows a `roundup` question names
 _ROUNDUP_SIZES = (4, 6, 8, 10)
@@ -422,11 +422,22 @@ class Asker:
 def _answers(table: TablePlan) -> set[str]:
     """The columns a question may ask for: the record's fields when the API answers with one
     (an argument only a read takes, `top_k`, `search_term`, is no answer), else every column;
-    never a credential (`password`)."""
+    never a credential (`password`) nor a label the server stamps (`_stamp`)."""
     recorded = {c for c, col in table.columns.items() if col.recorded and c != table.primary_key}
     found = (
         recorded | {c for c, col in table.columns.items() if col.references}
         if recorded
         else set(table.columns)
     )
-    return {c for c in found if not _SECRET_WORDS.intersection(words(c)[-1:])}  # (nor a credential)
+    return {
+        c
+        for c in found
+        if not _SECRET_WORDS.intersection(words(c)[-1:])  # (nor a credential)
+        and not _stamp(table.columns[c])
+    }
+
+
+def _stamp(col: ColumnPlan) -> bool:
+    """A label the server stamps on a record (Kubernetes' `kind`, an `etag`, a `selfLink`): text
+    the spec says the server sets, of no format or set of values: no one asks for it."""
+    return col.server_set and col.type == "string" and not col.enum and not col.hint.get("format")
