@@ -53,11 +53,6 @@ class Candidate:
     instruction: str
     calls: list[dict[str, Any]]
     answer_facts: list[Any] = field(default_factory=list)
-    subject: str = ""
-    """The table a question is about (surveys keep questions on one table together)."""
-    asked: tuple[str, str, str, str] | None = None
-    """A question about a row named by one field: (column asked, entity, that field, its value as
-    said); a survey asks such questions on one column and field in one sentence."""
 
     @property
     def long(self) -> bool:
@@ -114,19 +109,10 @@ class Asker:
                     followed = self._followed(table, row, column, ref)  # (never the id it holds)
                     if followed is not None:
                         text, calls, answer = followed
-                        out.append(Candidate("read", text, self._gold(calls), [answer], table.name))
+                        out.append(Candidate("read", text, self._gold(calls), [answer]))
                     continue
                 text = say.ask_sentence(self.rng, column, ref.phrase, table.entity)
-                m = _ONE_FIELD.fullmatch(ref.phrase)
-                by_id = say.id_phrase(table.entity, row[table.primary_key]) == ref.phrase
-                one = (
-                    (column, table.entity, m["field"], m["value"])
-                    if m and m["noun"] == say.noun(table.entity)
-                    else (column, table.entity, "", str(row[table.primary_key]))
-                    if by_id
-                    else None
-                )
-                out.append(Candidate("read", text, self._gold(ref.calls), [row[column]], table.name, one))
+                out.append(Candidate("read", text, self._gold(ref.calls), [row[column]]))
                 if len(out) >= _QUESTIONS:
                     return out
         return out
@@ -178,9 +164,7 @@ class Asker:
                 )
                 if made is not None and len(made.calls) >= 3 and made.instruction not in texts:
                     texts.add(made.instruction)
-                    out.append(
-                        Candidate("survey", made.instruction, made.calls, made.answer_facts, table.name)
-                    )
+                    out.append(Candidate("survey", made.instruction, made.calls, made.answer_facts))
         return out
 
     def _by_id(self, table: TablePlan) -> dict[str, list[tuple[Row, str, list[tuple[str, Args]]]]]:
@@ -279,7 +263,7 @@ class Asker:
         text = say.ask_many(self.rng, columns, table.entity, said_field, said)
         if text_problems(text, self._gold(calls), self._tool_names) is not None:
             return None
-        return Candidate("roundup", text, self._gold(calls), facts, table.name)
+        return Candidate("roundup", text, self._gold(calls), facts)
 
     def compares(self, most: int) -> list[Candidate]:
         """`Of the products whose name is "A", "B", "C" or "D", which has the highest price?`: rows
@@ -350,7 +334,7 @@ class Asker:
         highest = self.rng.random() < 0.5
         text = say.compare_sentence(self.rng, table.entity, said_field, said, column, highest)
         answer = max(values) if highest else min(values)
-        return Candidate("compare", text, self._gold(calls), [answer], table.name)
+        return Candidate("compare", text, self._gold(calls), [answer])
 
     def _followed(
         self, table: TablePlan, row: Row, column: str, ref: Ref
