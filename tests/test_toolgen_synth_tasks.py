@@ -636,3 +636,28 @@ def test_questions_ask_for_the_records_fields_not_a_reads_arguments(tmp_path):
         finally:
             world.close()
     assert asked and not any(w in text for text in asked for w in ("top k", "password", "etag"))
+
+
+def test_a_row_is_not_named_only_by_its_parent_unless_it_is_the_parents_only_one(tmp_path):
+    """`the role of the namespace NAM-1017` reads as that namespace's only role: a row with no
+    value a person knows of its own is not named through its parent alone."""
+    ns = {"namespace_id": {"type": "string", "description": "the namespace"}}
+    role = {"role_id": {"type": "string", "description": "the role"}}
+    ops = [
+        make_op("create_namespace", "create", {"name": {"type": "string"}}, ["name"], entity="namespace"),
+        make_op("list_namespaces", "read", {"name": {"type": "string"}}, entity="namespace"),
+        make_op(
+            "create_role", "create", {**ns, "rules": {"type": "object"}}, ["namespace_id"], entity="role"
+        ),
+        make_op("list_roles", "read", ns, ["namespace_id"], entity="role"),
+        make_op("delete_role", "delete", {**ns, **role}, ["namespace_id", "role_id"], entity="role"),
+    ]
+    said = []
+    for seed in range(3):
+        world, *_ = _world_of(*planned_from(*ops), seed, tmp_path / f"ns{seed}")
+        try:
+            p = Proposer(world, random.Random(seed))
+            said += [c.instruction for c in p.singles() + p.doubles() + p.multis() + p.reads()]
+        finally:
+            world.close()
+    assert said and not [s for s in said if re.search(r"the roles? of the namespace", s)]

@@ -271,7 +271,10 @@ class World:
                     stated.append((b.column or "", row[b.column or ""]))
             if not all(self._known(table, c) for c, _ in stated):
                 continue  # (a request's inputs, another row's id or a code: no name of it)
-            if not self._unique(table, row, columns):
+            # a row said only through its parents (`the role of the namespace NAM-1017`) reads
+            # as that parent's only one: unless it is (its key is the parent's), a value of its own
+            alone = not stated and not any(c == pk for c in columns)
+            if alone or not self._unique(table, row, columns):
                 extra = self._telling(table, row, columns)
                 if extra is None:
                     continue
