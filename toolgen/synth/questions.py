@@ -159,12 +159,11 @@ class Asker:
                 if len(texts) >= _SURVEYS_A_TABLE or len(out) >= most:
                     break
                 width = self.rng.choice((1, 2))
-                made = self._survey(
-                    table, said_field, self.rng.sample(found, len(found)), _SURVEY_SIZES, width
-                )
+                shuffled = self.rng.sample(found, len(found))
+                made = self._survey(table, said_field, shuffled, _SURVEY_SIZES, width, "survey")
                 if made is not None and len(made.calls) >= 3 and made.instruction not in texts:
                     texts.add(made.instruction)
-                    out.append(Candidate("survey", made.instruction, made.calls, made.answer_facts))
+                    out.append(made)
         return out
 
     def _by_id(self, table: TablePlan) -> dict[str, list[tuple[Row, str, list[tuple[str, Args]]]]]:
@@ -221,6 +220,7 @@ class Asker:
         found: list[tuple[Row, str, list[tuple[str, Args]]]],
         sizes: Sequence[int] = _ROUNDUP_SIZES,
         width: int = 1,
+        kind: str = "roundup",
     ) -> Candidate | None:
         """`width` values of up to a size from `sizes` rows, in one sentence."""
         if len(found) < 3:
@@ -249,11 +249,13 @@ class Asker:
         calls: list[tuple[str, Args]] = []
         for row, text, lookups in found[:size]:
             reads = list(lookups)
-            if not all(reveals(self.w.read(*reads[-1]), c, row[c]) for c in columns):
+            shown = self.w.read(*reads[-1])
+            if not all(reveals(shown, c, row[c]) for c in columns):
                 if getter is None or getter.key is None or reads[-1][0] == getter.name:
                     continue
                 reads.append((getter.name, {getter.key.param: row[table.primary_key]}))
-                if not all(reveals(self.w.read(*reads[-1]), c, row[c]) for c in columns):
+                shown = self.w.read(*reads[-1])
+                if not all(reveals(shown, c, row[c]) for c in columns):
                     continue
             said.append(text)
             facts += [row[c] for c in columns]
@@ -263,7 +265,7 @@ class Asker:
         text = say.ask_many(self.rng, columns, table.entity, said_field, said)
         if text_problems(text, self._gold(calls), self._tool_names) is not None:
             return None
-        return Candidate("roundup", text, self._gold(calls), facts)
+        return Candidate(kind, text, self._gold(calls), facts)
 
     def compares(self, most: int) -> list[Candidate]:
         """`Of the products whose name is "A", "B", "C" or "D", which has the highest price?`: rows
