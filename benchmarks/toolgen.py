@@ -55,7 +55,6 @@ from toolgen.pipeline import generate, summarize  # noqa: E402
 from toolgen.synth.leftovers import toolbox_domains  # noqa: E402
 from toolgen.synth.report import build_report  # noqa: E402
 from toolgen.synth.run import synthesize  # noqa: E402
-from toolgen.synth.tasks import FILLERS  # noqa: E402
 
 SHARED = ROOT.parent / "shared" if (ROOT.parent / "shared").is_dir() else Path("/work/shared")
 SCALE = SHARED / "corpus" / "scale" / "scale_corpus.tar.gz"
@@ -191,7 +190,6 @@ def synth(generated: Any, out: Path, workers: int, seed: int, with_tasks: bool =
             "rejected_by_reason": report["tasks"].get("rejected_by_reason", {}),
             **_horizon(lengths, tiers, report["tasks"].get("rejected_by_reason", {})),
             "kinds": dict(kinds.most_common()),
-            "filler_share": round(sum(kinds[k] for k in FILLERS) / tasks, 4) if tasks else 0.0,
         },
     }
 
@@ -342,10 +340,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{tasks['tasks_20_calls']} with 20+; tiers {tasks['tiers']}; instructions of tried candidates "
             f"passing every check {tasks['instruction_checks_pass']:.1%}"
         )
-        print(
-            f"kinds: {tasks['kinds']}; clause lists of unrelated requests ({', '.join(sorted(FILLERS))}) "
-            f"{tasks['filler_share']:.1%}"
-        )
+        print(f"kinds: {tasks['kinds']}")
         print(f"skipped by reason: {rates['skipped_by_reason']}")
     if faithful is not None:
         print_figures(faithful)

@@ -30,6 +30,13 @@ def checks(instruction: str, calls: list[dict] | None = None, tools: tuple[str, 
         ("Change the general_ledger_taxcode of the product.", "internal name"),
         ("Update the unitPrice of the product.", "internal name"),
         ("Please run get_user_details for me.", "internal name"),
+        (
+            'Change the info to {"email": "a@b.org"} and the backup info to {"email": "c@d.org"}.',
+            "structured",
+        ),
+        ('Can you change the body of the payment to [{"date": "2024-08-14", "price": 12.5}]?', "structured"),
+        ('Change the tag keys of the ones with scope "AWS" to ["conglomeration"].', "structured"),
+        ("Set the topology to {}.", "structured"),
     ],
 )
 def test_the_quoted_faults_are_caught(instruction: str, check: str) -> None:
@@ -64,8 +71,7 @@ def test_values_from_earlier_calls_need_not_be_said() -> None:
         'Set the reason to "I lost my card on the train this morning."',
         'Rename the team to "Blue Ridge".',
         "Set the auto balance to true, the auto restart to true and the concurrency to 4.",
-        'Change the info to {"email": "a@b.org"} and the backup info to {"email": "c@d.org"}.',
-        'Set the match format to "Test" and the info to {"email": "a@b.org", "flight_number": "HA-1"}.',
+        'Set the tags to "red", "blue" and "green [draft]".',
     ],
 )
 def test_what_a_person_says_passes(instruction: str) -> None:

@@ -88,7 +88,7 @@ def test_a_spread_with_lookups_feeding_writes(generated):
         assert {"chain", "read"} <= kinds and any("tier-0" in t["tags"] for t in tasks), kinds
         reads = _reads(folder)
         chains = [t for t in tasks if len(t["calls"]) >= 3 and _fed(t, reads, folder)]
-        assert len(chains) * 3 >= len(tasks), [t["instruction"] for t in tasks]  # (questions are the rest)
+        assert len(chains) * 4 >= len(tasks), [t["instruction"] for t in tasks]  # (questions are the rest)
         for task in tasks:
             if task["tags"][-1] == "read":
                 assert task["answer_facts"] and all(c["name"] in reads for c in task["calls"])
@@ -563,7 +563,7 @@ def test_a_field_holding_stand_in_codes_is_never_written(tmp_path):
         table = world.schema.tables["widgets"]
         assert world.placeholder(table, "zorp") and not world.placeholder(table, "name")
         proposer = Proposer(world, random.Random(1))
-        written = [c for t in proposer.singles() + proposer.doubles() + proposer.multis() for c in t.calls]
+        written = [c for t in proposer.singles() + proposer.doubles() for c in t.calls]
     finally:
         world.close()
     assert any("name" in c["arguments"] for c in written if c["name"] != "list_widgets")
@@ -571,32 +571,79 @@ def test_a_field_holding_stand_in_codes_is_never_written(tmp_path):
     assert not any("kind" in c["arguments"] for c in written)  # (the server sets it)
 
 
-def test_a_multi_request_asks_for_at_most_two_kinds_of_change(tmp_path):
-    """Several writes in one request use one or two tools: a person asks for a few kinds of change
-    at once (`delete these, rename that`), not a list of every kind the API has."""
+def _widget_world(tmp_path: Path, seed: int) -> World:
     key = {"widget_id": {"type": "string"}}
     name = {"name": {"type": "string", "description": "the widget's name"}}
     color = {"color": {"type": "string", "enum": ["red", "green", "blue"]}}
-    size = {"size": {"type": "integer", "minimum": 1, "maximum": 9}}
+    size = {"size": {"type": "integer", "minimum": 1, "maximum": 90}}
     ops = [
-        make_op("create_widget", "create", {**name, **color}, ["name"]),
+        make_op("create_widget", "create", {**name, **color, **size}, ["name"]),
         make_op("list_widgets", "read", name),
         make_op("get_widget", "read", key, ["widget_id"]),
         make_op("delete_widget", "delete", key, ["widget_id"]),
-        make_op("paint_widget", "update", {**key, **color}, ["widget_id", "color"]),
-        make_op("resize_widget", "update", {**key, **size}, ["widget_id", "size"]),
-        make_op("rename_widget", "update", {**key, **name}, ["widget_id", "name"]),
+        make_op("update_widget", "update", {**key, **color, **size}, ["widget_id"]),
     ]
+    world, *_ = _world_of(*planned_from(*ops), seed, tmp_path / f"widgets{seed}")
+    return world
+
+
+def test_changes_give_one_field_of_several_rows_each_its_own_value(tmp_path):
+    """`Please change the size of these widgets, named by name: "A" to 3, "B" to 7 ...`: one
+    update tool, one field, each row written once with a value the instruction states."""
+    from toolgen.synth.errands import changes
+
     found = 0
     for seed in range(3):
-        world, *_ = _world_of(*planned_from(*ops), seed, tmp_path / f"widgets{seed}")
+        world = _widget_world(tmp_path, seed)
         try:
-            multis = Proposer(world, random.Random(seed)).multis()
+            made = changes(Proposer(world, random.Random(seed)), 4)
         finally:
             world.close()
-        for m in multis:
-            writes = {c["name"] for c in m.calls if world.domain.tools[c["name"]].writes}
-            assert 1 <= len(writes) <= 2, m.instruction
+        for c in made:
+            writes = [x for x in c.calls if world.domain.tools[x["name"]].writes]
+            assert {x["name"] for x in writes} == {"update_widget"}, c.instruction
+            fields = {k for x in writes for k in x["arguments"] if k != "widget_id"}
+            assert len(fields) == 1 and len(writes) >= 4, c.instruction
+            rows = [x["arguments"]["widget_id"] for x in writes]
+            assert len(set(rows)) == len(rows)
+            (field,) = fields
+            for x in writes:
+                assert f"to {say.value_text(x['arguments'][field])}" in c.instruction
+            found += 1
+    assert found
+
+
+def test_a_sweep_writes_exactly_the_listed_rows_that_pass_its_test(tmp_path):
+    """`Of the widgets whose names are ..., delete the ones with color "red"`: every listed row
+    is read; the rows that pass the test are written, and at least two that fail are left."""
+    from toolgen.synth.errands import sweeps
+
+    test = re.compile(
+        r'the ones (?:with color "(?P<color>\w+)"|whose size is (?P<how>more|less) than (?P<n>[0-9.]+))'
+    )
+    found = 0
+    for seed in range(4):
+        world = _widget_world(tmp_path, seed)
+        try:
+            made = sweeps(Proposer(world, random.Random(seed)), 6)
+            rows = {r["widget_id"]: r for r in world.rows["widgets"]}
+        finally:
+            world.close()
+        for c in made:
+            m = test.search(c.instruction)
+            assert m, c.instruction
+
+            def passes(row: dict[str, Any], m: re.Match[str] = m) -> bool:
+                if m["color"]:
+                    return bool(row["color"] == m["color"])
+                bound = float(m["n"])
+                return bool(row["size"] > bound if m["how"] == "more" else row["size"] < bound)
+
+            written = {x["arguments"]["widget_id"] for x in c.calls if world.domain.tools[x["name"]].writes}
+            listed = {r for r in rows if f'"{rows[r]["name"]}"' in c.instruction or r in c.instruction}
+            assert written <= listed
+            assert written == {r for r in listed if passes(rows[r])}, c.instruction
+            assert len(written) >= 2 and len(listed - written) >= 2
             found += 1
     assert found
 
@@ -657,7 +704,24 @@ def test_a_row_is_not_named_only_by_its_parent_unless_it_is_the_parents_only_one
         world, *_ = _world_of(*planned_from(*ops), seed, tmp_path / f"ns{seed}")
         try:
             p = Proposer(world, random.Random(seed))
-            said += [c.instruction for c in p.singles() + p.doubles() + p.multis() + p.reads()]
+            said += [c.instruction for c in p.singles() + p.doubles() + p.reads()]
         finally:
             world.close()
     assert said and not [s for s in said if re.search(r"the roles? of the namespace", s)]
+
+
+def test_questions_ask_only_fields_a_person_names():
+    """`the unit price`, `the due date`, an email: yes; `throttle seconds`, `object`, a bare `type`,
+    a hash or a stamp (`last modified`): no person asks for those."""
+    from toolgen.synth.schema import ColumnPlan
+
+    assert all(ColumnPlan(n, "string").plain for n in ("unit_price", "dueDate", "homeCity", "status"))
+    assert ColumnPlan("contact", "string", hint={"format": "email"}).plain
+    named = ("throttleSeconds", "object", "type", "auth_session_id_hash", "last_modified", "created_at")
+    assert not any(ColumnPlan(n, "string").plain for n in named)
+    assert ColumnPlan("last_modified", "string").machine and not ColumnPlan("path", "string").machine
+
+
+def test_a_list_of_plain_values_is_said_as_a_list():
+    assert say.value_text(["red", "blue", 3]) == '"red", "blue" and 3'
+    assert say.value_text([{"op": "remove"}]) == '[{"op": "remove"}]'  # (which the checks reject)

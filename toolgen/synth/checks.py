@@ -2,8 +2,8 @@
 
     problems = instruction_problems(instruction, calls, tools)   # [] when it reads well
 
-Each problem is (check, detail); the checks are `repeated`, `internal name`, `placeholder`,
-`filler` and `missing fact`.
+Each problem is (check, detail); the checks are `repeated`, `internal name`, `structured`
+(a JSON object or list written out), `placeholder`, `filler` and `missing fact`.
 Design notes: docs/design/toolgen.md.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 
 __all__ = ["CHECKS", "instruction_problems", "text_problems"]
 
-CHECKS = ("repeated", "internal name", "placeholder", "filler", "missing fact")
+CHECKS = ("repeated", "internal name", "structured", "placeholder", "filler", "missing fact")
 
 _QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9']*")
@@ -28,6 +28,8 @@ _STAND_INS = frozenset(
     "placeholder xxx xxxx".split()
 )
 _BRACKETED = re.compile(r"^[<{\[].*[>}\]]$")
+#: a JSON object or list written out (`{"dob": ...}`, `["a", "b"]`): no person writes that
+_STRUCTURED = re.compile(r'[\[{]\s*["{\[]|\{\s*\}|\[\s*\]')
 #: a clause said twice: this many words in a row, with a quoted value among them
 _CLAUSE_WORDS = 4
 _FUNCTION_WORDS = frozenset("a an the of to for and or is are in on at by with true false null".split())
@@ -200,6 +202,7 @@ def instruction_problems(
     for check, found in (
         ("repeated", repeated(instruction)),
         ("internal name", _internal(instruction, list(tools))),
+        ("structured", m.group(0) if (m := _STRUCTURED.search(_QUOTED.sub('""', instruction))) else None),
         ("placeholder", _placeholder(said)),
         ("filler", _filler(said)),
         ("missing fact", None if results is None else _missing(instruction, calls, tools, results)),

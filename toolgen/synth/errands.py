@@ -7,29 +7,46 @@ on its own rows (`cancel its orders "A" and "B", and delete its order "C"`), fou
 of it and one listing of its rows. A batch is one change to several rows of one table, each
 named by what a person knows (`delete the coupons "A", "B" and "C"`). An every-row write acts
 on each row of a parent, or on those that have a value (`every order ... with status "pending"`).
-`merged` says alike clauses once over their rows.
+A sweep acts on those of several rows a person lists that have a value (`of the orders "A", ...,
+"F", cancel the ones with status "pending"`): each row read, then written or left. Changes give
+one field of several rows each its own value (`change the price of these products, named by
+name: "A" to 10, "B" to 12 and "C" to 9`). `merged` says alike clauses once over their rows.
 """
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from toolgen.naming import plural_phrase
 
 from . import instructions as say
-from .lookups import Args, Ref, Row, Tool, reveals, seq
-from .questions import Candidate
+from .lookups import Args, Ref, Row, Tool, reveals, scalar, seq
+from .questions import _SURVEY_SIZES, Candidate, measures
 from .schema import TablePlan
 
 if TYPE_CHECKING:
     from .walks import Proposer, Write
 
-__all__ = ["batches", "errands", "everys", "merged"]
+__all__ = ["batches", "changes", "errands", "everys", "merged", "sweeps"]
 
 #: how many writes an errand or a batch holds at most (it keeps what runs)
 _SIZES = (3, 4, 5, 6, 8, 10)
+#: how many rows a sweep lists (it keeps those its reads can show)
+_SWEEP_SIZES = (6, 8, 10)
+_SWEEP_SAYINGS = (
+    "Of {rows}, please {c}; leave the others as they are.",
+    "Please go through {rows} and {c}.",
+    "Could you check {rows} and {c}?",
+    "I have a list: {rows}. {C}, and leave the rest alone.",
+)
+_CHANGES_SAYINGS = (
+    "Please change the {field} of these {rows}: {pairs}.",
+    "I have new {fields} for these {rows}: {pairs}. Could you make the changes?",
+    "Could you update the {field} of these {rows}? {Pairs}.",
+)
 #: a row said as one phrase: `the order whose number is "A"`, `its order ORD-1`
 _NAMED = re.compile(
     r"(?P<own>the|its) (?P<noun>[a-z0-9 ]+?) (?:whose (?P<field>[a-z0-9 ]+?) is "
@@ -196,14 +213,25 @@ def batches(p: Proposer, most: int) -> list[Candidate]:
     """One write with the same values on several rows of one table (3-8), each named by what a
     person knows of it and found by its own lookup: a delete, a state change, or an update of
     fields that are not names."""
+    return _per_tool(p, [t for found in _keyed_writes(p).values() for t in found], _batch, most)
+
+
+def _per_tool(
+    p: Proposer,
+    tools: list[Tool],
+    make: Callable[[Proposer, Tool], Candidate | None],
+    most: int,
+    rounds: int = 1,
+) -> list[Candidate]:
+    """Up to `most` candidates, one `make` a tool, over the tools in a random order (`rounds`
+    times round), each unlike those before."""
     out: list[Candidate] = []
-    tools = [t for found in _keyed_writes(p).values() for t in found]
-    p.rng.shuffle(tools)
-    for tool in tools:
+    tools = p.rng.sample(tools, len(tools))
+    for tool in tools * rounds:
         if len(out) >= most:
             break
-        made = _batch(p, tool)
-        if made is not None:
+        made = make(p, tool)
+        if made is not None and all(c.calls != made.calls for c in out):
             out.append(made)
     return out
 
@@ -313,24 +341,26 @@ def _groups(p: Proposer, lister: Tool) -> list[tuple[Args, str, list[tuple[str, 
     return out
 
 
-def _condition(p: Proposer, table: TablePlan, rows: list[Row], listed: Any) -> tuple[str, Any] | None:
-    """A column and a value that 2+ of `rows` have and 1+ not (the listing shows it for each):
-    the rows a request picks out (`with status "pending"`)."""
+def _condition(
+    p: Proposer, table: TablePlan, rows: list[Row], listed: Any, others: int = 1
+) -> tuple[str, Any] | None:
+    """A column and a value that 2+ of `rows` have and `others`+ not (the listing shows it for
+    each, when there is one): the rows a request picks out (`with status "pending"`)."""
     names = set(p.w.names(table))
     columns = [
         c
         for c, col in table.columns.items()
-        if col.enum and c != table.primary_key and c not in names and not col.references
+        if col.enum and col.plain and c != table.primary_key and c not in names and not col.references
     ]
     p.rng.shuffle(columns)
     for column in columns:
         values = [r.get(column) for r in rows]
         if not all(isinstance(v, str | bool) for v in values) or not all(
-            reveals(listed, column, v) for v in values
+            listed is None or reveals(listed, column, v) for v in values
         ):
             continue
         counts = {v: values.count(v) for v in values}
-        picked = [v for v, n in sorted(counts.items(), key=str) if 2 <= n < len(values)]
+        picked = [v for v, n in sorted(counts.items(), key=str) if 2 <= n <= len(values) - others]
         if picked:
             return column, p.rng.choice(picked)
     return None
@@ -376,3 +406,183 @@ def _finding(tool: Tool, row: Row) -> Args:
         if b.column is not None and b.param in tool.required and row.get(b.column) is not None:
             found[b.param] = row[b.column]
     return found
+
+
+def sweeps(p: Proposer, most: int) -> list[Candidate]:
+    """One write on those of 6-10 listed rows of one table that have a value: each row found by
+    its lookup (and read by the table's getter when that does not show the value), then written
+    when it has the value; at least two rows are written and two left as they are."""
+    tools = [t for found in _keyed_writes(p).values() for t in found if p._commute(t, t)]
+    return _per_tool(p, tools, _sweep, most)
+
+
+def _sweep(p: Proposer, tool: Tool) -> Candidate | None:
+    table = tool.table
+    getter = p.w.getter(table)
+    for said_field, found in sorted(p._named(table).items()) + sorted(p._by_id(table).items()):
+        found = found[: p.rng.choice(_SWEEP_SIZES)]
+        if len(found) < 4:
+            continue
+        test = _sweep_test(p, table, [row for row, *_ in found])
+        if test is None:
+            continue
+        column, said, has = test
+        reads: list[list[tuple[str, Args]]] = []
+        for row, _, lookups in found:  # (a row whose reads do not show the value is left out)
+            shown = list(lookups)
+            if not reveals(p.w.read(*shown[-1]), column, row[column]):
+                if getter is None or getter.key is None or shown[-1][0] == getter.name:
+                    shown = []
+                else:
+                    shown.append((getter.name, {getter.key.param: row[table.primary_key]}))
+                    shown = shown if reveals(p.w.read(*shown[-1]), column, row[column]) else []
+            reads.append(shown)
+        kept = [(f, r) for f, r in zip(found, reads, strict=True) if r]
+        hits = [i for i, ((row, *_), _) in enumerate(kept) if has(row)]
+        if len(hits) < 2 or len(kept) - len(hits) < 2:
+            continue
+        phrase = f"the ones {said}"
+        (first_row, *_), first_reads = kept[hits[0]]
+        odds, p.copy_odds = p.copy_odds, 0.0
+        try:
+            first = p.keyed(tool, first_row, Ref(phrase, first_reads))
+        finally:
+            p.copy_odds = odds
+        if first is None or first.lookups != first_reads:
+            continue
+        calls: list[tuple[str, Args]] = []
+        for i, ((row, *_), shown) in enumerate(kept):
+            calls = seq(calls, shown)
+            if i in hits:
+                calls.append((tool.name, {**first.args, **_finding(tool, row)}))
+        if not p._succeeds(calls):
+            continue
+        rows = f"the {plural_phrase(say.noun(table.entity))} "
+        rows += f"whose {plural_phrase(said_field)} are " if said_field else ""
+        rows += say.join_clauses([text for (_, text, _), _ in kept])
+        saying = p.rng.choice(_SWEEP_SAYINGS)
+        text = saying.format(rows=rows, c=first.text, C=first.text[:1].upper() + first.text[1:])
+        return Candidate("sweep", text, p._gold(calls))
+    return None
+
+
+def _sweep_test(
+    p: Proposer, table: TablePlan, rows: list[Row]
+) -> tuple[str, str, Callable[[Row], bool]] | None:
+    """(column, how the request says it, whether a row passes) of a test 2+ of `rows` pass and
+    2+ fail: a value (`with status "pending"`) or a bound (`whose price is more than 50`)."""
+    where = _condition(p, table, rows, None, others=2)
+    if where is not None and isinstance(where[1], str):
+        column, value = where
+        return (
+            column,
+            f"with {say.field_phrase(column)} {say.value_text(value)}",
+            lambda r: r.get(column) == value,
+        )
+    numbers = measures(table)
+    p.rng.shuffle(numbers)
+    for column in numbers:
+        values = sorted(
+            v for r in rows if isinstance(v := r.get(column), int | float) and not isinstance(v, bool)
+        )
+        if len(values) != len(rows) or len(values) < 4:
+            continue
+        k = p.rng.randrange(2, len(values) - 1)  # (2+ below the bound, 2+ above)
+        bound = _round_between(values[k - 1], values[k])
+        if bound is None:
+            continue
+        field = say.field_phrase(column)
+        if p.rng.random() < 0.5:
+            return (
+                column,
+                f"whose {field} is more than {say.value_text(bound)}",
+                lambda r, c=column, b=bound: r[c] > b,
+            )
+        return (
+            column,
+            f"whose {field} is less than {say.value_text(bound)}",
+            lambda r, c=column, b=bound: r[c] < b,
+        )
+    return None
+
+
+def _round_between(low: float, high: float) -> float | None:
+    """The roundest number above `low` and below `high` (50 between 42.3 and 57), if one with
+    at most two decimals fits."""
+    for exponent in range(9, -3, -1):
+        for step in (5 * 10**exponent, 10**exponent):
+            bound = (math.floor(low / step) + 1) * step
+            if low < bound < high:
+                return int(bound) if step >= 1 else round(bound, 2)
+    return None
+
+
+def changes(p: Proposer, most: int) -> list[Candidate]:
+    """One field of 4-12 rows of one table, each set to its own value by one update tool: each
+    row found by its lookup (named by one field, or by its id through the getter), then
+    updated."""
+    tools = [
+        t
+        for found in _keyed_writes(p).values()
+        for t in found
+        if t.plan.compiled_as == "update" and p._commute(t, t)
+    ]
+    return _per_tool(p, tools, _changes, most, rounds=2)
+
+
+def _changes(p: Proposer, tool: Tool) -> Candidate | None:
+    table = tool.table
+    used = p.w.domain.tools[tool.name].arguments_read
+    finding = {b.param for b in tool.role("parent")} | ({tool.key.param} if tool.key else set())
+    if not tool.required <= finding:
+        return None
+    fields = [
+        b
+        for b in tool.role("field")
+        if b.column in table.columns
+        and b.param in used
+        and table.columns[b.column].plain
+        and table.columns[b.column].type != "json"
+        and not table.columns[b.column].server_set
+        and not p.w.placeholder(table, b.column)
+    ]
+    if not fields:
+        return None
+    b = p.rng.choice(fields)
+    column = b.column or ""
+    groups = sorted(p._named(table).items()) + sorted(p._by_id(table).items())
+    if not groups:
+        return None
+    said_field, found = p.rng.choice(groups)
+    if said_field == say.field_phrase(column):
+        return None
+    size = p.rng.choice(_SURVEY_SIZES)
+    pairs: list[str] = []
+    calls: list[tuple[str, Args]] = []
+    values: set[str] = set()
+    for row, text, lookups in found:
+        if len(pairs) >= size:
+            break
+        value = p.w.value_for(p.rng, tool, b, row.get(column))
+        if value is None or not scalar(value) or repr(value) in values:
+            continue
+        trial = seq(calls, lookups, [(tool.name, {**_finding(tool, row), b.param: value})])
+        if p._succeeds(trial):
+            named = f"{say.noun(table.entity)} {text}" if said_field == "id" else text
+            pairs.append(f"{named} to {say.value_text(value)}")
+            values.add(repr(value))
+            calls = trial
+    if len(pairs) < 4:
+        return None
+    entity = plural_phrase(say.noun(table.entity))
+    rows = f"{entity}, named by {said_field}" if said_field and said_field != "id" else entity
+    field = say.field_phrase(column)
+    listed = say.join_clauses(pairs)
+    text = p.rng.choice(_CHANGES_SAYINGS).format(
+        field=field,
+        fields=plural_phrase(field),
+        rows=rows,
+        pairs=listed,
+        Pairs=listed[:1].upper() + listed[1:],
+    )
+    return Candidate("changes", text, p._gold(calls))

@@ -80,7 +80,8 @@ def plain(value: Any) -> Any:
 
 def value_text(value: Any) -> str:
     """A value written so that the agent can pass it back (a `Said`: its words; a code of lower-case
-    words, `round_trip`, as those words: the tool's schema or description names the code)."""
+    words, `round_trip`, as those words: the tool's schema or description names the code; a list
+    of plain values as a list is said); an object stays JSON, which the checks reject."""
     if isinstance(value, Said):
         return f"the same one as {value.text}" if value.copy else value.text
     if isinstance(value, bool):
@@ -91,6 +92,8 @@ def value_text(value: Any) -> str:
         if _CODE_WORDS.fullmatch(value):  # `round_trip`: a person says "round trip"
             return value.replace("_", " ")
         return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list) and value and all(isinstance(v, str | int | float) for v in value):
+        return join_clauses([value_text(v) for v in value])  # (`"red" and "blue"`, as said)
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 

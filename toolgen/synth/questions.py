@@ -62,10 +62,11 @@ class Candidate:
             in (
                 "chain",
                 "double",
-                "multi",
                 "errand",
                 "batch",
                 "every",
+                "sweep",
+                "changes",
                 "survey",
                 "roundup",
                 "compare",
@@ -232,6 +233,7 @@ class Asker:
             for c, col in table.columns.items()
             if c in answers
             and col.type != "json"
+            and col.plain
             and not col.references
             and c != table.primary_key
             and not _ID_WORDS.intersection(words(c)[-1:])
@@ -275,15 +277,7 @@ class Asker:
         tables = list(self.w.schema.tables.values())
         self.rng.shuffle(tables)
         for table in tables:
-            numeric = [
-                c
-                for c, col in table.columns.items()
-                if col.type in ("integer", "number")
-                and not col.references
-                and not col.enum
-                and c != table.primary_key
-                and (words(c) or [""])[-1] not in _CODE_FIELDS
-            ]
+            numeric = measures(table)
             if not numeric or len(out) >= most:
                 continue
             rows = list(self.w.rows.get(table.name, []))
@@ -385,6 +379,7 @@ class Asker:
                 for c, col in table.columns.items()
                 if c in answers
                 and col.type != "json"
+                and (col.plain or col.references)
                 and scalar(row.get(c))
                 and not isinstance(row.get(c), bool)
                 and c not in ref.phrase
@@ -403,6 +398,21 @@ class Asker:
             if named or refers or plain:
                 return ref, self.rng.choice(sorted(named or refers or plain))
         return None
+
+
+def measures(table: TablePlan) -> list[str]:
+    """The columns of `table` holding an amount a person compares (`price`, `elevation`): plain
+    numbers that are no code, key, reference or choice."""
+    return [
+        c
+        for c, col in table.columns.items()
+        if col.type in ("integer", "number")
+        and col.plain
+        and not col.references
+        and not col.enum
+        and c != table.primary_key
+        and not _CODE_FIELDS.intersection(words(c)[-1:])
+    ]
 
 
 def _answers(table: TablePlan) -> set[str]:

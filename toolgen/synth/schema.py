@@ -129,6 +129,31 @@ _RECORDS = frozenset(("read", "create", "update"))
 #: what a key column's id scheme decides (its hint keeps the scheme's shape instead of the record's)
 _KEY_DECIDES = frozenset(("format", "pattern", "minLength", "maxLength"))
 
+#: last words of a field a person names and asks about (`unit price`, `due date`, `home city`)
+_PLAIN_HEADS = frozenset(
+    "name title status state date day time year month price amount total balance cost fee "
+    "fees rate tax percentage percent discount quantity count email phone address street city "
+    "country zip postcode region description summary notes note comment message subject text "
+    "content url website currency language category genre rating score duration size weight "
+    "height width length capacity level priority stage color colour brand author owner location "
+    "timezone deadline budget salary age birthday gender role department team label reason "
+    "frequency unit sku nationality occupation company organization position grade nickname "
+    "username bio seats stock population area temperature distance speed model plan tier points "
+    "votes views likes followers number code symbol isbn director season episode platform "
+    "elevation altitude latitude longitude depth volume pressure humidity rainfall visibility "
+    "mileage revenue income profit sales margin interest album artist track runtime goals assists "
+    "wins losses rank ranking origin destination cabin seat gate terminal airline departure "
+    "arrival vendor supplier carrier warehouse species breed occupation hobby manufacturer "
+    "industry headline caption instructions ingredients calories servings cuisine venue host "
+    "sport league nickname surname website homepage country path folder directory".split()
+)
+#: words of a field only a machine reads (`auth session id hash`, `otp policy period`)
+_MACHINE_WORDS = frozenset(
+    "hash token secret otp ttl etag checksum sha sha256 md5 uuid guid sid arn nonce salt cursor "
+    "offset schema metadata object uri urn mime encoding pixel ratio throttle flag flags bitmask "
+    "crc pk fk idx modified updated created deleted changed synced".split()
+)
+
 
 @dataclass
 class ColumnPlan:
@@ -153,6 +178,21 @@ class ColumnPlan:
         """Whether the spec says the server sets this field (`readOnly`, "Cannot be updated"):
         no request a person makes sets it."""
         return self.hint.get("readOnly") is True or bool(_SERVER_SET.search(self.description or ""))
+
+    @property
+    def machine(self) -> bool:
+        """Whether only a machine reads this field: a word like `hash`, `ttl` or `object`, or a
+        stamp (`created at`, `last modified`)."""
+        return bool(_MACHINE_WORDS.intersection(words(self.name)))
+
+    @property
+    def plain(self) -> bool:
+        """Whether a person asks about this field: not `machine`, and its last word a thing
+        people ask about (`due date`, `unit price`; not a bare `type`) or an email by format."""
+        ws = words(self.name)
+        if not ws or self.machine:
+            return False
+        return ws[-1] in _PLAIN_HEADS or self.hint.get("format") == "email"
 
 
 @dataclass

@@ -2,8 +2,8 @@
 
     kept, rejected = make_tasks(builder, folder, schema, toolset, seed=0)
 
-`walks` proposes candidates of each kind (single, chain, double, multi, every, read, survey, compare,
-refusal); each is checked as a person would read it (`checks`), then validated like `toolgym
+`walks` proposes candidates of each kind (single, chain, double, errand, batch, every, sweep,
+changes, read, survey, roundup, compare, refusal); each is checked as a person would read it (`checks`), then validated like `toolgym
 validate` does for one task. Each kept task has a tier 0-4 from its structure (`tier`); each tier
 is kept up to its share (`TIER_SHARES`) of `MAX_TASKS`. Deterministic from `seed` and the name.
 Design notes: docs/design/toolgen.md.
@@ -32,14 +32,12 @@ from .schema import DomainSchema
 from .tools import Toolset
 from .walks import Candidate, propose
 
-__all__ = ["FILLERS", "MAX_TASKS", "MIN_KEPT", "TIER_SHARES", "make_tasks", "tier", "validate_candidates"]
+__all__ = ["MAX_TASKS", "MIN_KEPT", "TIER_SHARES", "make_tasks", "tier", "validate_candidates"]
 
 #: most tasks kept per domain
 MAX_TASKS = 20
 #: the share of a domain's tasks each tier 0-4 holds at most before the rest are filled
 TIER_SHARES = (0.10, 0.15, 0.15, 0.20, 0.40)
-#: kinds that list unrelated requests in one (`multi`): kept after the others
-FILLERS = frozenset(("multi",))
 #: a domain keeps short tasks (1-2 calls) only up to a third of its long ones, or up to this many in all
 MIN_KEPT = 5
 
@@ -110,12 +108,10 @@ def validate_candidates(
     for c in candidates:
         nth[c.kind] = nth.get(c.kind, -1) + 1
         rank.append(nth[c.kind])
-    # requests a person would make before the clause lists kept only to fill (`FILLERS`); the
-    # few refusals (a rule the domain enforces) first of all
+    # the few refusals (a rule the domain enforces) first of all
     order = sorted(
         range(len(raws)),
         key=lambda i: (
-            candidates[i].kind in FILLERS,
             candidates[i].kind != "refusal",
             -tiers[i],
             rank[i],

@@ -20,7 +20,7 @@ from toolgen.naming import words
 from . import instructions as say
 from .checks import text_problems
 from .effects import STATE_VERBS, Repoint, StateChange
-from .errands import batches, errands, everys, merged
+from .errands import batches, changes, errands, everys, merged, sweeps
 from .lookups import Args, Ref, Row, Tool, World, scalar, seq
 from .questions import Asker, Candidate
 from .schema import Binding, TablePlan
@@ -29,18 +29,15 @@ __all__ = ["MAX_CANDIDATES", "Candidate", "Proposer", "Write", "propose"]
 
 #: most candidates proposed per domain
 MAX_CANDIDATES = 56
-#: how many writes a `multi` request holds
-_MULTI_SIZES = (5, 6, 8, 10, 12)
-#: the most tools one `multi` request uses: a person asks for one or two kinds of change at once
-_MULTI_TOOLS = 2
 _KEYED = frozenset(("status", "update", "delete", "event", "reference"))
 #: how many of each kind a domain's candidates hold at most (chains first: they teach the most)
 _QUOTA = {
+    "sweep": 8,
+    "changes": 8,
     "every": 6,
     "errand": 12,
     "batch": 8,
     "roundup": 6,
-    "multi": 10,
     "survey": 14,
     "double": 12,
     "chain": 8,
@@ -49,6 +46,13 @@ _QUOTA = {
     "refusal": 2,
     "single": 4,
 }
+
+
+def _structured(value: Any) -> bool:
+    """Whether `value` holds an object (`{"op": ...}`, `[{...}]`): no request says one in words."""
+    return isinstance(value, dict) or (
+        isinstance(value, list) and any(isinstance(v, dict | list) for v in value)
+    )
 
 
 @dataclass
@@ -93,6 +97,7 @@ class Proposer(Asker):
             for b in optional
             if tool.table.columns[b.column or ""].type != "json"
             and not tool.table.columns[b.column or ""].server_set
+            and not tool.table.columns[b.column or ""].machine
             and not self.w.placeholder(tool.table, b.column or "")
         ]
         self.rng.shuffle(optional)
@@ -105,9 +110,9 @@ class Proposer(Asker):
             copy = copy and value is None
             if value is None and not self.w.placeholder(tool.table, b.column or ""):
                 value = self.w.value_for(self.rng, tool, b, current)
-            if value is None:
+            if value is None or _structured(say.plain(value)):
                 if b.param in tool.required:
-                    return None
+                    return None  # (a record written out is nothing a person says)
                 continue
             chosen.append((b, value))
         return chosen
@@ -439,43 +444,6 @@ class Proposer(Asker):
                         break
         return out
 
-    def multis(self) -> list[Candidate]:
-        """Three to twelve writes in one request, each after its lookups (often 10-25 calls): on
-        different rows or by different tools, pairwise commuting (`_commute`), as the request does
-        not order them; each is added only when the whole request still runs."""
-        out: list[Candidate] = []
-        tables = sorted({t.table.name for t in self.writes()})
-        if not tables:
-            return out
-        for _ in range(2 * _QUOTA["multi"]):
-            if len(out) >= _QUOTA["multi"]:
-                break
-            table = self.rng.choice(tables)  # (one table's rows: one kind of thing to look after)
-            tools = [t for t in self.writes() if t.table.name == table]
-            tools = self.rng.sample(tools, min(_MULTI_TOOLS, len(tools)))  # (two kinds of change)
-            size = self.rng.choice(_MULTI_SIZES)
-            writes: list[Write] = []
-            chosen: list[Tool] = []
-            calls: list[tuple[str, Args]] = []
-            for _ in range(3 * size):
-                if len(writes) >= size:
-                    break
-                tool = self.rng.choice(tools)
-                if not all(self._commute(tool, t) for t in chosen):
-                    continue
-                made = self.one_write(tool, lookup=True)
-                if made is None or any(w.tool == made.tool and w.args == made.args for w in writes):
-                    continue
-                trial = seq(calls, made.calls)
-                said = say.join_clauses([w.text for w in [*writes, made]])
-                if self._reads_well(said, made.calls) and self._succeeds(trial):
-                    writes.append(made)
-                    chosen.append(tool)
-                    calls = trial
-            if len(writes) >= 3 and all(c.calls != self._gold(calls) for c in out):
-                out.append(self._candidate("multi", writes))
-        return out
-
     def refusals(self) -> list[Candidate]:
         out = []
         for tool in self.writes():
@@ -520,11 +488,12 @@ def propose(world: World, rng: random.Random) -> list[Candidate]:
     p = Proposer(world, rng)
     questions = p.reads()
     by_kind = {
+        "sweep": sweeps(p, _QUOTA["sweep"]),
+        "changes": changes(p, _QUOTA["changes"]),
         "every": everys(p, _QUOTA["every"]),
         "errand": errands(p, _QUOTA["errand"]),
         "batch": batches(p, _QUOTA["batch"]),
         "roundup": p.roundups(_QUOTA["roundup"]),
-        "multi": p.multis(),
         "survey": p.surveys(_QUOTA["survey"]),
         "double": p.followups() + p.doubles(),
         "chain": p.chains(),
