@@ -33,7 +33,9 @@ __all__ = [
     "row_phrase",
     "refer_once",
     "row_where",
+    "rows_phrase",
     "settings_phrase",
+    "total_sentence",
     "value_text",
     "verb_phrase",
     "via_phrase",
@@ -220,19 +222,33 @@ def ask_many(
     """One question about one or more values of several rows named by one field: `Tell me the
     currency of each of the shipping rates whose display names are "A" and "B".` (`values` as
     said; with no `field`, the rows' ids: `the tasks TAS-1 and TAS-2`)."""
-    own = noun(entity)
     named = [columns] if isinstance(columns, str) else list(columns)
     asked = join_clauses([f"{'the ' if i else ''}{_own_field(c, entity)}" for i, c in enumerate(named)])
-    rows = f"the {plural_phrase(own)} " + (
-        f"whose {plural_phrase(field)} are {join_clauses(list(values))}"
-        if field
-        else join_clauses(list(values))
-    )
+    rows = rows_phrase(entity, field, values)
     return rng.choice(
         (
             f"What {'are' if len(named) > 1 else 'is'} the {asked} of each of {rows}?",
             f"Tell me the {asked} of each of {rows}.",
             f"Look up the {asked} of each of {rows}.",
+        )
+    )
+
+
+def rows_phrase(entity: str, field: str, values: Sequence[str]) -> str:
+    """`the shipping rates whose display names are "A" and "B"`; with no `field`, by id: `the
+    tasks TAS-1 and TAS-2`."""
+    rows = f"the {plural_phrase(noun(entity))} "
+    return rows + (f"whose {plural_phrase(field)} are " if field else "") + join_clauses(list(values))
+
+
+def total_sentence(rng: random.Random, entity: str, field: str, values: Sequence[str], column: str) -> str:
+    """`What is the total price of the products whose names are "A", "B" and "C"?`."""
+    asked, rows = _own_field(column, entity), rows_phrase(entity, field, values)
+    return rng.choice(
+        (
+            f"What is the total {asked} of {rows}?",
+            f"Add up the {asked} of {rows} and tell me the total.",
+            f"I need the combined {asked} of {rows}.",
         )
     )
 

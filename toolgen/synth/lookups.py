@@ -67,6 +67,9 @@ class Tool:
 #: words of text columns a person does not name a record by: free text (a message, a note) and
 #: secrets (a password, an access key)
 _UNSAID = TEXT_WORDS | frozenset("password secret token key signature hash".split())
+#: verbs of an operation that changes what it reads: a read named so (`DeleteScreenshot` on a GET)
+#: is no way a person looks a row up
+_CHANGING_VERBS = frozenset("delete remove cancel destroy purge drop revoke create update add".split())
 
 
 @dataclass
@@ -166,10 +169,11 @@ class World:
 
     # -- naming a row --------------------------------------------------------------------------
     def getter(self, table: TablePlan) -> Tool | None:
-        """A read tool that fetches one row of `table` by its key alone."""
+        """A read tool that fetches one row of `table` by its key alone (not one named after a
+        change: `DeleteScreenshot` on a GET)."""
         for t in self.tools:
             if t.plan.compiled_as == "get" and t.table.name == table.name and t.key is not None:
-                if t.required <= {t.key.param}:
+                if t.required <= {t.key.param} and not _CHANGING_VERBS.intersection(words(t.op_name)):
                     return t
         return None
 

@@ -70,6 +70,7 @@ class Candidate:
                 "survey",
                 "roundup",
                 "compare",
+                "total",
                 "refusal",
             )
             and len(self.calls) >= 3
@@ -297,14 +298,51 @@ class Asker:
                     break
         return out
 
-    def _compare(
+    def totals(self, most: int) -> list[Candidate]:
+        """`What is the total price of the orders whose numbers are "A", ..., "F"?`: one measure
+        of 6-12 rows of one table named alike (by a field, or by id through the getter), each
+        read; the answer is their sum."""
+        out: list[Candidate] = []
+        tables = list(self.w.schema.tables.values())
+        self.rng.shuffle(tables)
+        for table in tables:
+            numeric = measures(table)
+            if not numeric or len(out) >= most:
+                continue
+            for said_field, found in sorted(self._named(table).items()) + sorted(self._by_id(table).items()):
+                made = self._total(table, self.rng.choice(numeric), said_field, found)
+                if made is not None:
+                    out.append(made)
+                    break
+        return out
+
+    def _total(
         self,
         table: TablePlan,
         column: str,
         said_field: str,
         found: list[tuple[Row, str, list[tuple[str, Args]]]],
     ) -> Candidate | None:
-        size = self.rng.choice(_COMPARE_SIZES)
+        got = self._measured(table, column, found, self.rng.choice(_SURVEY_SIZES), distinct=False)
+        if got is None:
+            return None
+        values, said, calls = got
+        total = sum(values)
+        answer = total if all(isinstance(v, int) for v in values) else round(total, 2)
+        text = say.total_sentence(self.rng, table.entity, said_field, said, column)
+        return Candidate("total", text, self._gold(calls), [answer])
+
+    def _measured(
+        self,
+        table: TablePlan,
+        column: str,
+        found: list[tuple[Row, str, list[tuple[str, Args]]]],
+        size: int,
+        distinct: bool = True,
+    ) -> tuple[list[float], list[str], list[tuple[str, Args]]] | None:
+        """(`column`'s values, the rows as said, the reads) of up to `size` of the `found` rows
+        whose reads show the value (their lookups, then the getter when those do not); None
+        when fewer than 3."""
         getter = self.w.getter(table)
         values: list[float] = []
         said: list[str] = []
@@ -313,11 +351,15 @@ class Asker:
             value = row.get(column)
             if len(values) >= size:
                 break
-            if not isinstance(value, int | float) or isinstance(value, bool) or value in values:
+            if (
+                not isinstance(value, int | float)
+                or isinstance(value, bool)
+                or (distinct and value in values)
+            ):
                 continue
             reads = list(lookups)
             if not reveals(self.w.read(*reads[-1]), column, value):
-                if getter is None or getter.key is None:
+                if getter is None or getter.key is None or reads[-1][0] == getter.name:
                     continue
                 reads.append((getter.name, {getter.key.param: row[table.primary_key]}))
                 if not reveals(self.w.read(*reads[-1]), column, value):
@@ -325,8 +367,19 @@ class Asker:
             values.append(value)
             said.append(text)
             calls = seq(calls, reads)
-        if len(values) < 3:
+        return (values, said, calls) if len(values) >= 3 else None
+
+    def _compare(
+        self,
+        table: TablePlan,
+        column: str,
+        said_field: str,
+        found: list[tuple[Row, str, list[tuple[str, Args]]]],
+    ) -> Candidate | None:
+        got = self._measured(table, column, found, self.rng.choice(_COMPARE_SIZES))
+        if got is None:
             return None
+        values, said, calls = got
         highest = self.rng.random() < 0.5
         text = say.compare_sentence(self.rng, table.entity, said_field, said, column, highest)
         answer = max(values) if highest else min(values)

@@ -43,6 +43,7 @@ _QUOTA = {
     "chain": 8,
     "read": 4,
     "compare": 4,
+    "total": 4,
     "refusal": 2,
     "single": 4,
 }
@@ -499,6 +500,7 @@ def propose(world: World, rng: random.Random) -> list[Candidate]:
         "chain": p.chains(),
         "read": questions + p.counts(),
         "compare": p.compares(_QUOTA["compare"]),
+        "total": p.totals(_QUOTA["total"]),
         "refusal": p.refusals(),
         "single": p.singles(),
     }
