@@ -37,6 +37,8 @@ def checks(instruction: str, calls: list[dict] | None = None, tools: tuple[str, 
         ('Can you change the body of the payment to [{"date": "2024-08-14", "price": 12.5}]?', "structured"),
         ('Change the tag keys of the ones with scope "AWS" to ["conglomeration"].', "structured"),
         ("Set the topology to {}.", "structured"),
+        ("Delete the certificate c8a93a2b-a271-442f-9fc3-7e45adb3fa01.", "opaque id"),
+        ("Change the queue of the account AC88153272834349313108391393473830.", "opaque id"),
     ],
 )
 def test_the_quoted_faults_are_caught(instruction: str, check: str) -> None:
@@ -72,6 +74,7 @@ def test_values_from_earlier_calls_need_not_be_said() -> None:
         'Rename the team to "Blue Ridge".',
         "Set the auto balance to true, the auto restart to true and the concurrency to 4.",
         'Set the tags to "red", "blue" and "green [draft]".',
+        "Cancel my order ORD-1001 and call me on 5551234567.",
     ],
 )
 def test_what_a_person_says_passes(instruction: str) -> None:

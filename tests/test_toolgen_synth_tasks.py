@@ -450,6 +450,31 @@ def test_a_comparison_reads_every_row_it_names_and_answers_the_extreme(tmp_path)
         assert kept, c.instruction
 
 
+def test_a_total_reads_every_row_it_names_and_answers_their_sum(tmp_path):
+    """`What is the total elevation of the stations whose names are "A", ..., "F"?`: only reads,
+    each named row read once, the fact the sum of the named rows' values; it validates."""
+    found = 0
+    for seed in range(3):
+        world, *_ = _world(WEATHER, seed, tmp_path / f"weather{seed}")
+        try:
+            totals = Proposer(world, random.Random(seed)).totals(4)
+            stations = list(world.rows["stations"])
+        finally:
+            world.close()
+        for c in totals:
+            assert c.kind == "total" and ("total" in c.instruction or "combined" in c.instruction)
+            assert all(not world.domain.tools[x["name"]].writes for x in c.calls)
+            named = [
+                s for s in stations if f'"{s["name"]}"' in c.instruction or s["station_id"] in c.instruction
+            ]
+            assert len(named) >= 3, c.instruction
+            assert c.answer_facts == [pytest.approx(sum(s["elevation"] for s in named), abs=0.01)]
+            kept, _ = validate_candidates(world.domain, [c])
+            assert kept, c.instruction
+            found += 1
+    assert found
+
+
 def test_a_survey_asks_the_same_values_of_each_row_in_one_sentence(tmp_path):
     """A survey asks one or two values of 3-12 rows of one table, named alike (by a field, or by
     their ids), in one sentence; each row is found by its own calls and every value is a fact."""
@@ -725,3 +750,26 @@ def test_questions_ask_only_fields_a_person_names():
 def test_a_list_of_plain_values_is_said_as_a_list():
     assert say.value_text(["red", "blue", 3]) == '"red", "blue" and 3'
     assert say.value_text([{"op": "remove"}]) == '[{"op": "remove"}]'  # (which the checks reject)
+
+
+def test_a_computation_is_no_record_a_person_creates(tmp_path):
+    """`patient_bmi_calculate` compiled as a create reads `Calculate a new patient with ...`: no task
+    creates a row through an operation that computes."""
+    height = {"height": {"type": "number", "minimum": 1, "maximum": 3}}
+    weight = {"weight": {"type": "number", "minimum": 1, "maximum": 300}}
+    name = {"name": {"type": "string", "description": "the patient's name"}}
+    ops = [
+        make_op(
+            "patient_bmi_calculate", "create", {**height, **weight}, ["height", "weight"], entity="patient"
+        ),
+        make_op("add_patient", "create", {**name, **weight}, ["name"], entity="patient"),
+        make_op("list_patients", "read", name, entity="patient"),
+    ]
+    world, *_ = _world_of(*planned_from(*ops), 0, tmp_path / "bmi")
+    try:
+        p = Proposer(world, random.Random(0))
+        made = [c for _ in range(4) for c in p.singles()]
+    finally:
+        world.close()
+    names = {c["name"] for m in made for c in m.calls}
+    assert "add_patient" in names and "patient_bmi_calculate" not in names

@@ -2,8 +2,9 @@
 
     problems = instruction_problems(instruction, calls, tools)   # [] when it reads well
 
-Each problem is (check, detail); the checks are `repeated`, `internal name`, `structured`
-(a JSON object or list written out), `placeholder`, `filler` and `missing fact`.
+Each problem is (check, detail); the checks are `repeated`, `internal name`, `opaque id` (a
+UUID, a long hex or letters-and-digits token: no person knows one by heart), `structured` (a
+JSON object or list written out), `placeholder`, `filler` and `missing fact`.
 Design notes: docs/design/toolgen.md.
 """
 
@@ -14,9 +15,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["CHECKS", "instruction_problems", "text_problems"]
+__all__ = ["CHECKS", "instruction_problems", "opaque", "text_problems"]
 
-CHECKS = ("repeated", "internal name", "structured", "placeholder", "filler", "missing fact")
+CHECKS = ("repeated", "internal name", "opaque id", "structured", "placeholder", "filler", "missing fact")
 
 _QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9']*")
@@ -28,6 +29,12 @@ _STAND_INS = frozenset(
     "placeholder xxx xxxx".split()
 )
 _BRACKETED = re.compile(r"^[<{\[].*[>}\]]$")
+#: an id no person knows by heart: a UUID, 16+ hex digits, or a 16+ character run of letters and
+#: digits with at least 8 digits (a Twilio sid `AC0123...`)
+_OPAQUE = re.compile(
+    r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
+    r"|\b(?=[A-Za-z0-9]{16,}\b)(?:[A-Za-z]*[0-9]){8}[A-Za-z0-9]*\b"
+)
 #: a JSON object or list written out (`{"dob": ...}`, `["a", "b"]`): no person writes that
 _STRUCTURED = re.compile(r'[\[{]\s*["{\[]|\{\s*\}|\[\s*\]')
 #: a clause said twice: this many words in a row, with a quoted value among them
@@ -42,6 +49,11 @@ def _lorem() -> frozenset[str]:
     from faker.providers.lorem.en_US import Provider
 
     return frozenset(w.lower() for w in Provider.word_list)
+
+
+def opaque(text: str) -> bool:
+    """Whether `text` holds an id no person knows by heart (the `opaque id` check)."""
+    return _OPAQUE.search(text) is not None
 
 
 def _values(value: Any) -> Iterable[Any]:
@@ -202,6 +214,7 @@ def instruction_problems(
     for check, found in (
         ("repeated", repeated(instruction)),
         ("internal name", _internal(instruction, list(tools))),
+        ("opaque id", m.group(0) if (m := _OPAQUE.search(instruction)) else None),
         ("structured", m.group(0) if (m := _STRUCTURED.search(_QUOTED.sub('""', instruction))) else None),
         ("placeholder", _placeholder(said)),
         ("filler", _filler(said)),

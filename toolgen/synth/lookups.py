@@ -23,6 +23,7 @@ from toolgen.model import Operation
 from toolgen.naming import words
 
 from . import instructions as say
+from .checks import opaque
 from .draws import is_code_of
 from .lexicon import TEXT_WORDS, handle_columns
 from .schema import Binding, DomainSchema, TablePlan
@@ -196,11 +197,14 @@ class World:
         return self.by_name(table, row) or self.by_filters(table, row, depth)
 
     def names(self, table: TablePlan) -> list[str]:
-        """The columns a person names a row of `table` by, best first (a `kind` or a tenant id is
-        no name of it)."""
+        """The columns a person names a row of `table` by, best first: fields a person names
+        (`ColumnPlan.plain`: a `method` or an `end` is no name of it, nor a `kind` or a tenant id)."""
         if table.name not in self._names:
             handles = handle_columns(self.domain.spec.tables[table.name])
-            self._names[table.name] = [c for c in handles if not _UNSAID.intersection(words(c))]
+            plain = {c for c, col in table.columns.items() if col.plain}
+            self._names[table.name] = [
+                c for c in handles if c in plain and not _UNSAID.intersection(words(c))
+            ]
         return self._names[table.name]
 
     def by_name(self, table: TablePlan, row: Row) -> Ref | None:
@@ -337,9 +341,11 @@ class World:
         return None
 
     def name_row(self, table: TablePlan, row: Row, rng: random.Random, *, lookup: bool) -> Ref | None:
-        """How to name a row: by what a person knows (with lookups) or, with `lookup` False, by id."""
+        """How to name a row: by what a person knows (with lookups) or, with `lookup` False, by id
+        (not a UUID or a sid: no person knows one, `checks.opaque`)."""
         if not lookup:
-            return Ref(say.id_phrase(table.entity, row[table.primary_key]), [])
+            key = row[table.primary_key]
+            return None if opaque(str(key)) else Ref(say.id_phrase(table.entity, key), [])
         ref = self.by_handle(table, row)
         if ref is None or rng.random() < 0.25:
             ref = self.via_child(table, row, rng) or ref
@@ -364,7 +370,8 @@ class World:
     # -- values to write -------------------------------------------------------------------------
     def copied(self, rng: random.Random, tool: Tool, b: Binding, current: Any) -> say.Said | None:
         """A value for a field taken from a row found by lookups (its city: `to match the
-        user whose email is ...`): the lookup's result feeds the write."""
+        user whose email is ...`): the lookup's result feeds the write; only a field a person
+        names (`ColumnPlan.plain`)."""
         if b.column is None:
             return None
         prop = tool.props.get(b.param) or {}
@@ -375,6 +382,8 @@ class World:
             column = next((c for c in table.columns if words(c) == wanted), None)
             if column is None or column == table.primary_key or table.columns[column].references:
                 continue
+            if not table.columns[column].plain:
+                continue  # (`the same request id as ...`: no person copies a field they cannot name)
             rows = [
                 r
                 for r in self.rows.get(table.name, [])

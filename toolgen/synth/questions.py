@@ -17,7 +17,7 @@ from simulator.builders import call
 from toolgen.naming import words
 
 from . import instructions as say
-from .checks import text_problems
+from .checks import opaque, text_problems
 from .lexicon import handle_columns
 from .lookups import Args, Ref, Row, World, reveals, scalar, seq
 from .schema import ColumnPlan, TablePlan
@@ -179,7 +179,9 @@ class Asker:
         found = [
             (row, str(key), [(getter.name, {getter.key.param: key})])
             for row in rows[:16]
-            if (key := row.get(table.primary_key)) is not None and not isinstance(key, bool)
+            if (key := row.get(table.primary_key)) is not None
+            and not isinstance(key, bool)
+            and not opaque(str(key))
         ]
         numbers = any(isinstance(row[table.primary_key], int) for row, *_ in found)
         return {"id" if numbers else "": found} if found else {}

@@ -145,7 +145,7 @@ _PLAIN_HEADS = frozenset(
     "wins losses rank ranking origin destination cabin seat gate terminal airline departure "
     "arrival vendor supplier carrier warehouse species breed occupation hobby manufacturer "
     "industry headline caption instructions ingredients calories servings cuisine venue host "
-    "sport league nickname surname website homepage country path folder directory".split()
+    "sport league nickname surname website homepage country path folder directory handle".split()
 )
 #: words of a field only a machine reads (`auth session id hash`, `otp policy period`)
 _MACHINE_WORDS = frozenset(

@@ -18,7 +18,8 @@ from simulator.errors import ToolgymError
 from toolgen.naming import words
 
 from . import instructions as say
-from .checks import text_problems
+from .checks import opaque, text_problems
+from .draws import is_code_of
 from .effects import STATE_VERBS, Repoint, StateChange
 from .errands import batches, changes, errands, everys, merged, sweeps
 from .lookups import Args, Ref, Row, Tool, World, scalar, seq
@@ -54,6 +55,21 @@ def _structured(value: Any) -> bool:
     return isinstance(value, dict) or (
         isinstance(value, list) and any(isinstance(v, dict | list) for v in value)
     )
+
+
+def _stand_in(column: str, value: Any) -> bool:
+    """Whether `value` is (or holds) a stand-in code the seed drew for a field nothing described
+    (`ITE-86837` as an item): no person would write it."""
+    values = value if isinstance(value, list) else [value]
+    return any(is_code_of(column, v) for v in values)
+
+
+#: verbs of an operation that computes rather than records (`calculate_bmi` on a POST): no row
+#: a person creates
+_COMPUTING_VERBS = frozenset(
+    "calculate compute convert estimate predict analyze analyse detect evaluate solve check validate verify "
+    "classify recognize extract parse translate summarize measure".split()
+)
 
 
 @dataclass
@@ -111,9 +127,9 @@ class Proposer(Asker):
             copy = copy and value is None
             if value is None and not self.w.placeholder(tool.table, b.column or ""):
                 value = self.w.value_for(self.rng, tool, b, current)
-            if value is None or _structured(say.plain(value)):
+            if value is None or _structured(say.plain(value)) or _stand_in(b.column or "", say.plain(value)):
                 if b.param in tool.required:
-                    return None  # (a record written out is nothing a person says)
+                    return None  # (a record written out, or a stand-in code, is nothing a person says)
                 continue
             chosen.append((b, value))
         return chosen
@@ -136,8 +152,10 @@ class Proposer(Asker):
                     return None
                 args[b.param] = row[b.column]
                 parent = self.w.parent_of(tool, b)
-                if not ref.calls and parent is not None:  # named by id: its parents' ids are given too
-                    owners.append(say.id_phrase(parent.entity, row[b.column]))
+                if not ref.calls and parent is not None and not opaque(str(row[b.column])):
+                    owners.append(
+                        say.id_phrase(parent.entity, row[b.column])
+                    )  # (named by id: its parents' too)
                 elif not ref.calls:
                     return None
         if owners:  # (two parents may be one row: said once)
@@ -188,6 +206,9 @@ class Proposer(Asker):
         return None
 
     def create(self, tool: Tool, lookup: bool) -> Write | None:
+        verb = say.verb_phrase(words(tool.op_name), tool.table.entity).split(" ")[0]
+        if verb in _COMPUTING_VERBS:
+            return None  # (`calculate a new area circle`: a computation, no record)
         args: Args = {}
         owners: list[str] = []
         lookups: list[tuple[str, Args]] = []
@@ -220,7 +241,6 @@ class Proposer(Asker):
         settings = [(b.param, v) for b, v in fields]
         if key is not None and key.param in args:
             settings.insert(0, (key.param, args[key.param]))
-        verb = say.verb_phrase(words(tool.op_name), tool.table.entity).split(" ")[0]
         text = say.create_clause(verb, tool.table.entity, owners, settings)
         return Write(text, lookups, tool.name, args)
 
