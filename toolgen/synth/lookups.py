@@ -277,8 +277,8 @@ class World:
                     owners.append(say.id_phrase(parent.entity, row[b.column or ""]))
                 else:
                     stated.append((b.column or "", row[b.column or ""]))
-            if not all(self._known(table, c) for c, _ in stated):
-                continue  # (a request's inputs, another row's id or a code: no name of it)
+            if not all(self._known(table, c) for c, _ in stated) or opaque(" ".join(owners)):
+                continue  # (a request's inputs, another row's id or a code, a parent's sid: no name of it)
             # a row said only through its parents (`the role of the namespace NAM-1017`) reads
             # as that parent's only one: unless it is (its key is the parent's), a value of its own
             alone = not stated and not any(c == pk for c in columns)
@@ -331,7 +331,7 @@ class World:
                     continue  # a child named by this row's own id says nothing new
                 if ref is None:
                     getter = self.getter(child)
-                    if getter is None or getter.key is None:
+                    if getter is None or getter.key is None or opaque(str(kid[child.primary_key])):
                         continue
                     args = {getter.key.param: kid[child.primary_key]}
                     ref = Ref(say.id_phrase(child.entity, kid[child.primary_key]), [(getter.name, args)])
@@ -346,10 +346,7 @@ class World:
         if not lookup:
             key = row[table.primary_key]
             return None if opaque(str(key)) else Ref(say.id_phrase(table.entity, key), [])
-        ref = self.by_handle(table, row)
-        if ref is None or rng.random() < 0.25:
-            ref = self.via_child(table, row, rng) or ref
-        return ref
+        return self.by_handle(table, row) or self.via_child(table, row, rng)
 
     def parent_of(self, tool: Tool, b: Binding) -> TablePlan | None:
         """The table a parent argument's column refers to."""

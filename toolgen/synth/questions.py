@@ -423,7 +423,7 @@ class Asker:
         if ref is not None and ref.calls:
             refs.append(ref)
         getter = self.w.getter(table)
-        if getter is not None and getter.key is not None:
+        if getter is not None and getter.key is not None and not opaque(str(row[table.primary_key])):
             args = {getter.key.param: row[table.primary_key]}
             refs.append(Ref(say.id_phrase(table.entity, row[table.primary_key]), [(getter.name, args)]))
         answers = _answers(table)

@@ -1,6 +1,6 @@
 """Walks on a generated domain's tool graph: candidate tasks of every kind, executed on the simulator.
 
-    propose(world, rng) -> [Candidate]   # chains and doubles first, then reads, refusals, singles
+    propose(world, rng) -> [Candidate]   # each kind up to its quota, interleaved
 
 See `toolgen.synth.tasks` for the kinds and for how candidates are validated and kept.
 """
@@ -57,11 +57,16 @@ def _structured(value: Any) -> bool:
     )
 
 
-def _stand_in(column: str, value: Any) -> bool:
-    """Whether `value` is (or holds) a stand-in code the seed drew for a field nothing described
-    (`ITE-86837` as an item): no person would write it."""
+def _unsaid(column: str, value: Any) -> bool:
+    """Whether no person would write `value` into `column`: a record (`_structured`), a UUID or
+    a sid (`checks.opaque`), or a stand-in code the seed drew for a field nothing described
+    (`ITE-86837` as an item)."""
     values = value if isinstance(value, list) else [value]
-    return any(is_code_of(column, v) for v in values)
+    return (
+        _structured(value)
+        or any(isinstance(v, str) and opaque(v) for v in values)
+        or any(is_code_of(column, v) for v in values)
+    )
 
 
 #: verbs of an operation that computes rather than records (`calculate_bmi` on a POST): no row
@@ -127,9 +132,9 @@ class Proposer(Asker):
             copy = copy and value is None
             if value is None and not self.w.placeholder(tool.table, b.column or ""):
                 value = self.w.value_for(self.rng, tool, b, current)
-            if value is None or _structured(say.plain(value)) or _stand_in(b.column or "", say.plain(value)):
+            if value is None or _unsaid(b.column or "", say.plain(value)):
                 if b.param in tool.required:
-                    return None  # (a record written out, or a stand-in code, is nothing a person says)
+                    return None  # (a record written out, a stand-in code or a UUID: no person says it)
                 continue
             chosen.append((b, value))
         return chosen
@@ -276,8 +281,8 @@ class Proposer(Asker):
             for r in self.w.rows.get(table.name, [])
             if all(r.get(b.column or "") == row.get(b.column or "") for b, _ in parents)
         ]
-        if not parents or min((r[table.primary_key] for r in same), default=None) != row[table.primary_key]:
-            return None  # (the tool would take another row)
+        if not parents or len(same) != 1:
+            return None  # (`the claim of the namespace ...` is its only one, or the request is unclear)
         if not lookup:
             return Ref(f"the {say.noun(table.entity)}", [])
         phrases: list[str] = []
@@ -440,31 +445,6 @@ class Proposer(Asker):
         ]
         return len(drawn) < 2 or drawn[0] != drawn[1]
 
-    def doubles(self) -> list[Candidate]:
-        """Two writes in one request: each found by its lookups, then done; only writes that
-        commute (`_commute`), as the request does not say which to do first."""
-        out: list[Candidate] = []
-        tools = self.writes()
-        for _ in range(3):
-            for tool in tools:
-                if len(out) >= _QUOTA["double"]:
-                    return out
-                partners = [t for t in tools if self._commute(tool, t)]
-                if not partners:
-                    continue
-                first = self.one_write(tool, lookup=True)
-                if first is None:
-                    continue
-                for other in self.rng.sample(partners, min(3, len(partners))):
-                    second = self.one_write(other, lookup=True)
-                    if second is None or (tool is other and first.args == second.args):
-                        continue
-                    calls = seq(first.calls, second.calls)
-                    if len(calls) >= 3 and self._succeeds(calls):
-                        out.append(self._candidate("double", [first, second]))
-                        break
-        return out
-
     def refusals(self) -> list[Candidate]:
         out = []
         for tool in self.writes():
@@ -516,7 +496,7 @@ def propose(world: World, rng: random.Random) -> list[Candidate]:
         "batch": batches(p, _QUOTA["batch"]),
         "roundup": p.roundups(_QUOTA["roundup"]),
         "survey": p.surveys(_QUOTA["survey"]),
-        "double": p.followups() + p.doubles(),
+        "double": p.followups(),
         "chain": p.chains(),
         "read": questions + p.counts(),
         "compare": p.compares(_QUOTA["compare"]),
