@@ -735,7 +735,16 @@ def test_questions_ask_only_fields_a_person_names():
 
     assert all(ColumnPlan(n, "string").plain for n in ("unit_price", "dueDate", "homeCity", "status"))
     assert ColumnPlan("contact", "string", hint={"format": "email"}).plain
-    named = ("throttleSeconds", "object", "type", "auth_session_id_hash", "last_modified", "created_at")
+    named = (
+        "throttleSeconds",
+        "object",
+        "type",
+        "auth_session_id_hash",
+        "last_modified",
+        "created_at",
+        "show_title",
+    )
+    named += ("access_code_lifespan_user_action",)
     assert not any(ColumnPlan(n, "string").plain for n in named)
     assert ColumnPlan("last_modified", "string").machine and not ColumnPlan("path", "string").machine
 

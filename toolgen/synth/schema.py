@@ -147,6 +147,10 @@ _PLAIN_HEADS = frozenset(
     "industry headline caption instructions ingredients calories servings cuisine venue host "
     "sport league nickname surname website homepage country path folder directory handle".split()
 )
+#: first words of a flag's name (`show_title`, `is_private`, `use_content_as_indexable_text`)
+_FLAG_WORDS = frozenset(
+    "show list is has use enable enabled disable disabled allow include can should hide auto".split()
+)
 #: words of a field only a machine reads (`auth session id hash`, `otp policy period`)
 _MACHINE_WORDS = frozenset(
     "hash token secret otp ttl etag checksum sha sha256 md5 uuid guid sid arn nonce salt cursor "
@@ -187,11 +191,12 @@ class ColumnPlan:
 
     @property
     def plain(self) -> bool:
-        """Whether a person asks about this field: not `machine`, and its last word a thing
-        people ask about (`due date`, `unit price`; not a bare `type`) or an email by format."""
+        """Whether a person asks about this field: not `machine`, at most three words and no
+        flag's (`show title`), and its last word a thing people ask about (`due date`, `unit
+        price`; not a bare `type`) or an email by its format."""
         ws = words(self.name)
-        if not ws or self.machine:
-            return False
+        if not ws or self.machine or len(ws) > 3 or ws[0] in _FLAG_WORDS:
+            return False  # (`access code lifespan user action`, `show title`: no one says those)
         return ws[-1] in _PLAIN_HEADS or self.hint.get("format") == "email"
 
 
