@@ -444,28 +444,32 @@ def test_a_comparison_reads_every_row_it_names_and_answers_the_extreme(tmp_path)
 
 
 def test_a_total_reads_every_row_it_names_and_answers_their_sum(tmp_path):
-    """`What is the total elevation of the stations whose names are "A", ..., "F"?`: only reads,
-    each named row read once, the fact the sum of the named rows' values; it validates."""
+    """`What is the total total of the orders ORD-1, ..., ORD-6?`: only reads, each named row read
+    once, the fact the sum of the named rows' values; it validates. A measure that does not add
+    up (the weather stations' elevation) gets no total."""
     found = 0
     for seed in range(3):
-        world, *_ = _world(WEATHER, seed, tmp_path / f"weather{seed}")
+        world, *_ = _world(SHOP, seed, tmp_path / f"shop{seed}")
         try:
             totals = Proposer(world, random.Random(seed)).totals(4)
-            stations = list(world.rows["stations"])
+            orders = list(world.rows["orders"])
         finally:
             world.close()
         for c in totals:
             assert c.kind == "total" and ("total" in c.instruction or "combined" in c.instruction)
             assert all(not world.domain.tools[x["name"]].writes for x in c.calls)
-            named = [
-                s for s in stations if f'"{s["name"]}"' in c.instruction or s["station_id"] in c.instruction
-            ]
+            named = [o for o in orders if re.search(rf"\b{re.escape(str(o['id']))}\b", c.instruction)]
             assert len(named) >= 3, c.instruction
-            assert c.answer_facts == [pytest.approx(sum(s["elevation"] for s in named), abs=0.01)]
+            assert c.answer_facts == [pytest.approx(sum(o["total"] for o in named), abs=0.01)]
             kept, _ = validate_candidates(world.domain, [c])
             assert kept, c.instruction
             found += 1
     assert found
+    world, *_ = _world(WEATHER, 0, tmp_path / "weather")
+    try:
+        assert not Proposer(world, random.Random(0)).totals(4)
+    finally:
+        world.close()
 
 
 def test_a_survey_asks_the_same_values_of_each_row_in_one_sentence(tmp_path):

@@ -37,6 +37,12 @@ _COMPARE_SIZES = (5, 8, 10)
 _CODE_FIELDS = frozenset("id ids number no num code zip pin cvv cvc phone sha256 hash checksum".split())
 #: last words of a column that holds an id (asked only when a row holds nothing else)
 _ID_WORDS = frozenset("id ids uuid guid sid arn".split())
+#: last words of a measure whose sum means something (a total price; not a total temperature)
+_ADDITIVE = frozenset(
+    "price amount total balance cost fee fees quantity count size weight duration distance calories "
+    "points votes views likes followers goals assists wins losses revenue income profit sales seats stock "
+    "population area volume capacity mileage servings".split()
+)
 #: last words of a column no person asks to be told (a credential)
 _SECRET_WORDS = frozenset("password passwd secret token hash salt".split())
 #: a row named by one value of one field: `the product whose name is "Kettle"`
@@ -302,13 +308,14 @@ class Asker:
 
     def totals(self, most: int) -> list[Candidate]:
         """`What is the total price of the orders whose numbers are "A", ..., "F"?`: one measure
-        of 6-12 rows of one table named alike (by a field, or by id through the getter), each
-        read; the answer is their sum."""
+        that adds up (`_ADDITIVE`: a price, a count, not a temperature or a year) of 6-12 rows of
+        one table named alike (by a field, or by id through the getter), each read; the answer
+        is their sum."""
         out: list[Candidate] = []
         tables = list(self.w.schema.tables.values())
         self.rng.shuffle(tables)
         for table in tables:
-            numeric = measures(table)
+            numeric = [c for c in measures(table) if _ADDITIVE.intersection(words(c)[-1:])]
             if not numeric or len(out) >= most:
                 continue
             for said_field, found in sorted(self._named(table).items()) + sorted(self._by_id(table).items()):
