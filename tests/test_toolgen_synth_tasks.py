@@ -779,3 +779,17 @@ def test_a_computation_is_no_record_a_person_creates(tmp_path):
         world.close()
     names = {c["name"] for m in made for c in m.calls}
     assert "add_patient" in names and "patient_bmi_calculate" not in names
+
+
+def test_a_create_is_said_only_of_an_operation_that_makes_a_record():
+    """`book`, `add`, a bare noun (`products`): a record a person asks for; `sort_array` or
+    `t_test` compiled as a create would read `create a new array`: no such task."""
+    assert all(say.creates(v) for v in ("book", "add", "send", "products", "create"))
+    assert not any(say.creates(v) for v in ("sort", "test", "clone"))
+
+
+def test_a_flag_is_no_field_a_request_names():
+    from toolgen.synth.schema import ColumnPlan
+
+    assert all(ColumnPlan(n, "boolean").flag for n in ("allow_cvas", "is_enabled", "show_title"))
+    assert not ColumnPlan("display_name", "string").flag

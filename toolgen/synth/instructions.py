@@ -302,6 +302,12 @@ _ACTS = frozenset(
 )
 
 
+def creates(verb: str) -> bool:
+    """Whether an operation whose verb is `verb` makes a record a person asks for (`book`, `add`,
+    `send`; `products`, no verb at all): not one that sorts, tests or clones (`create a new t`)."""
+    return verb in _ACTS or verb in ("create", "new", "insert", "make", "post") or not is_verb(verb)
+
+
 def create_clause(verb: str, entity: str, owners: Sequence[str], settings: Sequence[tuple[str, Any]]) -> str:
     """`create a new <entity> for <owner> with <field> <value>, ...` (`book a new ...`, `send a new ...`)."""
     text = f"{verb if verb in _ACTS else 'create'} a new {noun(entity)}"
@@ -312,4 +318,4 @@ def create_clause(verb: str, entity: str, owners: Sequence[str], settings: Seque
     return text
 
 
-__all__ += ["clause", "count_sentence", "create_clause", "update_clause"]
+__all__ += ["clause", "count_sentence", "create_clause", "creates", "update_clause"]

@@ -190,12 +190,18 @@ class ColumnPlan:
         return bool(_MACHINE_WORDS.intersection(words(self.name)))
 
     @property
+    def flag(self) -> bool:
+        """Whether the field is named as a flag (`show_title`, `is_enabled`, `allow_cvas`): a
+        person says what it does (`make it private`), not its name."""
+        return (words(self.name) or [""])[0] in _FLAG_WORDS
+
+    @property
     def plain(self) -> bool:
         """Whether a person asks about this field: not `machine`, at most three words and no
         flag's (`show title`), and its last word a thing people ask about (`due date`, `unit
         price`; not a bare `type`) or an email by its format."""
         ws = words(self.name)
-        if not ws or self.machine or len(ws) > 3 or ws[0] in _FLAG_WORDS:
+        if not ws or self.machine or len(ws) > 3 or self.flag:
             return False  # (`access code lifespan user action`, `show title`: no one says those)
         return ws[-1] in _PLAIN_HEADS or self.hint.get("format") == "email"
 

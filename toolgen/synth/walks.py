@@ -120,6 +120,7 @@ class Proposer(Asker):
             if tool.table.columns[b.column or ""].type != "json"
             and not tool.table.columns[b.column or ""].server_set
             and not tool.table.columns[b.column or ""].machine
+            and not tool.table.columns[b.column or ""].flag
             and not self.w.placeholder(tool.table, b.column or "")
         ]
         self.rng.shuffle(optional)
@@ -212,8 +213,8 @@ class Proposer(Asker):
 
     def create(self, tool: Tool, lookup: bool) -> Write | None:
         verb = say.verb_phrase(words(tool.op_name), tool.table.entity).split(" ")[0]
-        if verb in _COMPUTING_VERBS:
-            return None  # (`calculate a new area circle`: a computation, no record)
+        if verb in _COMPUTING_VERBS or not say.creates(verb):
+            return None  # (`calculate a new area circle`, `create a new array`: no record)
         args: Args = {}
         owners: list[str] = []
         lookups: list[tuple[str, Args]] = []
