@@ -748,7 +748,7 @@ def test_questions_ask_only_fields_a_person_names():
         "created_at",
         "show_title",
     )
-    named += ("access_code_lifespan_user_action",)
+    named += ("access_code_lifespan_user_action", "count", "value")
     assert not any(ColumnPlan(n, "string").plain for n in named)
     assert ColumnPlan("last_modified", "string").machine and not ColumnPlan("path", "string").machine
 

@@ -201,7 +201,12 @@ class World:
         (`ColumnPlan.plain`: a `method` or an `end` is no name of it, nor a `kind` or a tenant id)."""
         if table.name not in self._names:
             handles = handle_columns(self.domain.spec.tables[table.name])
-            plain = {c for c, col in table.columns.items() if col.plain}
+            own = words(table.entity)  # (`the number whose number is ...`)
+            plain = {
+                c
+                for c, col in table.columns.items()
+                if (col.plain or words(c) in (["number"], ["code"])) and words(c) != own
+            }
             self._names[table.name] = [
                 c for c in handles if c in plain and not _UNSAID.intersection(words(c))
             ]
@@ -308,8 +313,8 @@ class World:
         """Whether a person knows a row by this column's value: a name (`names`), one of a few
         states (an enum) or a date; not another row's id, a code or a request's input."""
         col = table.columns[column]
-        if column == table.primary_key or col.references:
-            return False
+        if column == table.primary_key or col.references or col.machine or col.flag:
+            return False  # (nor a machine's label: `whose object is "checkout.session"`)
         return column in self.names(table) or bool(col.enum) or col.type in ("date", "datetime")
 
     def via_child(self, table: TablePlan, row: Row, rng: random.Random) -> Ref | None:

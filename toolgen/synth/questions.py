@@ -246,7 +246,7 @@ class Asker:
             and not col.references
             and c != table.primary_key
             and not _ID_WORDS.intersection(words(c)[-1:])
-            and " ".join(words(c)) != said_field
+            and not said_field.endswith(" ".join(words(c)))  # (`the name of ... whose character names are`)
             and all(scalar(r.get(c)) and not isinstance(r.get(c), bool) for r in rows)
             and len({repr(r.get(c)) for r in rows}) >= 2
         ]

@@ -147,6 +147,8 @@ _PLAIN_HEADS = frozenset(
     "industry headline caption instructions ingredients calories servings cuisine venue host "
     "sport league nickname surname website homepage country path folder directory handle".split()
 )
+#: a field named by one of these words alone says nothing of what it holds (`count`, `value`)
+_BARE = frozenset("count value number code result data info text".split())
 #: first words of a flag's name (`show_title`, `is_private`, `use_content_as_indexable_text`)
 _FLAG_WORDS = frozenset(
     "show list is has use enable enabled disable disabled allow include can should hide auto".split()
@@ -199,9 +201,9 @@ class ColumnPlan:
     def plain(self) -> bool:
         """Whether a person asks about this field: not `machine`, at most three words and no
         flag's (`show title`), and its last word a thing people ask about (`due date`, `unit
-        price`; not a bare `type`) or an email by its format."""
+        price`; not a bare `type` or `count`) or an email by its format."""
         ws = words(self.name)
-        if not ws or self.machine or len(ws) > 3 or self.flag:
+        if not ws or self.machine or len(ws) > 3 or self.flag or (len(ws) == 1 and ws[0] in _BARE):
             return False  # (`access code lifespan user action`, `show title`: no one says those)
         return ws[-1] in _PLAIN_HEADS or self.hint.get("format") == "email"
 
