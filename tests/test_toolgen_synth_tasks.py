@@ -793,3 +793,34 @@ def test_a_flag_is_no_field_a_request_names():
 
     assert all(ColumnPlan(n, "boolean").flag for n in ("allow_cvas", "is_enabled", "show_title"))
     assert not ColumnPlan("display_name", "string").flag
+
+
+def test_only_a_field_rows_share_is_copied_from_another_row(tmp_path):
+    """`to match the customer whose name is ...` for a city; never a copied code or amount (`the
+    same registration code as the reader ...`)."""
+    key = {"customer_id": {"type": "string"}}
+    name = {"name": {"type": "string", "description": "the customer's full name"}}
+    city = {"city": {"type": "string", "description": "the city the customer lives in"}}
+    code = {"registration_code": {"type": "string", "description": "the customer's registration code"}}
+    ops = [
+        make_op("create_customer", "create", {**name, **city, **code}, ["name"], entity="customer"),
+        make_op("list_customers", "read", name, entity="customer"),
+        make_op("get_customer", "read", key, ["customer_id"], entity="customer"),
+        make_op("update_customer", "update", {**key, **city, **code}, ["customer_id"], entity="customer"),
+    ]
+    fields = []
+    for seed in range(3):
+        world, *_ = _world_of(*planned_from(*ops), seed, tmp_path / f"customers{seed}")
+        try:
+            p = Proposer(world, random.Random(seed))
+            for tool in p.writes():
+                for _ in range(4):
+                    made = p.one_write(tool, lookup=True, long=True)
+                    text = made.text if made is not None else ""
+                    fields += re.findall(
+                        r"the same ([a-z ]+?) as|(?:change|and) the ([a-z ]+?) (?:of .* )?to match", text
+                    )
+        finally:
+            world.close()
+    said = [a or b for a, b in fields]
+    assert "city" in said and "registration code" not in said, said

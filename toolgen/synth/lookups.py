@@ -68,6 +68,11 @@ class Tool:
 #: words of text columns a person does not name a record by: free text (a message, a note) and
 #: secrets (a password, an access key)
 _UNSAID = TEXT_WORDS | frozenset("password secret token key signature hash".split())
+#: last words of a field a person copies from another row (`the same address as my last order`)
+_SHARED = frozenset(
+    "address street city country zip postcode region email phone currency language timezone locale price "
+    "category color colour location website url company department team plan tier priority".split()
+)
 #: verbs of an operation that changes what it reads: a read named so (`DeleteScreenshot` on a GET)
 #: is no way a person looks a row up
 _CHANGING_VERBS = frozenset("delete remove cancel destroy purge drop revoke create update add".split())
@@ -372,8 +377,8 @@ class World:
     # -- values to write -------------------------------------------------------------------------
     def copied(self, rng: random.Random, tool: Tool, b: Binding, current: Any) -> say.Said | None:
         """A value for a field taken from a row found by lookups (its city: `to match the
-        user whose email is ...`): the lookup's result feeds the write; only a field a person
-        names (`ColumnPlan.plain`)."""
+        user whose email is ...`): the lookup's result feeds the write; only a field rows share
+        as a person sees it (`_SHARED`: an address, a currency; not a code or an amount)."""
         if b.column is None:
             return None
         prop = tool.props.get(b.param) or {}
@@ -384,8 +389,8 @@ class World:
             column = next((c for c in table.columns if words(c) == wanted), None)
             if column is None or column == table.primary_key or table.columns[column].references:
                 continue
-            if not table.columns[column].plain:
-                continue  # (`the same request id as ...`: no person copies a field they cannot name)
+            if not table.columns[column].plain or not _SHARED.intersection(words(column)[-1:]):
+                continue  # (`the same ae title as ...`: a person copies what rows share, an address)
             rows = [
                 r
                 for r in self.rows.get(table.name, [])
