@@ -316,11 +316,14 @@ class World:
 
     def _known(self, table: TablePlan, column: str) -> bool:
         """Whether a person knows a row by this column's value: a name (`names`), one of a few
-        states (an enum) or a date; not another row's id, a code or a request's input."""
+        states (an enum) or a date of a field a person names (`status`, `due date`; not `ok`, a
+        `channel type` or `taken at`); not another row's id, a code or a request's input."""
         col = table.columns[column]
         if column == table.primary_key or col.references or col.machine or col.flag:
             return False  # (nor a machine's label: `whose object is "checkout.session"`)
-        return column in self.names(table) or bool(col.enum) or col.type in ("date", "datetime")
+        return column in self.names(table) or (
+            col.plain and (bool(col.enum) or col.type in ("date", "datetime"))
+        )
 
     def via_child(self, table: TablePlan, row: Row, rng: random.Random) -> Ref | None:
         """`the customer of the order whose number is "..."`: a row that refers to this one, found first."""

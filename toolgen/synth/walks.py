@@ -119,8 +119,7 @@ class Proposer(Asker):
             for b in optional
             if tool.table.columns[b.column or ""].type != "json"
             and not tool.table.columns[b.column or ""].server_set
-            and not tool.table.columns[b.column or ""].machine
-            and not tool.table.columns[b.column or ""].flag
+            and tool.table.columns[b.column or ""].plain
             and not self.w.placeholder(tool.table, b.column or "")
         ]
         self.rng.shuffle(optional)
