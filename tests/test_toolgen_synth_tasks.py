@@ -208,6 +208,8 @@ def test_phrases():
     assert say.verb_phrase(("post", "treasury", "payments", "id", "cancel"), "payment") == "cancel"
     assert say.verb_phrase(("apps", "cancel", "job", "invocation"), "job_invocation") == "cancel"
     assert say.verb_phrase(("cancel", "action"), "reader") == "cancel"
+    steps = ("post", "test", "helpers", "issuing", "transactions", "refund")
+    assert say.verb_phrase(steps, "transaction") == "refund"  # (a namespace of three words, then the verb)
     assert (
         say.create_clause("book", "reservation", [], [("seats", 2)]) == "book a new reservation with seats 2"
     )

@@ -140,6 +140,8 @@ def verb_phrase(op_words: Sequence[str], entity: str) -> str:
             kept = kept[later:]
     if len(kept) > 1 and kept[-1] in ("action", "actions"):  # Stripe's `cancel_action`
         kept = kept[:-1]
+    if len(kept) >= 3 and is_verb(kept[-1]):  # `test helpers issuing refund`: a namespace, then the verb
+        kept = kept[-1:]
     return " ".join(kept) or " ".join(op_words) or "update"
 
 
