@@ -826,3 +826,25 @@ def test_only_a_field_rows_share_is_copied_from_another_row(tmp_path):
             world.close()
     said = [a or b for a, b in fields]
     assert "city" in said and "registration code" not in said, said
+
+
+def test_a_thing_no_tool_names_gets_no_task(tmp_path):
+    """A table named after an operation (`bypostcodes`, from `getByPostcode`) is nothing a user
+    of the API names: no tool says its name, and no task asks or writes about it."""
+    key = {"code_id": {"type": "string"}}
+    name = {"name": {"type": "string", "description": "the name"}}
+    area = {"area": {"type": "string", "description": "the area it covers"}}
+    ops = [
+        make_op("lookup", "create", {**name, **area}, ["name"], entity="bypostcode"),
+        make_op("find", "read", name, entity="bypostcode"),
+        make_op("fetch", "read", key, ["code_id"], entity="bypostcode"),
+        make_op("create_widget", "create", name, ["name"]),
+        make_op("list_widgets", "read", name),
+    ]
+    world, *_ = _world_of(*planned_from(*ops), 0, tmp_path / "codes")
+    try:
+        assert [t.name for t in world.unsaid()] == ["bypostcodes"]
+        made = propose(world, random.Random(0))
+    finally:
+        world.close()
+    assert made and not [c.instruction for c in made if "bypostcode" in c.instruction.lower()]

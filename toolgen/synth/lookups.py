@@ -11,6 +11,7 @@ Design notes: docs/design/toolgen.md.
 
 from __future__ import annotations
 
+import json
 import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -20,7 +21,7 @@ from typing import Any
 from simulator import Domain, Episode
 from simulator.errors import ToolgymError
 from toolgen.model import Operation
-from toolgen.naming import words
+from toolgen.naming import singular, words
 
 from . import instructions as say
 from .checks import opaque
@@ -148,6 +149,18 @@ class World:
         self._fixed = {t.name: t.fixed for t in self.tools}
         self.reader: Episode = domain.episode(seed=0)
         self._lookups: dict[tuple[str, str], Ref | None] = {}
+
+    def unsaid(self) -> list[TablePlan]:
+        """The tables whose name has a word no tool of the domain says (in its description or
+        its arguments): a thing named after an operation (`bypostcodes`, `slack webs`), which
+        no user of the API would name."""
+        text = " ".join(
+            f"{t.spec.description or ''} {json.dumps(t.spec.input_schema)}"
+            for t in self.domain.tools.values()
+        )
+        said = set(words(text))
+        said |= {singular(w) for w in said}
+        return [t for t in self.schema.tables.values() if not all(singular(w) in said for w in words(t.name))]
 
     def close(self) -> None:
         self.reader.close()

@@ -8,6 +8,7 @@ See `toolgen.synth.tasks` for the kinds and for how candidates are validated and
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 from simulator.builders import call, calls_ref
 from simulator.calls import NO_RESULT, resolve_arguments
 from simulator.errors import ToolgymError
-from toolgen.naming import words
+from toolgen.naming import plural_phrase, words
 
 from . import instructions as say
 from .checks import opaque, text_problems
@@ -504,6 +505,13 @@ def propose(world: World, rng: random.Random) -> list[Candidate]:
         "refusal": p.refusals(),
         "single": p.singles(),
     }
+    # (no task about a thing named after an operation: `the bypostcodes ...`)
+    unsaid = [n for t in world.unsaid() for n in (say.noun(t.entity), plural_phrase(say.noun(t.entity)))]
+    if unsaid:
+        named = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in unsaid) + r")\b", re.IGNORECASE)
+        by_kind = {
+            kind: [c for c in found if not named.search(c.instruction)] for kind, found in by_kind.items()
+        }
     spare = {kind: found[_QUOTA[kind] :] for kind, found in by_kind.items()}
     for kind, found in by_kind.items():
         del found[_QUOTA[kind] :]
