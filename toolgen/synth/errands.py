@@ -423,7 +423,6 @@ def sweeps(p: Proposer, most: int) -> list[Candidate]:
 
 def _sweep(p: Proposer, tool: Tool) -> Candidate | None:
     table = tool.table
-    getter = p.w.getter(table)
     for said_field, found in sorted(p._named(table).items()) + sorted(p._by_id(table).items()):
         found = found[: p.rng.choice(_SWEEP_SIZES)]
         if len(found) < 4:
@@ -432,16 +431,8 @@ def _sweep(p: Proposer, tool: Tool) -> Candidate | None:
         if test is None:
             continue
         column, said, has = test
-        reads: list[list[tuple[str, Args]]] = []
-        for row, _, lookups in found:  # (a row whose reads do not show the value is left out)
-            shown = list(lookups)
-            if not reveals(p.w.read(*shown[-1]), column, row[column]):
-                if getter is None or getter.key is None or shown[-1][0] == getter.name:
-                    shown = []
-                else:
-                    shown.append((getter.name, {getter.key.param: row[table.primary_key]}))
-                    shown = shown if reveals(p.w.read(*shown[-1]), column, row[column]) else []
-            reads.append(shown)
+        # (a row whose reads do not show the value is left out)
+        reads = [p.reads_showing(table, row, lookups, [column]) or [] for row, _, lookups in found]
         kept = [(f, r) for f, r in zip(found, reads, strict=True) if r]
         hits = [i for i, ((row, *_), _) in enumerate(kept) if has(row)]
         if len(hits) < 2 or len(kept) - len(hits) < 2:

@@ -223,6 +223,20 @@ class Asker:
                 named.setdefault(m["field"], []).append((row, m["value"], ref.calls))
         return named
 
+    def reads_showing(
+        self, table: TablePlan, row: Row, lookups: list[tuple[str, Args]], columns: Sequence[str]
+    ) -> list[tuple[str, Args]] | None:
+        """The reads that show `row`'s `columns`: its lookups, then the table's getter when the
+        last lookup does not show them; None when neither does."""
+        reads = list(lookups)
+        if all(reveals(self.w.read(*reads[-1]), c, row[c]) for c in columns):
+            return reads
+        getter = self.w.getter(table)
+        if getter is None or getter.key is None or reads[-1][0] == getter.name:
+            return None
+        reads.append((getter.name, {getter.key.param: row[table.primary_key]}))
+        return reads if all(reveals(self.w.read(*reads[-1]), c, row[c]) for c in columns) else None
+
     def _survey(
         self,
         table: TablePlan,
@@ -253,21 +267,14 @@ class Asker:
         if not asked:
             return None
         columns = self.rng.sample(sorted(asked), min(width, len(asked)))
-        getter = self.w.getter(table)
         size = self.rng.choice(sizes)
         said: list[str] = []
         facts: list[Any] = []
         calls: list[tuple[str, Args]] = []
         for row, text, lookups in found[:size]:
-            reads = list(lookups)
-            shown = self.w.read(*reads[-1])
-            if not all(reveals(shown, c, row[c]) for c in columns):
-                if getter is None or getter.key is None or reads[-1][0] == getter.name:
-                    continue
-                reads.append((getter.name, {getter.key.param: row[table.primary_key]}))
-                shown = self.w.read(*reads[-1])
-                if not all(reveals(shown, c, row[c]) for c in columns):
-                    continue
+            reads = self.reads_showing(table, row, lookups, columns)
+            if reads is None:
+                continue
             said.append(text)
             facts += [row[c] for c in columns]
             calls = seq(calls, reads)
@@ -352,7 +359,6 @@ class Asker:
         """(`column`'s values, the rows as said, the reads) of up to `size` of the `found` rows
         whose reads show the value (their lookups, then the getter when those do not); None
         when fewer than 3."""
-        getter = self.w.getter(table)
         values: list[float] = []
         said: list[str] = []
         calls: list[tuple[str, Args]] = []
@@ -366,13 +372,9 @@ class Asker:
                 or (distinct and value in values)
             ):
                 continue
-            reads = list(lookups)
-            if not reveals(self.w.read(*reads[-1]), column, value):
-                if getter is None or getter.key is None or reads[-1][0] == getter.name:
-                    continue
-                reads.append((getter.name, {getter.key.param: row[table.primary_key]}))
-                if not reveals(self.w.read(*reads[-1]), column, value):
-                    continue
+            reads = self.reads_showing(table, row, lookups, [column])
+            if reads is None:
+                continue
             values.append(value)
             said.append(text)
             calls = seq(calls, reads)
