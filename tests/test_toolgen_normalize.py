@@ -130,6 +130,9 @@ def test_nested_action_path_merges_parameters_renames_clashes_and_drops_headers(
         ("put", "/order-is-ready-for-pickup", "order", "update"),
         ("get", "/{source}/datasets/{dataset_id}/exports/csv", "dataset", "read"),
         ("get", "/{source}/datasets/{dataset_id}/exports/geojson", "dataset", "read"),
+        ("get", "/Content/GetContentById/{id}/{locale}/", "content", "read"),
+        ("get", "/CommunityContent/Get/{sort}/{page}/", "community_content", "read"),
+        ("post", "/GroupV2/{groupId}/Members/{id}/SetMembershipType/{type}/", "membership_type", "update"),
     ],
 )
 def test_entity_and_kind_from_the_path(method: str, path: str, entity: str, kind: str) -> None:
@@ -164,6 +167,9 @@ def test_entity_and_kind_from_the_path(method: str, path: str, entity: str, kind
         ("Semaphore.tryAcquireAsync", "semaphore_try_acquire_async", "semaphore", "action"),
         ("spaces.completeImport", "spaces_complete_import", "space", "action"),
         ("isbehindcdn", "isbehindcdn", "tool", "read"),
+        ("gets_products", "gets_products", "product", "read"),
+        ("tweet_detail_conversation", "tweet_detail_conversation", "tweet_conversation", "read"),
+        ("vivanews_detail", "vivanews_detail", "vivanews", "read"),
     ],
 )
 def test_function_names(name: str, tool: str, entity: str, kind: str) -> None:
@@ -243,6 +249,28 @@ def test_record_schema_from_response_items_or_create_body() -> None:
     assert created.input_schema["properties"] == {"name": {"type": "string"}}
     scalar = one(openapi("post", "/upload", request_schema={"type": "string", "format": "binary"}))
     assert scalar.input_schema["properties"] == {"body": {"type": "string", "format": "binary"}}
+
+
+def test_a_status_envelope_gives_its_payload_as_the_record() -> None:
+    """Bungie's `{Response, ErrorCode, ErrorStatus, Message, MessageData, ThrottleSeconds}`: the
+    record is what `Response` holds, not how the call went; a scalar payload is no record."""
+    stat = {"type": "object", "properties": {"mode": {"type": "integer"}, "value": {"type": "number"}}}
+    status = {
+        "ErrorCode": {"type": "integer"},
+        "ErrorStatus": {"type": "string"},
+        "Message": {"type": "string"},
+        "MessageData": {"type": "object", "additionalProperties": {"type": "string"}},
+        "ThrottleSeconds": {"type": "integer"},
+    }
+    listed = {"type": "object", "properties": {"Response": {"type": "array", "items": stat}, **status}}
+    op = one(openapi("get", "/Stats/AggregateClanStats/{groupId}/", response_schema=listed))
+    assert op.record_schema == stat
+    done = {"type": "object", "properties": {"Response": {"type": "boolean"}, **status}}
+    assert one(openapi("post", "/Clans/{id}/Approve/", response_schema=done)).record_schema == {
+        "type": "boolean"
+    }
+    kept = {"type": "object", "properties": {"data": {"type": "object"}, "owner": {"type": "string"}}}
+    assert one(openapi("get", "/pets/{id}", response_schema=kept)).record_schema == kept
 
 
 def test_records_wrapped_with_links_are_the_records() -> None:

@@ -19,7 +19,7 @@ import shutil
 import subprocess
 import sys
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -224,6 +224,25 @@ def test_a_foreign_key_follows_from_another_of_the_row() -> None:
     rows = seed_rows(load_domain(ROOT / "domains" / "office").spec, {}, seed=8)
     owner = {f["folder_id"]: f["owner_id"] for f in rows["folders"]}
     assert all(m["owner_id"] == owner[m["folder_id"]] for m in rows["messages"])
+
+
+def test_an_artist_is_named_like_a_person() -> None:
+    """A sculpture's `artist_name` and `artist` are people's names, not catch phrases."""
+
+    from faker import Faker
+    from faker.providers.person.en_US import Provider
+
+    from toolgen.synth.draws import Draw, Field
+    from toolgen.synth.texts import string_maker
+
+    FIRST_NAMES, LAST_NAMES = set(Provider.first_names), set(Provider.last_names)
+
+    for name in ("artist_name", "artist", "composer"):
+        made = string_maker(Field("sculptures", name, "string"))
+        for seed in range(20):
+            value = made(Draw.of(Faker("en_US"), seed, datetime(2026, 1, 1, tzinfo=UTC)))
+            first, last = value.split(" ", 1)
+            assert first in FIRST_NAMES and last in LAST_NAMES, value
 
 
 def test_same_seed_same_bytes_in_another_process() -> None:

@@ -210,6 +210,7 @@ def test_phrases():
     assert say.verb_phrase(("cancel", "action"), "reader") == "cancel"
     steps = ("post", "test", "helpers", "issuing", "transactions", "refund")
     assert say.verb_phrase(steps, "transaction") == "refund"  # (a namespace of three words, then the verb)
+    assert say.verb_phrase(("send", "boxes"), "box") == "send"  # (the entity's plural is the entity)
     assert (
         say.create_clause("book", "reservation", [], [("seats", 2)]) == "book a new reservation with seats 2"
     )
@@ -758,6 +759,31 @@ def test_questions_ask_only_fields_a_person_names():
 def test_a_list_of_plain_values_is_said_as_a_list():
     assert say.value_text(["red", "blue", 3]) == '"red", "blue" and 3'
     assert say.value_text([{"op": "remove"}]) == '[{"op": "remove"}]'  # (which the checks reject)
+
+
+def test_names_the_domain_writes_in_capitals_are_said_in_capitals() -> None:
+    """`SCU`, `DICOM`: the way the spec's own descriptions write them; words also written in
+    lower case, function words and quoted values stay as they are."""
+    names = say.capitals(
+        [
+            "add a new SCU for sending DICOM images; see the URL",
+            "Returns ALL SCPs. NOTE: the url must be https; the ID of the SCU",
+            "list all of them",
+        ]
+    )
+    assert names == {
+        "dicom": "DICOM",
+        "dicoms": "DICOMs",
+        "scp": "SCP",
+        "scps": "SCPs",
+        "scu": "SCU",
+        "scus": "SCUs",
+    }
+    text = 'Please send the dicom images of the scu whose name is "scu one" to all scps and check the url.'
+    assert say.in_capitals(text, names) == (
+        'Please send the DICOM images of the SCU whose name is "scu one" to all SCPs and check the url.'
+    )
+    assert say.in_capitals(text, {}) == text
 
 
 def test_a_computation_is_no_record_a_person_creates(tmp_path):

@@ -58,7 +58,7 @@ for _kind, _verbs in (
         "authenticate_ login_ logon register_ recalculate reconcile split_ mark_ notify_ "
         "review score grade approve_ reopen reassign unassign transition setup onboard offboard calc "
         "annotate anonymize bind snooze upsert_ freeze unfreeze unban hide unhide deny terminate reinstate "
-        "undo redo "
+        "undo redo reverse expire rotate "
         "think reflect ponder brainstorm acquire obtain",
     ),
 ):
@@ -70,6 +70,13 @@ for _kind, _verbs in (
 _MID_VERBS = frozenset(
     "get fetch retrieve create add update delete remove calc calculate compute append find".split()
 )
+# A verb's third person that no record is named by ("gets_products", "retrievesUser").
+_THIRD_PERSON = {
+    f"{v}{'es' if v.endswith(('ch', 'sh')) else 's'}": v
+    for v in "get fetch retrieve find create delete remove add search generate".split()
+}
+# Verbs that start a path segment naming an operation, not a thing ("GetContentById").
+_LEADING_VERBS = _MID_VERBS | frozenset("search set list".split())
 # Verbs that are as often the records they make ("order_create", "get_report", "list_tags").
 _NOUN_VERBS = frozenset(
     "order report match review score tag label call play test ping flag block post book schedule "
@@ -91,6 +98,7 @@ _GENERIC_TAIL = frozenset(
     "request result results dto model input output wrapper body payload object resource schema "
     "entity item_list json xml api apis v1 v2 v3 by id ids all resp".split()
 )
+_SAYS_MORE = frozenset("info information details detail".split())
 _PATH_TAIL = frozenset("json xml api apis".split())
 # Schema names that say how a call went, not what it returns.
 _SAYS_NOTHING = frozenset("success successful error failure ok empty void ack".split())
@@ -202,6 +210,8 @@ def noun_of(
     while kept and (kept[0] in generic or _VERSION.match(kept[0]) or kept[0] in _GENERIC_HEAD_MORE):
         kept.pop(0)
     kept = [w for w in kept if not w.isdigit()]
+    # "tweet_detail_conversation": the details of a thing between its words say nothing
+    kept = [w for i, w in enumerate(kept) if not (0 < i < len(kept) - 1 and w in _SAYS_MORE)]
     return singular_phrase(kept[-limit:])[:64].strip("_") if kept else ""
 
 
@@ -218,7 +228,7 @@ def _participle(word: str) -> bool:
 def _verb_at(ws: tuple[str, ...], index: int) -> Kind | None:
     if not -len(ws) <= index < len(ws):
         return None
-    w = ws[index]
+    w = _THIRD_PERSON.get(ws[index], ws[index])
     found = _VERB_KINDS.get(w)
     if found is None and len(w) >= 5 and w.startswith(("re", "un")) and w[2:] in _VERB_KINDS:
         return _VERB_KINDS[w[2:]]  # "reactivate", "resend", "unassign": the verb's own kind
@@ -395,6 +405,10 @@ def analyse_path(path: str) -> PathInfo:
                 noun = rest
                 break
             continue
+        if kind is not None and (len(ws) == 1 or ws[0] in _LEADING_VERBS) and ws[0] not in _NOUN_VERBS:
+            # RPC-style segments before parameters: "/Content/GetContentById/{id}" names a
+            # content; "/CommunityContent/Get/{sort}" names what comes before it
+            ws = ws[1:]
         noun = noun_of(ws, generic=_PATH_TAIL)
         if noun:
             break

@@ -136,7 +136,7 @@ def snake(identifier: str) -> str:
 @lru_cache(maxsize=65536)
 def singular(word: str) -> str:
     """The singular of an English noun (lower case), by rule; unknown shapes are kept."""
-    if len(word) <= 3 or word in _SINGULAR_SAME or not word.isalpha():
+    if len(word) <= 3 or word in _SINGULAR_SAME or not word.isalpha() or word.endswith("news"):
         return word
     if word in _IRREGULAR:
         return _IRREGULAR[word]
@@ -173,7 +173,12 @@ def plural(word: str) -> str:
     (`orders`, `settings`, `news`): `category` → `categories`, `analysis` → `analyses`."""
     if not word or not word[-1].isalpha():
         return word + "s" if word else word
-    if word in _KEEP_PLURAL or word in _SAME_PLURAL or singular(word) != word or word.endswith("ics"):
+    if (
+        word in _KEEP_PLURAL
+        or word in _SAME_PLURAL
+        or singular(word) != word
+        or word.endswith(("ics", "news"))
+    ):
         return word
     if 1 < len(word) <= 4 and word.endswith("s") and word[-2] not in "aeious":  # "txs", "ids"
         return word

@@ -59,6 +59,13 @@ _PAGING = frozenset(
     "continuation_token continuation starting_after ending_before max_results is_truncated "
     "total_count total_results total_records num_found".split()
 )
+#: names of the property of a status envelope that holds what was asked for
+_PAYLOAD_NAMES = frozenset("response data result results payload body content".split())
+#: words of the properties beside it that say how the call went
+_STATUS_WORDS = frozenset(
+    "error errors status message messages code throttle success ok trace warning warnings "
+    "timestamp took elapsed".split()
+)
 _PAGING_HEADS = frozenset("next prev previous has".split())
 _PAGING_TAILS = frozenset("marker cursor".split())
 _JSON_TYPES = frozenset("object array string number integer boolean null".split())
@@ -459,6 +466,7 @@ def _compiles(pattern: str) -> bool:
 def _record_schema(r: RawOperation, g: Guess) -> dict[str, Any] | None:
     for schema in (r.response_schema, r.request_schema if g.kind == "create" else None):
         if isinstance(schema, dict) and schema:
+            schema = _status_unwrapped(schema)
             items = schema.get("items")
             if schema.get("type") == "array" and isinstance(items, dict):
                 return _wrapped_record(items)
@@ -513,6 +521,25 @@ def _unwrapped(schema: dict[str, Any]) -> dict[str, Any]:
     required = [r for r in schema.get("required") or [] if r in kept]
     base = {k: v for k, v in schema.items() if k not in ("allOf", "properties", "required")}
     return {**base, "type": "object", "properties": kept, **({"required": required} if required else {})}
+
+
+def _status_unwrapped(schema: dict[str, Any]) -> dict[str, Any]:
+    """The payload of a status envelope (Bungie's `{Response, ErrorCode, ErrorStatus, Message,
+    ThrottleSeconds}`, `{success, data}`): the one property named like a payload, when each
+    other property says how the call went; any other schema as it is."""
+    raw = schema.get("properties")
+    if not isinstance(raw, dict) or len(raw) < 2:
+        return schema
+    said = {k: words(str(k)) for k in raw}
+    payloads = [
+        k for k, ws in said.items() if ws and ws[-1] in _PAYLOAD_NAMES and not set(ws) & _STATUS_WORDS
+    ]
+    if len(payloads) != 1 or not all(set(ws) & _STATUS_WORDS for k, ws in said.items() if k != payloads[0]):
+        return schema
+    inner = _flat(raw[payloads[0]])
+    if not isinstance(inner, dict):
+        return schema
+    return inner  # a record, a list of them, or a scalar (`true`: how the call went, no record)
 
 
 def _flat(node: Any) -> Any:

@@ -14,16 +14,19 @@ import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import chain, zip_longest
 from typing import Any
 
 from toolgen.entities import is_verb
-from toolgen.naming import plural_phrase, words
+from toolgen.naming import plural, plural_phrase, words
 
 __all__ = [
     "Said",
     "plain",
     "ask_many",
     "ask_sentence",
+    "capitals",
+    "in_capitals",
     "compare_sentence",
     "field_phrase",
     "id_phrase",
@@ -131,7 +134,7 @@ def via_phrase(entity: str, child_entity: str, child: str) -> str:
 
 def verb_phrase(op_words: Sequence[str], entity: str) -> str:
     """What an operation does, in its own words without its entity (`cancel_order` → `cancel`)."""
-    mine = set(words(entity)) | {w + "s" for w in words(entity)}
+    mine = set(words(entity)) | {plural(w) for w in words(entity)} | {w + "s" for w in words(entity)}
     kept = [w for w in op_words if w not in mine and w not in _FILLER and w not in ("id", "ids")]
     if kept and (kept[0] in _HTTP_VERBS or not is_verb(kept[0])):
         # `post_treasury_id_cancel`, `apps_cancel_job`: a method or a namespace, then the verb
@@ -204,6 +207,46 @@ def refer_once(text: str) -> str:
         return m.group(0)
 
     return _ROW.sub(once, text)
+
+
+_CAPITALS = re.compile(r"\b([A-Z][A-Z0-9]{1,5})s?\b")
+_LOWER_WORD = re.compile(r"\b[a-z][a-z0-9]{1,5}\b")
+#: words a description writes in capitals for emphasis or as code, not as a name
+_NOT_NAMES = (
+    _FILLER
+    | _HTTP_VERBS
+    | frozenset(
+        "all any not no yes new only must should may can will none true false null ok is are be "
+        "if else then when this that it you we id note notes warning important deprecated todo".split()
+    )
+)
+_QUOTED_TEXT = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def capitals(texts: Sequence[str]) -> dict[str, str]:
+    """The names the domain's own words write in capitals and never in lower case (`SCU`,
+    `DICOM`, `URL`), by their lower-case form; plurals with them (`scus` → `SCUs`)."""
+    upper = {m.group(1) for t in texts for m in _CAPITALS.finditer(t)}
+    lower = {m.group(0) for t in texts for m in _LOWER_WORD.finditer(t)}
+    found: dict[str, str] = {}
+    for name in sorted(upper):
+        low = name.lower()
+        if low in lower or low in _NOT_NAMES or len(name) < 2 or not name[0].isalpha():
+            continue
+        found[low] = name
+        if not name.endswith("S"):
+            found.setdefault(f"{low}s", f"{name}s")
+    return found
+
+
+def in_capitals(text: str, names: dict[str, str]) -> str:
+    """`text` with each word of `names` outside a quoted value written as the domain writes it."""
+    if not names:
+        return text
+    parts = _QUOTED_TEXT.split(text)
+    quoted = _QUOTED_TEXT.findall(text)
+    cased = [re.sub(r"\b[a-z][a-z0-9]*\b", lambda m: names.get(m.group(0), m.group(0)), p) for p in parts]
+    return "".join(chain.from_iterable(zip_longest(cased, quoted, fillvalue="")))
 
 
 def ask_sentence(rng: random.Random, column: str, target: str, entity: str = "") -> str:

@@ -38,7 +38,9 @@ JOB_TABLES = frozenset("job position role employee staff vacancy opening".split(
 PERSON_NAME_WORDS = frozenset(
     "contact recipient sender owner author driver customer user person passenger guest holder "
     "assignee reviewer manager agent signer cardholder beneficiary payee payer employee "
-    "attendee organizer organiser patient doctor student teacher requester approver".split()
+    "attendee organizer organiser patient doctor student teacher requester approver artist actor "
+    "actress director musician composer singer writer player athlete coach instructor speaker "
+    "photographer designer creator".split()
 )
 COMPANY_NAME_WORDS = frozenset(
     "company organization organisation org business vendor merchant employer brand carrier bank "

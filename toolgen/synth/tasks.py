@@ -92,8 +92,9 @@ def validate_candidates(
     which is not loaded again per candidate), in order, until `limit` are valid: (the valid tasks
     as written, {status: number rejected})."""
     name = domain.spec.name
+    names = say.capitals([tool.spec.description or "" for tool in domain.tools.values()])
     for c in candidates:
-        c.instruction = say.refer_once(c.instruction)
+        c.instruction = say.in_capitals(say.refer_once(c.instruction), names)
     raws = [_raw(f"{name}-{i + 1:03d}", c) for i, c in enumerate(candidates)]
     kept: list[tuple[int, dict[str, Any]]] = []
     rejected: dict[str, int] = {}

@@ -158,7 +158,12 @@ def _string_by_name(f: Field) -> Maker | None:
         if has_word(ws, ("city", "town")):
             return fake_method("city")
         return thing_name(f.table)
-    if has_word(ws, ("signed", "received")) and has_word(ws, ("by",)) or has_word(ws, ("author", "assignee")):
+    if (
+        has_word(ws, ("signed", "received"))
+        and has_word(ws, ("by",))
+        or has_word(ws, ("author", "assignee"))
+        or ws in _PERSON_FIELDS
+    ):
         return full_name
     if last == "title" or joined in ("subject", "headline"):
         if kind == "person" or singular(words(f.table)[-1] if words(f.table) else "") in JOB_TABLES:
@@ -263,6 +268,11 @@ def _string_by_name(f: Field) -> Maker | None:
 
 
 #: last words whose vocabulary a column takes (`broadcast_status`: a status)
+#: fields that hold a person's name by themselves (`artist`, `composer`)
+_PERSON_FIELDS = frozenset(
+    (w,)
+    for w in "artist actor actress director composer singer writer player coach creator photographer".split()
+)
 _VOCABULARY_LAST = frozenset("status priority severity visibility".split())
 #: last words of a text column that holds a number: (low, high, decimals)
 _NUMERIC_TEXT: dict[str, tuple[int, int, int]] = {
