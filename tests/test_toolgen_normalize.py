@@ -269,6 +269,11 @@ def test_a_status_envelope_gives_its_payload_as_the_record() -> None:
     assert one(openapi("post", "/Clans/{id}/Approve/", response_schema=done)).record_schema == {
         "type": "boolean"
     }
+    said = {"type": "object", "properties": {"message": {"type": "string"}}}
+    assert one(openapi("delete", "/dataset/{pk}", response_schema=said)).record_schema == {
+        "type": "object",
+        "properties": {},
+    }
     kept = {"type": "object", "properties": {"data": {"type": "object"}, "owner": {"type": "string"}}}
     assert one(openapi("get", "/pets/{id}", response_schema=kept)).record_schema == kept
 

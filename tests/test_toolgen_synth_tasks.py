@@ -751,7 +751,7 @@ def test_questions_ask_only_fields_a_person_names():
         "created_at",
         "show_title",
     )
-    named += ("access_code_lifespan_user_action", "count", "value")
+    named += ("access_code_lifespan_user_action", "count", "value", "forUsername", "for_handle")
     assert not any(ColumnPlan(n, "string").plain for n in named)
     assert ColumnPlan("last_modified", "string").machine and not ColumnPlan("path", "string").machine
 

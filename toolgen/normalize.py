@@ -66,6 +66,8 @@ _STATUS_WORDS = frozenset(
     "error errors status message messages code throttle success ok trace warning warnings "
     "timestamp took elapsed".split()
 )
+#: the words of a reply that only says how a call went (`{message}`, `{success, error}`)
+_REPLY_WORDS = frozenset("message success ok error errors".split())
 _PAGING_HEADS = frozenset("next prev previous has".split())
 _PAGING_TAILS = frozenset("marker cursor".split())
 _JSON_TYPES = frozenset("object array string number integer boolean null".split())
@@ -528,12 +530,14 @@ def _status_unwrapped(schema: dict[str, Any]) -> dict[str, Any]:
     ThrottleSeconds}`, `{success, data}`): the one property named like a payload, when each
     other property says how the call went; any other schema as it is."""
     raw = schema.get("properties")
-    if not isinstance(raw, dict) or len(raw) < 2:
+    if not isinstance(raw, dict) or not raw:
         return schema
     said = {k: words(str(k)) for k in raw}
     payloads = [
         k for k, ws in said.items() if ws and ws[-1] in _PAYLOAD_NAMES and not set(ws) & _STATUS_WORDS
     ]
+    if not payloads and all(set(ws) & _REPLY_WORDS for ws in said.values()):
+        return {"type": "object", "properties": {}}  # `{message}`: how the call went, no record
     if len(payloads) != 1 or not all(set(ws) & _STATUS_WORDS for k, ws in said.items() if k != payloads[0]):
         return schema
     inner = _flat(raw[payloads[0]])

@@ -149,9 +149,11 @@ _PLAIN_HEADS = frozenset(
 )
 #: a field named by one of these words alone says nothing of what it holds (`count`, `value`)
 _BARE = frozenset("count value number code result data info text".split())
-#: first words of a flag's name (`show_title`, `is_private`, `use_content_as_indexable_text`)
+#: first words of a flag's name (`show_title`, `is_private`, `use_content_as_indexable_text`),
+#: or of a request's option (`for_username`, `on_behalf_of_content_owner`, `by_date`)
 _FLAG_WORDS = frozenset(
-    "show list is has use enable enabled disable disabled allow include can should hide auto".split()
+    "show list is has use enable enabled disable disabled allow include can should hide auto "
+    "for by on with since until".split()
 )
 #: words of a field only a machine reads (`auth session id hash`, `otp policy period`)
 _MACHINE_WORDS = frozenset(
