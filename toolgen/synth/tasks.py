@@ -36,8 +36,9 @@ __all__ = ["MAX_TASKS", "MIN_KEPT", "TIER_SHARES", "make_tasks", "tier", "valida
 
 #: most tasks kept per domain
 MAX_TASKS = 20
-#: the share of a domain's tasks each tier 0-4 holds at most before the rest are filled
-TIER_SHARES = (0.10, 0.15, 0.15, 0.20, 0.40)
+#: the share of a domain's tasks each tier 0-4 holds at most before long ones fill the rest (of 20:
+#: one single call, two of 2-3 calls, three of 4-6, five of 7-10, nine of 11 or more)
+TIER_SHARES = (0.05, 0.10, 0.15, 0.25, 0.45)
 #: a domain keeps short tasks (1-2 calls) only up to a third of its long ones, or up to this many in all
 MIN_KEPT = 5
 
