@@ -37,6 +37,8 @@ def checks(instruction: str, calls: list[dict] | None = None, tools: tuple[str, 
         ('Can you change the body of the payment to [{"date": "2024-08-14", "price": 12.5}]?', "structured"),
         ('Change the tag keys of the ones with scope "AWS" to ["conglomeration"].', "structured"),
         ("Set the topology to {}.", "structured"),
+        ('Delete every attribute of the rule of the attribute whose name is "Adapter".', "circular"),
+        ("Create a new calendar list for the color of the calendar list CL-1023.", "circular"),
         ("Delete the certificate c8a93a2b-a271-442f-9fc3-7e45adb3fa01.", "opaque id"),
         ("Change the queue of the account AC88153272834349313108391393473830.", "opaque id"),
     ],
@@ -75,6 +77,7 @@ def test_values_from_earlier_calls_need_not_be_said() -> None:
         "Set the auto balance to true, the auto restart to true and the concurrency to 4.",
         'Set the tags to "red", "blue" and "green [draft]".',
         "Cancel my order ORD-1001 and call me on 5551234567.",
+        'Delete the order of the customer whose name is "Bo" and the order of the store of the mall.',
     ],
 )
 def test_what_a_person_says_passes(instruction: str) -> None:

@@ -245,6 +245,24 @@ def test_an_artist_is_named_like_a_person() -> None:
             assert first in FIRST_NAMES and last in LAST_NAMES, value
 
 
+def test_a_part_of_an_address_holds_that_part() -> None:
+    """Stripe's `address_city`, `address_state`, `address_country`: a city, a state, a country;
+    `address` itself a whole address."""
+
+    from faker import Faker
+
+    from toolgen.synth.draws import Draw, Field
+    from toolgen.synth.texts import string_maker
+
+    def made(name: str) -> str:
+        draw = Draw.of(Faker("en_US"), 3, datetime(2026, 1, 1, tzinfo=UTC))
+        return str(string_maker(Field("sources", name, "string"))(draw))
+
+    for part in ("address_city", "address_state", "address_country", "address_zip"):
+        assert "," not in made(part) and len(made(part)) < 40, (part, made(part))
+    assert "," in made("address")
+
+
 def test_same_seed_same_bytes_in_another_process() -> None:
     """Nothing depends on the process (hash randomisation, the clock, import order)."""
     code = (

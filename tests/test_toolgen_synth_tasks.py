@@ -215,6 +215,9 @@ def test_phrases():
     assert (
         say.create_clause("book", "reservation", [], [("seats", 2)]) == "book a new reservation with seats 2"
     )
+    assert say.create_clause("create", "namespace", [], [("namespace", "billing-staging"), ("size", 3)]) == (
+        'create a new namespace named "billing-staging" with size 3'  # (not `with namespace "..."`)
+    )
     assert say.create_clause("bfcl", "thing", [], []) == "create a new thing"
 
 
@@ -752,7 +755,15 @@ def test_questions_ask_only_fields_a_person_names():
         "created_at",
         "show_title",
     )
-    named += ("access_code_lifespan_user_action", "count", "value", "forUsername", "for_handle")
+    named += (
+        "access_code_lifespan_user_action",
+        "count",
+        "value",
+        "forUsername",
+        "for_handle",
+        "alwaysIncludeEmail",
+        "new_text",
+    )
     assert not any(ColumnPlan(n, "string").plain for n in named)
     assert ColumnPlan("last_modified", "string").machine and not ColumnPlan("path", "string").machine
 
@@ -875,3 +886,31 @@ def test_a_thing_no_tool_names_gets_no_task(tmp_path):
     finally:
         world.close()
     assert made and not [c.instruction for c in made if "bypostcode" in c.instruction.lower()]
+
+
+def test_a_new_record_s_chosen_key_reads_like_a_name_a_person_gives(tmp_path):
+    """A create that takes its record's string key (a Kubernetes namespace's name) is given one a
+    person would choose (`checkout-staging`), not a stand-in like `new-namespace-137`."""
+    key = {"namespace_id": {"type": "string"}}
+    ops = [
+        make_op("create_namespace", "create", {**key, "size": {"type": "integer"}}, ["namespace_id"],
+                entity="namespace"),
+        make_op("get_namespace", "read", key, ["namespace_id"], entity="namespace"),
+        make_op("delete_namespace", "delete", key, ["namespace_id"], entity="namespace"),
+        make_op("update_namespace", "update", {**key, "size": {"type": "integer"}}, ["namespace_id"],
+                entity="namespace"),
+        make_op("list_namespaces", "read", {"size": {"type": "integer"}}, entity="namespace"),
+    ]  # fmt: skip
+    world, *_ = _world_of(*planned_from(*ops), 0, tmp_path / "d")
+    try:
+        made = [
+            c["arguments"]["namespace_id"]
+            for t in propose(world, random.Random(0))
+            for c in t.calls
+            if c["name"] == "create_namespace"
+        ]
+    finally:
+        world.close()
+    assert made
+    for value in made:
+        assert re.fullmatch(r"[a-z]+-[a-z]+", value) and "new" not in value, value

@@ -4,7 +4,8 @@
 
 Each problem is (check, detail); the checks are `repeated`, `internal name`, `opaque id` (a
 UUID, a long hex or letters-and-digits token: no person knows one by heart), `structured` (a
-JSON object or list written out), `placeholder`, `filler` and `missing fact`.
+JSON object or list written out), `circular` (a row named through a row of its own kind: `every
+attribute of the rule of the attribute ...`), `placeholder`, `filler` and `missing fact`.
 Design notes: docs/design/toolgen.md.
 """
 
@@ -17,7 +18,18 @@ from typing import Any
 
 __all__ = ["CHECKS", "instruction_problems", "opaque", "text_problems"]
 
-CHECKS = ("repeated", "internal name", "opaque id", "structured", "placeholder", "filler", "missing fact")
+CHECKS = (
+    "repeated",
+    "internal name",
+    "opaque id",
+    "structured",
+    "circular",
+    "placeholder",
+    "filler",
+    "missing fact",
+)
+#: a thing, then the row it belongs to named through a thing of the same kind
+_CIRCULAR = re.compile(r"\b((?:[a-z]+ ){0,2}[a-z]+) (?:for|of) the (?:[a-z]+ ){1,3}?of the \1\b")
 
 _QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9']*")
@@ -216,6 +228,7 @@ def instruction_problems(
         ("internal name", _internal(instruction, list(tools))),
         ("opaque id", m.group(0) if (m := _OPAQUE.search(instruction)) else None),
         ("structured", m.group(0) if (m := _STRUCTURED.search(_QUOTED.sub('""', instruction))) else None),
+        ("circular", m.group(0) if (m := _CIRCULAR.search(_QUOTED.sub('""', instruction))) else None),
         ("placeholder", _placeholder(said)),
         ("filler", _filler(said)),
         ("missing fact", None if results is None else _missing(instruction, calls, tools, results)),

@@ -356,6 +356,11 @@ def creates(verb: str) -> bool:
 def create_clause(verb: str, entity: str, owners: Sequence[str], settings: Sequence[tuple[str, Any]]) -> str:
     """`create a new <entity> for <owner> with <field> <value>, ...` (`book a new ...`, `send a new ...`)."""
     text = f"{verb if verb in _ACTS else 'create'} a new {noun(entity)}"
+    own = {noun(entity), f"{noun(entity)} name", "name"}
+    named = next((v for c, v in settings if field_phrase(c) in own and not isinstance(v, Said)), None)
+    if named is not None:  # `a new namespace named "billing-staging"`, not `with namespace "..."`
+        text += f" named {value_text(named)}"
+        settings = [(c, v) for c, v in settings if v is not named]
     if owners:
         text += " for " + join_clauses(owners)
     if settings:

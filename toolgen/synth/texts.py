@@ -187,8 +187,10 @@ def _string_by_name(f: Field) -> Maker | None:
     if joined in ("street", "street_address", "line1", "address1", "address_line1", "line_1"):
         return fake_method("street_address")
     if (
-        has_word(ws, ("address", "ship", "shipping", "billing", "mailing")) or joined == "ship_to"
-    ) and not has_word(ws, ("ip", "ipv4", "ipv6", "mac", "email", "wallet", "web")):
+        (has_word(ws, ("address", "ship", "shipping", "billing", "mailing")) or joined == "ship_to")
+        and not has_word(ws, ("ip", "ipv4", "ipv6", "mac", "email", "wallet", "web"))
+        and last not in _ADDRESS_PARTS  # (`address_city` is a city)
+    ):
         return lambda d: str(d.fake.address()).replace("\n", ", ")
     if joined in ("line2", "address2", "address_line2", "line_2", "suite", "apartment"):
         return fake_method("secondary_address")
@@ -273,6 +275,8 @@ _PERSON_FIELDS = frozenset(
     (w,)
     for w in "artist actor actress director composer singer writer player coach creator photographer".split()
 )
+#: the last words of a part of an address, made by the rules for that part
+_ADDRESS_PARTS = frozenset("city town state province country zip postcode code region".split())
 _VOCABULARY_LAST = frozenset("status priority severity visibility".split())
 #: last words of a text column that holds a number: (low, high, decimals)
 _NUMERIC_TEXT: dict[str, tuple[int, int, int]] = {

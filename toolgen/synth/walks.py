@@ -72,6 +72,9 @@ def _unsaid(column: str, value: Any) -> bool:
 
 #: verbs of an operation that computes rather than records (`calculate_bmi` on a POST): no row
 #: a person creates
+#: the words of a key a person chooses for a new record (`checkout-staging`, `billing-archive`)
+_KEY_TEAMS = "billing checkout search support reports analytics marketing inventory shipping payments web mobile".split()
+_KEY_KINDS = "staging prod dev test main archive east west backup beta".split()
 _COMPUTING_VERBS = frozenset(
     "calculate compute convert estimate predict analyze analyse detect evaluate solve check validate verify "
     "classify recognize extract parse translate summarize measure".split()
@@ -254,7 +257,15 @@ class Proposer(Asker):
         if table.columns[table.primary_key].type == "integer":
             taken = [r.get(table.primary_key) for r in self.w.rows.get(table.name, [])]
             return max([t for t in taken if isinstance(t, int)] or [0]) + 100 + self.rng.randint(1, 99)
-        return f"new-{table.entity.replace('_', '-')}-{self.rng.randint(100, 999)}"
+        used = {str(r.get(table.primary_key)) for r in self.w.rows.get(table.name, [])}
+        key = ""
+        for attempt in range(50):  # what a person names a new one (`checkout-staging`), not a stand-in
+            key = f"{self.rng.choice(_KEY_TEAMS)}-{self.rng.choice(_KEY_KINDS)}" + (
+                f"-{attempt}" if attempt > 20 else ""
+            )
+            if key not in used:
+                break
+        return key
 
     def rows_of(self, table: TablePlan) -> list[Row]:
         rows = list(self.w.rows.get(table.name, []))
