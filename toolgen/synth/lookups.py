@@ -338,13 +338,15 @@ class World:
             col.plain and (bool(col.enum) or col.type in ("date", "datetime"))
         )
 
-    def via_child(self, table: TablePlan, row: Row, rng: random.Random) -> Ref | None:
-        """`the customer of the order whose number is "..."`: a row that refers to this one, found first."""
+    def via_child(self, table: TablePlan, row: Row, rng: random.Random, besides: str = "") -> Ref | None:
+        """`the customer of the order whose number is "..."`: a row that refers to this one, found
+        first; never one of `besides`, the table the request is about (`every order of the
+        customer of the order ...` goes round in a circle)."""
         pk = table.primary_key
         children = [
             (child, name)
             for child in self.schema.tables.values()
-            if child.name != table.name
+            if child.name not in (table.name, besides)
             for name, col in child.columns.items()
             if col.references == f"{table.name}.{pk}"
         ]
@@ -366,13 +368,15 @@ class World:
                     return Ref(say.via_phrase(table.entity, child.entity, ref.phrase), ref.calls)
         return None
 
-    def name_row(self, table: TablePlan, row: Row, rng: random.Random, *, lookup: bool) -> Ref | None:
+    def name_row(
+        self, table: TablePlan, row: Row, rng: random.Random, *, lookup: bool, besides: str = ""
+    ) -> Ref | None:
         """How to name a row: by what a person knows (with lookups) or, with `lookup` False, by id
-        (not a UUID or a sid: no person knows one, `checks.opaque`)."""
+        (not a UUID or a sid: no person knows one, `checks.opaque`); `besides`: `via_child`'s."""
         if not lookup:
             key = row[table.primary_key]
             return None if opaque(str(key)) else Ref(say.id_phrase(table.entity, key), [])
-        return self.by_handle(table, row) or self.via_child(table, row, rng)
+        return self.by_handle(table, row) or self.via_child(table, row, rng, besides)
 
     def parent_of(self, tool: Tool, b: Binding) -> TablePlan | None:
         """The table a parent argument's column refers to."""
@@ -380,12 +384,14 @@ class World:
         target = (col.references or "").split(".")[0] if col is not None else ""
         return self.schema.tables.get(target)
 
-    def some_row(self, table: TablePlan, rng: random.Random, *, lookup: bool) -> tuple[Row, Ref] | None:
+    def some_row(
+        self, table: TablePlan, rng: random.Random, *, lookup: bool, besides: str = ""
+    ) -> tuple[Row, Ref] | None:
         """A row of `table` and how to name it (with lookups that find it, when `lookup`)."""
         rows = list(self.rows.get(table.name, []))
         rng.shuffle(rows)
         for row in rows[:8]:
-            ref = self.name_row(table, row, rng, lookup=lookup)
+            ref = self.name_row(table, row, rng, lookup=lookup, besides=besides)
             if ref is not None and (ref.calls or not lookup):
                 return row, ref
         return None

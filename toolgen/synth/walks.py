@@ -229,7 +229,7 @@ class Proposer(Asker):
                 if b.param in tool.required:
                     return None
                 continue
-            named = self.w.some_row(parent, self.rng, lookup=lookup)
+            named = self.w.some_row(parent, self.rng, lookup=lookup, besides=tool.table.name)
             if named is None:
                 if b.param in tool.required:
                     return None
@@ -308,7 +308,11 @@ class Proposer(Asker):
                 ),
                 None,
             )
-            ref = self.w.name_row(parent, prow, self.rng, lookup=True) if prow is not None else None
+            ref = (
+                self.w.name_row(parent, prow, self.rng, lookup=True, besides=table.name)
+                if prow is not None
+                else None
+            )
             if ref is None or not ref.calls:
                 return None
             phrases.append(ref.phrase)
