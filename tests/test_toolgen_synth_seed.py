@@ -245,6 +245,17 @@ def test_an_artist_is_named_like_a_person() -> None:
             assert first in FIRST_NAMES and last in LAST_NAMES, value
 
 
+def test_a_thing_of_a_long_plural_name_is_named_by_its_last_words_singular() -> None:
+    from faker import Faker
+
+    from toolgen.synth.draws import Draw, thing_name
+
+    make = thing_name("soundboard_default_sounds")
+    names = [make(Draw.of(Faker("en_US"), seed, datetime(2026, 1, 1, tzinfo=UTC))) for seed in range(30)]
+    assert not any("Sounds" in n or "Soundboard" in n for n in names), names
+    assert any(n.endswith(" Default Sound") for n in names), names
+
+
 def test_a_part_of_an_address_holds_that_part() -> None:
     """Stripe's `address_city`, `address_state`, `address_country`: a city, a state, a country;
     `address` itself a whole address."""

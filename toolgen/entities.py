@@ -98,7 +98,7 @@ _GENERIC_TAIL = frozenset(
     "request result results dto model input output wrapper body payload object resource schema "
     "entity item_list json xml api apis v1 v2 v3 by id ids all resp".split()
 )
-_SAYS_MORE = frozenset("info information details detail".split())
+_SAYS_MORE = frozenset("info information details detail metadata detailed".split())
 _PATH_TAIL = frozenset("json xml api apis".split())
 # Schema names that say how a call went, not what it returns.
 _SAYS_NOTHING = frozenset("success successful error failure ok empty void ack".split())
@@ -118,7 +118,7 @@ _PHRASE_ENDS = frozenset("is are was were be has have no not non".split())
 _PROCESS_NOUNS = frozenset("import export upload download backup sync".split())
 # A number and a short unit after it measure the noun before them (`item_100_g_serving` → item).
 _UNIT = re.compile(r"^[a-z]{1,2}$")
-_GENERIC_HEAD_MORE = frozenset("most least top best latest recent".split())
+_GENERIC_HEAD_MORE = frozenset("most least top best latest recent detailed metadata".split())
 _ID_NOISE = frozenset(
     "first last next prev previous request trace correlation idempotency external unique object "
     "resource entity client_request".split()

@@ -256,7 +256,9 @@ def _phrase(d: Draw, low: int = 2, high: int = 5) -> str:
 
 
 def thing_name(entity: str) -> Maker:
-    noun = title_case(" ".join(words(singular(entity)))) if entity else ""
+    # its last two words, singular (`Capacity Default Sound`, not `... Soundboard Default Sounds`)
+    ws = words(entity)[-2:]
+    noun = title_case(" ".join([*ws[:-1], singular(ws[-1])])) if ws else ""
 
     def make(d: Draw) -> str:
         phrase = str(d.fake.catch_phrase()).split()

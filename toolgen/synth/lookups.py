@@ -68,7 +68,9 @@ class Tool:
 
 #: words of text columns a person does not name a record by: free text (a message, a note) and
 #: secrets (a password, an access key)
-_UNSAID = TEXT_WORDS | frozenset("password secret token key signature hash".split())
+_UNSAID = TEXT_WORDS | frozenset(
+    "password secret token key signature hash failure error decline".split()
+)  # (nor what went wrong: `the topup whose failure code is ...`)
 #: last words of a field a person copies from another row (`the same address as my last order`)
 _SHARED = frozenset(
     "address street city country zip postcode region email phone currency language timezone locale price "
