@@ -796,6 +796,10 @@ def test_names_the_domain_writes_in_capitals_are_said_in_capitals() -> None:
         'Please send the DICOM images of the SCU whose name is "scu one" to all SCPs and check the url.'
     )
     assert say.in_capitals(text, {}) == text
+    texts = ["Invoice Items are the lines of an invoice.", "Each user has a name."]
+    joined = say.compounds(texts, ["invoiceitems", "usernames", "webhooks"])
+    assert joined == {"invoiceitem": "invoice item", "invoiceitems": "invoice items"}  # (not `user name`)
+    assert say.in_capitals("Delete the invoiceitem II-1.", joined) == "Delete the invoice item II-1."
 
 
 def test_a_computation_is_no_record_a_person_creates(tmp_path):

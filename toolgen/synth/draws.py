@@ -48,6 +48,7 @@ __all__ = [
     "product_name",
     "random_person",
     "sentence",
+    "subject_line",
     "code_of",
     "is_code_of",
     "thing_name",
@@ -317,6 +318,23 @@ _NOTES = (
     "{name} will handle the {topic} next week.",
 )
 _DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday")
+
+
+#: subject lines a person writes, filled with a topic
+_SUBJECTS = (
+    "Question about the {topic}",
+    "{Topic} update",
+    "{Topic} reminder",
+    "Your {topic} is ready",
+    "Follow-up on the {topic}",
+    "{Topic} for {day}",
+)
+
+
+def subject_line(d: Draw) -> str:
+    """A subject line as a person writes one (`Question about the invoice`)."""
+    topic = d.rng.choice(_TOPICS)
+    return d.rng.choice(_SUBJECTS).format(topic=topic, Topic=topic.capitalize(), day=d.rng.choice(_DAYS))
 
 
 def sentence(d: Draw) -> str:

@@ -26,6 +26,7 @@ __all__ = [
     "ask_many",
     "ask_sentence",
     "capitals",
+    "compounds",
     "in_capitals",
     "compare_sentence",
     "field_phrase",
@@ -236,6 +237,31 @@ def capitals(texts: Sequence[str]) -> dict[str, str]:
         found[low] = name
         if not name.endswith("S"):
             found.setdefault(f"{low}s", f"{name}s")
+    return found
+
+
+#: words English writes joined
+_JOINED = frozenset(
+    "username password timestamp keyword database webhook workflow filename hostname checkout "
+    "playlist bookmark snapshot download upload feedback endpoint metadata namespace dataset "
+    "datasource workspace framework payload notebook spreadsheet storefront nonprofit".split()
+)
+
+
+def compounds(texts: Sequence[str], names: Sequence[str]) -> dict[str, str]:
+    """Words of `names` (tables) that join two words the domain's own words write apart
+    and never write joined (`invoiceitem` -> `invoice item`), with their plurals."""
+    said = {w for t in texts for w in re.findall(r"[a-z]+", t.lower())}
+    found: dict[str, str] = {}
+    for word in sorted({w for n in names for w in words(n)}):
+        one = word[:-1] if word.endswith("s") and word[:-1] not in said else word
+        if len(one) < 7 or one in said or one in _JOINED or not one.isalpha():
+            continue
+        for i in range(3, len(one) - 2):
+            if one[:i] in said and (one[i:] in said or plural(one[i:]) in said):
+                found[one] = f"{one[:i]} {one[i:]}"
+                found[f"{one}s"] = f"{one[:i]} {plural(one[i:])}"
+                break
     return found
 
 

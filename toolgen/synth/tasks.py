@@ -93,7 +93,8 @@ def validate_candidates(
     which is not loaded again per candidate), in order, until `limit` are valid: (the valid tasks
     as written, {status: number rejected})."""
     name = domain.spec.name
-    names = say.capitals([tool.spec.description or "" for tool in domain.tools.values()])
+    texts = [tool.spec.description or "" for tool in domain.tools.values()]
+    names = say.capitals(texts) | say.compounds(texts, list(domain.spec.tables))
     for c in candidates:
         c.instruction = say.in_capitals(say.refer_once(c.instruction), names)
     raws = [_raw(f"{name}-{i + 1:03d}", c) for i, c in enumerate(candidates)]

@@ -40,6 +40,7 @@ from .draws import (
     product_name,
     random_person,
     sentence,
+    subject_line,
     thing_name,
     title_case,
     uuid_value,
@@ -126,7 +127,7 @@ def _string_by_name(f: Field) -> Maker | None:
     if f.role is not None:
         role = f.role
         return lambda d: getattr(person_of(d), role)
-    if "email" in ws or last == "mail":
+    if ("email" in ws or last == "mail") and last not in _EMAIL_PARTS:  # (an `email_subject` is a subject)
         return lambda d: random_person(d).email
     if has_word(ws, ("phone", "mobile", "fax", "telephone", "tel", "msisdn")):
         return fake_method("phone_number")
@@ -165,9 +166,11 @@ def _string_by_name(f: Field) -> Maker | None:
         or ws in _PERSON_FIELDS
     ):
         return full_name
-    if last == "title" or joined in ("subject", "headline"):
+    if last in ("title", "subject") or joined == "headline":
         if kind == "person" or singular(words(f.table)[-1] if words(f.table) else "") in JOB_TABLES:
             return fake_method("job")
+        if last == "subject":
+            return subject_line
         return lambda d: title_case(str(d.fake.catch_phrase()))
     if has_word(
         ws,
@@ -275,6 +278,8 @@ _PERSON_FIELDS = frozenset(
     (w,)
     for w in "artist actor actress director composer singer writer player coach creator photographer".split()
 )
+#: the last words of a part of an email that is no address
+_EMAIL_PARTS = frozenset("subject body text template content message".split())
 #: the last words of a part of an address, made by the rules for that part
 _ADDRESS_PARTS = frozenset("city town state province country zip postcode code region".split())
 _VOCABULARY_LAST = frozenset("status priority severity visibility".split())
