@@ -270,6 +270,7 @@ def test_a_part_of_an_address_holds_that_part() -> None:
         return str(string_maker(Field("sources", name, "string"))(draw))
 
     assert "@" not in made("email_subject") and made("email_subject")[0].isupper()  # (a subject line)
+    assert made("state") in ("active", "inactive", "pending", "archived")  # (a source's state)
     for part in ("address_city", "address_state", "address_country", "address_zip"):
         assert "," not in made(part) and len(made(part)) < 40, (part, made(part))
     assert "," in made("address")

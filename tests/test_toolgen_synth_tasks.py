@@ -797,6 +797,10 @@ def test_names_the_domain_writes_in_capitals_are_said_in_capitals() -> None:
     )
     assert say.in_capitals(text, {}) == text
     texts = ["Invoice Items are the lines of an invoice.", "Each user has a name."]
+    assert say.compounds(["watch objects of kind ReplicationController"], ["replicationcontrollers"]) == {
+        "replicationcontroller": "replication controller",
+        "replicationcontrollers": "replication controllers",
+    }
     joined = say.compounds(texts, ["invoiceitems", "usernames", "webhooks"])
     assert joined == {"invoiceitem": "invoice item", "invoiceitems": "invoice items"}  # (not `user name`)
     assert say.in_capitals("Delete the invoiceitem II-1.", joined) == "Delete the invoice item II-1."

@@ -239,6 +239,13 @@ def _per_tool(
     return out
 
 
+def _names_all(p: Proposer, tool: Tool, w: Write) -> bool:
+    """Whether `w` writes a field rows are named by: one name for several rows is no change a
+    person asks for (`change the name to "Jackson Harrell" for every member of ...`)."""
+    names = p.w.names(tool.table)
+    return any(b.column in names for b in tool.role("field") if b.param in w.args)
+
+
 def _batch(p: Proposer, tool: Tool) -> Candidate | None:
     table = tool.table
     rows = list(p.w.rows.get(table.name, []))
@@ -267,8 +274,8 @@ def _batch(p: Proposer, tool: Tool) -> Candidate | None:
                 fixed = {k: v for k, v in writes[0].args.items() if k not in _own_args(tool, writes[0])}
                 w.args.update(fixed)
                 w.text = writes[0].text.replace(phrases[0], ref.phrase)
-            elif any(b.column in names for b in tool.role("field") if b.param in w.args):
-                return None  # (one name for all of them is no change a person asks for)
+            elif _names_all(p, tool, w):
+                return None
             trial = seq(calls, w.calls)
             if p._succeeds(trial):
                 column = said
@@ -392,7 +399,7 @@ def _every(p: Proposer, tool: Tool, lister: Tool) -> Candidate | None:
             first = p.keyed(tool, rows[0], Ref(phrase, seq(lookups, [listing])))
         finally:
             p.copy_odds = odds
-        if first is None or first.lookups != seq(lookups, [listing]):
+        if first is None or first.lookups != seq(lookups, [listing]) or _names_all(p, tool, first):
             continue
         calls = list(first.calls)
         for row in rows[1:]:
@@ -444,7 +451,7 @@ def _sweep(p: Proposer, tool: Tool) -> Candidate | None:
             first = p.keyed(tool, first_row, Ref(phrase, first_reads))
         finally:
             p.copy_odds = odds
-        if first is None or first.lookups != first_reads:
+        if first is None or first.lookups != first_reads or _names_all(p, tool, first):
             continue
         calls: list[tuple[str, Args]] = []
         for i, ((row, *_), shown) in enumerate(kept):

@@ -33,6 +33,7 @@ __all__ = [
     "id_phrase",
     "join_clauses",
     "noun",
+    "own_field",
     "refusal_sentence",
     "row_phrase",
     "refer_once",
@@ -251,7 +252,7 @@ _JOINED = frozenset(
 def compounds(texts: Sequence[str], names: Sequence[str]) -> dict[str, str]:
     """Words of `names` (tables) that join two words the domain's own words write apart
     and never write joined (`invoiceitem` -> `invoice item`), with their plurals."""
-    said = {w for t in texts for w in re.findall(r"[a-z]+", t.lower())}
+    said = {w for t in texts for w in words(t)}  # (`ReplicationController`: two words)
     found: dict[str, str] = {}
     for word in sorted({w for n in names for w in words(n)}):
         one = word[:-1] if word.endswith("s") and word[:-1] not in said else word
@@ -278,10 +279,10 @@ def in_capitals(text: str, names: dict[str, str]) -> str:
 def ask_sentence(rng: random.Random, column: str, target: str, entity: str = "") -> str:
     """A question about one value of a row (of `entity`: a field named after it is asked for without
     its name, `the id of the flight ...`, not `the flight id of the flight ...`)."""
-    return rng.choice(_QUESTION).format(field=_own_field(column, entity), target=target)
+    return rng.choice(_QUESTION).format(field=own_field(column, entity), target=target)
 
 
-def _own_field(column: str, entity: str) -> str:
+def own_field(column: str, entity: str) -> str:
     """A column's words without its entity's name in front (`flight_id` of a flight: `id`)."""
     field, own = field_phrase(column), noun(entity) if entity else ""
     return field[len(own) + 1 :] if own and field.startswith(own + " ") else field
@@ -294,7 +295,7 @@ def ask_many(
     currency of each of the shipping rates whose display names are "A" and "B".` (`values` as
     said; with no `field`, the rows' ids: `the tasks TAS-1 and TAS-2`)."""
     named = [columns] if isinstance(columns, str) else list(columns)
-    asked = join_clauses([f"{'the ' if i else ''}{_own_field(c, entity)}" for i, c in enumerate(named)])
+    asked = join_clauses([f"{'the ' if i else ''}{own_field(c, entity)}" for i, c in enumerate(named)])
     rows = rows_phrase(entity, field, values)
     return rng.choice(
         (
@@ -314,7 +315,7 @@ def rows_phrase(entity: str, field: str, values: Sequence[str]) -> str:
 
 def total_sentence(rng: random.Random, entity: str, field: str, values: Sequence[str], column: str) -> str:
     """`What is the total price of the products whose names are "A", "B" and "C"?`."""
-    asked, rows = _own_field(column, entity), rows_phrase(entity, field, values)
+    asked, rows = own_field(column, entity), rows_phrase(entity, field, values)
     return rng.choice(
         (
             f"What is the total {asked} of {rows}?",
@@ -329,7 +330,7 @@ def compare_sentence(
 ) -> str:
     """`Of the products whose name is "A", "B" or "C", which has the highest price? ...` (`values`
     as the instruction gives them)."""
-    most, asked, own = ("highest" if highest else "lowest"), _own_field(column, entity), noun(entity)
+    most, asked, own = ("highest" if highest else "lowest"), own_field(column, entity), noun(entity)
     many = f"the {plural_phrase(own)} whose {field} is " + ", ".join(values[:-1]) + " or " + values[-1]
     return rng.choice(
         (

@@ -266,7 +266,9 @@ class Asker:
         ]
         if not asked:
             return None
-        columns = self.rng.sample(sorted(asked), min(width, len(asked)))
+        # one field per way of saying it (`name` and `group_name` of a group are both its name)
+        asked = list({say.own_field(c, table.entity): c for c in sorted(asked)}.values())
+        columns = self.rng.sample(asked, min(width, len(asked)))
         size = self.rng.choice(sizes)
         said: list[str] = []
         facts: list[Any] = []

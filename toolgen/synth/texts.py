@@ -199,6 +199,8 @@ def _string_by_name(f: Field) -> Maker | None:
         return fake_method("secondary_address")
     if has_word(ws, ("city", "town", "location", "place", "venue")):
         return fake_method("city")
+    if joined == "state" and kind not in ("person", "place", "company"):
+        return lambda d: d.rng.choice(VOCABULARY["status"])  # (an asset's state is no US state)
     if has_word(ws, ("state", "province")) and not has_word(ws, ("status",)):
         return fake_method("state_abbr") if _short(f, 3) or "code" in ws else fake_method("state")
     if has_word(ws, ("zip", "postcode", "zipcode")) or joined in ("postal_code", "post_code"):
