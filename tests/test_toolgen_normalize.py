@@ -131,6 +131,7 @@ def test_nested_action_path_merges_parameters_renames_clashes_and_drops_headers(
         ("get", "/{source}/datasets/{dataset_id}/exports/csv", "dataset", "read"),
         ("get", "/{source}/datasets/{dataset_id}/exports/geojson", "dataset", "read"),
         ("get", "/Content/GetContentById/{id}/{locale}/", "content", "read"),
+        ("post", "/guilds/{guild_id}/prune", "guild", "action"),
         ("get", "/CommunityContent/Get/{sort}/{page}/", "community_content", "read"),
         ("post", "/GroupV2/{groupId}/Members/{id}/SetMembershipType/{type}/", "membership_type", "update"),
     ],

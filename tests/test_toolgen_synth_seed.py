@@ -256,6 +256,17 @@ def test_a_thing_of_a_long_plural_name_is_named_by_its_last_words_singular() -> 
     assert any(n.endswith(" Default Sound") for n in names), names
 
 
+def test_a_value_over_its_max_length_is_cut_at_a_word_s_end() -> None:
+    from toolgen.synth.draws import Draw
+    from toolgen.synth.texts import _bounded_string
+
+    draw = Draw.of(__import__("faker").Faker("en_US"), 1, datetime(2026, 1, 1, tzinfo=UTC))
+    assert _bounded_string(lambda d: "Configurable Encompassing Capability", {"maxLength": 35})(draw) == (
+        "Configurable Encompassing"
+    )
+    assert _bounded_string(lambda d: "Configurable", {"maxLength": 5})(draw) == "Confi"
+
+
 def test_a_part_of_an_address_holds_that_part() -> None:
     """Stripe's `address_city`, `address_state`, `address_country`: a city, a state, a country;
     `address` itself a whole address."""

@@ -58,7 +58,7 @@ for _kind, _verbs in (
         "authenticate_ login_ logon register_ recalculate reconcile split_ mark_ notify_ "
         "review score grade approve_ reopen reassign unassign transition setup onboard offboard calc "
         "annotate anonymize bind snooze upsert_ freeze unfreeze unban hide unhide deny terminate reinstate "
-        "undo redo reverse expire rotate "
+        "undo redo reverse expire rotate prune "
         "think reflect ponder brainstorm acquire obtain",
     ),
 ):

@@ -456,8 +456,9 @@ def _bounded_string(base: Maker, hint: Mapping[str, Any]) -> Maker:
         high = None
 
     def fit(d: Draw, value: str) -> str:
-        if high is not None and len(value) > high:
-            value = value[:high].rstrip() or value[:high]
+        if high is not None and len(value) > high:  # at a word's end when there is one
+            cut = value[:high]
+            value = (cut.rsplit(" ", 1)[0] if " " in cut and value[high] != " " else cut).rstrip() or cut
         if len(value) < low:
             value += "".join(d.rng.choice(string.ascii_lowercase) for _ in range(low - len(value)))
         return value
