@@ -172,6 +172,7 @@ def test_entity_and_kind_from_the_path(method: str, path: str, entity: str, kind
         ("tweet_detail_conversation", "tweet_detail_conversation", "tweet_conversation", "read"),
         ("vivanews_detail", "vivanews_detail", "vivanews", "read"),
         ("get_detailed_cake_recipe", "get_detailed_cake_recipe", "cake_recipe", "read"),
+        ("album_metadata", "album_metadata", "album", "read"),
     ],
 )
 def test_function_names(name: str, tool: str, entity: str, kind: str) -> None:

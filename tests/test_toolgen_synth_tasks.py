@@ -212,6 +212,7 @@ def test_phrases():
     steps = ("post", "test", "helpers", "issuing", "transactions", "refund")
     assert say.verb_phrase(steps, "transaction") == "refund"  # (a namespace of three words, then the verb)
     assert say.verb_phrase(("send", "boxes"), "box") == "send"  # (the entity's plural is the entity)
+    assert say.verb_phrase(("sync", "guild", "template"), "template", {"guild"}) == "sync"  # (its owner)
     assert (
         say.create_clause("book", "reservation", [], [("seats", 2)]) == "book a new reservation with seats 2"
     )

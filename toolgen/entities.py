@@ -99,6 +99,7 @@ _GENERIC_TAIL = frozenset(
     "entity item_list json xml api apis v1 v2 v3 by id ids all resp".split()
 )
 _SAYS_MORE = frozenset("info information details detail metadata detailed".split())
+_GENERIC_TAIL = _GENERIC_TAIL | {"metadata"}  # (`album_metadata` is an album's)
 _PATH_TAIL = frozenset("json xml api apis".split())
 # Schema names that say how a call went, not what it returns.
 _SAYS_NOTHING = frozenset("success successful error failure ok empty void ack".split())

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, zip_longest
 from typing import Any
@@ -134,9 +134,11 @@ def via_phrase(entity: str, child_entity: str, child: str) -> str:
     return f"the {own[len(lead) :] if own.startswith(lead) else own} of {child}"
 
 
-def verb_phrase(op_words: Sequence[str], entity: str) -> str:
-    """What an operation does, in its own words without its entity (`cancel_order` → `cancel`)."""
+def verb_phrase(op_words: Sequence[str], entity: str, owners: Iterable[str] = ()) -> str:
+    """What an operation does, in its own words without its entity (`cancel_order` → `cancel`)
+    nor the words of the rows it belongs to, `owners` (`sync_guild_template` → `sync`)."""
     mine = set(words(entity)) | {plural(w) for w in words(entity)} | {w + "s" for w in words(entity)}
+    mine |= set(owners) | {plural(w) for w in owners}
     kept = [w for w in op_words if w not in mine and w not in _FILLER and w not in ("id", "ids")]
     if kept and (kept[0] in _HTTP_VERBS or not is_verb(kept[0])):
         # `post_treasury_id_cancel`, `apps_cancel_job`: a method or a namespace, then the verb

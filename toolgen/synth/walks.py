@@ -167,8 +167,10 @@ class Proposer(Asker):
                     )  # (named by id: its parents' too)
                 elif not ref.calls:
                     return None
-        if owners:  # (two parents may be one row: said once)
-            ref = Ref(f"{ref.phrase} (of {say.join_clauses(list(dict.fromkeys(owners)))})", ref.calls)
+        if owners:  # (two parents may be one row: said once; `the role of ...` when it has no name)
+            of = say.join_clauses(list(dict.fromkeys(owners)))
+            bare = ref.phrase == f"the {say.noun(table.entity)}"
+            ref = Ref(f"{ref.phrase} of {of}" if bare else f"{ref.phrase} (of {of})", ref.calls)
         extra = 0 if tool.plan.compiled_as != "update" else self.rng.choice((1, 1, 2))
         fields = self._fields(tool, row, extra, lookup=bool(ref.calls))
         if fields is None or (tool.plan.compiled_as == "update" and not fields):
@@ -191,15 +193,22 @@ class Proposer(Asker):
             entity = self.w.schema.tables[point.table].entity
             text = say.update_clause(ref.phrase, [(entity, pointed), *settings])
         elif change is not None and change.aspect:  # `enable roaming for the line ...`
-            verb = say.verb_phrase(words(tool.op_name), table.entity)
+            verb = say.verb_phrase(words(tool.op_name), table.entity, self._parent_words(tool))
             text = say.clause(f"{verb} for", ref.phrase, settings)
         elif tool.plan.compiled_as == "update":
             text = say.update_clause(ref.phrase, settings)
         elif tool.plan.compiled_as == "delete":
             text = say.clause("delete", ref.phrase, settings)
         else:
-            text = say.clause(say.verb_phrase(words(tool.op_name), table.entity), ref.phrase, settings)
+            verb = say.verb_phrase(words(tool.op_name), table.entity, self._parent_words(tool))
+            text = say.clause(verb, ref.phrase, settings)
         return Write(text, lookups, tool.name, args, table.entity, ref.phrase)
+
+    def _parent_words(self, tool: Tool) -> set[str]:
+        """The words of the tables `tool`'s table belongs to (`guild` of `sync_guild_template`)."""
+        tables = self.w.schema.tables
+        owners = {(col.references or "").split(".")[0] for col in tool.table.columns.values()}
+        return {w for name in owners if name in tables for w in words(tables[name].entity)}
 
     def _pointed(self, point: Repoint, row: Row, lookup: bool) -> say.Said | None:
         """Another row for `row` to point at (its reference changes): named as a person would
