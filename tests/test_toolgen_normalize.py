@@ -132,6 +132,7 @@ def test_nested_action_path_merges_parameters_renames_clashes_and_drops_headers(
         ("get", "/{source}/datasets/{dataset_id}/exports/geojson", "dataset", "read"),
         ("get", "/Content/GetContentById/{id}/{locale}/", "content", "read"),
         ("post", "/guilds/{guild_id}/prune", "guild", "action"),
+        ("get", "/responses/{response_id}?beta=true", "response", "read"),
         ("get", "/CommunityContent/Get/{sort}/{page}/", "community_content", "read"),
         ("post", "/GroupV2/{groupId}/Members/{id}/SetMembershipType/{type}/", "membership_type", "update"),
     ],

@@ -213,6 +213,12 @@ def test_phrases():
     assert say.verb_phrase(steps, "transaction") == "refund"  # (a namespace of three words, then the verb)
     assert say.verb_phrase(("send", "boxes"), "box") == "send"  # (the entity's plural is the entity)
     assert say.verb_phrase(("sync", "guild", "template"), "template", {"guild"}) == "sync"  # (its owner)
+    assert say.acting_on("reset database") == "reset the database of"  # (`... of the branch ...`)
+    assert [say.acting_on(v) for v in ("cancel", "deny all pending", "mark as read")] == [
+        "cancel",
+        "deny all pending",
+        "mark as read",
+    ]
     assert (
         say.create_clause("book", "reservation", [], [("seats", 2)]) == "book a new reservation with seats 2"
     )

@@ -303,10 +303,13 @@ def analyse_name(name: str) -> _Name:
 def _split_segment(raw: str) -> _Segment:
     if raw.startswith(("#", "?")) or "=" in raw:
         # AWS query APIs: "#Action=CreateUser&Version=..." / "#X-Amz-Target=DynamoDB.CreateTable"
-        pairs = [p.partition("=") for p in _QUERY_SPLIT.split(raw) if "=" in p]
+        head = _QUERYISH.split(raw, maxsplit=1)[0]
+        pairs = [p.partition("=") for p in _QUERY_SPLIT.split(raw[len(head) :]) if "=" in p]
         for key, _, value in pairs:
             if key.lower() in ("action", "x-amz-target", "operation", "method", "op"):
                 return _Segment("", None, value)
+        if head and "=" not in head:  # "responses?beta=true": the responses, an option set
+            return _split_segment(head)
         return _Segment("", None, pairs[0][2] if pairs and pairs[0][2] else None)
     raw = _QUERYISH.split(raw, maxsplit=1)[0]
     if raw.startswith("{") and raw.endswith("}") and raw.count("{") == 1:

@@ -24,6 +24,7 @@ __all__ = [
     "Said",
     "plain",
     "ask_many",
+    "acting_on",
     "ask_sentence",
     "capitals",
     "compounds",
@@ -150,6 +151,17 @@ def verb_phrase(op_words: Sequence[str], entity: str, owners: Iterable[str] = ()
     if len(kept) >= 3 and is_verb(kept[-1]):  # `test helpers issuing refund`: a namespace, then the verb
         kept = kept[-1:]
     return " ".join(kept) or " ".join(op_words) or "update"
+
+
+def acting_on(verb: str) -> str:
+    """A verb phrase with its own object said as a part of the row (`reset database` → `reset
+    the database of`, then the row); a verb alone, or one before `all` or a preposition, as it is."""
+    first, _, rest = verb.partition(" ")
+    if not rest or not is_verb(first) or any(is_verb(w) for w in rest.split()):
+        return verb
+    if rest.split()[0] in _FILLER or rest.split()[0] in ("all", "as", "every", "each"):
+        return verb
+    return f"{first} the {rest} of"
 
 
 def _to(value: Any) -> str:
