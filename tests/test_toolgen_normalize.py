@@ -133,6 +133,7 @@ def test_nested_action_path_merges_parameters_renames_clashes_and_drops_headers(
         ("get", "/Content/GetContentById/{id}/{locale}/", "content", "read"),
         ("post", "/guilds/{guild_id}/prune", "guild", "action"),
         ("get", "/responses/{response_id}?beta=true", "response", "read"),
+        ("delete", "/webhooks/{id}/{token}/messages/@original", "message", "delete"),
         ("get", "/CommunityContent/Get/{sort}/{page}/", "community_content", "read"),
         ("post", "/GroupV2/{groupId}/Members/{id}/SetMembershipType/{type}/", "membership_type", "update"),
     ],

@@ -254,6 +254,11 @@ def test_a_thing_of_a_long_plural_name_is_named_by_its_last_words_singular() -> 
     names = [make(Draw.of(Faker("en_US"), seed, datetime(2026, 1, 1, tzinfo=UTC))) for seed in range(30)]
     assert not any("Sounds" in n or "Soundboard" in n for n in names), names
     assert any(n.endswith(" Default Sound") for n in names), names
+    groups = [
+        thing_name("group")(Draw.of(Faker("en_US"), seed, datetime(2026, 1, 1, tzinfo=UTC)))
+        for seed in range(200)
+    ]
+    assert "Group Group" not in groups
 
 
 def test_a_value_over_its_max_length_is_cut_at_a_word_s_end() -> None:

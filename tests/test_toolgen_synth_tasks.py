@@ -213,6 +213,7 @@ def test_phrases():
     assert say.verb_phrase(steps, "transaction") == "refund"  # (a namespace of three words, then the verb)
     assert say.verb_phrase(("send", "boxes"), "box") == "send"  # (the entity's plural is the entity)
     assert say.verb_phrase(("sync", "guild", "template"), "template", {"guild"}) == "sync"  # (its owner)
+    assert say.verb_phrase(("delete", "specific", "service", "credential"), "service_credential") == "delete"
     assert say.acting_on("reset database") == "reset the database of"  # (`... of the branch ...`)
     assert [say.acting_on(v) for v in ("cancel", "deny all pending", "mark as read")] == [
         "cancel",

@@ -342,6 +342,8 @@ def _format_segment(seg: _Segment) -> bool:
 
 def _is_stop(text: str) -> bool:
     lowered = text.lower()
+    if lowered.startswith("@"):  # Discord's `/messages/@original`, `/users/@me`: one of them, by a name
+        return True
     return lowered in _STOP_SEGMENTS or bool(_VERSION.match(lowered)) or not words(text)
 
 

@@ -135,11 +135,15 @@ def via_phrase(entity: str, child_entity: str, child: str) -> str:
     return f"the {own[len(lead) :] if own.startswith(lead) else own} of {child}"
 
 
+#: words of an operation's name that say which rows, not what it does (`delete_specific_...`)
+_SAYS_WHICH = frozenset("specific single multiple given existing selected one".split())
+
+
 def verb_phrase(op_words: Sequence[str], entity: str, owners: Iterable[str] = ()) -> str:
     """What an operation does, in its own words without its entity (`cancel_order` → `cancel`)
     nor the words of the rows it belongs to, `owners` (`sync_guild_template` → `sync`)."""
     mine = set(words(entity)) | {plural(w) for w in words(entity)} | {w + "s" for w in words(entity)}
-    mine |= set(owners) | {plural(w) for w in owners}
+    mine |= set(owners) | {plural(w) for w in owners} | _SAYS_WHICH
     kept = [w for w in op_words if w not in mine and w not in _FILLER and w not in ("id", "ids")]
     if kept and (kept[0] in _HTTP_VERBS or not is_verb(kept[0])):
         # `post_treasury_id_cancel`, `apps_cancel_job`: a method or a namespace, then the verb
