@@ -930,3 +930,27 @@ def test_a_new_record_s_chosen_key_reads_like_a_name_a_person_gives(tmp_path):
     assert made
     for value in made:
         assert re.fullmatch(r"[a-z]+-[a-z]+", value) and "new" not in value, value
+
+
+def test_a_field_named_after_another_thing_names_that_thing_not_the_row(tmp_path):
+    """A group policy's `group_name` is its group's name: a person does not name the policy by it."""
+    ops = [
+        make_op("get_group", "read", {"group_id": {"type": "string"}, "group_name": {"type": "string"}},
+                ["group_id"], entity="group"),
+        make_op("create_group_policy", "create", {"group_name": {"type": "string"}, "policy_name": {"type": "string"}},
+                ["group_name", "policy_name"], entity="group_policy"),
+        make_op("get_group_policy", "read", {"group_policy_id": {"type": "string"}}, ["group_policy_id"],
+                entity="group_policy"),
+        make_op("list_group_policies", "read", {"group_name": {"type": "string"}}, entity="group_policy"),
+    ]  # fmt: skip
+    world, *_ = _world_of(*planned_from(*ops), 0, tmp_path / "d")
+    try:
+        policies = world.schema.tables["group_policies"]
+        assert "group_name" in policies.columns and "group_name" not in world.names(policies)
+    finally:
+        world.close()
+    assert (
+        say.field_phrase("no_of_nights") == "number of nights"
+        and say.field_phrase("num_pages") == "number pages"
+    )
+    assert say.field_phrase("no_reply") == "no reply"

@@ -65,8 +65,16 @@ def noun(entity: str) -> str:
 
 
 def field_phrase(column: str) -> str:
-    """A column's name as words (`first_name` → `first name`; `emailAddress` → `email address`)."""
-    return " ".join(words(column)) or column
+    """A column's name as words (`first_name` → `first name`; `emailAddress` → `email address`),
+    short forms said in full (`num_pages` → `number pages`, `no_of_nights` → `number of nights`)."""
+    ws = list(words(column))
+    said = [_SHORT.get(w, w) if w != "no" or ws[i + 1 : i + 2] == ["of"] else w for i, w in enumerate(ws)]
+    return " ".join(said) or column
+
+
+#: short forms of words in field names
+_SHORT = {"num": "number", "no": "number", "qty": "quantity", "amt": "amount", "desc": "description",
+          "addr": "address", "msg": "message", "img": "image", "pct": "percent", "cnt": "count"}  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -74,7 +74,7 @@ _UNSAID = TEXT_WORDS | frozenset(
 #: last words of a field a person copies from another row (`the same address as my last order`)
 _SHARED = frozenset(
     "address street city country zip postcode region email phone currency language timezone locale price "
-    "category color colour location website url company department team plan tier priority".split()
+    "category color colour location website company department team plan tier priority".split()
 )
 #: verbs of an operation that changes what it reads: a read named so (`DeleteScreenshot` on a GET)
 #: is no way a person looks a row up
@@ -222,10 +222,14 @@ class World:
         if table.name not in self._names:
             handles = handle_columns(self.domain.spec.tables[table.name])
             own = words(table.entity)  # (`the number whose number is ...`)
+            # (a policy's `group_name` names its group, not it)
+            others = {tuple(words(t.entity)) for t in self.schema.tables.values() if t.name != table.name}
             plain = {
                 c
                 for c, col in table.columns.items()
-                if (col.plain or words(c) in (["number"], ["code"])) and words(c) != own
+                if (col.plain or words(c) in (["number"], ["code"]))
+                and words(c) != own
+                and tuple(words(c)[:-1]) not in others
             }
             self._names[table.name] = [
                 c for c in handles if c in plain and not _UNSAID.intersection(words(c))
