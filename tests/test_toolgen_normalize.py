@@ -509,3 +509,16 @@ def test_a_noun_joined_by_a_preposition_stays_whole_when_a_schema_says_so() -> N
     assert op.entity == "money"
     op = one(openapi("post", "/money", operation_id="sendMoneyToFriend", response_schema_name="Transfer"))
     assert op.entity == "money"
+
+
+def test_plurals_of_words_that_have_none_and_of_names() -> None:
+    from toolgen.naming import plural, singular
+
+    assert [plural(w) for w in ("music", "feedback", "software", "vivanews", "category")] == [
+        "music",
+        "feedback",
+        "software",
+        "vivanews",
+        "categories",
+    ]
+    assert singular("vivanews") == "vivanews" and singular("orders") == "order"

@@ -771,6 +771,7 @@ def test_questions_ask_only_fields_a_person_names():
         "for_handle",
         "alwaysIncludeEmail",
         "new_text",
+        "this_url",
     )
     assert not any(ColumnPlan(n, "string").plain for n in named)
     assert ColumnPlan("last_modified", "string").machine and not ColumnPlan("path", "string").machine

@@ -154,7 +154,10 @@ def singular(word: str) -> str:
 
 
 #: words that are their own plural (a table of them keeps the name)
-_SAME_PLURAL = frozenset("news series species data metadata media sheep fish info information".split())
+_SAME_PLURAL = frozenset(
+    "news series species data metadata media sheep fish info information music software equipment "
+    "furniture feedback weather traffic advice research evidence staff".split()
+)
 
 
 _IRREGULAR_PLURAL = {one: many for many, one in _IRREGULAR.items()}

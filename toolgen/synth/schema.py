@@ -153,7 +153,7 @@ _BARE = frozenset("count value number code result data info text".split())
 #: or of a request's option (`for_username`, `on_behalf_of_content_owner`, `by_date`)
 _FLAG_WORDS = frozenset(
     "show list is has use enable enabled disable disabled allow include can should hide auto "
-    "for by on with since until always never new old".split()
+    "for by on with since until always never new old this self".split()
 )
 #: words of a field only a machine reads (`auth session id hash`, `otp policy period`)
 _MACHINE_WORDS = frozenset(

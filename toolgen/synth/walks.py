@@ -197,7 +197,7 @@ class Proposer(Asker):
             entity = self.w.schema.tables[point.table].entity
             text = say.update_clause(ref.phrase, [(entity, pointed), *settings])
         elif change is not None and change.aspect:  # `enable roaming for the line ...`
-            verb = say.verb_phrase(words(tool.op_name), table.entity, self._parent_words(tool))
+            verb = say.verb_phrase(words(tool.op_name), table.entity)
             text = say.clause(f"{verb} for", ref.phrase, settings)
         elif tool.plan.compiled_as == "update":
             text = say.update_clause(ref.phrase, settings)
