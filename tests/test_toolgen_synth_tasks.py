@@ -955,3 +955,22 @@ def test_a_field_named_after_another_thing_names_that_thing_not_the_row(tmp_path
         and say.field_phrase("num_pages") == "number pages"
     )
     assert say.field_phrase("no_reply") == "no reply"
+
+
+def test_a_new_value_with_none_to_copy_is_made_like_the_column_s_seed(tmp_path):
+    """With no row's value to reuse, a field's new value is made as the seed makes that column's
+    values (a session code, a city), not a stand-in like `reviewed 20`."""
+    props = {"widget_id": {"type": "string"}, "session": {"type": "string"}, "city": {"type": "string"}}
+    ops = [
+        make_op("get_widget", "read", {"widget_id": {"type": "string"}}, ["widget_id"]),
+        make_op("update_widget", "update", props, ["widget_id"]),
+    ]
+    world, *_ = _world_of(*planned_from(*ops), 0, tmp_path / "d")
+    try:
+        tool = next(t for t in world.tools if t.name == "update_widget")
+        world.rows["widgets"] = []  # (no value to reuse)
+        for b in tool.role("field"):
+            value = world.value_for(random.Random(1), tool, b, None)
+            assert isinstance(value, str) and not re.fullmatch(r"[a-z ]+ \d+", value), (b.param, value)
+    finally:
+        world.close()

@@ -16,6 +16,7 @@ import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from simulator import Domain, Episode
@@ -25,9 +26,10 @@ from toolgen.naming import singular, words
 
 from . import instructions as say
 from .checks import opaque
-from .draws import is_code_of
+from .draws import Draw, Field, is_code_of, make_faker
 from .lexicon import TEXT_WORDS, handle_columns
 from .schema import Binding, DomainSchema, TablePlan
+from .texts import string_maker
 from .tools import ToolPlan, Toolset
 
 __all__ = ["Args", "Ref", "Row", "Tool", "World", "fits", "reveals", "scalar", "seq"]
@@ -129,6 +131,7 @@ class World:
         self._counts: dict[tuple[str, tuple[str, ...]], Counter[tuple[Any, ...]]] = {}
         self._names: dict[str, list[str]] = {}
         self._placeholders: dict[tuple[str, str], bool] = {}
+        self._fake: Any = None  # (`_faker`: made on first use)
         self.tools: list[Tool] = []
         for plan in toolset.tools:
             if plan.op_id in schema.tableless:  # (a scratchpad: no row to name or change)
@@ -455,7 +458,18 @@ class World:
         )
         if pool and b.column is not None:
             return rng.choice(pool)[1]
+        if prop.get("type") == "string" and not prop.get("format") and column:
+            # made as the seed makes the column's values (`SES-60494`), not a stand-in (`reviewed 20`)
+            made = string_maker(Field(tool.table.name, column, "string", hint=prop))
+            value = made(Draw.of(self._faker(), rng.getrandbits(32), _CLOCK))
+            if value != current and fits(prop, value):
+                return value
         return _from_schema(rng, prop, current)
+
+    def _faker(self) -> Any:
+        if self._fake is None:
+            self._fake = make_faker()
+        return self._fake
 
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
@@ -466,6 +480,9 @@ _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "array": (list,),
     "object": (dict,),
 }
+
+
+_CLOCK = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def fits(prop: Mapping[str, Any], value: Any) -> bool:
