@@ -378,14 +378,22 @@ class World:
         return None
 
     def name_row(
-        self, table: TablePlan, row: Row, rng: random.Random, *, lookup: bool, besides: str = ""
+        self,
+        table: TablePlan,
+        row: Row,
+        rng: random.Random,
+        *,
+        lookup: bool,
+        besides: str = "",
+        via: bool = True,
     ) -> Ref | None:
         """How to name a row: by what a person knows (with lookups) or, with `lookup` False, by id
-        (not a UUID or a sid: no person knows one, `checks.opaque`); `besides`: `via_child`'s."""
+        (not a UUID or a sid: no person knows one, `checks.opaque`); `besides`: `via_child`'s;
+        not `via` a child (beside other rows so named, `... of the media whose title is`, twice)."""
         if not lookup:
             key = row[table.primary_key]
             return None if opaque(str(key)) else Ref(say.id_phrase(table.entity, key), [])
-        return self.by_handle(table, row) or self.via_child(table, row, rng, besides)
+        return self.by_handle(table, row) or (self.via_child(table, row, rng, besides) if via else None)
 
     def parent_of(self, tool: Tool, b: Binding) -> TablePlan | None:
         """The table a parent argument's column refers to."""
@@ -394,13 +402,13 @@ class World:
         return self.schema.tables.get(target)
 
     def some_row(
-        self, table: TablePlan, rng: random.Random, *, lookup: bool, besides: str = ""
+        self, table: TablePlan, rng: random.Random, *, lookup: bool, besides: str = "", via: bool = True
     ) -> tuple[Row, Ref] | None:
         """A row of `table` and how to name it (with lookups that find it, when `lookup`)."""
         rows = list(self.rows.get(table.name, []))
         rng.shuffle(rows)
         for row in rows[:8]:
-            ref = self.name_row(table, row, rng, lookup=lookup, besides=besides)
+            ref = self.name_row(table, row, rng, lookup=lookup, besides=besides, via=via)
             if ref is not None and (ref.calls or not lookup):
                 return row, ref
         return None

@@ -242,7 +242,8 @@ class Proposer(Asker):
                 if b.param in tool.required:
                     return None
                 continue
-            named = self.w.some_row(parent, self.rng, lookup=lookup, besides=tool.table.name)
+            alone = len(tool.role("parent")) < 2  # (two owners each named through a child: a riddle)
+            named = self.w.some_row(parent, self.rng, lookup=lookup, besides=tool.table.name, via=alone)
             if named is None:
                 if b.param in tool.required:
                     return None
