@@ -134,6 +134,7 @@ def test_nested_action_path_merges_parameters_renames_clashes_and_drops_headers(
         ("post", "/guilds/{guild_id}/prune", "guild", "action"),
         ("get", "/responses/{response_id}?beta=true", "response", "read"),
         ("delete", "/webhooks/{id}/{token}/messages/@original", "message", "delete"),
+        ("get", "/screenshot/info", "screenshot", "read"),
         ("get", "/CommunityContent/Get/{sort}/{page}/", "community_content", "read"),
         ("post", "/GroupV2/{groupId}/Members/{id}/SetMembershipType/{type}/", "membership_type", "update"),
     ],

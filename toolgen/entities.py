@@ -82,7 +82,7 @@ _NOUN_VERBS = frozenset(
     "order report match review score tag label call play test ping flag block post book schedule "
     "transfer charge refund exchange vote reply share invite backup import export upload download "
     "release deposit purchase sale print plot draw check view count query sort filter link hash "
-    "copy split merge scan watch grade rate chat answer shuffle roll deploy install run".split()
+    "copy split merge scan watch grade rate chat answer shuffle roll deploy install run screenshot".split()
 )
 # Words that qualify a verb rather than name a thing ("batch_get_items", "bulk_delete").
 VERB_MODIFIERS = frozenset("batch bulk async multi mass try do perform auto re transact".split())
@@ -416,6 +416,8 @@ def analyse_path(path: str) -> PathInfo:
             # content; "/CommunityContent/Get/{sort}" names what comes before it
             ws = ws[1:]
         noun = noun_of(ws, generic=_PATH_TAIL)
+        if noun in _SAYS_MORE:  # "/screenshot/info": the screenshot's
+            noun = ""
         if noun:
             break
     params = tuple(seg.param for seg in segments if seg.param)
