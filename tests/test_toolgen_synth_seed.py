@@ -287,6 +287,13 @@ def test_a_part_of_an_address_holds_that_part() -> None:
 
     assert "@" not in made("email_subject") and made("email_subject")[0].isupper()  # (a subject line)
     assert made("state") in ("active", "inactive", "pending", "archived")  # (a source's state)
+
+    def name_of(table: str) -> str:
+        draw = Draw.of(Faker("en_US"), 3, datetime(2026, 1, 1, tzinfo=UTC))
+        return str(string_maker(Field(table, "name", "string"))(draw))
+
+    assert " " not in name_of("cities").replace("New ", "").replace("Lake ", "").replace("Port ", "")
+    assert name_of("deployed_branches").endswith(" Deployed Branch")
     for part in ("address_city", "address_state", "address_country", "address_zip"):
         assert "," not in made(part) and len(made(part)) < 40, (part, made(part))
     assert "," in made("address")

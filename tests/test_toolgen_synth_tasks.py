@@ -954,7 +954,7 @@ def test_a_field_named_after_another_thing_names_that_thing_not_the_row(tmp_path
         say.field_phrase("no_of_nights") == "number of nights"
         and say.field_phrase("num_pages") == "number pages"
     )
-    assert say.field_phrase("no_reply") == "no reply"
+    assert say.field_phrase("no_reply") == "no reply" and say.field_phrase("def_name") == "definition name"
 
 
 def test_a_new_value_with_none_to_copy_is_made_like_the_column_s_seed(tmp_path):

@@ -275,7 +275,8 @@ def product_name(d: Draw) -> str:
 
 
 def place_name(entity: str) -> Maker:
-    noun = title_case(" ".join(words(singular(entity))))
+    ws = words(entity)[-2:]  # (`Lake Ryan Deployed Branch`, not `... Deployed Branches`)
+    noun = title_case(" ".join([*ws[:-1], singular(ws[-1])])) if ws else ""
     return lambda d: f"{d.fake.city()} {noun}"
 
 

@@ -74,7 +74,8 @@ def field_phrase(column: str) -> str:
 
 #: short forms of words in field names
 _SHORT = {"num": "number", "no": "number", "qty": "quantity", "amt": "amount", "desc": "description",
-          "addr": "address", "msg": "message", "img": "image", "pct": "percent", "cnt": "count"}  # fmt: skip
+          "addr": "address", "msg": "message", "img": "image", "pct": "percent", "cnt": "count",
+          "def": "definition", "pub": "publication"}  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -152,12 +152,15 @@ def _string_by_name(f: Field) -> Maker | None:
             return full_name
         if kind == "company":
             return fake_method("company")
+        place = singular((words(f.table) or ("",))[-1])
+        if has_word(ws, ("city", "town")) or place in ("city", "town", "village"):
+            return fake_method("city")  # (a city's name is a city's)
+        if place == "country":
+            return fake_method("country")
         if kind == "place":
             return place_name(f.table)
         if kind == "product":
             return product_name
-        if has_word(ws, ("city", "town")):
-            return fake_method("city")
         return thing_name(f.table)
     if (
         has_word(ws, ("signed", "received"))
