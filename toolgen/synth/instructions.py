@@ -75,7 +75,7 @@ def field_phrase(column: str) -> str:
 #: short forms of words in field names
 _SHORT = {"num": "number", "no": "number", "qty": "quantity", "amt": "amount", "desc": "description",
           "addr": "address", "msg": "message", "img": "image", "pct": "percent", "cnt": "count",
-          "def": "definition", "pub": "publication"}  # fmt: skip
+          "def": "definition", "pub": "publication", "lib": "library"}  # fmt: skip
 
 
 @dataclass(frozen=True)

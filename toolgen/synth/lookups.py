@@ -71,8 +71,9 @@ class Tool:
 #: words of text columns a person does not name a record by: free text (a message, a note) and
 #: secrets (a password, an access key)
 _UNSAID = TEXT_WORDS | frozenset(
-    "password secret token key signature hash failure error decline".split()
-)  # (nor what went wrong: `the topup whose failure code is ...`)
+    "password secret token key signature hash failure error decline country currency language "
+    "locale timezone region tax zip postcode".split()
+)  # (nor what went wrong, `the topup whose failure code is ...`, nor what many rows share)
 #: last words of a field a person copies from another row (`the same address as my last order`)
 _SHARED = frozenset(
     "address street city country zip postcode region email phone currency language timezone locale price "
@@ -233,6 +234,7 @@ class World:
                 if (col.plain or words(c) in (["number"], ["code"]))
                 and words(c) != own
                 and tuple(words(c)[:-1]) not in others
+                and tuple(words(c)) not in others  # (a line item's `tax_code` is a tax code's)
             }
             self._names[table.name] = [
                 c for c in handles if c in plain and not _UNSAID.intersection(words(c))
