@@ -782,7 +782,7 @@ def test_a_list_of_plain_values_is_said_as_a_list():
     assert say.value_text([{"op": "remove"}]) == '[{"op": "remove"}]'  # (which the checks reject)
 
 
-def test_names_the_domain_writes_in_capitals_are_said_in_capitals() -> None:
+def test_names_are_said_as_the_domain_writes_them() -> None:
     """`SCU`, `DICOM`: the way the spec's own descriptions write them; words also written in
     lower case, function words and quoted values stay as they are."""
     names = say.capitals(
@@ -801,10 +801,10 @@ def test_names_the_domain_writes_in_capitals_are_said_in_capitals() -> None:
         "scus": "SCUs",
     }
     text = 'Please send the dicom images of the scu whose name is "scu one" to all scps and check the url.'
-    assert say.in_capitals(text, names) == (
+    assert say.as_written(text, names) == (
         'Please send the DICOM images of the SCU whose name is "scu one" to all SCPs and check the url.'
     )
-    assert say.in_capitals(text, {}) == text
+    assert say.as_written(text, {}) == text
     texts = ["Invoice Items are the lines of an invoice.", "Each user has a name."]
     assert say.compounds(["watch objects of kind ReplicationController"], ["replicationcontrollers"]) == {
         "replicationcontroller": "replication controller",
@@ -812,7 +812,7 @@ def test_names_the_domain_writes_in_capitals_are_said_in_capitals() -> None:
     }
     joined = say.compounds(texts, ["invoiceitems", "usernames", "webhooks"])
     assert joined == {"invoiceitem": "invoice item", "invoiceitems": "invoice items"}  # (not `user name`)
-    assert say.in_capitals("Delete the invoiceitem II-1.", joined) == "Delete the invoice item II-1."
+    assert say.as_written("Delete the invoiceitem II-1.", joined) == "Delete the invoice item II-1."
 
 
 def test_a_computation_is_no_record_a_person_creates(tmp_path):

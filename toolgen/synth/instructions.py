@@ -28,7 +28,7 @@ __all__ = [
     "ask_sentence",
     "capitals",
     "compounds",
-    "in_capitals",
+    "as_written",
     "compare_sentence",
     "field_phrase",
     "id_phrase",
@@ -293,8 +293,9 @@ def compounds(texts: Sequence[str], names: Sequence[str]) -> dict[str, str]:
     return found
 
 
-def in_capitals(text: str, names: dict[str, str]) -> str:
-    """`text` with each word of `names` outside a quoted value written as the domain writes it."""
+def as_written(text: str, names: dict[str, str]) -> str:
+    """`text` with each word of `names` (`capitals`, `compounds`) outside a quoted value written
+    as the domain writes it."""
     if not names:
         return text
     parts = _QUOTED_TEXT.split(text)

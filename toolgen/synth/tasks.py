@@ -96,7 +96,7 @@ def validate_candidates(
     texts = [tool.spec.description or "" for tool in domain.tools.values()]
     names = say.capitals(texts) | say.compounds(texts, list(domain.spec.tables))
     for c in candidates:
-        c.instruction = say.in_capitals(say.refer_once(c.instruction), names)
+        c.instruction = say.as_written(say.refer_once(c.instruction), names)
     raws = [_raw(f"{name}-{i + 1:03d}", c) for i, c in enumerate(candidates)]
     kept: list[tuple[int, dict[str, Any]]] = []
     rejected: dict[str, int] = {}
