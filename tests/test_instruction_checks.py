@@ -41,6 +41,7 @@ def checks(instruction: str, calls: list[dict] | None = None, tools: tuple[str, 
         ("Create a new calendar list for the color of the calendar list CL-1023.", "circular"),
         ("Delete the certificate c8a93a2b-a271-442f-9fc3-7e45adb3fa01.", "opaque id"),
         ("Change the queue of the account AC88153272834349313108391393473830.", "opaque id"),
+        ("What is the name of each of the inbound plans M76I8LWL and 4PRHDM5P?", "opaque id"),
     ],
 )
 def test_the_quoted_faults_are_caught(instruction: str, check: str) -> None:
@@ -77,6 +78,7 @@ def test_values_from_earlier_calls_need_not_be_said() -> None:
         "Set the auto balance to true, the auto restart to true and the concurrency to 4.",
         'Set the tags to "red", "blue" and "green [draft]".',
         "Cancel my order ORD-1001 and call me on 5551234567.",
+        'Apply the code "SUMMER2024" to my order; the serial number is "COVID19XX".',
         'Delete the order of the customer whose name is "Bo" and the order of the store of the mall.',
     ],
 )

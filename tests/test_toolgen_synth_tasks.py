@@ -976,3 +976,20 @@ def test_a_new_value_with_none_to_copy_is_made_like_the_column_s_seed(tmp_path):
             assert isinstance(value, str) and not re.fullmatch(r"[a-z ]+ \d+", value), (b.param, value)
     finally:
         world.close()
+
+
+def test_no_date_is_an_amount_and_no_test_decides_a_fact() -> None:
+    """A date held as a number (`expected_availability_date: 1700000000`) is no measure to
+    compare or sum; a sweep never writes where a row is or how to reach it on another field's
+    test (`change the address country of the ones whose amount is less than 920`)."""
+    from toolgen.synth.errands import _FACT_WORDS
+    from toolgen.synth.questions import measures
+    from toolgen.synth.schema import ColumnPlan, TablePlan
+
+    table = TablePlan("topups", "topup", "topup_id", {
+        "topup_id": ColumnPlan("topup_id", "string"),
+        "amount": ColumnPlan("amount", "integer"),
+        "expected_availability_date": ColumnPlan("expected_availability_date", "integer"),
+    })  # fmt: skip
+    assert measures(table) == ["amount"]
+    assert {"country", "email", "address", "currency"} <= _FACT_WORDS

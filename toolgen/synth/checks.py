@@ -46,6 +46,9 @@ _BRACKETED = re.compile(r"^[<{\[].*[>}\]]$")
 _OPAQUE = re.compile(
     r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
     r"|\b(?=[A-Za-z0-9]{16,}\b)(?:[A-Za-z]*[0-9]){8}[A-Za-z0-9]*\b"
+    # eight or more capitals and digits mixed (`M76I8LWL`; not `SUMMER2024`): a machine's code
+    r"|\b(?=[A-Z0-9]{8,}\b)[A-Z]*[0-9]+[A-Z]+[0-9]+[A-Z]+[A-Z0-9]*\b"
+    r"|\b(?=[A-Z0-9]{8,}\b)[0-9]+[A-Z]+[0-9]+[A-Z]+[0-9][A-Z0-9]*\b"
 )
 #: a JSON object or list written out (`{"dob": ...}`, `["a", "b"]`): no person writes that
 _STRUCTURED = re.compile(r'[\[{]\s*["{\[]|\{\s*\}|\[\s*\]')

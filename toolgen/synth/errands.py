@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from toolgen.naming import plural_phrase
+from toolgen.naming import plural_phrase, words
 
 from . import instructions as say
 from .checks import opaque
@@ -246,6 +246,20 @@ def _names_all(p: Proposer, tool: Tool, w: Write) -> bool:
     return any(b.column in names for b in tool.role("field") if b.param in w.args)
 
 
+#: last words of a field that states a fact about a row (where it is, how to reach it), which
+#: no test on another field decides (`change the address country of the ones whose amount is ...`)
+_FACT_WORDS = frozenset(
+    "address street city country zip postcode region email phone url website currency".split()
+)
+
+
+def _facts(tool: Tool, w: Write) -> bool:
+    """Whether `w` writes a field that states a fact about its row (`_FACT_WORDS`)."""
+    return any(
+        _FACT_WORDS.intersection(words(b.column or "")[-1:]) for b in tool.role("field") if b.param in w.args
+    )
+
+
 def _batch(p: Proposer, tool: Tool) -> Candidate | None:
     table = tool.table
     rows = list(p.w.rows.get(table.name, []))
@@ -451,7 +465,7 @@ def _sweep(p: Proposer, tool: Tool) -> Candidate | None:
             first = p.keyed(tool, first_row, Ref(phrase, first_reads))
         finally:
             p.copy_odds = odds
-        if first is None or first.lookups != first_reads or _names_all(p, tool, first):
+        if first is None or first.lookups != first_reads or _names_all(p, tool, first) or _facts(tool, first):
             continue
         calls: list[tuple[str, Args]] = []
         for i, ((row, *_), shown) in enumerate(kept):

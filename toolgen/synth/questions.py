@@ -466,6 +466,9 @@ class Asker:
         return None
 
 
+_WHEN_WORDS = frozenset("date time at on timestamp day year".split())
+
+
 def measures(table: TablePlan) -> list[str]:
     """The columns of `table` holding an amount a person compares (`price`, `elevation`): plain
     numbers that are no code, key, reference or choice."""
@@ -478,6 +481,7 @@ def measures(table: TablePlan) -> list[str]:
         and not col.enum
         and c != table.primary_key
         and not _CODE_FIELDS.intersection(words(c)[-1:])
+        and not _WHEN_WORDS.intersection(words(c)[-1:])  # (a date held as a number is no amount)
     ]
 
 
