@@ -256,10 +256,15 @@ def _phrase(d: Draw, low: int = 2, high: int = 5) -> str:
     return str(d.fake.sentence(nb_words=d.rng.randint(low, high), variable_nb_words=False)).rstrip(".")
 
 
-def thing_name(entity: str) -> Maker:
-    # its last two words, singular (`Capacity Default Sound`, not `... Soundboard Default Sounds`)
+def _head_noun(entity: str) -> str:
+    """An entity's last two words, singular and title-cased (`soundboard_default_sounds` →
+    `Default Sound`): what a made-up name of one ends in."""
     ws = words(entity)[-2:]
-    noun = title_case(" ".join([*ws[:-1], singular(ws[-1])])) if ws else ""
+    return title_case(" ".join([*ws[:-1], singular(ws[-1])])) if ws else ""
+
+
+def thing_name(entity: str) -> Maker:
+    noun = _head_noun(entity)  # (`Capacity Default Sound`, not `... Soundboard Default Sounds`)
 
     def make(d: Draw) -> str:
         phrase = str(d.fake.catch_phrase()).split()
@@ -275,8 +280,7 @@ def product_name(d: Draw) -> str:
 
 
 def place_name(entity: str) -> Maker:
-    ws = words(entity)[-2:]  # (`Lake Ryan Deployed Branch`, not `... Deployed Branches`)
-    noun = title_case(" ".join([*ws[:-1], singular(ws[-1])])) if ws else ""
+    noun = _head_noun(entity)  # (`Lake Ryan Deployed Branch`, not `... Deployed Branches`)
     return lambda d: f"{d.fake.city()} {noun}"
 
 
