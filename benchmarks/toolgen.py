@@ -18,10 +18,13 @@ read, each BFCL function once, as `count_ops.py` counts), and, from each folder'
 valid tasks, the domains with write tools that have at least 5, and the share of tasks with 3 or
 more gold calls where a read precedes a write, the horizon (median gold calls, the share with 10 or
 more, the number with 20 or more), the share of each tier, the share of tried candidates whose
-instruction passed every check, and the faithfulness figures of
+instruction passed every check, tasks validated a second per tier (100 of each validated again
+and timed, with the milliseconds per gold call), policy.md rules tried on their tools
+(`toolgen.synth.policy.probe_policy`; false ones listed), and the faithfulness figures of
 `benchmarks/faithfulness.py` over the same folders (kinds against the spec's declarations,
 request-control columns, tables not named by a noun of the spec). Its limits (`--check`): compiled ≥ 90%, no domain
-left out for failing `toolgym check`, every domain with write tools ≥ 5 tasks, chains ≥ 50%.
+left out for failing `toolgym check`, every domain with write tools ≥ 5 tasks, chains ≥ 50%, no
+policy rule false.
 """
 
 from __future__ import annotations
@@ -50,9 +53,13 @@ if str(ROOT / "benchmarks") not in sys.path:  # faithfulness.py beside this file
 from faithfulness import measure as measure_faithfulness  # noqa: E402
 from faithfulness import print_figures  # noqa: E402
 
+from scoring.validation.validate import check_loaded_task, domain_ids  # noqa: E402
+from simulator import load_domain  # noqa: E402
+from simulator.spec import Task  # noqa: E402
 from toolgen.graph import is_connected  # noqa: E402
 from toolgen.pipeline import generate, summarize  # noqa: E402
 from toolgen.synth.leftovers import toolbox_domains  # noqa: E402
+from toolgen.synth.policy import probe_policy  # noqa: E402
 from toolgen.synth.report import build_report  # noqa: E402
 from toolgen.synth.run import synthesize  # noqa: E402
 
@@ -60,6 +67,8 @@ SHARED = ROOT.parent / "shared" if (ROOT.parent / "shared").is_dir() else Path("
 SCALE = SHARED / "corpus" / "scale" / "scale_corpus.tar.gz"
 LIMITS = {"wall_s": 120.0, "peak_mib": 2048.0, "skipped_share": 0.05, "min_tools": 5, "max_tools": 40}
 SYNTH_LIMITS = {"compiled_share": 0.9, "min_tasks": 5, "chain_share": 0.5}
+#: kept tasks of each tier validated again and timed (`_validation_rates`)
+VALIDATED_PER_TIER = 100
 _READS = frozenset(("get", "list"))
 
 
@@ -173,6 +182,7 @@ def synth(generated: Any, out: Path, workers: int, seed: int, with_tasks: bool =
             short.append(r.name)
     left_check = [r.name for r in results if not r.kept and (r.reason or "").startswith("`toolgym check`")]
     kept = report["domains"]["kept"]
+    folders = [Path(r.folder) for r in results if r.kept and r.folder is not None]
     return {
         "out": str(out),
         "wall_s": round(wall, 2),
@@ -190,8 +200,53 @@ def synth(generated: Any, out: Path, workers: int, seed: int, with_tasks: bool =
             "rejected_by_reason": report["tasks"].get("rejected_by_reason", {}),
             **_horizon(lengths, tiers, report["tasks"].get("rejected_by_reason", {})),
             "kinds": dict(kinds.most_common()),
+            "validated_per_tier": _validation_rates(folders, seed) if with_tasks else {},
         },
+        "policy": _policy_probe(folders),
     }
+
+
+def _validation_rates(folders: list[Path], seed: int, per_tier: int = VALIDATED_PER_TIER) -> dict[str, Any]:
+    """Tasks validated a second, per tier: up to `per_tier` kept tasks of each tier (a seeded draw),
+    each validated again in this process (`check_loaded_task`, every check), timed alone; with the
+    milliseconds per gold call, which stay flat across tiers when validation is linear in length."""
+    drawn: dict[str, list[tuple[Path, dict[str, Any]]]] = {}
+    for folder in folders:
+        for task in _tasks(folder):
+            tier = next((t for t in task.get("tags", []) if t.startswith("tier-")), None)
+            if tier is not None:
+                drawn.setdefault(tier, []).append((folder, task))
+    rng = random.Random(seed)
+    rates: dict[str, Any] = {}
+    for tier in sorted(drawn):
+        chosen = rng.sample(drawn[tier], min(per_tier, len(drawn[tier])))
+        seconds = calls = 0.0
+        for folder, raw in chosen:
+            domain = load_domain(folder)
+            ids = domain_ids(domain)
+            task = Task.model_validate(raw)
+            started = time.perf_counter()
+            check_loaded_task(domain, task, ids=ids)
+            seconds += time.perf_counter() - started
+            calls += len(task.calls)
+        rates[tier] = {
+            "tasks": len(chosen),
+            "tasks_per_s": round(len(chosen) / seconds, 1) if seconds else 0.0,
+            "mean_calls": round(calls / len(chosen), 1) if chosen else 0.0,
+            "ms_per_call": round(1000 * seconds / calls, 2) if calls else 0.0,
+        }
+    return rates
+
+
+def _policy_probe(folders: list[Path]) -> dict[str, Any]:
+    """Every kept domain's policy.md rules tried on the domain (`probe_policy`): how many were
+    tried, how many could not be, and the false ones (the first ten)."""
+    probed = untried = 0
+    false: list[str] = []
+    for folder in folders:
+        found = probe_policy(folder)
+        probed, untried, false = probed + found.probed, untried + found.untried, false + found.false
+    return {"probed": probed, "untried": untried, "false": len(false), "false_rules": false[:10]}
 
 
 def _horizon(lengths: list[int], tiers: Counter[str], rejected: dict[str, int]) -> dict[str, Any]:
@@ -272,6 +327,8 @@ def broken(report: dict[str, Any]) -> list[str]:
                 f"{rates['tasks']['write_domains_under_min']} domains with write tools have < "
                 f"{SYNTH_LIMITS['min_tasks']} valid tasks"
             )
+        if rates["policy"]["false"]:
+            problems.append(f"{rates['policy']['false']} policy rules the tools do not enforce")
         if rates["tasks"]["chain_share"] < SYNTH_LIMITS["chain_share"]:
             problems.append(
                 f"chain tasks {rates['tasks']['chain_share']:.1%} < {SYNTH_LIMITS['chain_share']:.0%}"
@@ -341,7 +398,19 @@ def main(argv: list[str] | None = None) -> int:
             f"passing every check {tasks['instruction_checks_pass']:.1%}"
         )
         print(f"kinds: {tasks['kinds']}")
+        for tier, rate in tasks["validated_per_tier"].items():
+            print(
+                f"validated {tier}: {rate['tasks_per_s']} tasks/s over {rate['tasks']} "
+                f"(mean {rate['mean_calls']} gold calls, {rate['ms_per_call']} ms a call)"
+            )
         print(f"skipped by reason: {rates['skipped_by_reason']}")
+        policy = rates["policy"]
+        print(
+            f"policy rules tried on their tools: {policy['probed']} ({policy['untried']} could not be), "
+            f"false: {policy['false']}"
+        )
+        for rule in policy["false_rules"]:
+            print(f"  false: {rule}")
     if faithful is not None:
         print_figures(faithful)
     if args.json:

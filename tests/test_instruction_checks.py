@@ -16,6 +16,10 @@ def checks(instruction: str, calls: list[dict] | None = None, tools: tuple[str, 
     [
         ('Tell me the name of the class whose class id is "X" whose class id is "X".', "repeated"),
         ('Look up the onestop flight id of the onestop flight whose origin is "YUO".', "repeated"),
+        (
+            "I need the total of the orders ORD-1 and ORD-2: i need the total of the orders ORD-1 and ORD-2.",
+            "repeated",
+        ),
         ('Tell me the flight whose date is "YYYY-MM-DD".', "placeholder"),
         ('Set the name to "string".', "placeholder"),
         ('Set the code to "<code>".', "placeholder"),

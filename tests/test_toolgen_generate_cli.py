@@ -84,8 +84,15 @@ def test_readme_names_sources_and_their_declared_licenses_and_policy_states_the_
     weather = (out / "weather-reading-station" / "README.md").read_text(encoding="utf-8")
     assert "weather_tools.json` | unknown |" in weather  # a function list declares no license
     policy = (shop / "policy.md").read_text(encoding="utf-8")
-    assert "`cancel_order` changes a order's status" in policy and "delivered, cancelled" in policy
-    assert "`update_user` changes only the fields given" in policy
+    assert (
+        "- `cancel_order` sets an order's status to cancelled; it refuses one already cancelled, and one "
+        "that is delivered (a final state)." in policy
+    )
+    assert (
+        "- `update_user` changes only the fields given of a user; its email given as null is cleared."
+        in policy
+    )
+    assert "- `delete_user` deletes a user for good; it refuses one that does not exist." in policy
 
 
 def test_a_table_is_printed_without_json(tmp_path):

@@ -1,4 +1,4 @@
-"""`toolgym generate --llm URL`: rephrased instructions (validated again), filled descriptions, a
+"""`toolgym generate --llm URL`: requests written as a person's (checked, validated again), filled descriptions, a
 disk cache so reruns agree, retries, and the template kept on any failure; against a real
 OpenAI-compatible HTTP endpoint in a thread (tests/fake_openai.py)."""
 
@@ -29,19 +29,30 @@ def _user(request: dict[str, Any]) -> str:
     return str(request["messages"][-1]["content"])
 
 
-def _is_rephrase(request: dict[str, Any]) -> bool:
-    return str(request["messages"][0]["content"]).startswith("You rewrite")
+def _is_scenario(request: dict[str, Any]) -> bool:
+    return str(request["messages"][0]["content"]).startswith("You write the message a person")
+
+
+#: what the fake model puts before a goal: who is asking and why
+WHO = "I run the back office of our shop and a customer asked me for this. "
+ID = re.compile(r"\b[A-Z]{3}-\d+\b")
 
 
 def model_reply(request: dict[str, Any]) -> dict[str, Any]:
-    """Rephrases by a prefix, except that an instruction opening with `please` loses its quoted values;
-    describes anything as one sentence."""
-    if not _is_rephrase(request):
+    """Writes a request as the goal with who is asking before it, except: a goal opening with
+    `Look up` loses its values, one opening with `Tell me` names a field's internal name, one
+    with `combined` says a clause twice; describes anything as one sentence."""
+    if not _is_scenario(request):
         return say(f"Works with {request['messages'][-1]['content'].split('`')[1]} records.")
-    text = _user(request)
-    if text.lower().startswith("please") and QUOTED.search(text):
-        return say(QUOTED.sub("it", text))
-    return say(f"Hello! {text}")
+    goal, facts = _user(request).removeprefix("Goal: ").split("\n\nFacts:\n")
+    assert all(f"- {v}" in facts.splitlines() for v in stated_values(goal))
+    if goal.startswith("Look up"):
+        return say(ID.sub("them", QUOTED.sub("them", goal)))
+    if goal.startswith("Tell me"):
+        return say(f"{WHO}{goal} Match them on user_id.")
+    if "combined" in goal:
+        return say(f"{WHO}{goal.rstrip('.')}: {goal[0].lower()}{goal[1:]}")
+    return say(WHO + goal)
 
 
 def test_stated_values_are_quoted_strings_words_with_digits_and_literals():
@@ -127,7 +138,7 @@ def _folder_bytes(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def test_generate_with_llm_rephrases_validates_again_and_keeps_templates_that_drop_values(tmp_path):
+def test_generate_with_llm_writes_requests_checks_and_validates_them_and_keeps_templates_else(tmp_path):
     plain = tmp_path / "plain"
     code = runner.invoke(app, ["generate", str(SHOP), "--out", str(plain), "--workers", "1", "--json"])
     assert code.exit_code == 0, code.stderr
@@ -148,14 +159,17 @@ def test_generate_with_llm_rephrases_validates_again_and_keeps_templates_that_dr
     ]
     tasks = [json.loads(x) for x in (folder / "tasks.jsonl").read_text().splitlines()]
     counts = summary["llm"]
-    assert counts["rephrased"] == sum(t["instruction"].startswith("Hello! ") for t in tasks) > 0
-    dropped = sum(t.lower().startswith("please") and QUOTED.search(t) is not None for t in templates)
-    assert counts.get("template kept: dropped a value", 0) == dropped
-    assert counts["rephrased"] + sum(n for k, n in counts.items() if k.startswith("template kept")) == len(
-        tasks
-    )
-    for template, task in zip(templates, tasks, strict=True):  # the same tasks, in other words or not
-        assert task["instruction"] in (template, f"Hello! {template}")
+    expected = {
+        "scenarios": sum(t.startswith(("I ", "Hi", "Could", "Delete", "Of")) for t in templates),
+        "template kept: dropped a value": sum(t.startswith("Look up") for t in templates),
+        "template kept: instruction internal name": sum(t.startswith("Tell me") for t in templates),
+        "template kept: instruction repeated": sum("combined" in t for t in templates),
+    }
+    assert all(expected.values()), expected  # every way a request is kept or refused, exercised
+    assert {k: v for k, v in counts.items() if not k.startswith("descriptions")} == expected
+    assert counts["scenarios"] == sum(t["instruction"].startswith(WHO) for t in tasks)
+    for template, task in zip(templates, tasks, strict=True):  # the same tasks, in a person's words or not
+        assert task["instruction"] in (template, WHO + template)
         assert check_task(str(folder), task["id"]).status == "valid"
     assert _folder_bytes(folder) == _folder_bytes(tmp_path / "b" / folder.name)
     assert all(r["temperature"] == 0 and r["model"] == "m" for r in llm.requests)
@@ -196,4 +210,4 @@ def test_missing_descriptions_are_filled_and_an_unreachable_endpoint_keeps_every
     kept = synthesize_domain(plan2, planned(SHOP)[1], tmp_path / "b", {}, rows=12, llm=dead)
     assert kept.kept, kept.reason
     assert kept.llm.get("template kept: endpoint error") == kept.tasks_kept >= 5
-    assert "rephrased" not in kept.llm
+    assert "scenarios" not in kept.llm

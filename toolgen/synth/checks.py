@@ -112,8 +112,8 @@ def repeated(instruction: str) -> str | None:
     seen: set[tuple[str, ...]] = set()
     for i in range(len(tokens) - _CLAUSE_WORDS + 1):
         clause = tuple(lowered[i : i + _CLAUSE_WORDS])
-        if not any(t.startswith('"') for t in clause):
-            continue
+        if not any(t.startswith('"') or any(c.isdigit() for c in t) for t in clause):
+            continue  # (a clause names something by a value: a quoted one, a number or an id)
         if clause in seen:
             return " ".join(tokens[i : i + _CLAUSE_WORDS])
         seen.add(clause)

@@ -23,19 +23,17 @@ import yaml
 
 from simulator.builders import DomainBuilder, Step, clock, column, counter_ids
 from toolgen.model import PlannedDomain
-from toolgen.naming import words
-from toolgen.pure import NOT_MODELLED, NOTHING
+from toolgen.pure import NOT_MODELLED
 
-from .effects import Repoint, StateChange
 from .keys import KEY_START, key_prefix
+from .policy import policy_text
 from .schema import DomainSchema, TablePlan
-from .tools import EVENTS_TABLE, FINAL_STATES, Toolset
+from .tools import Toolset
 
 __all__ = [
     "CLOCK_START",
     "VERSION",
     "build_domain",
-    "policy_text",
     "readme_text",
     "source_licenses",
     "write_folder",
@@ -91,58 +89,6 @@ def build_domain(plan: PlannedDomain, schema: DomainSchema, toolset: Toolset) ->
         steps = [Step(json.loads(json.dumps(step.raw))) for step in tool.steps]
         d.tool(tool.name, tool.description, tool.kind, tool.input_schema, steps)
     return d
-
-
-def policy_text(plan: PlannedDomain, schema: DomainSchema, toolset: Toolset) -> str:
-    """policy.md: what the agent may do, and the rules each write tool enforces."""
-    lines = [
-        f"# {plan.name}",
-        "",
-        f"You help a user with {', '.join(plan.apis) or 'this service'} through the tools below.",
-        "",
-        "- Act only on records that exist: look ids up with the read tools rather than guessing them.",
-        "- Change only what the user asked for; an update changes only the fields you give.",
-        "- When a tool refuses a request, tell the user why instead of working around it.",
-        "",
-        "## Rules the tools enforce",
-        "",
-    ]
-    for tool in toolset.tools:
-        table = _table_of(schema, tool.op_id) if tool.op_id not in schema.tableless else None
-        change = tool.effect if isinstance(tool.effect, StateChange) else None
-        if tool.compiled_as == "status" and table is not None and change is not None:
-            noun = table.entity.replace("_", " ")
-            what = " ".join(words(change.column))
-            rule = f"- `{tool.name}` changes a {noun}'s {what}; it refuses one already in that state"
-            if isinstance(change.value, bool):
-                rule = f"- `{tool.name}` sets a {noun}'s {what} to {str(change.value).lower()}; it refuses one already so"
-            finals = _finals(table) if change.column == table.status else list(change.finals)
-            if change.sources:
-                rule += f", and one that is not {' or '.join(str(v) for v in change.sources)}"
-            elif finals:
-                rule += f", and one that is {', '.join(finals)} (final states)"
-            lines.append(rule + ".")
-        elif tool.compiled_as == "reference" and table is not None and isinstance(tool.effect, Repoint):
-            other = schema.tables[tool.effect.table].entity.replace("_", " ")
-            noun = table.entity.replace("_", " ")
-            lines.append(f"- `{tool.name}` points a {noun} at another {other}; that {other} must exist.")
-        elif tool.compiled_as == NOTHING:
-            lines.append(f"- `{tool.name}` changes nothing and returns nothing.")
-        elif tool.compiled_as == "delete":
-            lines.append(f"- `{tool.name}` deletes for good; it refuses a record that does not exist.")
-        elif tool.compiled_as == "update":
-            lines.append(f"- `{tool.name}` changes only the fields given; a field given as null is cleared.")
-        elif tool.compiled_as == "event":
-            lines.append(f"- `{tool.name}` is recorded in the {EVENTS_TABLE} against an existing record.")
-    if lines[-1] == "":
-        lines.append("- Reads never change anything; writes need every required argument.")
-    return "\n".join(lines) + "\n"
-
-
-def _finals(table: TablePlan) -> list[str]:
-    status = table.status
-    enum = table.columns[status].enum if status else None
-    return [v for v in enum or [] if isinstance(v, str) and v.lower() in FINAL_STATES]
 
 
 def _table_of(schema: DomainSchema, op_id: str) -> TablePlan | None:

@@ -1,11 +1,12 @@
-"""An optional language model (`--llm URL`): instructions rephrased, missing descriptions filled.
+"""An optional language model (`--llm URL`): requests written as a person's, descriptions filled.
 
     llm = ChatModel(LLMOptions("http://127.0.0.1:8000/v1", model="m", cache=cache_dir))
     text = llm.chat([{"role": "user", "content": "..."}])     # None when the endpoint failed
 
 Any OpenAI-compatible chat endpoint, deterministic: temperature 0, replies cached on disk. Errors
-are retried, then `chat` returns None and the caller keeps its template text. A rephrasing is kept
-only when it states exactly the template's values (`stated_values`) and names no tool.
+are retried, then `chat` returns None and the caller keeps its template text. A request the model
+wrote is kept only when it states exactly the template's values (`stated_values`), names no tool,
+passes the instruction checks and leaves the task valid.
 Design notes: docs/design/toolgen.md.
 """
 
@@ -30,7 +31,9 @@ from simulator.spec import Task
 from toolgen.model import PlannedDomain
 from toolgen.naming import words
 
+from .checks import instruction_problems
 from .schema import DomainSchema
+from .tasks import call_results
 from .tools import Toolset
 
 __all__ = [
@@ -40,10 +43,10 @@ __all__ = [
     "description_prompt",
     "fill_descriptions",
     "lacks_description",
-    "rephrase_prompt",
-    "rephrase_tasks",
     "rephrasing_problem",
+    "scenario_prompt",
     "stated_values",
+    "write_scenarios",
 ]
 
 #: HTTP statuses worth another try (rate limits, the server's own failures)
@@ -201,17 +204,22 @@ def rephrasing_problem(original: str, rephrased: str | None, tools: Iterable[str
     return None
 
 
-def rephrase_prompt(instruction: str) -> list[dict[str, str]]:
-    """The messages asking for a rephrasing of a task instruction."""
+def scenario_prompt(instruction: str, service: str) -> list[dict[str, str]]:
+    """The messages asking for the request a person who uses `service` would send, written from
+    the template's goal and facts (`stated_values`): who they are and why, then what they need."""
+    facts = "\n".join(f"- {v}" for v in stated_values(instruction)) or "- (none)"
     return [
         {
             "role": "system",
-            "content": "You rewrite requests that a user sends to a customer-service assistant so that "
-            "they read naturally. Keep every quoted value, number, id, date, email, true/false "
-            "exactly as written (you may drop the quotation marks). Add no value, no id and no "
-            "detail. Do not mention tools, functions or APIs. Reply with the rewritten request only.",
+            "content": "You write the message a person sends to an assistant that works "
+            f"{service} for them. Decide who would ask for this (a customer, an admin, a teacher, "
+            "a dispatcher, ...) and write their message in their own words: in a sentence, who "
+            "they are or why they need it, then what they want done. State every fact listed "
+            "exactly as written (quotation marks may go). Add no other number, id, date, email or "
+            "name, and no detail the goal does not give. Never name a tool, a function, a field's "
+            "internal name or the API. Reply with the message only.",
         },
-        {"role": "user", "content": instruction},
+        {"role": "user", "content": f"Goal: {instruction}\n\nFacts:\n{facts}"},
     ]
 
 
@@ -289,27 +297,34 @@ def _fill(
     counts["filled"] += 1
 
 
-def rephrase_tasks(model: ChatModel, builder: DomainBuilder, domain: Domain) -> dict[str, int]:
-    """Each kept task's instruction rephrased by the model, kept only when `rephrasing_problem`
-    finds nothing and the task is still `valid` with the new wording (`check_loaded_task`);
-    otherwise the template stays. Returns {"rephrased": n, "<why the template stayed>": n}."""
+def write_scenarios(model: ChatModel, builder: DomainBuilder, domain: Domain, service: str) -> dict[str, int]:
+    """Each kept task's request written again by the model as a person's (`scenario_prompt`),
+    kept only when `rephrasing_problem` and the instruction checks (`instruction_problems`) find
+    nothing and the task is still `valid` with the new words; otherwise the template stays.
+    Returns {"scenarios": n, "<why the template stayed>": n}."""
     counts: dict[str, int] = {}
     tools = list(domain.tools)
+    schemas = {name: tool.spec.input_schema for name, tool in domain.tools.items()}
     ids = domain_ids(domain)
     for raw in builder.tasks:
         original = raw["instruction"]
-        reply = model.chat(rephrase_prompt(original))
+        reply = model.chat(scenario_prompt(original, service))
         if reply is None:
             why = "endpoint error"
         elif (problem := rephrasing_problem(original, reply, tools)) is not None:
             why = problem
         else:
-            verdict = check_loaded_task(domain, Task.model_validate({**raw, "instruction": reply}), ids=ids)
-            if verdict.valid:
+            reply = " ".join(reply.split())
+            task = Task.model_validate({**raw, "instruction": reply})
+            problems = instruction_problems(
+                reply, raw.get("calls") or [], schemas, call_results(domain, task)
+            )
+            verdict = None if problems else check_loaded_task(domain, task, ids=ids)
+            if verdict is not None and verdict.valid:
                 raw["instruction"] = reply
-                counts["rephrased"] = counts.get("rephrased", 0) + 1
+                counts["scenarios"] = counts.get("scenarios", 0) + 1
                 continue
-            why = f"not valid: {verdict.status}"
+            why = f"instruction {problems[0][0]}" if problems else f"not valid: {verdict and verdict.status}"
         kind = why.split(":", 1)[0]
         counts[kind] = counts.get(kind, 0) + 1
     return counts

@@ -140,8 +140,8 @@ def profile(results: Sequence[DomainResult]) -> dict[str, Any]:
 
 
 def llm_counts(results: Sequence[DomainResult]) -> dict[str, int]:
-    """With `--llm`: descriptions filled (or not, on endpoint errors), instructions rephrased, and
-    the templates kept, by why (empty by default)."""
+    """With `--llm`: descriptions filled (or not, on endpoint errors), requests written as a
+    person's, and the templates kept, by why (empty by default)."""
     counts: Counter[str] = Counter()
     for r in results:
         counts.update(r.llm)

@@ -33,7 +33,7 @@ from simulator.loader import check_domain
 from toolgen.model import Operation, PlannedDomain, SkippedOperation
 
 from .folder import build_domain, source_licenses, write_folder
-from .llm import ChatModel, LLMOptions, fill_descriptions, rephrase_tasks
+from .llm import ChatModel, LLMOptions, fill_descriptions, write_scenarios
 from .schema import infer_schema
 from .tools import compile_tools
 
@@ -70,13 +70,13 @@ class DomainResult:
     cpu_seconds: float = 0.0
     #: of which validating the task candidates
     checks_cpu_seconds: float = 0.0
-    #: with `--llm`: descriptions filled, instructions rephrased, and why templates stayed
+    #: with `--llm`: descriptions filled, requests written as a person's, and why templates stayed
     llm: dict[str, int] = field(default_factory=dict)
 
 
 #: the phases of one domain, in order: schema inference and tool compilation, seed rows, the folder
 #: written, `toolgym check` (the one load), the task walks (proposing candidates, run on episodes),
-#: the validation checks of the candidates, and (with `--llm`) the model's descriptions and rephrasings
+#: the validation checks of the candidates, and (with `--llm`) the model's descriptions and requests
 PHASES = ("schema_tools", "seed", "write", "load", "walks", "checks", "llm")
 
 
@@ -132,8 +132,9 @@ def synthesize_domain(
 ) -> DomainResult:
     """One planned domain → its folder under `out_dir` (kept only when it checks clean and,
     once there is a task stage (`tasks`, default `task_stage()`), has `MIN_TASKS` valid tasks).
-    `llm`: a chat model fills the descriptions the spec lacks and rephrases the kept tasks'
-    instructions (`toolgen.synth.llm`; a rephrasing is validated again, else the template stays)."""
+    `llm`: a chat model fills the descriptions the spec lacks and writes the kept tasks'
+    instructions as a person's requests (`toolgen.synth.llm`; each checked and validated again, else
+    the template stays)."""
     model = ChatModel(llm) if llm is not None else None
     result = DomainResult(plan.name, False, None, list(plan.operations))
     folder = out_dir / plan.name
@@ -191,8 +192,13 @@ def synthesize_domain(
         if result.tasks_kept < MIN_TASKS:
             return _drop(result, folder, f"fewer than {MIN_TASKS} valid tasks: {result.tasks_kept}")
         if model is not None and report.domain is not None and builder.tasks:
-            for kind, n in rephrase_tasks(model, builder, report.domain).items():
-                result.llm[kind if kind == "rephrased" else f"template kept: {kind}"] = n
+            service = f"with {', '.join(plan.apis) or plan.name}"
+            try:
+                written = write_scenarios(model, builder, report.domain, service)
+            except Exception as exc:  # noqa: BLE001 - the templates stay (the ones already checked are kept)
+                written = {f"error: {type(exc).__name__}": len(builder.tasks)}
+            for kind, n in written.items():
+                result.llm[kind if kind == "scenarios" else f"template kept: {kind}"] = n
             (folder / "tasks.jsonl").write_text(dump_jsonl(builder.tasks), encoding="utf-8")
             clock.lap("llm")
     result.kept, result.folder = True, str(folder)

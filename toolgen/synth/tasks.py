@@ -32,7 +32,15 @@ from .schema import DomainSchema
 from .tools import Toolset
 from .walks import Candidate, propose
 
-__all__ = ["MAX_TASKS", "MIN_KEPT", "TIER_SHARES", "make_tasks", "tier", "validate_candidates"]
+__all__ = [
+    "MAX_TASKS",
+    "MIN_KEPT",
+    "TIER_SHARES",
+    "call_results",
+    "make_tasks",
+    "tier",
+    "validate_candidates",
+]
 
 #: most tasks kept per domain
 MAX_TASKS = 20
@@ -71,7 +79,7 @@ def _difficulty(c: Candidate) -> str:
     return ("easy", "easy", "medium", "hard", "hard")[tier(c)]
 
 
-def _results(domain: Domain, task: Task) -> list[str]:
+def call_results(domain: Domain, task: Task) -> list[str]:
     """The text of each gold call's result (a failed call's error), up to the first bad reference."""
     episode = domain.episode(seed=task.seed or 0)
     texts: list[str] = []
@@ -134,7 +142,7 @@ def validate_candidates(
             continue  # beyond its share, a short task only keeps a small domain
         tried.add(i)
         task = Task.model_validate(raws[i])
-        results = _results(domain, task)
+        results = call_results(domain, task)
         problems = instruction_problems(candidates[i].instruction, candidates[i].calls, schemas, results)
         if problems:
             reason = f"instruction: {problems[0][0]}"

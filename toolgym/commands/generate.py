@@ -173,8 +173,9 @@ def generate(
             metavar="URL",
             callback=_http_url,
             help="with --out, an OpenAI-compatible chat endpoint (e.g. http://127.0.0.1:8000/v1) that "
-            "rephrases the kept tasks' instructions (each validated again; the template stays when a "
-            "value is dropped or the task is no longer valid) and fills descriptions the specs lack; "
+            "writes each kept task's request as a person who uses the API would send it, from the task's "
+            "facts (kept only when it states every fact, passes the instruction checks and the task is "
+            "still valid; otherwise the template stays) and fills descriptions the specs lack; "
             "with --data, proposes steps for what a tool's description says and the rules leave not "
             "modelled (kept only when they pass the checks of toolgen.proposals)",
         ),
@@ -246,7 +247,7 @@ def generate(
     chosen = next(e for e in EXECUTORS if e == executor)
     row_count = rows
     if llm is not None and (out_dir is None or not tasks):
-        raise typer.BadParameter("--llm rephrases the tasks of written domains: give --out DIR (with tasks)")
+        raise typer.BadParameter("--llm writes the tasks of written domains: give --out DIR (with tasks)")
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err, transient=True, disable=as_json) as bar:
         task = bar.add_task("reading specs", total=None)
