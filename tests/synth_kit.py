@@ -42,7 +42,7 @@ def make_op(
         format=extra.pop("format", "function-list"),
         api="t",
         name=name,
-        description=name.replace("_", " "),
+        description=extra.pop("description", name.replace("_", " ")),
         input_schema=schema,
         entity=extra.pop("entity", "widget"),
         kind=kind,

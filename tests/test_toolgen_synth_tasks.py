@@ -19,12 +19,13 @@ from simulator.spec import Task
 from toolgen.synth import instructions as say
 from toolgen.synth.checks import CHECKS
 from toolgen.synth.folder import build_domain, write_folder
+from toolgen.synth.lexicon import said_as_a_thing
 from toolgen.synth.lookups import World
 from toolgen.synth.questions import Asker
 from toolgen.synth.run import synthesize_domain
 from toolgen.synth.schema import infer_schema
 from toolgen.synth.seed import seed_rows
-from toolgen.synth.tasks import MAX_TASKS, make_tasks, validate_candidates
+from toolgen.synth.tasks import MAX_TASKS, UNSAID, make_tasks, validate_candidates
 from toolgen.synth.tools import compile_tools
 from toolgen.synth.walks import Proposer, propose
 
@@ -319,7 +320,10 @@ def test_required_arguments_with_one_value_are_always_given(tmp_path):
             "Action": {"type": "string", "enum": [name]},
             "Version": {"type": "string", "const": "2010-05-08"},
         }
-        return make_op(name, kind, {**fixed, **props}, ["Action", "Version", *required], entity="group")
+        said = f"{name}: works on a group."  # (the spec says the thing its rows are)
+        return make_op(
+            name, kind, {**fixed, **props}, ["Action", "Version", *required], entity="group", description=said
+        )
 
     name = {"GroupName": {"type": "string", "description": "the group's name"}}
     ops = [
@@ -374,8 +378,22 @@ def test_a_write_that_finds_its_row_by_its_parent_gets_tasks(tmp_path):
         ),
         make_op("list_deployments", "read", name, [], entity="deployment"),
         make_op("get_deployment", "read", dep, ["deployment_id"], entity="deployment"),
-        make_op("replace_deployment_status", "update", {**dep, **phase}, ["deployment_id"], entity="status"),
-        make_op("read_deployment_status", "read", dep, ["deployment_id"], entity="status"),
+        make_op(
+            "replace_deployment_status",
+            "update",
+            {**dep, **phase},
+            ["deployment_id"],
+            entity="status",
+            description="Replace the status of a deployment.",
+        ),
+        make_op(
+            "read_deployment_status",
+            "read",
+            dep,
+            ["deployment_id"],
+            entity="status",
+            description="Read the status of a deployment.",
+        ),
     ]
     plan, by_id = planned_from(*ops)
     result = synthesize_domain(plan, by_id, tmp_path, {}, seed=0)
@@ -993,3 +1011,73 @@ def test_no_date_is_an_amount_and_no_test_decides_a_fact() -> None:
     })  # fmt: skip
     assert measures(table) == ["amount"]
     assert {"country", "email", "address", "currency"} <= _FACT_WORDS
+
+
+@pytest.mark.parametrize(
+    ("noun", "text", "said"),
+    [
+        ("vote", "Get the votes for a specific baseball match.", True),
+        ("concert ticket", "Buy concert tickets for a show.", True),
+        ("cake recipe", "Get Cake Recipe by ID", True),
+        ("menu", "Get menu details using KV.", True),
+        ("order", "Cancel an order.", True),
+        ("tirto", "detail tirto news", False),  # a news source, not a thing: `tirto news` is
+        ("popular", "Get Popular", False),
+        ("team image", "Get player image in PNG format for a specific team.", False),
+        ("wnba box", "This endpoint returns the WNBA game box score data.", False),
+    ],
+)
+def test_a_noun_is_said_as_a_thing_when_it_heads_its_phrase(noun, text, said):
+    assert said_as_a_thing(noun, [text]) is said
+
+
+def test_no_task_names_a_table_its_function_list_never_says_as_a_thing(tmp_path):
+    """Function-list operations declare no records: a table named from a function's words alone
+    (`tirto` of `tirto_detail`: "detail tirto news") gets no task; the widgets, which the
+    descriptions name, do."""
+    name, key = {"name": {"type": "string"}}, {"widget_id": {"type": "string"}}
+    ops = [
+        make_op(
+            "create_widget",
+            "create",
+            {**name, "size": {"type": "integer"}},
+            ["name"],
+            description="Create a widget.",
+        ),
+        make_op("get_widget", "read", key, ["widget_id"], description="Get a widget by its id."),
+        make_op("list_widgets", "read", name, [], description="List the widgets with a name."),
+        make_op(
+            "update_widget",
+            "update",
+            {**key, "size": {"type": "integer"}},
+            ["widget_id"],
+            description="Resize a widget.",
+        ),
+        make_op("delete_widget", "delete", key, ["widget_id"], description="Delete a widget."),
+        make_op(
+            "tirto_detail",
+            "read",
+            {"id": {"type": "integer"}},
+            ["id"],
+            entity="tirto",
+            description="detail tirto news",
+        ),
+        make_op(
+            "tirto_search",
+            "read",
+            {"q": {"type": "string"}},
+            [],
+            entity="tirto",
+            description="search tirto news data",
+        ),
+    ]
+    plan, by_id = planned_from(*ops)
+    result = synthesize_domain(plan, by_id, tmp_path, {}, seed=0)
+    assert result.kept, result.reason
+    assert result.tasks_rejected[UNSAID] > 0
+    tasks = [
+        json.loads(line) for line in (Path(result.folder or "") / "tasks.jsonl").read_text().splitlines()
+    ]
+    called = {call["name"] for task in tasks for call in task["calls"]}
+    assert "get_widget" in called or "list_widgets" in called
+    assert not called & {"tirto_detail", "tirto_search"}

@@ -7,13 +7,14 @@ Words come from `toolgen.naming.words` (any case style); tables are read in the 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from simulator.spec import Table
 
-from ..naming import singular, words
+from ..naming import plural_phrase, singular, words
 
-__all__ = ["handle_column", "handle_columns", "has_person", "person_role", "table_kind"]
+__all__ = ["handle_column", "handle_columns", "has_person", "person_role", "said_as_a_thing", "table_kind"]
 
 
 PERSON_TABLES = frozenset(
@@ -196,3 +197,48 @@ def handle_column(table: Table) -> str | None:
     """The best column to name a row of `table` by in an instruction, or None when it has none."""
     found = handle_columns(table)
     return found[0] if found else None
+
+
+#: words before a noun that make it a thing (`the order`, `each of the orders`)
+_DETERMINERS = frozenset(
+    "a an the each every this that your its their all any some one no of specific given new single "
+    "multiple particular".split()
+)
+#: words after a noun that end its phrase (`the votes for a match`), so it was the head noun;
+#: after a preposition or a word for what is said of it (`Get Cake Recipe by ID`, `Get menu
+#: details`) it needs no determiner
+_PREPOSITIONS = frozenset(
+    "of for in on by with from to at into using via within under over per about "
+    "details detail profile info information data record records summary".split()
+)
+_PHRASE_ENDS = (
+    _PREPOSITIONS
+    | _DETERMINERS
+    | frozenset(
+        "that which who whose and or is are was were as if when based it these given containing you we i they".split()
+    )
+)
+
+
+def said_as_a_thing(noun: str, texts: Iterable[str]) -> bool:
+    """Whether some text says `noun` (a phrase, `concert ticket`) as a thing: the head of its
+    phrase (what follows ends it: `the votes for a match`, `menu details`; not `tirto news`), in
+    the plural (`Buy concert tickets.`), after a determiner (`a`, `the`, `each`, ...) or before a
+    preposition (`Get Cake Recipe by ID`; not `Get Popular`)."""
+    single = noun.lower().split()
+    several = plural_phrase(noun.lower()).split()
+    for text in texts:
+        tokens = re.findall(r"[a-z0-9]+|[^\sa-z0-9]", text.lower())
+        for form in (single, several):
+            n = len(form)
+            for i in range(len(tokens) - n + 1):
+                if tokens[i : i + n] != form:
+                    continue
+                after = tokens[i + n] if i + n < len(tokens) else "."
+                if after[0].isalnum() and after not in _PHRASE_ENDS:
+                    continue
+                if form is several or after in _PREPOSITIONS:
+                    return True
+                if _DETERMINERS.intersection(tokens[max(0, i - 3) : i]):
+                    return True
+    return False

@@ -32,8 +32,15 @@ __all__ = ["PolicyProbe", "policy_text", "probe_policy"]
 
 #: words opening with a vowel letter said with a "y" or "w" sound (a user, a one-time code)
 _SAID_WITH_Y = ("uni", "use", "usa", "usu", "uti", "uri", "eu", "one", "once")
-#: a key that names no row
+#: a key that names no row, in any format and in those a schema may ask for
 _MISSING = "no-such-record-0"
+_MISSING_BY_FORMAT = {
+    "uuid": "00000000-0000-4000-8000-000000000000",
+    "email": "nobody@example.invalid",
+    "uri": "https://example.invalid/none",
+    "date": "1900-01-01",
+    "date-time": "1900-01-01T00:00:00Z",
+}
 _CLEARED = re.compile(r"; its (?P<names>.+) given as null is cleared$")
 _RULE = re.compile(r"^- `(?P<tool>[^`]+)` (?P<rule>.+)\.$")
 _SETS = re.compile(
@@ -244,19 +251,20 @@ class _Probe:
 
     def _arguments(self, row: dict[str, Any]) -> dict[str, Any] | None:
         """The gold call's arguments naming `row`; None when a required one is still missing."""
-        named = {arg: row[col] for col, arg in self.keys.items() if row.get(col) is not None}
-        arguments = {**self.example, **named}
+        arguments = {**self.example, **{arg: row[col] for col, arg in self.keys.items()}}
         return None if set(self.tool["input_schema"].get("required", [])) - set(arguments) else arguments
 
     def _episode(self) -> Any:
         return self.domain.episode(seed=0)
 
     def _rows(self) -> list[dict[str, Any]]:
+        """The seed's rows of the table that the lookup can name (no key column null)."""
         episode = self._episode()
         try:
-            return list(episode.export().get(self.table, []))
+            rows = episode.export().get(self.table, [])
         finally:
             episode.close()
+        return [row for row in rows if all(row.get(col) is not None for col in self.keys)]
 
     def _call(self, arguments: dict[str, Any]) -> str | None:
         """None when the call went through, else the tool's error."""
@@ -323,17 +331,41 @@ class _Probe:
 
     def missing(self, refused: bool) -> list[str | None]:
         """A key that names no row: the call must be `refused` (or go through)."""
+        required = set(self.tool["input_schema"].get("required", []))
         rows = self._rows()
-        arguments = self._arguments(rows[0]) if rows else None
+        if self.example and not required - set(self.example):
+            arguments: dict[str, Any] | None = dict(
+                self.example
+            )  # (a gold call names a row as the tool does)
+        else:
+            arguments = self._arguments(rows[0]) if rows else None
+        arg = next(iter(self.keys.values()))
         if arguments is None:
             return []
-        arg = next(iter(self.keys.values()))
-        kind = (self.tool["input_schema"].get("properties", {}).get(arg) or {}).get("type")
-        arguments[arg] = -1 if kind in ("integer", "number") else _MISSING
+        arguments = {k: v for k, v in arguments.items() if k in required or k == arg or k in self.example}
+        missing = _missing_value(self.tool["input_schema"].get("properties", {}).get(arg) or {})
+        if missing is None:
+            return []
+        arguments[arg] = missing
         error = self._call(arguments)
         if (error is not None) == refused:
             return [None]
         return [f"a key that names no row was {'accepted' if refused else f'refused: {error}'}"]
+
+
+def _missing_value(schema: dict[str, Any]) -> Any:
+    """A value of `schema`'s type and format that names no seed row; None when the schema pins
+    its values (an enum, a pattern)."""
+    if "enum" in schema or "pattern" in schema or "const" in schema:
+        return None
+    kind = schema.get("type")
+    if kind in ("integer", "number"):
+        return 987654321
+    if kind == "array":
+        items = schema.get("items")
+        item = _missing_value(items if isinstance(items, dict) else {})
+        return None if item is None else [item]
+    return _MISSING_BY_FORMAT.get(str(schema.get("format")), _MISSING)
 
 
 def _said(value: Any, truth: bool) -> str:

@@ -24,9 +24,11 @@ from simulator.builders import DomainBuilder, dump_jsonl
 from simulator.calls import run_calls
 from simulator.errors import CallReferenceError
 from simulator.spec import Task
+from toolgen.model import Operation
 
 from . import instructions as say
 from .checks import instruction_problems
+from .lexicon import said_as_a_thing
 from .lookups import World
 from .schema import DomainSchema
 from .tools import Toolset
@@ -49,6 +51,8 @@ MAX_TASKS = 20
 TIER_SHARES = (0.05, 0.10, 0.15, 0.25, 0.45)
 #: a domain keeps short tasks (1-2 calls) only up to a third of its long ones, or up to this many in all
 MIN_KEPT = 5
+#: why a candidate is left out that works on a table the spec never names as a thing
+UNSAID = "names a thing its spec never says"
 
 
 def _stream(seed: int, name: str) -> int:
@@ -157,6 +161,25 @@ def validate_candidates(
     return [raw for _, raw in sorted(kept, key=lambda k: k[0])], rejected
 
 
+def _tools_on_unsaid_things(schema: DomainSchema, toolset: Toolset) -> set[str]:
+    """The tools on a table named from names alone (no operation on it declares a record) that
+    no description of those operations says as a thing (`lexicon.said_as_a_thing`): a task about
+    its rows would name something the API never calls a thing (`the tirtos`, `the airs`)."""
+    tools_of: dict[str, list[tuple[str, Operation]]] = {}
+    for tool in toolset.tools:
+        op = schema.operations.get(tool.op_id)
+        if op is not None and tool.op_id not in schema.tableless and op.entity in schema.by_entity:
+            tools_of.setdefault(schema.table_of(op).name, []).append((tool.name, op))
+    unsaid: set[str] = set()
+    for table, tools in tools_of.items():
+        if any(op.record_schema for _, op in tools):
+            continue
+        noun = schema.tables[table].entity.replace("_", " ")
+        if not said_as_a_thing(noun, [op.description for _, op in tools]):
+            unsaid.update(name for name, _ in tools)
+    return unsaid
+
+
 def make_tasks(
     builder: DomainBuilder,
     folder: Path,
@@ -176,7 +199,11 @@ def make_tasks(
         candidates = propose(world, random.Random(_stream(seed, domain.spec.name)))
     finally:
         world.close()
-    kept, rejected = validate_candidates(domain, candidates)
+    unsaid = _tools_on_unsaid_things(schema, toolset)
+    said = [c for c in candidates if not unsaid.intersection(call["name"] for call in c.calls)]
+    kept, rejected = validate_candidates(domain, said)
+    if len(said) < len(candidates):
+        rejected[UNSAID] = len(candidates) - len(said)
     for raw in kept:
         body = {k: v for k, v in raw.items() if k not in ("id", "instruction", "calls")}
         builder.task(raw["id"], raw["instruction"], raw["calls"], **body)
