@@ -1081,3 +1081,25 @@ def test_no_task_names_a_table_its_function_list_never_says_as_a_thing(tmp_path)
     called = {call["name"] for task in tasks for call in task["calls"]}
     assert "get_widget" in called or "list_widgets" in called
     assert not called & {"tirto_detail", "tirto_search"}
+
+
+def test_a_person_s_phone_is_copied_only_from_a_record_of_another_kind(tmp_path):
+    """`the same city as the member ...` reads as a person would say it; `the same phone as the
+    member ...` for a new member does not: one person's phone is two members' only by mistake."""
+    props = {"name": {"type": "string"}, "phone": {"type": "string"}, "city": {"type": "string"}}
+    ops = [
+        make_op("get_member", "read", {"member_id": {"type": "string"}}, ["member_id"], entity="member"),
+        make_op("list_members", "read", {"name": {"type": "string"}}, [], entity="member"),
+        make_op("create_member", "create", props, ["name", "phone"], entity="member"),
+    ]
+    world, *_ = _world_of(*planned_from(*ops), 0, tmp_path / "d")
+    try:
+        tool = next(t for t in world.tools if t.name == "create_member")
+        copies = {
+            b.column: [world.copied(random.Random(i), tool, b, None) for i in range(20)]
+            for b in tool.role("field")
+        }
+    finally:
+        world.close()
+    assert any(copies["city"]), "a city is copied from another member"
+    assert not any(copies["phone"])

@@ -237,7 +237,7 @@ def said_as_a_thing(noun: str, texts: Iterable[str]) -> bool:
                 after = tokens[i + n] if i + n < len(tokens) else "."
                 if after[0].isalnum() and after not in _PHRASE_ENDS:
                     continue
-                if form is several or after in _PREPOSITIONS:
+                if (form is several and several != single) or after in _PREPOSITIONS:
                     return True
                 if _DETERMINERS.intersection(tokens[max(0, i - 3) : i]):
                     return True

@@ -79,6 +79,8 @@ _SHARED = frozenset(
     "address street city country zip postcode region email phone currency language timezone locale price "
     "category color colour location website company department team plan tier priority".split()
 )
+#: shared values that are one person's own: copied from a record of another kind only
+_OWN = frozenset("email phone".split())
 #: verbs of an operation that changes what it reads: a read named so (`DeleteScreenshot` on a GET)
 #: is no way a person looks a row up
 _CHANGING_VERBS = frozenset("delete remove cancel destroy purge drop revoke create update add".split())
@@ -341,13 +343,12 @@ class World:
     def _known(self, table: TablePlan, column: str) -> bool:
         """Whether a person knows a row by this column's value: a name (`names`), one of a few
         states (an enum) or a date of a field a person names (`status`, `due date`; not `ok`, a
-        `channel type` or `taken at`); not another row's id, a code or a request's input."""
+        `channel type` or `taken at`); not another row's id, a code, a request's input or a time
+        to the second (`whose creation date is "2024-07-16T13:16:19Z"`)."""
         col = table.columns[column]
         if column == table.primary_key or col.references or col.machine or col.flag:
             return False  # (nor a machine's label: `whose object is "checkout.session"`)
-        return column in self.names(table) or (
-            col.plain and (bool(col.enum) or col.type in ("date", "datetime"))
-        )
+        return column in self.names(table) or (col.plain and (bool(col.enum) or col.type == "date"))
 
     def via_child(self, table: TablePlan, row: Row, rng: random.Random, besides: str = "") -> Ref | None:
         """`the customer of the order whose number is "..."`: a row that refers to this one, found
@@ -432,6 +433,8 @@ class World:
                 continue
             if not table.columns[column].plain or not _SHARED.intersection(words(column)[-1:]):
                 continue  # (`the same ae title as ...`: a person copies what rows share, an address)
+            if table.name == tool.table.name and _OWN.intersection(words(column)[-1:]):
+                continue  # (a new member's email is not another member's: one person, two records)
             rows = [
                 r
                 for r in self.rows.get(table.name, [])
