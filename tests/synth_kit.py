@@ -35,12 +35,13 @@ def make_op(
     schema: dict[str, Any] = {"type": "object", "properties": props}
     if required:
         schema["required"] = required
+    api = extra.pop("api", "t")
     return Operation(
-        id=f"t:{name}",
+        id=f"{api}:{name}",
         source="mem.json",
         pointer=f"/{name}",
         format=extra.pop("format", "function-list"),
-        api="t",
+        api=api,
         name=name,
         description=extra.pop("description", name.replace("_", " ")),
         input_schema=schema,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from toolgen.synth.schema import column_type, infer_schema, table_name
+from toolgen.synth.schema import apart, column_type, infer_schema, table_name
 from toolgen.synth.tools import compile_tools
 
 from .synth_kit import SHOP, WEATHER, make_op, op_id, planned, planned_from
@@ -534,3 +534,50 @@ def test_request_arguments_the_record_does_not_hold_are_options_not_columns():
     # with no record known, the arguments are what the table holds
     bare = make_op("list_gadgets", "read", {"color": {"type": "string"}}, query=["color"], entity="gadget")
     assert "color" in infer_schema(*planned_from(bare)).tables["gadgets"].columns
+
+
+def test_an_entity_two_unrelated_apis_share_gets_a_table_of_each():
+    """Xero's invoice `history` and a quiz's `religion_history_info` share only a word: each
+    keeps a table (`histories`, `religion_histories`); two versions of one API whose records
+    share fields keep one table."""
+    record = {"Changes": {"type": "string"}, "DateUTC": {"type": "string"}, "User": {"type": "string"}}
+    ops = [
+        make_op(
+            "get_invoice_history",
+            "read",
+            {"InvoiceID": {"type": "string"}},
+            ["InvoiceID"],
+            entity="history",
+            api="xero",
+            record_schema={"type": "object", "properties": record},
+        ),
+        make_op("create_invoice_history", "create", record, [], entity="history", api="xero"),
+        make_op(
+            "religion_history_info",
+            "read",
+            {"religion": {"type": "string"}, "till_century": {"type": "integer"}},
+            ["religion"],
+            entity="history",
+            api="quiz",
+        ),
+        make_op(
+            "list_history",
+            "read",
+            {"Changes": {"type": "string"}, "User": {"type": "string"}},
+            [],
+            entity="history",
+            api="xero-v2",
+        ),
+    ]
+    apart_ops = {op.name: op.entity for op in apart(ops)}
+    assert apart_ops == {
+        "get_invoice_history": "history",
+        "create_invoice_history": "history",
+        "religion_history_info": "religion_history",
+        "list_history": "history",
+    }
+    plan, by_id = planned_from(*ops)
+    schema = infer_schema(plan, by_id)
+    assert {"histories", "religion_histories"} <= set(schema.tables)
+    assert "till_century" in schema.tables["religion_histories"].columns
+    assert "till_century" not in schema.tables["histories"].columns

@@ -47,6 +47,7 @@ __all__ = [
     "DomainSchema",
     "Role",
     "TablePlan",
+    "apart",
     "column_type",
     "infer_schema",
     "table_name",
@@ -653,7 +654,7 @@ def _range_role(prop: str, schema: Mapping[str, Any]) -> tuple[Role, str] | None
 
 def infer_schema(domain: PlannedDomain, operations: Mapping[str, Operation]) -> DomainSchema:
     """The tables of `domain` and the meaning of each argument of each of its operations."""
-    planned = [operations[i] for i in domain.operations if i in operations]
+    planned = apart([operations[i] for i in domain.operations if i in operations])
     known = _known(planned)
     infos = {op.id: openapi_path(op) for op in planned}
     props_of = {op.id: op.input_schema.get("properties") or {} for op in planned}
@@ -712,6 +713,77 @@ def infer_schema(domain: PlannedDomain, operations: Mapping[str, Operation]) -> 
         effects,
         without,
     )
+
+
+def apart(ops: list[Operation]) -> list[Operation]:
+    """Operations of different APIs that share an entity name but not its fields (Xero's
+    `history` of an invoice, a quiz's `religion_history_info`) each keep a table of their own:
+    the API with the most operations on it keeps the name, another's becomes the word its
+    operation names put before it (`religion history`), else its API's (`bungie history`)."""
+    by_entity: dict[str, dict[str, list[Operation]]] = {}
+    for op in ops:
+        by_entity.setdefault(op.entity, {}).setdefault(op.api, []).append(op)
+    renamed: dict[tuple[str, str], str] = {}
+    taken = set(by_entity)
+    for entity, groups in by_entity.items():
+        if len(groups) < 2:
+            continue
+        main, *others = sorted(groups, key=lambda api: (-len(groups[api]), api))
+        fields = _fields(groups[main])
+        for api in others:
+            if len(fields & _fields(groups[api])) >= _SHARED_FIELDS:
+                continue  # (two versions of one API: the same records)
+            new = _qualified(entity, groups[api], taken)
+            renamed[(api, entity)] = new
+            taken.add(new)
+    if not renamed:
+        return ops
+    return [
+        op.model_copy(update={"entity": renamed[(op.api, op.entity)]})
+        if (op.api, op.entity) in renamed
+        else op
+        for op in ops
+    ]
+
+
+#: fields two APIs' records of one name share when they are the same kind of record
+_SHARED_FIELDS = 2
+#: words a record's fields share with any other's: no sign that two records are alike
+_ANY_RECORD = frozenset("id name type description created updated status key value url".split())
+
+
+def _fields(ops: list[Operation]) -> set[str]:
+    """The telling field names of the records (else the arguments) of `ops`."""
+    out: set[str] = set()
+    for op in ops:
+        props = record_props(op.record_schema)[0] or (op.input_schema.get("properties") or {})
+        out.update(snake(str(k)) for k in props)
+    return {f for f in out if not _ANY_RECORD.issuperset(f.split("_"))}
+
+
+def _qualified(entity: str, ops: list[Operation], taken: set[str]) -> str:
+    """`religion_history` for `religion_history_info` on `history`; else `<api>_<entity>`."""
+    ws = tuple(words(entity))
+    for op in sorted(ops, key=lambda o: o.name):
+        name = tuple(w.lower() for w in words(op.name))
+        for i in range(1, len(name) - len(ws) + 1):
+            before = name[i - 1]
+            if name[i : i + len(ws)] == ws and before not in _NOT_QUALIFIERS and before.isalpha():
+                new = f"{before}_{entity}"
+                if new not in taken:
+                    return new
+    base = f"{words(ops[0].api)[0].lower()}_{entity}"
+    new, n = base, 2
+    while new in taken:
+        new, n = f"{base}_{n}", n + 1
+    return new
+
+
+#: words before an entity in an operation's name that are no kind of it (`get_history`)
+_NOT_QUALIFIERS = frozenset(
+    "get list create update delete remove add set put post patch fetch find search retrieve read "
+    "all my the a new by of for".split()
+)
 
 
 def _known(ops: list[Operation]) -> set[str]:
