@@ -19,7 +19,7 @@ from urllib.parse import unquote
 
 from simulator.builders import counter_ids
 from simulator.tables import value_problem
-from toolgen.entities import PathInfo, analyse_path, id_entity
+from toolgen.entities import PathInfo, analyse_path, id_entity, is_verb
 from toolgen.model import Operation, PlannedDomain
 from toolgen.naming import singular, snake, words
 from toolgen.pure import tableless, verb_of
@@ -719,12 +719,13 @@ def apart(ops: list[Operation]) -> list[Operation]:
     """Operations of different APIs that share an entity name but not its fields (Xero's
     `history` of an invoice, a quiz's `religion_history_info`) each keep a table of their own:
     the API with the most operations on it keeps the name, another's becomes the word its
-    operation names put before it (`religion history`), else its API's (`bungie history`)."""
+    operation names put before it (`religion history`); with no such word they stay together."""
     by_entity: dict[str, dict[str, list[Operation]]] = {}
     for op in ops:
         by_entity.setdefault(op.entity, {}).setdefault(op.api, []).append(op)
     renamed: dict[tuple[str, str], str] = {}
     taken = set(by_entity)
+    others_words = {w for entity in by_entity for w in words(entity)}
     for entity, groups in by_entity.items():
         if len(groups) < 2:
             continue
@@ -733,9 +734,10 @@ def apart(ops: list[Operation]) -> list[Operation]:
         for api in others:
             if len(fields & _fields(groups[api])) >= _SHARED_FIELDS:
                 continue  # (two versions of one API: the same records)
-            new = _qualified(entity, groups[api], taken)
-            renamed[(api, entity)] = new
-            taken.add(new)
+            new = _qualified(entity, groups[api], taken, others_words)
+            if new is not None:
+                renamed[(api, entity)] = new
+                taken.add(new)
     if not renamed:
         return ops
     return [
@@ -761,28 +763,28 @@ def _fields(ops: list[Operation]) -> set[str]:
     return {f for f in out if not _ANY_RECORD.issuperset(f.split("_"))}
 
 
-def _qualified(entity: str, ops: list[Operation], taken: set[str]) -> str:
-    """`religion_history` for `religion_history_info` on `history`; else `<api>_<entity>`."""
+def _qualified(entity: str, ops: list[Operation], taken: set[str], entity_words: set[str]) -> str | None:
+    """`religion_history` for `religion_history_info` on `history`: the word an operation's name
+    puts before the entity (no verb, no `specific`, no word of the domain's entities); None when
+    no name qualifies it (the records stay in one table)."""
     ws = tuple(words(entity))
     for op in sorted(ops, key=lambda o: o.name):
         name = tuple(w.lower() for w in words(op.name))
         for i in range(1, len(name) - len(ws) + 1):
             before = name[i - 1]
-            if name[i : i + len(ws)] == ws and before not in _NOT_QUALIFIERS and before.isalpha():
+            if name[i : i + len(ws)] != ws or not before.isalpha() or before in _NOT_QUALIFIERS:
+                continue
+            if not is_verb(before) and before not in entity_words:
                 new = f"{before}_{entity}"
                 if new not in taken:
                     return new
-    base = f"{words(ops[0].api)[0].lower()}_{entity}"
-    new, n = base, 2
-    while new in taken:
-        new, n = f"{base}_{n}", n + 1
-    return new
+    return None
 
 
-#: words before an entity in an operation's name that are no kind of it (`get_history`)
+#: words before an entity in an operation's name that are no kind of it (`get_specific_user`)
 _NOT_QUALIFIERS = frozenset(
-    "get list create update delete remove add set put post patch fetch find search retrieve read "
-    "all my the a new by of for".split()
+    "all my the a an new by of for specific single given current recent random latest first last "
+    "multiple other own public private default main full detailed info details".split()
 )
 
 
