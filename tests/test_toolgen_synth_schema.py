@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from toolgen.synth.schema import apart, column_type, infer_schema, table_name
+from toolgen.synth.apart import apart
+from toolgen.synth.schema import column_type, infer_schema, table_name
 from toolgen.synth.tools import compile_tools
 
 from .synth_kit import SHOP, WEATHER, make_op, op_id, planned, planned_from
