@@ -1103,3 +1103,21 @@ def test_a_person_s_phone_is_copied_only_from_a_record_of_another_kind(tmp_path)
         world.close()
     assert any(copies["city"]), "a city is copied from another member"
     assert not any(copies["phone"])
+
+
+def test_no_question_asks_a_field_named_as_the_thing_itself():
+    """`the phone number of each of the phone numbers PN-1013, ...` goes round in a circle."""
+    from toolgen.synth.questions import _answers
+    from toolgen.synth.schema import ColumnPlan, TablePlan
+
+    table = TablePlan(
+        "phone_numbers",
+        "phone_number",
+        "phone_number_id",
+        {
+            "phone_number_id": ColumnPlan("phone_number_id", "string"),
+            "phone_number": ColumnPlan("phone_number", "string"),
+            "carrier": ColumnPlan("carrier", "string"),
+        },
+    )
+    assert _answers(table) == {"phone_number_id", "carrier"}

@@ -488,7 +488,8 @@ def measures(table: TablePlan) -> list[str]:
 def _answers(table: TablePlan) -> set[str]:
     """The columns a question may ask for: the record's fields when the API answers with one
     (an argument only a read takes, `top_k`, `search_term`, is no answer), else every column;
-    never a credential (`password`) nor a label the server stamps (`_stamp`)."""
+    never a credential (`password`), a label the server stamps (`_stamp`) nor a field named as
+    the thing itself (`the phone number of each of the phone numbers`)."""
     recorded = {c for c, col in table.columns.items() if col.recorded and c != table.primary_key}
     found = (
         recorded | {c for c, col in table.columns.items() if col.references}
@@ -500,6 +501,7 @@ def _answers(table: TablePlan) -> set[str]:
         for c in found
         if not _SECRET_WORDS.intersection(words(c)[-1:])  # (nor a credential)
         and not _stamp(table.columns[c])
+        and words(c) != words(table.entity)
     }
 
 

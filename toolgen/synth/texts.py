@@ -445,6 +445,17 @@ class _Xeger(rstr.Rstr):
         return self._random.choice(candidates)
 
 
+def _slugs(value: str) -> list[str]:
+    """`value`'s words as a pattern of letters, digits and a joiner may accept them, most like a
+    person's name for a thing first: `Regional Hardware` -> `regional-hardware`, `regional_hardware`,
+    `regional.hardware`, `regionalhardware`, then the same with capitals kept."""
+    ws = re.findall(r"[A-Za-z0-9]+", value)
+    if not ws:
+        return []
+    lowered = [w.lower() for w in ws]
+    return [j.join(form) for form in (lowered, ws) for j in ("-", "_", ".", "")]
+
+
 def _bounded_string(base: Maker, hint: Mapping[str, Any]) -> Maker:
     pattern = hint.get("pattern")
     # a pattern only a backtracking engine runs is not enforced (the schema keeps it as words): ignored
@@ -473,6 +484,9 @@ def _bounded_string(base: Maker, hint: Mapping[str, Any]) -> Maker:
         value = fit(d, str(base(d)))
         if compiled is None or matches is None or costly or matches(value):
             return value
+        for slug in _slugs(value):  # `Regional Hardware` as `regional-hardware`, when it may be
+            if matches(slug) and low <= len(slug) and (high is None or len(slug) <= high):
+                return slug
         xeger = _Xeger(d.rng)
         for _ in range(4):
             try:
