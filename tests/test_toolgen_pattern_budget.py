@@ -177,15 +177,3 @@ def test_a_spec_with_costly_patterns_generates_within_the_budget(
     assert domain["compiled"] == domain["operations"] == 5 and domain["tasks_kept"] >= 5
     assert draws and max(work for work, _ in draws) <= texts.PATTERN_DRAW_BUDGET + 21_000
     assert 1 <= sum(1 for _, over in draws if over) <= len(COSTLY)
-
-
-def test_a_name_under_a_permissive_pattern_reads_as_a_name() -> None:
-    """`^[a-zA-Z0-9\\-\\.]+$` for a name: `regional-hardware`, as a person names a thing, not
-    `hBWP4W3a` drawn character by character."""
-    hints = {"name": {"type": "string", "pattern": r"^[a-zA-Z0-9\-\.]+$"}}
-    columns = {"id": column("string"), "name": column("string")}
-    rows = seed_rows(
-        {"attachments": {"primary_key": "id", "columns": columns}}, {"attachments": hints}, rows=20
-    )
-    names = [r["name"] for r in rows["attachments"]]
-    assert all(re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)+", n) for n in names), names

@@ -635,3 +635,29 @@ def test_a_default_the_column_cannot_hold_is_never_seeded_and_check_warns(tmp_pa
     report = check_domain(b.write(tmp_path / "budget"))
     assert report.domain is not None  # (it still loads)
     assert any("default can never be stored" in w.message for w in report.warnings), report.warnings
+
+
+def test_a_name_under_a_permissive_pattern_reads_as_a_name() -> None:
+    """`^[a-zA-Z0-9\\-\\.]+$` for a name: `regional-hardware`, as a person names a thing, not
+    `hBWP4W3a` drawn character by character."""
+    hints = {"name": {"type": "string", "pattern": r"^[a-zA-Z0-9\-\.]+$"}}
+    columns = {"id": column("string"), "name": column("string")}
+    rows = seed_rows(
+        {"attachments": {"primary_key": "id", "columns": columns}}, {"attachments": hints}, rows=20
+    )
+    names = [r["name"] for r in rows["attachments"]]
+    assert all(re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)+", n) for n in names), names
+
+
+@pytest.mark.parametrize(
+    ("table", "name", "shape"),
+    [
+        ("scorers", "league_name", r"[A-Z][\w-]+ League"),  # a league's name, not a catch phrase
+        ("widgets", "name", r"[A-Z][\w-]+ Widget"),
+        ("colors", "color_name", r"[A-Z][a-zA-Z]+"),  # a color's name
+    ],
+)
+def test_a_made_up_name_says_what_it_names(table: str, name: str, shape: str) -> None:
+    columns = {"id": column("string"), name: column("string")}
+    rows = seed_rows({table: {"primary_key": "id", "columns": columns}}, {}, rows=10)
+    assert all(re.fullmatch(shape, r[name]) for r in rows[table]), [r[name] for r in rows[table]]

@@ -268,9 +268,9 @@ def thing_name(entity: str) -> Maker:
 
     def make(d: Draw) -> str:
         phrase = str(d.fake.catch_phrase()).split()
-        if d.rng.random() < 0.5 or not noun or phrase[-1].lower() in noun.lower().split():
+        if not noun or phrase[-1].lower() in noun.lower().split():
             return title_case(" ".join(phrase[-2:]))
-        return f"{phrase[-1].title()} {noun}"  # (not `Group Group`)
+        return f"{phrase[-1].title()} {noun}"  # (a name says what it names; not `Group Group`)
 
     return make
 

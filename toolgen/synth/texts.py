@@ -118,6 +118,12 @@ DATE_FORMATS = {
 }
 
 
+#: words before `name` that say which name, not what kind of thing is named
+_NOT_KINDS = frozenset(
+    "display full short long first last given family nick real official legal common user".split()
+)
+
+
 def _string_by_name(f: Field) -> Maker | None:
     """A maker for a string column by its name (and its table's), or None."""
     ws = words(f.name)
@@ -144,6 +150,10 @@ def _string_by_name(f: Field) -> Maker | None:
     if joined in ("file_name", "filename"):
         return fake_method("file_name")
     if last == "name" or joined in ("label", "display_name", "full_name"):
+        if has_word(ws[:-1], ("color", "colour")):
+            return fake_method("color_name")  # (a color's name is a color's: `MidnightBlue`)
+        if has_word(ws[:-1], ("country",)):
+            return fake_method("country")
         if joined in ("company_name", "organization_name", "business_name", "bank_name") or has_word(
             ws[:-1], COMPANY_NAME_WORDS
         ):
@@ -161,6 +171,15 @@ def _string_by_name(f: Field) -> Maker | None:
             return place_name(f.table)
         if kind == "product":
             return product_name
+        named = ws[:-1]  # (`league_name` of a scorer names a league: `Methodology League`)
+        own = {singular(w) for w in words(f.table)}
+        if (
+            last == "name"
+            and len(named) == 1
+            and named[0] not in _NOT_KINDS
+            and singular(named[0]) not in own
+        ):
+            return thing_name(named[0])
         return thing_name(f.table)
     if (
         has_word(ws, ("signed", "received"))
