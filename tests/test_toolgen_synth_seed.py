@@ -661,3 +661,17 @@ def test_a_made_up_name_says_what_it_names(table: str, name: str, shape: str) ->
     columns = {"id": column("string"), name: column("string")}
     rows = seed_rows({table: {"primary_key": "id", "columns": columns}}, {}, rows=10)
     assert all(re.fullmatch(shape, r[name]) for r in rows[table]), [r[name] for r in rows[table]]
+
+
+def test_a_bio_says_who_one_is_and_a_description_may_speak_of_its_own_record() -> None:
+    columns = {"id": column("string"), "bio": column("string")}
+    bios = [
+        r["bio"]
+        for r in seed_rows({"members": {"primary_key": "id", "columns": columns}}, {}, rows=10)["members"]
+    ]
+    assert all(re.fullmatch(r"[A-Z][^,]+ based in [A-Z][\w .'-]+\.", b) for b in bios), bios
+    columns = {"id": column("string"), "description": column("string")}
+    rows = seed_rows({"custom_models": {"primary_key": "id", "columns": columns}}, {}, rows=20)[
+        "custom_models"
+    ]
+    assert any("the custom model" in r["description"] for r in rows)

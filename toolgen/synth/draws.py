@@ -37,6 +37,8 @@ __all__ = [
     "digits",
     "examples_of",
     "fake_method",
+    "job_title",
+    "note_about",
     "fits",
     "flatten_schema",
     "full_name",
@@ -348,6 +350,28 @@ def sentence(d: Draw) -> str:
         day=d.rng.choice(_DAYS),
         company=d.fake.company(),
     )
+
+
+def job_title(d: Draw) -> str:
+    """A job as a person says it: Faker's `Engineer, water` as `Water engineer`."""
+    job = str(d.fake.job())
+    head, _, kind = job.partition(", ")
+    return f"{kind.capitalize()} {head.lower()}" if kind else job
+
+
+def note_about(entity: str) -> Maker:
+    """A note written in a record's own field: half of them about the record itself (`Needs a
+    second look at the custom model.`), the others about everyday work (`sentence`)."""
+    own = " ".join(w.lower() for w in _head_noun(entity).split())
+
+    def make(d: Draw) -> str:
+        note = sentence(d)
+        if own and d.rng.random() < 0.5:
+            topic = next((t for t in _TOPICS if f"the {t}" in note), None)
+            return note.replace(f"the {topic}", f"the {own}", 1) if topic else note
+        return note
+
+    return make
 
 
 def _code_prefix(name: str) -> str:

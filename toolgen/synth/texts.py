@@ -34,6 +34,8 @@ from .draws import (
     fake_method,
     full_name,
     hex_digits,
+    job_title,
+    note_about,
     noun,
     person_of,
     place_name,
@@ -287,8 +289,10 @@ def _string_by_name(f: Field) -> Maker | None:
         )
     if has_word(ws, ("type", "kind", "category", "genre", "tag", "group", "segment", "industry")):
         return noun
+    if has_word(ws, ("bio", "biography")) or joined == "about_me":
+        return lambda d: f"{job_title(d)} based in {d.fake.city()}."  # (a bio says who one is)
     if has_word(ws, TEXT_WORDS):
-        return sentence
+        return note_about(f.table) if kind not in ("person", "company") else sentence
     if has_word(ws, DATE_WORDS) or is_birth(ws) or is_future(ws):
         return datetime_maker(ws, "date")
     if last in ("at", "time", "timestamp", "datetime") or has_word(ws, ("created", "updated", "modified")):
