@@ -675,3 +675,9 @@ def test_a_bio_says_who_one_is_and_a_description_may_speak_of_its_own_record() -
         "custom_models"
     ]
     assert any("the custom model" in r["description"] for r in rows)
+
+
+def test_a_middle_name_is_one_first_name() -> None:
+    columns = {"id": column("string"), "first_name": column("string"), "middle_name": column("string")}
+    rows = seed_rows({"contacts": {"primary_key": "id", "columns": columns}}, {}, rows=10)["contacts"]
+    assert all(re.fullmatch(r"[A-Z][a-z]+", r["middle_name"]) for r in rows), rows

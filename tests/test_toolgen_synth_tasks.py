@@ -215,6 +215,9 @@ def test_phrases():
     assert say.verb_phrase(("send", "boxes"), "box") == "send"  # (the entity's plural is the entity)
     assert say.verb_phrase(("sync", "guild", "template"), "template", {"guild"}) == "sync"  # (its owner)
     assert say.verb_phrase(("delete", "specific", "service", "credential"), "service_credential") == "delete"
+    # what the verb acts for is no verb: `list`, `customer`
+    assert say.verb_phrase(("group", "v2", "approve", "pending", "for", "list"), "group") == "approve pending"
+    assert say.verb_phrase(("send", "invoice", "to", "customer"), "invoice") == "send"
     assert say.acting_on("reset database") == "reset the database of"  # (`... of the branch ...`)
     assert [say.acting_on(v) for v in ("cancel", "deny all pending", "mark as read")] == [
         "cancel",

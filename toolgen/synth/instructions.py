@@ -148,12 +148,23 @@ def via_phrase(entity: str, child_entity: str, child: str) -> str:
 _SAYS_WHICH = frozenset("specific single multiple given existing selected one".split())
 
 
+#: words after which an operation's name says what the verb acts for, not another verb
+_OBJECT_AFTER = frozenset("for to from of in on by with via".split())
+
+
 def verb_phrase(op_words: Sequence[str], entity: str, owners: Iterable[str] = ()) -> str:
     """What an operation does, in its own words without its entity (`cancel_order` → `cancel`)
     nor the words of the rows it belongs to, `owners` (`sync_guild_template` → `sync`)."""
     mine = set(words(entity)) | {plural(w) for w in words(entity)} | {w + "s" for w in words(entity)}
     mine |= set(owners) | {plural(w) for w in owners} | _SAYS_WHICH
-    kept = [w for w in op_words if w not in mine and w not in _FILLER and w not in ("id", "ids")]
+    words_kept = [w for w in op_words if w not in mine and w not in ("id", "ids")]
+    # `approve_pending_for_list`, `send_invoice_to_customer`: after its verb, a preposition starts
+    # what the verb acts for, which is said elsewhere (or not at all)
+    first = next((i for i, w in enumerate(words_kept) if is_verb(w) and w not in _HTTP_VERBS), None)
+    if first is not None:
+        cut = next((i for i in range(first + 1, len(words_kept)) if words_kept[i] in _OBJECT_AFTER), None)
+        words_kept = words_kept if cut is None else words_kept[:cut]
+    kept = [w for w in words_kept if w not in _FILLER]
     if kept and (kept[0] in _HTTP_VERBS or not is_verb(kept[0])):
         # `post_treasury_id_cancel`, `apps_cancel_job`: a method or a namespace, then the verb
         later = next((i for i in range(1, len(kept)) if is_verb(kept[i])), None)

@@ -139,7 +139,7 @@ def _string_by_name(f: Field) -> Maker | None:
         return lambda d: random_person(d).email
     if has_word(ws, ("phone", "mobile", "fax", "telephone", "tel", "msisdn")):
         return fake_method("phone_number")
-    if joined in ("first_name", "given_name", "firstname"):
+    if joined in ("first_name", "given_name", "firstname", "middle_name", "middlename"):
         return fake_method("first_name")
     if joined in ("last_name", "surname", "family_name", "lastname"):
         return fake_method("last_name")
