@@ -29,7 +29,9 @@ CHECKS = (
     "missing fact",
 )
 #: a thing, then the row it belongs to named through a thing of the same kind
-_CIRCULAR = re.compile(r"\b((?:[a-z]+ ){0,2}[a-z]+) (?:for|of) the (?:[a-z]+ ){1,3}?of the \1\b")
+_CIRCULAR = re.compile(
+    r'\b((?:[a-z]+ ){0,2}[a-z]+) (?:for|of) the (?:[a-z]+ ){1,3}?(?:whose (?:[a-z]+ ){1,4}is "" )?of the \1\b'
+)
 
 _QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9']*")
