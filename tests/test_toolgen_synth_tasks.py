@@ -1124,3 +1124,47 @@ def test_no_question_asks_a_field_named_as_the_thing_itself():
         },
     )
     assert _answers(table) == {"phone_number_id", "carrier"}
+
+
+def test_settings_are_not_quoted_by_id():
+    """`the address of the settings SET-1009`: one has settings, one does not count them."""
+    from toolgen.synth.questions import _counted
+    from toolgen.synth.schema import ColumnPlan, TablePlan
+
+    def table(entity: str) -> TablePlan:
+        return TablePlan(f"{entity}s", entity, "id", {"id": ColumnPlan("id", "string")})
+
+    assert not _counted(table("clan_invite_settings")) and not _counted(table("settings"))
+    assert _counted(table("order")) and _counted(table("setting_group"))
+
+
+def test_a_write_sets_no_search_bound_as_a_field(tmp_path):
+    """`a new alert ... with min creation date "..." and max creation date "..."`: the bounds of a
+    search the operation also takes are no fields a person sets."""
+    props = {
+        "title": {"type": "string"},
+        "note": {"type": "string"},
+        "min_creation_date": {"type": "string", "format": "date-time"},
+        "max_creation_date": {"type": "string", "format": "date-time"},
+    }
+    ops = [
+        make_op("get_alert", "read", {"alert_id": {"type": "string"}}, ["alert_id"], entity="alert"),
+        make_op("create_alert", "create", props, ["title"], entity="alert"),
+    ]
+    world, *_ = _world_of(*planned_from(*ops), 0, tmp_path / "d")
+    try:
+        tool = next(t for t in world.tools if t.name == "create_alert")
+        proposer = Proposer(world, random.Random(0))
+        given = {b.param for i in range(10) for b, _ in (proposer._fields(tool, None, extra=4) or [])}
+    finally:
+        world.close()
+    assert "title" in given and not given & {"min_creation_date", "max_creation_date"}
+
+
+def test_only_a_thing_a_person_runs_opens_an_errand_as_its_manager():
+    from toolgen.synth.errands import openers
+
+    assert any("I manage" in o for o in openers("guild")) and any("I manage" in o for o in openers("droplet"))
+    assert not any(
+        "I manage" in o or "I look after" in o for o in openers("column") + openers("external_reference")
+    )

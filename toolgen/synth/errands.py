@@ -31,7 +31,7 @@ from .schema import TablePlan
 if TYPE_CHECKING:
     from .walks import Proposer, Write
 
-__all__ = ["batches", "changes", "errands", "everys", "merged", "sweeps"]
+__all__ = ["batches", "changes", "errands", "everys", "merged", "openers", "sweeps"]
 
 #: how many writes an errand or a batch holds at most (it keeps what runs)
 _SIZES = (3, 4, 5, 6, 8, 10)
@@ -55,10 +55,27 @@ _NAMED = re.compile(
 )
 _OPENERS = (
     "For {p}, please {c}.",
-    "I look after {p}. Could you {c}?",
     "This is about {p}: I need you to {c}.",
+)
+#: openers of a person who runs the owner: only for things a person runs (`the guild GUI-1004`)
+_MANAGER_OPENERS = (
+    "I look after {p}. Could you {c}?",
     "Hi, I manage {p}. Please {c}.",
 )
+#: things a person looks after or manages (not `the column COL-1021`, `the external reference ...`)
+_MANAGED = frozenset(
+    "account team guild site project workspace organization organisation org customer store shop "
+    "restaurant company group channel server droplet cluster namespace app application repository "
+    "repo board calendar folder course class school hotel property portfolio campaign business "
+    "merchant tenant realm space community venue fleet warehouse department office network "
+    "database library playlist list inventory instance domain zone portal".split()
+)
+
+
+def openers(owner: str) -> tuple[str, ...]:
+    """How an errand about the rows of `owner` opens: as a person who runs it only when a person
+    runs such a thing (`I manage the guild ...`; `For the column ..., please ...`)."""
+    return _OPENERS + (_MANAGER_OPENERS if _MANAGED.intersection(words(owner)[-1:]) else ())
 
 
 def _keyed_writes(p: Proposer) -> dict[str, list[Tool]]:
@@ -171,7 +188,7 @@ def _errand(
             continue
         writes, used = zip(*done, strict=True)
         clauses = merged(writes)
-        text = p.rng.choice(_OPENERS).format(p=ref.phrase, c=say.join_clauses(clauses))
+        text = p.rng.choice(openers(parent.entity)).format(p=ref.phrase, c=say.join_clauses(clauses))
         calls = prefix
         for w in writes:
             calls = seq(calls, w.calls)

@@ -178,7 +178,7 @@ class Asker:
         """Rows of `table` named by their ids and read by its getter (`the crews CRE-1019 and
         CRE-1010`; whole-number ids `whose ids are 19 and 14`), as `_named` gives them."""
         getter = self.w.getter(table)
-        if getter is None or getter.key is None:
+        if getter is None or getter.key is None or not _counted(table):
             return {}
         rows = list(self.w.rows.get(table.name, []))
         self.rng.shuffle(rows)
@@ -434,7 +434,12 @@ class Asker:
         if ref is not None and ref.calls:
             refs.append(ref)
         getter = self.w.getter(table)
-        if getter is not None and getter.key is not None and not opaque(str(row[table.primary_key])):
+        if (
+            getter is not None
+            and getter.key is not None
+            and _counted(table)
+            and not opaque(str(row[table.primary_key]))
+        ):
             args = {getter.key.param: row[table.primary_key]}
             refs.append(Ref(say.id_phrase(table.entity, row[table.primary_key]), [(getter.name, args)]))
         answers = _answers(table)
@@ -467,6 +472,14 @@ class Asker:
 
 
 _WHEN_WORDS = frozenset("date time at on timestamp day year".split())
+#: things one has one of, not rows a person counts and quotes by number (`the settings SET-1009`)
+_SINGLETONS = frozenset("settings setting preferences preference configuration".split())
+
+
+def _counted(table: TablePlan) -> bool:
+    """Whether a person names rows of `table` by their ids: not the settings of something."""
+    ws = words(table.entity)
+    return not (ws and ws[-1] in _SINGLETONS)
 
 
 def measures(table: TablePlan) -> list[str]:

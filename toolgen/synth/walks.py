@@ -77,6 +77,8 @@ _CHANGING = {(w,) for w in "update modify edit change patch put set".split()}
 #: the words of a key a person chooses for a new record (`checkout-staging`, `billing-archive`)
 _KEY_TEAMS = "billing checkout search support reports analytics marketing inventory shipping payments web mobile".split()
 _KEY_KINDS = "staging prod dev test main archive east west backup beta".split()
+#: first words of an argument that bounds a search, not a field a person sets
+_RANGE_ENDS = frozenset("min max minimum maximum since until before after".split())
 _COMPUTING_VERBS = frozenset(
     "calculate compute convert estimate predict analyze analyse detect evaluate solve check validate verify "
     "classify recognize extract parse translate summarize measure".split()
@@ -127,6 +129,7 @@ class Proposer(Asker):
             and not tool.table.columns[b.column or ""].server_set
             and tool.table.columns[b.column or ""].plain
             and not self.w.placeholder(tool.table, b.column or "")
+            and not _RANGE_ENDS.intersection(words(b.param)[:1])  # (`min creation date`: a search's)
         ]
         self.rng.shuffle(optional)
         copy = lookup and self.rng.random() < self.copy_odds
