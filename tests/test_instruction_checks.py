@@ -50,6 +50,8 @@ def checks(instruction: str, calls: list[dict] | None = None, tools: tuple[str, 
         ("Delete the certificate c8a93a2b-a271-442f-9fc3-7e45adb3fa01.", "opaque id"),
         ("Change the queue of the account AC88153272834349313108391393473830.", "opaque id"),
         ("What is the name of each of the inbound plans M76I8LWL and 4PRHDM5P?", "opaque id"),
+        ("Look up the name of each of the inbound plans KPPFHB5A and 3SVTSFSO.", "opaque id"),
+        ("Can you authorize the order ZW97CBCC?", "opaque id"),
     ],
 )
 def test_the_quoted_faults_are_caught(instruction: str, check: str) -> None:

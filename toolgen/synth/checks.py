@@ -52,6 +52,9 @@ _OPAQUE = re.compile(
     r"|\b(?=[A-Z0-9]{8,}\b)[A-Z]*[0-9]+[A-Z]+[0-9]+[A-Z]+[A-Z0-9]*\b"
     r"|\b(?=[A-Z0-9]{8,}\b)[0-9]+[A-Z]+[0-9]+[A-Z]+[0-9][A-Z0-9]*\b"
 )
+#: eight or more capitals and digits with a digit before a letter: a machine's code when its
+#: letters are hardly pronounceable (`KPPFHB5A`, `ZW97CBCC`; not `COVID19XX`)
+_CODE = re.compile(r"\b(?=[A-Z0-9]{8,}\b)[A-Z]*[0-9]+[A-Z][A-Z0-9]*\b")
 #: a JSON object or list written out (`{"dob": ...}`, `["a", "b"]`): no person writes that
 _STRUCTURED = re.compile(r'[\[{]\s*["{\[]|\{\s*\}|\[\s*\]')
 #: a clause said twice: this many words in a row, with a quoted value among them
@@ -70,7 +73,17 @@ def _lorem() -> frozenset[str]:
 
 def opaque(text: str) -> bool:
     """Whether `text` holds an id no person knows by heart (the `opaque id` check)."""
-    return _OPAQUE.search(text) is not None
+    return _opaque_found(text) is not None
+
+
+def _opaque_found(text: str) -> str | None:
+    if (m := _OPAQUE.search(text)) is not None:
+        return m.group(0)
+    for code in _CODE.findall(text):
+        letters = [c for c in code if c.isalpha()]
+        if sum(c in "AEIOU" for c in letters) < 0.25 * len(letters):
+            return str(code)
+    return None
 
 
 def _values(value: Any) -> Iterable[Any]:
@@ -231,7 +244,7 @@ def instruction_problems(
     for check, found in (
         ("repeated", repeated(instruction)),
         ("internal name", _internal(instruction, list(tools))),
-        ("opaque id", m.group(0) if (m := _OPAQUE.search(instruction)) else None),
+        ("opaque id", _opaque_found(instruction)),
         ("structured", m.group(0) if (m := _STRUCTURED.search(_QUOTED.sub('""', instruction))) else None),
         ("circular", m.group(0) if (m := _CIRCULAR.search(_QUOTED.sub('""', instruction))) else None),
         ("placeholder", _placeholder(said)),

@@ -68,10 +68,14 @@ def field_phrase(column: str) -> str:
     """A column's name as words (`first_name` → `first name`; `emailAddress` → `email address`),
     short forms said in full (`num_pages` → `number pages`, `no_of_nights` → `number of nights`)."""
     ws = list(words(column))
+    if len(ws) == 1 and ws[0] in _ENDPOINTS:  # (`the from`: a message's sender)
+        return _ENDPOINTS[ws[0]]
     said = [_SHORT.get(w, w) if w != "no" or ws[i + 1 : i + 2] == ["of"] else w for i, w in enumerate(ws)]
     return " ".join(said) or column
 
 
+#: fields named by a bare preposition: who or where a thing goes from and to
+_ENDPOINTS = {"from": "sender", "to": "recipient", "cc": "copy recipient", "bcc": "blind copy recipient"}
 #: short forms of words in field names
 _SHORT = {"num": "number", "no": "number", "qty": "quantity", "amt": "amount", "desc": "description",
           "addr": "address", "msg": "message", "img": "image", "pct": "percent", "cnt": "count",

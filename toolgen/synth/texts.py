@@ -143,8 +143,12 @@ def _string_by_name(f: Field) -> Maker | None:
         return fake_method("first_name")
     if joined in ("last_name", "surname", "family_name", "lastname"):
         return fake_method("last_name")
-    if joined in ("username", "user_name", "login", "screen_name", "handle", "nickname"):
+    if joined in ("username", "user_name", "login", "screen_name", "handle") or (
+        joined == "nickname" and kind == "person"
+    ):
         return fake_method("user_name")
+    if joined == "nickname":  # (a price's nickname is no one's login)
+        return thing_name(f.table)
     if has_word(ws, ("url", "uri", "website", "homepage", "link", "href")) or joined == "self_link":
         return fake_method("url")
     if joined in ("file_name", "filename") or last == "path" and not has_word(ws, ("url", "uri")):
@@ -160,28 +164,31 @@ def _string_by_name(f: Field) -> Maker | None:
             ws[:-1], COMPANY_NAME_WORDS
         ):
             return fake_method("company")
-        if has_word(ws[:-1], PERSON_NAME_WORDS) or joined == "full_name" or kind == "person":
+        if has_word(ws[:-1], PERSON_NAME_WORDS) or joined == "full_name":
             return full_name
-        if kind == "company":
-            return fake_method("company")
         place = singular((words(f.table) or ("",))[-1])
         if has_word(ws, ("city", "town")) or place in ("city", "town", "village"):
             return fake_method("city")  # (a city's name is a city's)
+        named = ws[:-1]  # (`league_name` of a scorer, `route_name` of an agent: a league's, a route's)
+        if has_word(named, ("product", "item")):
+            return product_name
+        if (
+            last == "name"
+            and len(named) == 1
+            and named[0] not in _NOT_KINDS
+            and singular(named[0]) not in {singular(w) for w in words(f.table)}
+        ):
+            return thing_name(named[0])
+        if kind == "person":
+            return full_name
+        if kind == "company":
+            return fake_method("company")
         if place == "country":
             return fake_method("country")
         if kind == "place":
             return place_name(f.table)
         if kind == "product":
             return product_name
-        named = ws[:-1]  # (`league_name` of a scorer names a league: `Methodology League`)
-        own = {singular(w) for w in words(f.table)}
-        if (
-            last == "name"
-            and len(named) == 1
-            and named[0] not in _NOT_KINDS
-            and singular(named[0]) not in own
-        ):
-            return thing_name(named[0])
         return thing_name(f.table)
     if (
         has_word(ws, ("signed", "received"))
