@@ -207,6 +207,12 @@ def test_phrases():
         'the settings of the table whose name is "t"'
     )
     assert say.verb_phrase(("cancel", "order"), "order") == "cancel"
+    # a plural before its head is said as a modifier is: `the realm admins`, not `the realms admins`
+    assert [say.noun(e) for e in ("realms_admin", "users_profile", "sales_order")] == [
+        "realm admin",
+        "user profile",
+        "sales order",
+    ]
     assert say.verb_phrase(("post", "treasury", "payments", "id", "cancel"), "payment") == "cancel"
     assert say.verb_phrase(("apps", "cancel", "job", "invocation"), "job_invocation") == "cancel"
     assert say.verb_phrase(("cancel", "action"), "reader") == "cancel"

@@ -18,7 +18,7 @@ from itertools import chain, zip_longest
 from typing import Any
 
 from toolgen.entities import is_verb
-from toolgen.naming import plural, plural_phrase, words
+from toolgen.naming import plural, plural_phrase, singular, words
 
 __all__ = [
     "Said",
@@ -60,8 +60,15 @@ _HTTP_VERBS = frozenset("get post put patch delete head".split())
 
 
 def noun(entity: str) -> str:
-    """An entity's name as words (`reservation_flight` → `reservation flight`)."""
-    return " ".join(words(entity)) or entity
+    """An entity's name as words (`reservation_flight` → `reservation flight`), a plural before
+    its head said in the singular as a modifier is (`realms_admin` → `realm admin`; not `sales`)."""
+    ws = list(words(entity))
+    said = [w if w in _PLURAL_MODIFIERS else singular(w) for w in ws[:-1]] + ws[-1:]
+    return " ".join(said) or entity
+
+
+#: plurals that stay plural before a noun (`sales order`, `sports team`, `goods receipt`)
+_PLURAL_MODIFIERS = frozenset("sales sports goods terms means savings earnings arms customs".split())
 
 
 def field_phrase(column: str) -> str:
