@@ -52,6 +52,7 @@ def checks(instruction: str, calls: list[dict] | None = None, tools: tuple[str, 
         ("What is the name of each of the inbound plans M76I8LWL and 4PRHDM5P?", "opaque id"),
         ("Look up the name of each of the inbound plans KPPFHB5A and 3SVTSFSO.", "opaque id"),
         ("Can you authorize the order ZW97CBCC?", "opaque id"),
+        ("What is the status of each of the inbound plans EWWZ2RUD, AJLFPF22 and BXRYXVKF?", "opaque id"),
     ],
 )
 def test_the_quoted_faults_are_caught(instruction: str, check: str) -> None:

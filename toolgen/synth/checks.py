@@ -52,9 +52,11 @@ _OPAQUE = re.compile(
     r"|\b(?=[A-Z0-9]{8,}\b)[A-Z]*[0-9]+[A-Z]+[0-9]+[A-Z]+[A-Z0-9]*\b"
     r"|\b(?=[A-Z0-9]{8,}\b)[0-9]+[A-Z]+[0-9]+[A-Z]+[0-9][A-Z0-9]*\b"
 )
-#: eight or more capitals and digits with a digit before a letter: a machine's code when its
-#: letters are hardly pronounceable (`KPPFHB5A`, `ZW97CBCC`; not `COVID19XX`)
-_CODE = re.compile(r"\b(?=[A-Z0-9]{8,}\b)[A-Z]*[0-9]+[A-Z][A-Z0-9]*\b")
+#: eight or more capitals and digits, a digit among them: a machine's code when its letters are
+#: hardly pronounceable (`KPPFHB5A`, `ZW97CBCC`, `EWWZ2RUD`; not `SUMMER2024`, `COVID19XX`); eight
+#: or more capitals without a vowel (`BXRYXVKF`)
+_CODE = re.compile(r"\b(?=[A-Z0-9]{8,}\b)(?=[A-Z]*[0-9])[A-Z0-9]+\b|\b[B-DF-HJ-NP-TV-Z]{8,}\b")
+_RUN = re.compile(r"[A-Z]{4,}")
 #: a JSON object or list written out (`{"dob": ...}`, `["a", "b"]`): no person writes that
 _STRUCTURED = re.compile(r'[\[{]\s*["{\[]|\{\s*\}|\[\s*\]')
 #: a clause said twice: this many words in a row, with a quoted value among them
@@ -81,7 +83,11 @@ def _opaque_found(text: str) -> str | None:
         return m.group(0)
     for code in _CODE.findall(text):
         letters = [c for c in code if c.isalpha()]
-        if sum(c in "AEIOU" for c in letters) < 0.25 * len(letters):
+        if len(letters) < 4:
+            continue  # (a number with a letter or two: `TX1234567`; eight capitals, no vowel: `BXRYXVKF`)
+        vowels = sum(c in "AEIOU" for c in letters)
+        spoken = any(sum(c in "AEIOU" for c in run) >= 2 for run in _RUN.findall(code))
+        if vowels < 0.25 * len(letters) or (re.search(r"[0-9][A-Z]", code) and not spoken):
             return str(code)
     return None
 
