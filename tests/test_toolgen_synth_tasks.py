@@ -1174,3 +1174,26 @@ def test_only_a_thing_a_person_runs_opens_an_errand_as_its_manager():
     assert not any(
         "I manage" in o or "I look after" in o for o in openers("column") + openers("external_reference")
     )
+
+
+def test_no_kept_task_quotes_a_key_a_pattern_drew(tmp_path):
+    """Orders keyed `^[A-Z0-9]{8}$` get keys like `KPXXUEFP`: no person quotes one, so a candidate
+    that says one is rejected as an opaque id, whatever its letters."""
+    key = {"order_id": {"type": "string", "pattern": "^[A-Z0-9]{8}$"}}
+    ops = [
+        make_op("get_order", "read", key, ["order_id"], entity="order", description="Get an order."),
+        make_op("create_order", "create", {"total": {"type": "number"}}, ["total"], entity="order"),
+        make_op("delete_order", "delete", key, ["order_id"], entity="order", description="Delete an order."),
+        make_op("update_order", "update", {**key, "total": {"type": "number"}}, ["order_id"], entity="order"),
+    ]
+    world, *_ = _world_of(*planned_from(*ops), 0, tmp_path / "d")
+    try:
+        keys = {str(r["order_id"]) for r in world.rows["orders"]}
+        candidates = propose(world, random.Random(0))
+    finally:
+        world.close()
+    assert all(re.fullmatch(r"[A-Z0-9]{8}", k) for k in keys), keys
+    quoting = [c for c in candidates if any(k in c.instruction for k in keys)]
+    assert quoting, "some candidates name orders by their keys"
+    kept, rejected = validate_candidates(world.domain, quoting)
+    assert not kept and rejected.get("instruction: opaque id") == len(quoting)

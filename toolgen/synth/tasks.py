@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -98,6 +99,30 @@ def call_results(domain: Domain, task: Task) -> list[str]:
     return texts
 
 
+def _machine_keys(domain: Domain) -> frozenset[str]:
+    """The seed's keys of eight or more letters and digits that a pattern drew (`XXXXXXXX` →
+    `KPXXUEFP`): no person quotes one (a six-character booking code, `4WQ150`, one does)."""
+    drawn = {
+        name: table.primary_key
+        for name, table in domain.spec.tables.items()
+        if table.ids is not None and table.ids.scheme == "pattern" and isinstance(table.primary_key, str)
+    }
+    if not drawn:
+        return frozenset()
+    episode = domain.episode(seed=0)
+    try:
+        rows = episode.export()
+    finally:
+        episode.close()
+    keys = (
+        str(row[key]) for name, key in drawn.items() for row in rows.get(name, []) if row.get(key) is not None
+    )
+    return frozenset(k for k in keys if len(k) >= 8 and k.isalnum())
+
+
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]*[A-Za-z0-9]")
+
+
 def validate_candidates(
     domain: Domain, candidates: Sequence[Candidate], *, limit: int = MAX_TASKS
 ) -> tuple[list[dict[str, Any]], dict[str, int]]:
@@ -137,6 +162,7 @@ def validate_candidates(
     tried: set[int] = set()
     ids = domain_ids(domain)
     schemas = {name: tool.spec.input_schema for name, tool in domain.tools.items()}
+    machine = _machine_keys(domain)
     for fill, i in [(False, i) for i in order] + [(True, i) for i in order]:
         if i in tried or len(kept) >= limit:
             continue
@@ -148,6 +174,8 @@ def validate_candidates(
         task = Task.model_validate(raws[i])
         results = call_results(domain, task)
         problems = instruction_problems(candidates[i].instruction, candidates[i].calls, schemas, results)
+        if not problems and (said := machine.intersection(_TOKEN.findall(candidates[i].instruction))):
+            problems = [("opaque id", min(said))]  # (a key drawn from a pattern: `KPXXUEFP`)
         if problems:
             reason = f"instruction: {problems[0][0]}"
             rejected[reason] = rejected.get(reason, 0) + 1
