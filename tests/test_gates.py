@@ -35,3 +35,20 @@ def test_gate_passes(args: list[str]) -> None:
         timeout=180,
     )
     assert proc.returncode == 0, f"`{' '.join(args)}` failed:\n{proc.stdout}{proc.stderr}"
+
+
+#: the most lines a shipped module's docstring may take: what the module is for, not its history
+DOCSTRING_LINES = 10
+
+
+def test_module_docstrings_say_what_a_module_is_for_in_a_few_lines() -> None:
+    """Measurements and history go to docs/, dated; a module's docstring stays short."""
+    import ast
+
+    long = []
+    for package in TYPED:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
+            if doc is not None and len(doc.splitlines()) > DOCSTRING_LINES:
+                long.append(f"{path.relative_to(ROOT)}: {len(doc.splitlines())} lines")
+    assert not long, long

@@ -3,12 +3,10 @@
     generate_domain(spec, data, out, refine=proposer(LLMOptions(url)))   # `generate --data --llm`
     counts = propose_effects(model, builder, result, records, ops)   # {"accepted": n, "<why not>": n}
 
-For each tool with "not modelled" sentences the model sees the tool, the tables and the tool's
-steps, and may reply with a new step list. The list replaces the tool's steps only when the domain
-still loads with it (`toolgym check`), the tool keeps its kind, and on calls drawn from the records
-it keeps every check of the compiled tool (so policy.md stays true), never fails inside, accepts a
-call when the compiled tool accepted one, and does something differently on at least one.
-Otherwise the compiled tool stays and the reason is counted.
+For each tool with "not modelled" sentences the model may reply with a new step list. It replaces
+the tool's steps only when the domain still loads, the tool keeps its kind, and on calls drawn from
+the records it keeps every check of the compiled tool, never fails inside, accepts what the
+compiled tool accepted and does something differently; else the reason is counted.
 """
 
 from __future__ import annotations

@@ -3,11 +3,9 @@
     found = retarget(ops, entity_of)                    # the row each operation changes
     effects = decide(tables, by_entity, ops, bindings, found, add_column)
 
-A state verb (`suspend`, `cancel`, …) sets a state of the row it changes; a write that points its
-row at another (`change_plan`) sets that reference. An operation changes the row of the entity
-whose id it takes (state verbs and `change` / `switch` / `set` have rules of their own); an
-update named for a record's field (`update_reservation_flights(reservation_id, flights)`) updates
-that record.
+A state verb (`suspend`, `cancel`) sets a state of the row it changes; `change_plan` points it at
+another row. An operation changes the row whose id it takes (state verbs, `change`, `switch` and
+`set` have rules of their own), or the record a field names (`update_reservation_flights`).
 Design notes: docs/design/toolgen.md.
 """
 

@@ -1,16 +1,12 @@
-"""Requests about related rows, each said once: errands, batches and every-row writes.
+"""Requests about related rows, each said once: errands, batches, every-row writes, sweeps, changes.
 
     errands(proposer, most), batches(proposer, most), everys(proposer, most) -> [Candidate]
 
-An errand is about one row a person knows (a user by email, a directory by name): several writes
-on its own rows (`cancel its orders "A" and "B", and delete its order "C"`), found by one lookup
-of it and one listing of its rows. A batch is one change to several rows of one table, each
-named by what a person knows (`delete the coupons "A", "B" and "C"`). An every-row write acts
-on each row of a parent, or on those that have a value (`every order ... with status "pending"`).
-A sweep acts on those of several rows a person lists that have a value (`of the orders "A", ...,
-"F", cancel the ones with status "pending"`): each row read, then written or left. Changes give
-one field of several rows each its own value (`change the price of these products, named by
-name: "A" to 10, "B" to 12 and "C" to 9`). `merged` says alike clauses once over their rows.
+An errand: several writes on the rows of one row a person knows (`cancel its orders "A" and "B"`).
+A batch: one change to several named rows. An every-row write: each row of a parent, or those with
+a value. A sweep: of rows a person lists, the ones with a value, each read then written or left.
+Changes: one field of several rows, each its own value. `merged` says alike clauses once.
+Design notes: docs/design/toolgen.md.
 """
 
 from __future__ import annotations
