@@ -27,7 +27,7 @@ from toolgen.pure import NOT_MODELLED
 
 from .keys import KEY_START, key_prefix
 from .policy import policy_text
-from .schema import DomainSchema, TablePlan
+from .schema import DomainSchema
 from .tools import Toolset
 
 __all__ = [
@@ -89,11 +89,6 @@ def build_domain(plan: PlannedDomain, schema: DomainSchema, toolset: Toolset) ->
         steps = [Step(json.loads(json.dumps(step.raw))) for step in tool.steps]
         d.tool(tool.name, tool.description, tool.kind, tool.input_schema, steps)
     return d
-
-
-def _table_of(schema: DomainSchema, op_id: str) -> TablePlan | None:
-    op = schema.operations.get(op_id)
-    return schema.table_of(op) if op is not None else None
 
 
 def readme_text(

@@ -307,14 +307,14 @@ class _Probe:
         rows = self._rows()
         steps = self.tool.get("operation") or []
         patch = next((s.get("patch") for s in steps if isinstance(s, dict) and "update" in s), None)
-        if not rows or not self.exact or not isinstance(patch, dict):
+        arguments = self._arguments(rows[0]) if rows else None
+        if arguments is None or not self.exact or not isinstance(patch, dict):
             return []
         key = {col: rows[0].get(col) for col in self.keys}
         results: list[str | None] = []
         for column, value in patch.items():
             arg = value.removeprefix("$args.") if isinstance(value, str) else None
-            arguments = self._arguments(rows[0])
-            if arg is None or arguments is None or " ".join(words(arg)) not in names:
+            if arg is None or " ".join(words(arg)) not in names:
                 continue
             episode = self._episode()
             try:
