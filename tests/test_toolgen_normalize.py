@@ -523,3 +523,26 @@ def test_plurals_of_words_that_have_none_and_of_names() -> None:
         "categories",
     ]
     assert singular("vivanews") == "vivanews" and singular("orders") == "order"
+
+
+def test_a_root_key_or_a_counted_page_gives_its_records() -> None:
+    """DigitalOcean's `{vector_db: {..}}`, `{backups: [..]}`, `{vector_dbs: [..], total}` and
+    `{droplets: [..], links, meta}`; an order's `items` beside its `total` and `id` stay."""
+    record = {"type": "object", "properties": {"id": {"type": "string"}, "name": {"type": "string"}}}
+    records = {"type": "array", "items": record}
+    count = {"type": "integer"}
+    links = {"type": "object", "properties": {"pages": {"type": "object"}}}
+    meta = {"type": "object", "properties": {"total": count}}
+    pages = [
+        {"vector_db": record},
+        {"backups": records},
+        {"vector_dbs": records, "total": count},
+        {"droplets": records, "links": links, "meta": meta},
+    ]
+    for props in pages:
+        op = one(openapi("get", "/v2/things", response_schema={"type": "object", "properties": props}))
+        assert op.record_schema == record, props
+    order = {"type": "object", "properties": {"id": count, "items": records, "total": count}}
+    assert one(openapi("get", "/orders/{id}", response_schema=order)).record_schema == order
+    scalar = {"type": "object", "properties": {"count": count}}
+    assert one(openapi("get", "/things/count", response_schema=scalar)).record_schema == scalar

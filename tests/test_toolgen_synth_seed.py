@@ -683,3 +683,21 @@ def test_a_middle_name_is_one_first_name() -> None:
     columns = {"id": column("string"), "first_name": column("string"), "middle_name": column("string")}
     rows = seed_rows({"contacts": {"primary_key": "id", "columns": columns}}, {}, rows=10)["contacts"]
     assert all(re.fullmatch(r"[A-Z][a-z]+", r["middle_name"]) for r in rows), rows
+
+
+def test_a_type_a_key_s_body_and_a_file_read_as_what_they_are() -> None:
+    """A room type is `premium`, not a random noun; an SSH key's body is key material, not a
+    sentence; a photo's path names an image and a document's an office file."""
+    columns = {
+        "id": column("string"),
+        "room_type": column("string"),
+        "ssh_public_key_body": column("string"),
+        "path": column("string"),
+    }
+    for table, ends in (("photos", r"\.(jpe?g|png|gif|bmp|tiff|webp)"), ("documents", r"\.\w+")):
+        rows = seed_rows({table: {"primary_key": "id", "columns": columns}}, {}, rows=10)[table]
+        for r in rows:
+            assert r["room_type"] in ("standard premium basic custom shared private public internal "
+                                      "external personal business").split(), r  # fmt: skip
+            assert re.fullmatch(r"[A-Za-z0-9+/]{64}", r["ssh_public_key_body"]), r
+            assert re.fullmatch(rf"(/\w+)+{ends}", r["path"]), r

@@ -1045,6 +1045,7 @@ def test_no_task_names_a_table_its_function_list_never_says_as_a_thing(tmp_path)
     (`tirto` of `tirto_detail`: "detail tirto news") gets no task; the widgets, which the
     descriptions name, do."""
     name, key = {"name": {"type": "string"}}, {"widget_id": {"type": "string"}}
+    forecast = {"daily_id": {"type": "string"}, "city": {"type": "string"}}
     ops = [
         make_op(
             "create_widget",
@@ -1079,6 +1080,21 @@ def test_no_task_names_a_table_its_function_list_never_says_as_a_thing(tmp_path)
             entity="tirto",
             description="search tirto news data",
         ),
+        *(  # a record declared, but `daily` only qualifies: `the daily whose city is ...`
+            make_op(
+                name,
+                "read",
+                args,
+                list(args)[:1] if name.startswith("get") else [],
+                entity="daily",
+                description="Returns a daily forecast for a city.",
+                record_schema={"type": "object", "properties": {**forecast, "max_temp": {"type": "number"}}},
+            )
+            for name, args in (
+                ("get_forecast_daily", {"daily_id": forecast["daily_id"]}),
+                ("list_forecast_daily", {"city": forecast["city"]}),
+            )
+        ),
     ]
     plan, by_id = planned_from(*ops)
     result = synthesize_domain(plan, by_id, tmp_path, {}, seed=0)
@@ -1089,7 +1105,7 @@ def test_no_task_names_a_table_its_function_list_never_says_as_a_thing(tmp_path)
     ]
     called = {call["name"] for task in tasks for call in task["calls"]}
     assert "get_widget" in called or "list_widgets" in called
-    assert not called & {"tirto_detail", "tirto_search"}
+    assert not called & {"tirto_detail", "tirto_search", "get_forecast_daily", "list_forecast_daily"}
 
 
 def test_a_person_s_phone_is_copied_only_from_a_record_of_another_kind(tmp_path):

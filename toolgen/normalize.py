@@ -69,6 +69,9 @@ _STATUS_WORDS = frozenset(
 #: the words of a reply that only says how a call went (`{message}`, `{success, error}`)
 _REPLY_WORDS = frozenset("message success ok error errors".split())
 _PAGING_HEADS = frozenset("next prev previous has".split())
+#: what pages a list only when nothing but paging stands beside it (`{backups, links, meta}`,
+#: `{vector_dbs, total}`); beside an order's own fields, `total` is the order's
+_PAGING_ALONE = frozenset("total count meta".split())
 _PAGING_TAILS = frozenset("marker cursor".split())
 _JSON_TYPES = frozenset("object array string number integer boolean null".split())
 #: schema keywords whose value maps names to schemas (a key there is a name, not a keyword)
@@ -491,13 +494,20 @@ def _unwrapped(schema: dict[str, Any]) -> dict[str, Any]:
     `{total_count, links, datasets: [{links, dataset}]}`): the items of its one array of records
     (unwrapped from their links), when another property pages and none but that array and the
     links holds an object or an array (a page of values keeps the values and drops the paging: `{AccountAliases: [..],
-    IsTruncated, Marker}`); any other schema as it is (an order's `items` beside its `total`)."""
+    IsTruncated, Marker}`); what a root key holds (`{vector_db: {..}}`, `{backups: [..]}`); any
+    other schema as it is (an order's `items` beside its `total`)."""
     raw = schema.get("properties")
     parts = schema.get("allOf")
     if raw is None and isinstance(parts, list) and all(isinstance(p, dict) for p in parts):
         raw = {}  # a paging object extended with its items: `allOf: [Paging, {items: [Album]}]`
         for part in parts:
             raw.update(part.get("properties") if isinstance(part.get("properties"), dict) else {})
+    if isinstance(raw, dict) and len(raw) == 1:  # a root key: `{vector_db: {...}}`, `{backups: [...]}`
+        inner = _flat(next(iter(raw.values())))
+        if _is_records(inner) and isinstance(inner.get("items"), dict):
+            return _wrapped_record(inner["items"])
+        if isinstance(inner, dict) and isinstance(inner.get("properties"), dict) and inner["properties"]:
+            return inner
     if not isinstance(raw, dict) or len(raw) < 2:
         return schema
     props = {k: _flat(v) for k, v in raw.items()}
@@ -507,12 +517,14 @@ def _unwrapped(schema: dict[str, Any]) -> dict[str, Any]:
     if len(arrays) != 1:
         return schema
     others = {k: v for k, v in props.items() if k != arrays[0]}
-    if not any(_is_paging(str(k)) or _is_links(str(k)) for k in others):
+    paging = {k for k in others if _is_paging(str(k)) or _is_links(str(k))}
+    alone = {k for k in others if "_".join(words(str(k))) in _PAGING_ALONE}
+    if not paging and not (alone and len(alone) == len(others)):
         return schema
     if any(
         isinstance(v, dict) and (v.get("type") in ("object", "array") or "properties" in v)
         for k, v in others.items()
-        if not _is_links(str(k))
+        if not _is_links(str(k)) and k not in alone
     ):
         return schema
     items = props[arrays[0]].get("items")

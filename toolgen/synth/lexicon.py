@@ -220,6 +220,12 @@ _PHRASE_ENDS = (
 )
 
 
+#: words that only ever qualify a thing (`a daily forecast`): a table named by one names no thing
+ONLY_QUALIFIERS = frozenset(
+    "daily hourly weekly monthly yearly quarterly annual minutely nightly current latest recent".split()
+)
+
+
 def said_as_a_thing(noun: str, texts: Iterable[str]) -> bool:
     """Whether some text says `noun` (a phrase, `concert ticket`) as a thing: the head of its
     phrase (what follows ends it: `the votes for a match`, `menu details`; not `tirto news`), in

@@ -29,7 +29,7 @@ from toolgen.model import Operation
 
 from . import instructions as say
 from .checks import instruction_problems
-from .lexicon import said_as_a_thing
+from .lexicon import ONLY_QUALIFIERS, said_as_a_thing
 from .lookups import World
 from .schema import DomainSchema
 from .tools import Toolset
@@ -192,7 +192,8 @@ def validate_candidates(
 def _tools_on_unsaid_things(schema: DomainSchema, toolset: Toolset) -> set[str]:
     """The tools on a table named from names alone (no operation on it declares a record) that
     no description of those operations says as a thing (`lexicon.said_as_a_thing`): a task about
-    its rows would name something the API never calls a thing (`the tirtos`, `the airs`)."""
+    its rows would name something the API never calls a thing (`the tirtos`, `the airs`); and
+    the tools on a table named by a word that only qualifies (`daily`)."""
     tools_of: dict[str, list[tuple[str, Operation]]] = {}
     for tool in toolset.tools:
         op = schema.operations.get(tool.op_id)
@@ -200,10 +201,12 @@ def _tools_on_unsaid_things(schema: DomainSchema, toolset: Toolset) -> set[str]:
             tools_of.setdefault(schema.table_of(op).name, []).append((tool.name, op))
     unsaid: set[str] = set()
     for table, tools in tools_of.items():
-        if any(op.record_schema for _, op in tools):
-            continue
         noun = schema.tables[table].entity.replace("_", " ")
-        if not said_as_a_thing(noun, [op.description for _, op in tools]):
+        if noun in ONLY_QUALIFIERS:  # (`the daily whose state code is "NV"`)
+            unsaid.update(name for name, _ in tools)
+        elif any(op.record_schema for _, op in tools):
+            continue
+        elif not said_as_a_thing(noun, [op.description for _, op in tools]):
             unsaid.update(name for name, _ in tools)
     return unsaid
 

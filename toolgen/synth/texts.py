@@ -122,7 +122,8 @@ DATE_FORMATS = {
 
 #: words before `name` that say which name, not what kind of thing is named
 _NOT_KINDS = frozenset(
-    "display full short long first last given family nick real official legal common user".split()
+    "display full short long first last given family nick real official legal common user friendly "
+    "pretty canonical unique alias".split()
 )
 
 
@@ -152,9 +153,8 @@ def _string_by_name(f: Field) -> Maker | None:
     if has_word(ws, ("url", "uri", "website", "homepage", "link", "href")) or joined == "self_link":
         return fake_method("url")
     if joined in ("file_name", "filename") or last == "path" and not has_word(ws, ("url", "uri")):
-        return fake_method("file_path")
-    if joined in ("file_name", "filename"):
-        return fake_method("file_name")
+        category = _file_category(ws + tuple(singular(w) for w in words(f.table)))
+        return lambda d: str(d.fake.file_path(category=category))
     if last == "name" or joined in ("label", "display_name", "full_name"):
         if has_word(ws[:-1], ("color", "colour")):
             return fake_method("color_name")  # (a color's name is a color's: `MidnightBlue`)
@@ -294,8 +294,12 @@ def _string_by_name(f: Field) -> Maker | None:
         return lambda d: (
             f"{d.rng.uniform(low, high):.{decimals}f}" if decimals else str(d.rng.randint(low, high))
         )
-    if has_word(ws, ("type", "kind", "category", "genre", "tag", "group", "segment", "industry")):
+    if has_word(ws, ("type", "kind", "tier", "plan", "level")):
+        return lambda d: d.rng.choice(_TYPE_WORDS)  # (a room type is `premium`, not `firmware`)
+    if has_word(ws, ("category", "genre", "tag", "group", "segment", "industry")):
         return noun
+    if has_word(ws, _KEY_MATERIAL) and has_word(ws, ("body", "content", "material", "data", "value")):
+        return lambda d: base64.b64encode(d.rng.randbytes(48)).decode()  # (a key's body is no sentence)
     if has_word(ws, ("bio", "biography")) or joined == "about_me":
         return lambda d: f"{job_title(d)} based in {d.fake.city()}."  # (a bio says who one is)
     if has_word(ws, TEXT_WORDS):
@@ -305,6 +309,26 @@ def _string_by_name(f: Field) -> Maker | None:
     if last in ("at", "time", "timestamp", "datetime") or has_word(ws, ("created", "updated", "modified")):
         return datetime_maker(ws)
     return None
+
+
+#: what a type, a kind or a tier with no listed values is said as
+_TYPE_WORDS = (
+    "standard premium basic custom shared private public internal external personal business".split()
+)
+#: words of a key or a certificate, whose body is key material
+_KEY_MATERIAL = ("key", "certificate", "cert", "pem")
+#: the kind of file a path names, by the words of its column and table (faker's categories)
+_FILE_KINDS = {
+    "image": "image photo picture avatar thumbnail screenshot logo icon banner".split(),
+    "audio": "audio song track sound recording podcast voice".split(),
+    "video": "video movie clip film stream".split(),
+    "text": "log code script source repository repo commit".split(),
+}
+
+
+def _file_category(ws: tuple[str, ...]) -> str:
+    """The kind of file a path in these words names; an office document when none says."""
+    return next((kind for kind, said in _FILE_KINDS.items() if has_word(ws, said)), "office")
 
 
 #: last words whose vocabulary a column takes (`broadcast_status`: a status)
