@@ -701,3 +701,10 @@ def test_a_type_a_key_s_body_and_a_file_read_as_what_they_are() -> None:
                                       "external personal business").split(), r  # fmt: skip
             assert re.fullmatch(r"[A-Za-z0-9+/]{64}", r["ssh_public_key_body"]), r
             assert re.fullmatch(rf"(/\w+)+{ends}", r["path"]), r
+    typed = {"id": column("string"), "type": column("string")}
+    rows = seed_rows(
+        {"columns": {"primary_key": "id", "columns": typed}},
+        {"columns": {"type": {"type": "string", "examples": ["string"]}}},
+        rows=5,
+    )
+    assert {r["type"] for r in rows["columns"]} == {"string"}  # the spec's example, when it gives one

@@ -712,6 +712,32 @@ def test_a_sweep_writes_exactly_the_listed_rows_that_pass_its_test(tmp_path):
     assert found
 
 
+def test_the_rows_a_bulk_request_picks_are_never_named_by_the_tool_s_own_words(tmp_path):
+    """`delete_red_widget` on every widget `with color "red"` says red twice (Bungie's `deny
+    pending for every group with member status "pending"`): another value picks the rows."""
+    from toolgen.synth.errands import everys, sweeps
+
+    key = {"widget_id": {"type": "string"}}
+    name = {"name": {"type": "string", "description": "the widget's name"}}
+    color = {"color": {"type": "string", "enum": ["red", "green", "blue"]}}
+    ops = [
+        make_op("create_widget", "create", {**name, **color}, ["name"]),
+        make_op("list_widgets", "read", {**name, **color}),
+        make_op("get_widget", "read", key, ["widget_id"]),
+        make_op("delete_red_widget", "delete", key, ["widget_id"]),
+    ]
+    made = []
+    for seed in range(6):
+        world, *_ = _world_of(*planned_from(*ops), seed, tmp_path / f"w{seed}")
+        try:
+            made += everys(Proposer(world, random.Random(seed)), 4)
+            made += sweeps(Proposer(world, random.Random(seed)), 4)
+        finally:
+            world.close()
+    conditioned = [c.instruction for c in made if "with color" in c.instruction]
+    assert conditioned and not [i for i in conditioned if 'color "red"' in i], conditioned
+
+
 def test_questions_ask_for_the_records_fields_not_a_reads_arguments(tmp_path):
     """A column only a read's argument made (`top_k` of a search) is no answer a person wants:
     when the API answers with a record, questions ask for its fields, and never a credential nor a

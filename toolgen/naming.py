@@ -38,7 +38,7 @@ _SINGULAR_SAME = frozenset(
     "class glass pass boss loss progress success stress express wireless dns sms os ios aws "
     "this its is was has gps https http css us plus minus always sometimes whereas focus "
     "settings details statistics stats analytics metrics physics mathematics economics "
-    "politics ethics logistics credentials permissions".split()
+    "politics ethics logistics credentials permissions whois tennis".split()
 )
 # Plurals used as the name of one record: keep them (a `settings` record, `details`).
 _KEEP_PLURAL = frozenset(

@@ -381,10 +381,12 @@ def _groups(p: Proposer, lister: Tool) -> list[tuple[Args, str, list[tuple[str, 
 
 
 def _condition(
-    p: Proposer, table: TablePlan, rows: list[Row], listed: Any, others: int = 1
+    p: Proposer, table: TablePlan, rows: list[Row], listed: Any, tool: Tool, others: int = 1
 ) -> tuple[str, Any] | None:
     """A column and a value that 2+ of `rows` have and `others`+ not (the listing shows it for
-    each, when there is one): the rows a request picks out (`with status "pending"`)."""
+    each, when there is one): the rows a request picks out (`with status "pending"`); never a
+    value the tool's name already says (`deny pending for every group with status "pending"`)."""
+    said = set(words(tool.op_name))
     names = set(p.w.names(table))
     columns = [
         c
@@ -399,7 +401,11 @@ def _condition(
         ):
             continue
         counts = {v: values.count(v) for v in values}
-        picked = [v for v, n in sorted(counts.items(), key=str) if 2 <= n <= len(values) - others]
+        picked = [
+            v
+            for v, n in sorted(counts.items(), key=str)
+            if 2 <= n <= len(values) - others and not said & set(words(str(v)))
+        ]
         if picked:
             return column, p.rng.choice(picked)
     return None
@@ -413,7 +419,7 @@ def _every(p: Proposer, tool: Tool, lister: Tool) -> Candidate | None:
         listed = p.w.read(*listing)
         if not isinstance(listed, list) or len(listed) != len(rows) or not rows:
             continue
-        where = _condition(p, table, rows, listed)
+        where = _condition(p, table, rows, listed, tool)
         if where is None and (not owner or len(rows) < 3):
             continue  # (every row of a table is no errand: one with a value is)
         if where is not None:
@@ -461,7 +467,7 @@ def _sweep(p: Proposer, tool: Tool) -> Candidate | None:
         found = found[: p.rng.choice(_SWEEP_SIZES)]
         if len(found) < 4:
             continue
-        test = _sweep_test(p, table, [row for row, *_ in found])
+        test = _sweep_test(p, tool, [row for row, *_ in found])
         if test is None:
             continue
         column, said, has = test
@@ -496,12 +502,11 @@ def _sweep(p: Proposer, tool: Tool) -> Candidate | None:
     return None
 
 
-def _sweep_test(
-    p: Proposer, table: TablePlan, rows: list[Row]
-) -> tuple[str, str, Callable[[Row], bool]] | None:
+def _sweep_test(p: Proposer, tool: Tool, rows: list[Row]) -> tuple[str, str, Callable[[Row], bool]] | None:
     """(column, how the request says it, whether a row passes) of a test 2+ of `rows` pass and
     2+ fail: a value (`with status "pending"`) or a bound (`whose price is more than 50`)."""
-    where = _condition(p, table, rows, None, others=2)
+    table = tool.table
+    where = _condition(p, table, rows, None, tool, others=2)
     if where is not None and isinstance(where[1], str):
         column, value = where
         return (

@@ -295,7 +295,10 @@ def _string_by_name(f: Field) -> Maker | None:
             f"{d.rng.uniform(low, high):.{decimals}f}" if decimals else str(d.rng.randint(low, high))
         )
     if has_word(ws, ("type", "kind", "tier", "plan", "level")):
-        return lambda d: d.rng.choice(_TYPE_WORDS)  # (a room type is `premium`, not `firmware`)
+        # the spec's own examples (a column's type `string`), else plain qualifiers (a room type
+        # `premium`, not `firmware`)
+        said = [e for e in examples_of(f.hint) if isinstance(e, str) and 0 < len(e) <= 30]
+        return lambda d: d.rng.choice(said or _TYPE_WORDS)
     if has_word(ws, ("category", "genre", "tag", "group", "segment", "industry")):
         return noun
     if has_word(ws, _KEY_MATERIAL) and has_word(ws, ("body", "content", "material", "data", "value")):
