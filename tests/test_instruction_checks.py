@@ -24,6 +24,8 @@ def checks(instruction: str, calls: list[dict] | None = None, tools: tuple[str, 
         ('Set the name to "string".', "placeholder"),
         ('Set the code to "<code>".', "placeholder"),
         ('Find the ticket whose date is "yyyy-MM-dd".', "placeholder"),
+        ('Create a call with recipient "name@company.com".', "placeholder"),
+        ('Invite the user "user@example.com".', "placeholder"),
         ('Book flights ["anyone American", "animal heavy"] for me.', "filler"),
         ('Change the unit to "item energy chair".', "filler"),
         (

@@ -43,6 +43,10 @@ _STAND_INS = frozenset(
     "placeholder xxx xxxx".split()
 )
 _BRACKETED = re.compile(r"^[<{\[].*[>}\]]$")
+#: an address that stands in for someone's (`name@company.com`, `user@example.com`)
+_STAND_IN_EMAIL = re.compile(
+    r"(?i)^(?:name|user|username|email|you|me|someone|somebody|john\.?doe|jane\.?doe)@[\w.-]+$"
+)
 #: an id no person knows by heart: a UUID, 16+ hex digits, or a 16+ character run of letters and
 #: digits with at least 8 digits (a Twilio sid `AC0123...`)
 _OPAQUE = re.compile(
@@ -165,7 +169,14 @@ def _placeholder(values: Iterable[str]) -> str | None:
             return f'"{value}"'
         if v.lower() in _STAND_INS or (_BRACKETED.match(v) and len(v) < 40 and " " not in v):
             return f'"{value}"'
+        if _STAND_IN_EMAIL.match(v):
+            return f'"{value}"'
     return None
+
+
+def is_placeholder(value: str) -> bool:
+    """Whether a value stands in for a real one (`string`, `YYYY-MM-DD`, `name@company.com`)."""
+    return _placeholder([value]) is not None
 
 
 def _filler(values: Iterable[str]) -> str | None:

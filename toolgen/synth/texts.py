@@ -23,6 +23,7 @@ import rstr
 from simulator.fastschema import linear_time_problem, search_pattern
 
 from ..naming import singular, words
+from .checks import is_placeholder
 from .draws import (
     Draw,
     Field,
@@ -295,9 +296,13 @@ def _string_by_name(f: Field) -> Maker | None:
             f"{d.rng.uniform(low, high):.{decimals}f}" if decimals else str(d.rng.randint(low, high))
         )
     if has_word(ws, ("type", "kind", "tier", "plan", "level")):
-        # the spec's own examples (a column's type `string`), else plain qualifiers (a room type
+        # the spec's own examples (a class type `warrior`), else plain qualifiers (a room type
         # `premium`, not `firmware`)
-        said = [e for e in examples_of(f.hint) if isinstance(e, str) and 0 < len(e) <= 30]
+        said = [
+            e
+            for e in examples_of(f.hint)
+            if isinstance(e, str) and 0 < len(e) <= 30 and not is_placeholder(e)
+        ]
         return lambda d: d.rng.choice(said or _TYPE_WORDS)
     if has_word(ws, ("category", "genre", "tag", "group", "segment", "industry")):
         return noun
@@ -437,7 +442,7 @@ def string_maker(f: Field) -> Maker:
         base = FORMATS[fmt]
     elif written := _quoted_format(f.description or ""):
         base = datetime_maker(ws, written)
-    quoted = _quoted(f.description or "")
+    quoted = [q for q in _quoted(f.description or "") if not is_placeholder(q)]
     if base is None and len(quoted) >= 2:  # "such as 'one_way' or 'round_trip'"
         return _bounded_string(lambda d: d.rng.choice(quoted), hint)
     if base is None and re.match(r"(?i)\s*(whether|if)\b", f.description or ""):
