@@ -523,6 +523,7 @@ def test_plurals_of_words_that_have_none_and_of_names() -> None:
         "categories",
     ]
     assert singular("vivanews") == "vivanews" and singular("orders") == "order"
+    assert singular("saas") == "saas" and singular("whois") == "whois" and singular("paas") == "paas"
 
 
 def test_a_root_key_or_a_counted_page_gives_its_records() -> None:

@@ -146,7 +146,7 @@ def singular(word: str) -> str:
         return word[:-2]
     if word.endswith("ves") and len(word) > 4:
         return word[:-3] + "f" if word[-4] in "lr" else word[:-1]
-    if word.endswith(("ss", "sis", "xis", "tus", "rus", "pus", "bus", "mus", "ius", "ous")):
+    if word.endswith(("ss", "sis", "xis", "tus", "rus", "pus", "bus", "mus", "ius", "ous", "aas")):
         return word
     if word.endswith("s"):
         return word[:-1]

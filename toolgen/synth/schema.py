@@ -160,7 +160,7 @@ _FLAG_WORDS = frozenset(
 _MACHINE_WORDS = frozenset(
     "hash token secret otp ttl etag checksum sha sha256 md5 uuid guid sid arn nonce salt cursor "
     "offset schema metadata object uri urn mime encoding pixel ratio throttle flag flags bitmask "
-    "crc pk fk idx modified updated created deleted changed synced".split()
+    "crc pk fk idx modified updated created deleted changed synced deprecated".split()
 )
 
 
@@ -191,8 +191,9 @@ class ColumnPlan:
     @property
     def machine(self) -> bool:
         """Whether only a machine reads this field: a word like `hash`, `ttl` or `object`, or a
-        stamp (`created at`, `last modified`)."""
-        return bool(_MACHINE_WORDS.intersection(words(self.name)))
+        stamp (`created at`, `last modified`), or one the spec calls deprecated."""
+        deprecated = (self.description or "").lstrip().lower().startswith("deprecated")
+        return deprecated or bool(_MACHINE_WORDS.intersection(words(self.name)))
 
     @property
     def flag(self) -> bool:
