@@ -738,6 +738,40 @@ def test_the_rows_a_bulk_request_picks_are_never_named_by_the_tool_s_own_words(t
     assert conditioned and not [i for i in conditioned if 'color "red"' in i], conditioned
 
 
+def test_questions_never_ask_a_copy_of_a_fact_of_the_row_a_record_belongs_to(tmp_path):
+    """A forecast's `city_name` copies its city's name: `the city name of the forecast ... of
+    the city whose name is ...` asks what the request says; its own fields are asked."""
+    forecast = {
+        "type": "object",
+        "properties": {
+            "forecast_id": {"type": "string"},
+            "city_id": {"type": "string"},
+            "city_name": {"type": "string"},
+            "summary": {"type": "string", "description": "what the day will be like"},
+            "high": {"type": "number", "minimum": -20, "maximum": 45},
+        },
+    }
+    city = {"type": "object", "properties": {"city_id": {"type": "string"}, "name": {"type": "string"}}}
+    ops = [
+        make_op("get_city", "read", {"city_id": {"type": "string"}}, ["city_id"], entity="city", record_schema=city),
+        make_op("list_cities", "read", {"name": {"type": "string"}}, entity="city", record_schema=city),
+        make_op("get_forecast", "read", {"forecast_id": {"type": "string"}}, ["forecast_id"], entity="forecast",
+                record_schema=forecast),
+        make_op("list_forecasts", "read", {"city_id": {"type": "string"}}, entity="forecast", record_schema=forecast),
+    ]  # fmt: skip
+    asked = []
+    for seed in range(3):
+        world, *_ = _world_of(*planned_from(*ops), seed, tmp_path / f"forecasts{seed}")
+        try:
+            assert "city_name" in world.schema.tables["forecasts"].columns
+            p = Proposer(world, random.Random(seed))
+            asked += [c.instruction for c in p.reads() + p.surveys(8)]
+        finally:
+            world.close()
+    forecasts = [text for text in asked if "forecast" in text]
+    assert forecasts and not [text for text in forecasts if "city name" in text], forecasts
+
+
 def test_questions_ask_for_the_records_fields_not_a_reads_arguments(tmp_path):
     """A column only a read's argument made (`top_k` of a search) is no answer a person wants:
     when the API answers with a record, questions ask for its fields, and never a credential nor a

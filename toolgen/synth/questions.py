@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from simulator.builders import call
-from toolgen.naming import words
+from toolgen.naming import singular, words
 
 from . import instructions as say
 from .checks import opaque, text_problems
@@ -501,8 +501,14 @@ def measures(table: TablePlan) -> list[str]:
 def _answers(table: TablePlan) -> set[str]:
     """The columns a question may ask for: the record's fields when the API answers with one
     (an argument only a read takes, `top_k`, `search_term`, is no answer), else every column;
-    never a credential (`password`), a label the server stamps (`_stamp`) nor a field named as
-    the thing itself (`the phone number of each of the phone numbers`)."""
+    never a credential (`password`), a label the server stamps (`_stamp`), a field named as
+    the thing itself (`the phone number of each of the phone numbers`) nor a copy of a fact of
+    a row it belongs to (`the city name of the forecast ... of the city ...`)."""
+    parents = {
+        tuple(singular(w) for w in words(col.references.split(".")[0]))
+        for col in table.columns.values()
+        if col.references
+    }
     recorded = {c for c, col in table.columns.items() if col.recorded and c != table.primary_key}
     found = (
         recorded | {c for c, col in table.columns.items() if col.references}
@@ -515,6 +521,10 @@ def _answers(table: TablePlan) -> set[str]:
         if not _SECRET_WORDS.intersection(words(c)[-1:])  # (nor a credential)
         and not _stamp(table.columns[c])
         and words(c) != words(table.entity)
+        and not any(
+            table.columns[c].references is None and len(words(c)) > len(ws) and words(c)[: len(ws)] == ws
+            for ws in parents
+        )
     }
 
 
