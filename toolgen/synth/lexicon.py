@@ -220,9 +220,12 @@ _PHRASE_ENDS = (
 )
 
 
-#: words that only ever qualify a thing (`a daily forecast`): a table named by one names no thing
+#: words that only ever qualify a thing (`a daily forecast`, `popular movies`, `shows airing
+#: today`): a table whose name ends in one names no thing
 ONLY_QUALIFIERS = frozenset(
-    "daily hourly weekly monthly yearly quarterly annual minutely nightly current latest recent".split()
+    "daily hourly weekly monthly yearly quarterly annual minutely nightly current latest recent "
+    "popular trending upcoming featured recommended similar related random outgoing incoming "
+    "optional available today tonight now".split()
 )
 
 

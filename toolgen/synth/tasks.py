@@ -193,7 +193,7 @@ def _tools_on_unsaid_things(schema: DomainSchema, toolset: Toolset) -> set[str]:
     """The tools on a table named from names alone (no operation on it declares a record) that
     no description of those operations says as a thing (`lexicon.said_as_a_thing`): a task about
     its rows would name something the API never calls a thing (`the tirtos`, `the airs`); and
-    the tools on a table named by a word that only qualifies (`daily`)."""
+    the tools on a table whose name ends in a word that only qualifies (`daily`, `airing today`)."""
     tools_of: dict[str, list[tuple[str, Operation]]] = {}
     for tool in toolset.tools:
         op = schema.operations.get(tool.op_id)
@@ -202,7 +202,7 @@ def _tools_on_unsaid_things(schema: DomainSchema, toolset: Toolset) -> set[str]:
     unsaid: set[str] = set()
     for table, tools in tools_of.items():
         noun = schema.tables[table].entity.replace("_", " ")
-        if noun in ONLY_QUALIFIERS:  # (`the daily whose state code is "NV"`)
+        if noun.split()[-1] in ONLY_QUALIFIERS:  # (`the daily whose state code is "NV"`)
             unsaid.update(name for name, _ in tools)
         elif any(op.record_schema for _, op in tools):
             continue
