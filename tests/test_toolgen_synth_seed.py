@@ -708,3 +708,16 @@ def test_a_type_a_key_s_body_and_a_file_read_as_what_they_are() -> None:
         rows=5,
     )
     assert {r["type"] for r in rows["columns"]} == {"warrior"}  # the spec's example, not a stand-in
+
+
+def test_a_symbol_quoted_in_a_description_is_no_option() -> None:
+    """`both with "+" separating them, i.e. "first+last"` says how to write a search, not what
+    a contact's name is: the name is a person's; `'one_way' or 'round_trip'` stay the options."""
+    said = 'Search by name (first, last, or both with "+" separating them, i.e. "first+last")'
+    columns = {"id": column("string"), "name": column("string", description=said)}
+    rows = seed_rows({"contacts": {"primary_key": "id", "columns": columns}}, {}, rows=10)["contacts"]
+    assert all(re.fullmatch(r"[A-Z][a-z'-]+( [A-Z][a-z'-]+)+", r["name"]) for r in rows), rows
+    options = "One of 'one_way' or 'round_trip'."
+    columns = {"id": column("string"), "trip": column("string", description=options)}
+    rows = seed_rows({"trips": {"primary_key": "id", "columns": columns}}, {}, rows=10)["trips"]
+    assert {r["trip"] for r in rows} <= {"one_way", "round_trip"}

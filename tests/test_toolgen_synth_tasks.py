@@ -213,6 +213,12 @@ def test_phrases():
         "user profile",
         "sales order",
     ]
+    # a noun of no count is counted by what one of it is: `each of the weather records`
+    assert [say.noun(e) for e in ("weather", "news", "current_weather")] == [
+        "weather record",
+        "news item",
+        "current weather record",
+    ]
     assert say.verb_phrase(("post", "treasury", "payments", "id", "cancel"), "payment") == "cancel"
     assert say.verb_phrase(("apps", "cancel", "job", "invocation"), "job_invocation") == "cancel"
     assert say.verb_phrase(("cancel", "action"), "reader") == "cancel"

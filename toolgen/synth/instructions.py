@@ -64,9 +64,20 @@ def noun(entity: str) -> str:
     its head said in the singular as a modifier is (`realms_admin` → `realm admin`; not `sales`)."""
     ws = list(words(entity))
     said = [w if w in _PLURAL_MODIFIERS else singular(w) for w in ws[:-1]] + ws[-1:]
+    if said and said[-1] in _MASS:  # (`each of the weather`: `each of the weather records`)
+        said.append(_MASS[said[-1]])
     return " ".join(said) or entity
 
 
+#: nouns of no count, and what one of them is called
+_MASS = {
+    **dict.fromkeys(
+        "weather music software equipment furniture feedback traffic advice research".split(), "record"
+    ),
+    **dict.fromkeys("evidence information info data metadata".split(), "record"),
+    **dict.fromkeys("news media".split(), "item"),
+    "staff": "member",
+}
 #: plurals that stay plural before a noun (`sales order`, `sports team`, `goods receipt`)
 _PLURAL_MODIFIERS = frozenset("sales sports goods terms means savings earnings arms customs".split())
 

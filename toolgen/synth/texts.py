@@ -325,6 +325,8 @@ _TYPE_WORDS = (
 )
 #: words of a key or a certificate, whose body is key material
 _KEY_MATERIAL = ("key", "certificate", "cert", "pem")
+#: a quoted value that reads as one of a field's options (`round_trip`, `v2.1`), not a symbol
+_OPTION = re.compile(r"[A-Za-z0-9][\w.-]*")
 #: the kind of file a path names, by the words of its column and table (faker's categories)
 _FILE_KINDS = {
     "image": "image photo picture avatar thumbnail screenshot logo icon banner".split(),
@@ -443,8 +445,9 @@ def string_maker(f: Field) -> Maker:
     elif written := _quoted_format(f.description or ""):
         base = datetime_maker(ws, written)
     quoted = [q for q in _quoted(f.description or "") if not is_placeholder(q)]
-    if base is None and len(quoted) >= 2:  # "such as 'one_way' or 'round_trip'"
-        return _bounded_string(lambda d: d.rng.choice(quoted), hint)
+    options = [q for q in quoted if _OPTION.fullmatch(q)]
+    if base is None and len(options) >= 2:  # "such as 'one_way' or 'round_trip'" (not `"+"`)
+        return _bounded_string(lambda d: d.rng.choice(options), hint)
     if base is None and re.match(r"(?i)\s*(whether|if)\b", f.description or ""):
         return _bounded_string(lambda d: d.rng.choice(("yes", "no")), hint)
     if base is None:
