@@ -23,9 +23,6 @@ KNOWN = {
     ("simulator/server.py", "_mcp_server"): "installs the direct tools/call handler; gated likewise",
     ("simulator/server.py", "_connection"): "read with getattr and a default: absent means no fast path",
     ("simulator/pool.py", "_sqlite3"): "the step-count reset (docs/notes/2026-12-05-pool-without-ctypes.md)",
-    ("toolgen/synth/texts.py", "re._parser"): "rstr's own pattern parser, parsed once per pattern",
-    ("toolgen/synth/texts.py", "_build_string"): "rstr's generator with a work budget",
-    ("toolgen/synth/texts.py", "_random"): "rstr's seeded random state",
 }
 
 

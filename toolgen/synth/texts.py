@@ -1,7 +1,7 @@
 """String values: by format (`email`, `uri`, `uuid`, `phone`, `date-time`, ...), by the column's
 and its table's names (a person's name, a city, a company, a title, a sentence, a code), by a
 code-like example's shape; then `pattern`, `minLength` and `maxLength` enforced (a value that
-misses the pattern is redrawn from the pattern by rstr, seeded from the column's stream; whether a
+misses the pattern is redrawn from the pattern (`pattern_draw`), seeded from the column's stream; whether a
 value meets a pattern is asked on RE2, in linear time, and a draw's work is bounded by
 PATTERN_DRAW_BUDGET).
 """
@@ -10,15 +10,11 @@ from __future__ import annotations
 
 import base64
 import re
-import re._parser as sre_parse  # rstr parses patterns with it
 import string
 import warnings
 from collections.abc import Mapping
 from functools import lru_cache
-from itertools import chain
 from typing import Any
-
-import rstr
 
 from simulator.fastschema import linear_time_problem, search_pattern
 
@@ -61,6 +57,8 @@ from .lexicon import (
     is_future,
     table_kind,
 )
+from .pattern_draw import TooCostly, Unsupported
+from .pattern_draw import draw as draw_pattern
 
 __all__ = ["DATE_FORMATS", "FORMATS", "string_maker"]
 
@@ -460,54 +458,10 @@ def string_maker(f: Field) -> Maker:
     return _bounded_string(base, hint)
 
 
-#: the most work one draw from a pattern may take, in characters considered (a character class's
-#: candidates count each) plus regex nodes visited; a draw over it is abandoned, and the column's
-#: later values skip the pattern (rstr repeats each `*` / `+` up to 100 times, so nested ones
-#: multiply: `^(?:[^|]*\|?)+$` asks for 10,000 characters, a CJK range for 40,000 candidates each)
+#: the most work one draw from a pattern may take (`pattern_draw`: a node visited or a character
+#: made); a draw over it is abandoned, and the column's later values skip the pattern (a `*` or a
+#: `+` repeats up to 100 times, so nested ones multiply: `^(?:[^|]*\|?)+$` asks for 10,000 characters)
 PATTERN_DRAW_BUDGET = 100_000
-
-
-class _TooCostly(Exception):
-    """A draw from a pattern went over PATTERN_DRAW_BUDGET."""
-
-
-@lru_cache(maxsize=1024)
-def _parsed(pattern: str) -> Any:
-    return sre_parse.parse(pattern)
-
-
-class _Xeger(rstr.Rstr):
-    """rstr's generator with its work counted (`PATTERN_DRAW_BUDGET`) and patterns parsed once; a
-    draw within the budget is the same string from the same random state as rstr's own."""
-
-    def __init__(self, rng: Any) -> None:
-        super().__init__(rng)
-        self.work = 0
-
-    def charge(self, units: int) -> None:
-        self.work += units
-        if self.work > PATTERN_DRAW_BUDGET:
-            raise _TooCostly
-
-    def xeger(self, string_or_regex: str | re.Pattern[str]) -> str:
-        pattern = string_or_regex if isinstance(string_or_regex, str) else string_or_regex.pattern
-        self.work = 0
-        try:
-            return str(self._build_string(_parsed(pattern)))
-        finally:
-            self._cache.clear()
-
-    def _handle_state(self, state: Any) -> Any:
-        self.charge(1)
-        return super()._handle_state(state)
-
-    def _handle_in(self, value: Any) -> Any:
-        candidates = list(chain(*(self._handle_state(i) for i in value)))
-        self.charge(len(candidates))
-        if candidates[0] is False:  # a negated class: every printable character it leaves, in order
-            excluded = set(candidates[1:])
-            candidates = [c for c in string.printable if c not in excluded]
-        return self._random.choice(candidates)
 
 
 def _slugs(value: str) -> list[str]:
@@ -552,14 +506,13 @@ def _bounded_string(base: Maker, hint: Mapping[str, Any]) -> Maker:
         for slug in _slugs(value):  # `Regional Hardware` as `regional-hardware`, when it may be
             if matches(slug) and low <= len(slug) and (high is None or len(slug) <= high):
                 return slug
-        xeger = _Xeger(d.rng)
         for _ in range(4):
             try:
-                drawn = xeger.xeger(compiled)
-            except _TooCostly:
+                drawn = draw_pattern(compiled.pattern, d.rng, PATTERN_DRAW_BUDGET)
+            except TooCostly:
                 costly = True
                 break
-            except (ValueError, TypeError, IndexError, OverflowError, RecursionError, KeyError):
+            except (Unsupported, RecursionError):
                 break
             if matches(drawn) and (high is None or len(drawn) <= high) and len(drawn) >= low:
                 return drawn
