@@ -547,3 +547,14 @@ def test_a_root_key_or_a_counted_page_gives_its_records() -> None:
     assert one(openapi("get", "/orders/{id}", response_schema=order)).record_schema == order
     scalar = {"type": "object", "properties": {"count": count}}
     assert one(openapi("get", "/things/count", response_schema=scalar)).record_schema == scalar
+
+
+def test_an_answer_holding_the_entity_by_name_gives_that_field_as_its_record() -> None:
+    """Trash Nothing's `PUT /users/me/location` answers the current user, whose `location` field
+    is the location: the location's record is that field, not the user (`username` of a place)."""
+    location = {"type": "object", "properties": {"latitude": {"type": "number"}, "name": {"type": "string"}}}
+    user = {"type": "object", "properties": {"username": {"type": "string"}, "location": location}}
+    op = one(openapi("put", "/users/me/location", response_schema=user))
+    assert op.entity == "location" and op.record_schema == location
+    plain = {"type": "object", "properties": {"username": {"type": "string"}, "location": {"type": "string"}}}
+    assert one(openapi("put", "/users/me/location", response_schema=plain)).record_schema == plain

@@ -476,7 +476,22 @@ def _record_schema(r: RawOperation, g: Guess) -> dict[str, Any] | None:
             if schema.get("type") == "array" and isinstance(items, dict):
                 return _wrapped_record(items)
             found = _unwrapped(schema)
-            return _wrapped_record(found) if found is schema else found
+            found = _wrapped_record(found) if found is schema else found
+            return _named_part(found, g.entity) or found
+    return None
+
+
+def _named_part(schema: dict[str, Any], entity: str) -> dict[str, Any] | None:
+    """The record of `entity` inside an answer that holds it as a field by its name (`PUT
+    /users/me/location` answers the user, whose `location` is the location), or None."""
+    raw = schema.get("properties")
+    if not isinstance(raw, dict) or not entity:
+        return None
+    for key, value in raw.items():
+        if words(str(key)) == words(entity):
+            inner = _flat(value)
+            if isinstance(inner, dict) and isinstance(inner.get("properties"), dict) and inner["properties"]:
+                return inner
     return None
 
 
