@@ -1113,7 +1113,7 @@ def test_no_task_names_a_table_its_function_list_never_says_as_a_thing(tmp_path)
     (`tirto` of `tirto_detail`: "detail tirto news") gets no task; the widgets, which the
     descriptions name, do."""
     name, key = {"name": {"type": "string"}}, {"widget_id": {"type": "string"}}
-    forecast = {"daily_id": {"type": "string"}, "city": {"type": "string"}}
+    forecast = {"city": {"type": "string"}}
     ops = [
         make_op(
             "create_widget",
@@ -1148,23 +1148,35 @@ def test_no_task_names_a_table_its_function_list_never_says_as_a_thing(tmp_path)
             entity="tirto",
             description="search tirto news data",
         ),
-        *(  # a record declared, but `daily` only qualifies: `the daily whose city is ...`
+        # records declared, but `daily` only qualifies (`the daily whose city is ...`) and `get
+        # membership` is named after a call
+        *(
             make_op(
-                name,
+                f"{verb}_{entity}",
                 "read",
                 args,
-                list(args)[:1] if name.startswith("get") else [],
-                entity="daily",
-                description="Returns a daily forecast for a city.",
-                record_schema={"type": "object", "properties": {**forecast, "max_temp": {"type": "number"}}},
+                list(args)[:1] if verb == "get" else [],
+                entity=entity,
+                description=f"Returns a {entity.replace('_', ' ')} for a city.",
+                record_schema={
+                    "type": "object",
+                    "properties": {**args, **forecast, "max_temp": {"type": "number"}},
+                },
             )
-            for name, args in (
-                ("get_forecast_daily", {"daily_id": forecast["daily_id"]}),
-                ("list_forecast_daily", {"city": forecast["city"]}),
+            for entity in ("daily", "get_membership")
+            for verb, args in (
+                ("get", {f"{entity}_id": {"type": "string"}}),
+                ("list", {"city": forecast["city"]}),
             )
         ),
     ]
     plan, by_id = planned_from(*ops)
+    from toolgen.synth.tasks import _tools_on_unsaid_things
+
+    schema = infer_schema(plan, by_id)
+    unsaid = _tools_on_unsaid_things(schema, compile_tools(schema))
+    assert {"get_daily", "list_daily", "get_get_membership", "list_get_membership"} <= unsaid
+    assert not unsaid & {"get_widget", "list_widgets"}
     result = synthesize_domain(plan, by_id, tmp_path, {}, seed=0)
     assert result.kept, result.reason
     assert result.tasks_rejected[UNSAID] > 0
@@ -1173,7 +1185,8 @@ def test_no_task_names_a_table_its_function_list_never_says_as_a_thing(tmp_path)
     ]
     called = {call["name"] for task in tasks for call in task["calls"]}
     assert "get_widget" in called or "list_widgets" in called
-    assert not called & {"tirto_detail", "tirto_search", "get_forecast_daily", "list_forecast_daily"}
+    assert not called & {"tirto_detail", "tirto_search", "get_daily", "list_daily"}
+    assert not called & {"get_get_membership", "list_get_membership"}
 
 
 def test_a_person_s_phone_is_copied_only_from_a_record_of_another_kind(tmp_path):

@@ -229,6 +229,15 @@ ONLY_QUALIFIERS = frozenset(
 )
 
 
+#: verbs that are no noun: a table whose name starts with one is named after a call
+#: (`get membership`, `detect object`, `apply missing offer`), not a thing
+ONLY_VERBS = frozenset(
+    "apply detect generate calculate compute convert get fetch retrieve find send validate verify "
+    "analyze analyse extract translate summarize summarise predict recognize classify estimate "
+    "geolocate create delete update remove add".split()
+)
+
+
 def said_as_a_thing(noun: str, texts: Iterable[str]) -> bool:
     """Whether some text says `noun` (a phrase, `concert ticket`) as a thing: the head of its
     phrase (what follows ends it: `the votes for a match`, `menu details`; not `tirto news`), in

@@ -29,7 +29,7 @@ from toolgen.model import Operation
 
 from . import instructions as say
 from .checks import instruction_problems
-from .lexicon import ONLY_QUALIFIERS, said_as_a_thing
+from .lexicon import ONLY_QUALIFIERS, ONLY_VERBS, said_as_a_thing
 from .lookups import World
 from .schema import DomainSchema
 from .tools import Toolset
@@ -193,7 +193,8 @@ def _tools_on_unsaid_things(schema: DomainSchema, toolset: Toolset) -> set[str]:
     """The tools on a table named from names alone (no operation on it declares a record) that
     no description of those operations says as a thing (`lexicon.said_as_a_thing`): a task about
     its rows would name something the API never calls a thing (`the tirtos`, `the airs`); and
-    the tools on a table whose name ends in a word that only qualifies (`daily`, `airing today`)."""
+    the tools on a table whose name ends in a word that only qualifies (`daily`, `airing today`)
+    or starts with a verb that is no noun (`get membership`)."""
     tools_of: dict[str, list[tuple[str, Operation]]] = {}
     for tool in toolset.tools:
         op = schema.operations.get(tool.op_id)
@@ -202,7 +203,8 @@ def _tools_on_unsaid_things(schema: DomainSchema, toolset: Toolset) -> set[str]:
     unsaid: set[str] = set()
     for table, tools in tools_of.items():
         noun = schema.tables[table].entity.replace("_", " ")
-        if noun.split()[-1] in ONLY_QUALIFIERS:  # (`the daily whose state code is "NV"`)
+        said = noun.split() or [""]
+        if said[-1] in ONLY_QUALIFIERS or said[0] in ONLY_VERBS:  # (`the daily`, `the get membership`)
             unsaid.update(name for name, _ in tools)
         elif any(op.record_schema for _, op in tools):
             continue
