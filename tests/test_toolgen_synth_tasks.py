@@ -1294,3 +1294,62 @@ def test_no_kept_task_quotes_a_key_a_pattern_drew(tmp_path):
     assert quoting, "some candidates name orders by their keys"
     kept, rejected = validate_candidates(world.domain, quoting)
     assert not kept and rejected.get("instruction: opaque id") == len(quoting)
+
+
+def test_a_new_value_is_the_column_s_kind_or_none_never_a_stand_in(tmp_path):
+    """A DNS record's `type` whose only example is `NS` has no other value to change to: no write
+    sets it, rather than `change the type to "priority 5"`."""
+    typed = {"type": {"type": "string", "examples": ["NS"]}, "name": {"type": "string"}}
+    key = {"record_id": {"type": "string"}}
+    ops = [
+        make_op("create_record", "create", typed, ["name", "type"], entity="record"),
+        make_op("list_records", "read", {"name": {"type": "string"}}, entity="record"),
+        make_op("update_record", "update", {**key, **typed}, ["record_id"], entity="record"),
+    ]
+    world, *_ = _world_of(*planned_from(*ops), 0, tmp_path / "records")
+    try:
+        tool = next(t for t in world.tools if t.name == "update_record")
+        b = next(b for b in tool.role("field") if b.param == "type")
+        values = {world.value_for(random.Random(i), tool, b, "NS") for i in range(20)}
+    finally:
+        world.close()
+    assert values == {None}, values
+
+
+def test_a_long_named_key_is_its_own_entity_s(tmp_path):
+    """IAM's `DeleteSSHPublicKey(UserName, SSHPublicKeyId)`: the id is the SSH public key's, not a
+    `public key` of its own (`delete the ssh public key of the user ... and the public key PK-1`)."""
+    key = {"ssh_public_key_id": {"type": "string"}}
+    # (what normalize says they consume: `id_entity` keeps a key's last two words)
+    ops = [
+        make_op(f"{verb}_ssh_public_key", kind, {"user_name": {"type": "string"}, **key}, ["user_name", "ssh_public_key_id"],
+                entity="ssh_public_key", consumes=["public_key"])
+        for verb, kind in (("get", "read"), ("delete", "delete"))
+    ]  # fmt: skip
+    plan, by_id = planned_from(*ops)
+    schema = infer_schema(plan, by_id)
+    for op_id, bindings in schema.bindings.items():
+        (found,) = [b for b in bindings if b.param == "ssh_public_key_id"]
+        assert (found.role, found.table) == ("key", "ssh_public_keys"), (op_id, found)
+    assert "public_keys" not in schema.tables
+
+
+def test_no_request_says_a_flag_by_its_name(tmp_path):
+    """Xero's leave type needs `IsPaidLeave` and `ShowOnPayslip`: `with is paid leave false and
+    show on payslip false` is no one's request, so no task creates one; a plain field still is."""
+    flags = {"is_paid_leave": {"type": "boolean"}, "show_on_payslip": {"type": "boolean"}}
+    ops = [
+        make_op("create_leave_type", "create", {"name": {"type": "string"}, **flags}, ["name", *flags], entity="leave_type"),
+        make_op("list_leave_types", "read", {"name": {"type": "string"}}, entity="leave_type"),
+        make_op("create_note", "create", {"title": {"type": "string"}}, ["title"], entity="note"),
+        make_op("list_notes", "read", {"title": {"type": "string"}}, entity="note"),
+    ]  # fmt: skip
+    made = []
+    for seed in range(3):
+        world, *_ = _world_of(*planned_from(*ops), seed, tmp_path / f"leave{seed}")
+        try:
+            made += [c.instruction for c in propose(world, random.Random(seed))]
+        finally:
+            world.close()
+    assert any("note" in text for text in made), made
+    assert not [text for text in made if "paid leave" in text or "payslip" in text], made

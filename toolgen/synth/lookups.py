@@ -472,11 +472,14 @@ class World:
         if pool and b.column is not None:
             return rng.choice(pool)[1]
         if prop.get("type") == "string" and not prop.get("format") and column:
-            # made as the seed makes the column's values (`SES-60494`), not a stand-in (`reviewed 20`)
+            # made as the seed makes the column's values (`SES-60494`), not a stand-in (`reviewed
+            # 20`); a column whose values are all one (`NS`) gets no new one
             made = string_maker(Field(tool.table.name, column, "string", hint=prop))
-            value = made(Draw.of(self._faker(), rng.getrandbits(32), _CLOCK))
-            if value != current and fits(prop, value):
-                return value
+            for _ in range(3):
+                value = made(Draw.of(self._faker(), rng.getrandbits(32), _CLOCK))
+                if value != current and fits(prop, value):
+                    return value
+            return None
         return _from_schema(rng, prop, current)
 
     def _faker(self) -> Any:

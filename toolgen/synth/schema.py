@@ -504,6 +504,8 @@ def _param_entity(prop: str, op: Operation, info: PathInfo | None, known: set[st
     ws = words(prop)
     if ws in (("id",), ("uuid",), ("guid",), ("identifier",)):
         return op.entity
+    if len(ws) > 3 and ws[-1] in ("id", "uuid", "guid") and "_".join(map(singular, ws[:-1])) == op.entity:
+        return op.entity  # (`ssh_public_key_id` of an SSH public key: no `public key` of its own)
     entity = id_entity(prop)
     if entity and entity in known:
         return entity

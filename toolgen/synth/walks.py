@@ -141,7 +141,9 @@ class Proposer(Asker):
             copy = copy and value is None
             if value is None and not self.w.placeholder(tool.table, b.column or ""):
                 value = self.w.value_for(self.rng, tool, b, current)
-            if value is None or _unsaid(b.column or "", say.plain(value)):
+            col = tool.table.columns.get(b.column or "")
+            flag = isinstance(value, bool) and col is not None and col.flag  # (`with is paid leave false`)
+            if value is None or flag or _unsaid(b.column or "", say.plain(value)):
                 if b.param in tool.required:
                     return None  # (a record written out, a stand-in code or a UUID: no person says it)
                 continue
