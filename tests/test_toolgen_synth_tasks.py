@@ -1353,3 +1353,24 @@ def test_no_request_says_a_flag_by_its_name(tmp_path):
             world.close()
     assert any("note" in text for text in made), made
     assert not [text for text in made if "paid leave" in text or "payslip" in text], made
+
+
+def test_an_update_that_says_no_change_is_no_request(tmp_path):
+    """Google Drive's `replies_update(replyId)` with no field: `Can you update the reply REP-1024?`
+    asks for nothing; such a call gets no task, while a delete of the same row does."""
+    key = {"reply_id": {"type": "string"}}
+    ops = [
+        make_op("api_replies_create", "create", {"content": {"type": "string"}}, ["content"], entity="reply"),
+        make_op("api_replies_list", "read", {"content": {"type": "string"}}, entity="reply"),
+        make_op("api_replies_update", "update", key, ["reply_id"], entity="reply"),
+        make_op("api_replies_delete", "delete", key, ["reply_id"], entity="reply"),
+    ]
+    made = []
+    for seed in range(3):
+        world, *_ = _world_of(*planned_from(*ops), seed, tmp_path / f"replies{seed}")
+        try:
+            made += [c for c in propose(world, random.Random(seed))]
+        finally:
+            world.close()
+    called = {x["name"] for c in made for x in c.calls}
+    assert "api_replies_delete" in called and "api_replies_update" not in called, called

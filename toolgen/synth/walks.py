@@ -73,7 +73,7 @@ def _unsaid(column: str, value: Any) -> bool:
 #: verbs of an operation that computes rather than records (`calculate_bmi` on a POST): no row
 #: a person creates
 #: first words of an operation that changes fields: with none said, no request
-_CHANGING = {(w,) for w in "update modify edit change patch put set".split()}
+_CHANGING = frozenset("update modify edit change patch put set".split())
 #: the words of a key a person chooses for a new record (`checkout-staging`, `billing-archive`)
 _KEY_TEAMS = "billing checkout search support reports analytics marketing inventory shipping payments web mobile".split()
 _KEY_KINDS = "staging prod dev test main archive east west backup beta".split()
@@ -182,8 +182,8 @@ class Proposer(Asker):
         fields = self._fields(tool, row, extra, lookup=bool(ref.calls))
         if fields is None or (tool.plan.compiled_as == "update" and not fields):
             return None
-        if not fields and point is None and words(tool.op_name)[:1] in _CHANGING:
-            return None  # (`update the document DOC-1002`: with no change said, no request)
+        if not fields and point is None and _CHANGING.intersection(words(tool.op_name)):
+            return None  # (`update the document DOC-1002`, `replies_update`: with no change said, no request)
         lookups = list(ref.calls)
         for b, value in fields:
             args[b.param] = say.plain(value)
