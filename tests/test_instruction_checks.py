@@ -26,6 +26,7 @@ def checks(instruction: str, calls: list[dict] | None = None, tools: tuple[str, 
         ('Find the ticket whose date is "yyyy-MM-dd".', "placeholder"),
         ('Create a call with recipient "name@company.com".', "placeholder"),
         ('Invite the user "user@example.com".', "placeholder"),
+        ('Tell me the time of the audits whose emails are "example@clearblade.com".', "placeholder"),
         ('Book flights ["anyone American", "animal heavy"] for me.', "filler"),
         ('Change the unit to "item energy chair".', "filler"),
         (

@@ -721,3 +721,19 @@ def test_a_symbol_quoted_in_a_description_is_no_option() -> None:
     columns = {"id": column("string"), "trip": column("string", description=options)}
     rows = seed_rows({"trips": {"primary_key": "id", "columns": columns}}, {}, rows=10)["trips"]
     assert {r["trip"] for r in rows} <= {"one_way", "round_trip"}
+
+
+def test_a_spec_s_stand_in_example_is_never_a_row_s_value() -> None:
+    """ClearBlade's `example@clearblade.com` and a `string` example stand in for values: rows hold
+    realistic ones instead, while a real example (`NS`) still appears now and then."""
+    columns = {"id": column("string"), "email": column("string"), "kind": column("string")}
+    hints = {
+        "email": {"type": "string", "example": "example@clearblade.com"},
+        "kind": {"type": "string", "example": "string"},
+    }
+    rows = seed_rows({"audits": {"primary_key": "id", "columns": columns}}, {"audits": hints}, rows=60)
+    assert not [r for r in rows["audits"] if r["email"] == "example@clearblade.com" or r["kind"] == "string"]
+    real = {"code": {"type": "string", "example": "NS"}}
+    coded = {"id": column("string"), "code": column("string")}
+    rows = seed_rows({"records": {"primary_key": "id", "columns": coded}}, {"records": real}, rows=60)
+    assert any(r["code"] == "NS" for r in rows["records"])

@@ -45,7 +45,7 @@ _STAND_INS = frozenset(
 _BRACKETED = re.compile(r"^[<{\[].*[>}\]]$")
 #: an address that stands in for someone's (`name@company.com`, `user@example.com`)
 _STAND_IN_EMAIL = re.compile(
-    r"(?i)^(?:name|user|username|email|you|me|someone|somebody|john\.?doe|jane\.?doe)@[\w.-]+$"
+    r"(?i)^(?:name|user|username|email|example|you|me|someone|somebody|john\.?doe|jane\.?doe)@[\w.-]+$"
 )
 #: an id no person knows by heart: a UUID, 16+ hex digits, or a 16+ character run of letters and
 #: digits with at least 8 digits (a Twilio sid `AC0123...`)

@@ -18,6 +18,7 @@ from typing import Any
 from simulator.spec import Column
 
 from ..naming import singular, words
+from .checks import is_placeholder
 from .draws import (
     MAX_DEPTH,
     MAX_ITEMS,
@@ -286,7 +287,9 @@ def plan_field(f: Field) -> Maker:
         const = hint["const"]
         return lambda d: const
     maker = _typed_maker(f)
-    examples = [e for e in examples_of(hint) if fits(f.type, e)]
+    examples = [
+        e for e in examples_of(hint) if fits(f.type, e) and not (isinstance(e, str) and is_placeholder(e))
+    ]  # (a spec's `example@clearblade.com` or `string` stands in for a value: never a row's)
     if f.type == "json" or not examples:
         return maker
     example = examples[0]
