@@ -1034,8 +1034,8 @@ def test_a_field_named_after_another_thing_names_that_thing_not_the_row(tmp_path
         make_op("get_group", "read", {"group_id": {"type": "string"}, "group_name": {"type": "string"}},
                 ["group_id"], entity="group"),
         make_op("create_group_policy", "create", {"group_name": {"type": "string"}, "policy_name": {"type": "string"},
-                "country_code": {"type": "string"}}, ["group_name", "policy_name", "country_code"],
-                entity="group_policy"),
+                "country_code": {"type": "string"}, "state_code": {"type": "string"}},
+                ["group_name", "policy_name", "country_code", "state_code"], entity="group_policy"),
         make_op("get_group_policy", "read", {"group_policy_id": {"type": "string"}}, ["group_policy_id"],
                 entity="group_policy"),
         make_op("list_group_policies", "read", {"group_name": {"type": "string"}}, entity="group_policy"),
@@ -1045,6 +1045,7 @@ def test_a_field_named_after_another_thing_names_that_thing_not_the_row(tmp_path
         policies = world.schema.tables["group_policies"]
         assert "group_name" in policies.columns and "group_name" not in world.names(policies)
         assert "country_code" in policies.columns and "country_code" not in world.names(policies)
+        assert "state_code" in policies.columns and "state_code" not in world.names(policies)
     finally:
         world.close()
     assert (
