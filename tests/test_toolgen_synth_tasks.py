@@ -1375,3 +1375,32 @@ def test_an_update_that_says_no_change_is_no_request(tmp_path):
             world.close()
     called = {x["name"] for c in made for x in c.calls}
     assert "api_replies_delete" in called and "api_replies_update" not in called, called
+
+
+def test_a_name_made_only_for_a_search_names_no_row(tmp_path):
+    """Stripe's `search_payment_intents(query)` on records with no name: the column the search
+    matches is made up, so no request names a payment intent by it (`the payment intents whose
+    names are "Orchestration Payment Intent", ...`) nor asks for it."""
+    record = {
+        "type": "object",
+        "properties": {
+            "payment_intent_id": {"type": "string"},
+            "amount": {"type": "integer", "minimum": 1, "maximum": 900},
+            "currency": {"type": "string"},
+        },
+    }
+    key = {"payment_intent_id": {"type": "string"}}
+    ops = [
+        make_op("get_payment_intent", "read", key, ["payment_intent_id"], entity="payment_intent", record_schema=record),
+        make_op("search_payment_intents", "read", {"query": {"type": "string"}}, ["query"], entity="payment_intent",
+                record_schema=record),
+        make_op("cancel_payment_intent", "update", key, ["payment_intent_id"], entity="payment_intent"),
+    ]  # fmt: skip
+    world, *_ = _world_of(*planned_from(*ops), 0, tmp_path / "d")
+    try:
+        table = world.schema.tables["payment_intents"]
+        assert table.columns["name"].searched and "name" not in world.names(table)
+        asked = [c.instruction for c in propose(world, random.Random(0))]
+    finally:
+        world.close()
+    assert asked and not [text for text in asked if "name" in text], asked

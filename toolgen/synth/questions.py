@@ -520,6 +520,9 @@ def _answers(table: TablePlan) -> set[str]:
         for c in found
         if not _SECRET_WORDS.intersection(words(c)[-1:])  # (nor a credential)
         and not _stamp(table.columns[c])
+        and not table.columns[
+            c
+        ].searched  # (a name made for a search to match: `Orchestration Payment Intent`)
         and words(c) != words(table.entity)
         and not any(
             table.columns[c].references is None and len(words(c)) > len(ws) and words(c)[: len(ws)] == ws

@@ -181,6 +181,8 @@ class ColumnPlan:
     recorded: bool = False
     #: a state an operation changes (`effects`): never null
     state: bool = False
+    #: made only for a free-text search to match (no field of the API): no one names a row by it
+    searched: bool = False
 
     @property
     def server_set(self) -> bool:
@@ -207,7 +209,14 @@ class ColumnPlan:
         flag's (`show title`), and its last word a thing people ask about (`due date`, `unit
         price`; not a bare `type` or `count`) or an email by its format."""
         ws = words(self.name)
-        if not ws or self.machine or len(ws) > 3 or self.flag or (len(ws) == 1 and ws[0] in _BARE):
+        if (
+            self.searched
+            or not ws
+            or self.machine
+            or len(ws) > 3
+            or self.flag
+            or (len(ws) == 1 and ws[0] in _BARE)
+        ):
             return False  # (`access code lifespan user action`, `show title`: no one says those)
         return ws[-1] in _PLAIN_HEADS or self.hint.get("format") == "email"
 
@@ -863,9 +872,14 @@ def _finish(b: _Builder, ops: list[Operation], bindings: dict[str, list[Binding]
         table = b.tables[b.by_entity[op.entity]]
         for i, binding in enumerate(bindings[op.id]):
             if binding.role == "search":
-                handle = table.handle or b.add_column(table, "name", {"type": "string"})
+                handle = table.handle
+                if handle is None:
+                    fresh = table.column_for("name") is None
+                    handle = b.add_column(table, "name", {"type": "string"})
+                    table.columns[handle].searched = fresh
                 if table.columns[handle].type != "string":
                     handle = b.add_column(table, "name_text", {"type": "string"})
+                    table.columns[handle].searched = True
                 bindings[op.id][i] = Binding(binding.param, "search", table.name, handle)
     creators: dict[str, list[set[str]]] = {}
     for op in ops:
