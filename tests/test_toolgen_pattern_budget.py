@@ -193,3 +193,17 @@ def test_a_spec_with_costly_patterns_generates_within_the_budget(
     assert domain["compiled"] == domain["operations"] == 5 and domain["tasks_kept"] >= 5
     assert draws and max(work for work, _ in draws) <= texts.PATTERN_DRAW_BUDGET
     assert 1 <= sum(1 for _, over in draws if over) <= len(COSTLY)
+
+
+@given(
+    pattern=st.text(alphabet=st.sampled_from(list("ab\\[]()^$-|*+?{},.0123dwsDWSuxPN<>=!:")), max_size=30),
+    seed=st.integers(0, 2**16),
+)
+def test_any_pattern_draws_a_string_or_says_why_not(pattern: str, seed: int) -> None:
+    """A spec's pattern is untrusted: the draw gives a string, or `Unsupported` / `TooCostly`,
+    never another error, and its work stays within a small budget."""
+    try:
+        drawn = pattern_draw.draw(pattern, random.Random(seed), 5_000)
+    except (pattern_draw.Unsupported, pattern_draw.TooCostly):
+        return
+    assert isinstance(drawn, str) and len(drawn) <= 5_000

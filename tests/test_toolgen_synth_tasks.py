@@ -744,6 +744,32 @@ def test_the_rows_a_bulk_request_picks_are_never_named_by_the_tool_s_own_words(t
     assert conditioned and not [i for i in conditioned if 'color "red"' in i], conditioned
 
 
+def _asked(ops: list[Any], folder: Path, table: str, column: str) -> list[str]:
+    """The reads and surveys proposed over three seeds; `column` of `table` is made first."""
+    asked: list[str] = []
+    for seed in range(3):
+        world, *_ = _world_of(*planned_from(*ops), seed, folder / f"{table}{seed}")
+        try:
+            assert column in world.schema.tables[table].columns
+            p = Proposer(world, random.Random(seed))
+            asked += [c.instruction for c in p.reads() + p.surveys(8)]
+        finally:
+            world.close()
+    return asked
+
+
+def _proposed(ops: list[Any], folder: Path) -> list[Any]:
+    """Every candidate proposed over three seeds."""
+    made: list[Any] = []
+    for seed in range(3):
+        world, *_ = _world_of(*planned_from(*ops), seed, folder / f"d{seed}")
+        try:
+            made += propose(world, random.Random(seed))
+        finally:
+            world.close()
+    return made
+
+
 def test_questions_never_ask_a_copy_of_a_fact_of_the_row_a_record_belongs_to(tmp_path):
     """A forecast's `city_name` copies its city's name: `the city name of the forecast ... of
     the city whose name is ...` asks what the request says; its own fields are asked."""
@@ -765,15 +791,7 @@ def test_questions_never_ask_a_copy_of_a_fact_of_the_row_a_record_belongs_to(tmp
                 record_schema=forecast),
         make_op("list_forecasts", "read", {"city_id": {"type": "string"}}, entity="forecast", record_schema=forecast),
     ]  # fmt: skip
-    asked = []
-    for seed in range(3):
-        world, *_ = _world_of(*planned_from(*ops), seed, tmp_path / f"forecasts{seed}")
-        try:
-            assert "city_name" in world.schema.tables["forecasts"].columns
-            p = Proposer(world, random.Random(seed))
-            asked += [c.instruction for c in p.reads() + p.surveys(8)]
-        finally:
-            world.close()
+    asked = _asked(ops, tmp_path, "forecasts", "city_name")
     forecasts = [text for text in asked if "forecast" in text]
     assert forecasts and not [text for text in forecasts if "city name" in text], forecasts
 
@@ -804,15 +822,7 @@ def test_questions_ask_for_the_records_fields_not_a_reads_arguments(tmp_path):
             record_schema=record,
         ),
     ]
-    asked = []
-    for seed in range(3):
-        world, *_ = _world_of(*planned_from(*ops), seed, tmp_path / f"widgets{seed}")
-        try:
-            assert "top_k" in world.schema.tables["widgets"].columns
-            p = Proposer(world, random.Random(seed))
-            asked += [c.instruction for c in p.reads() + p.surveys(8)]
-        finally:
-            world.close()
+    asked = _asked(ops, tmp_path, "widgets", "top_k")
     unasked = ("top k", "password", "etag", "series count")
     assert asked and not any(w in text for text in asked for w in unasked)
 
@@ -1345,13 +1355,7 @@ def test_no_request_says_a_flag_by_its_name(tmp_path):
         make_op("create_note", "create", {"title": {"type": "string"}}, ["title"], entity="note"),
         make_op("list_notes", "read", {"title": {"type": "string"}}, entity="note"),
     ]  # fmt: skip
-    made = []
-    for seed in range(3):
-        world, *_ = _world_of(*planned_from(*ops), seed, tmp_path / f"leave{seed}")
-        try:
-            made += [c.instruction for c in propose(world, random.Random(seed))]
-        finally:
-            world.close()
+    made = [c.instruction for c in _proposed(ops, tmp_path)]
     assert any("note" in text for text in made), made
     assert not [text for text in made if "paid leave" in text or "payslip" in text], made
 
@@ -1366,13 +1370,7 @@ def test_an_update_that_says_no_change_is_no_request(tmp_path):
         make_op("api_replies_update", "update", key, ["reply_id"], entity="reply"),
         make_op("api_replies_delete", "delete", key, ["reply_id"], entity="reply"),
     ]
-    made = []
-    for seed in range(3):
-        world, *_ = _world_of(*planned_from(*ops), seed, tmp_path / f"replies{seed}")
-        try:
-            made += [c for c in propose(world, random.Random(seed))]
-        finally:
-            world.close()
+    made = _proposed(ops, tmp_path)
     called = {x["name"] for c in made for x in c.calls}
     assert "api_replies_delete" in called and "api_replies_update" not in called, called
 
