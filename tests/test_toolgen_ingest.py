@@ -219,3 +219,31 @@ def test_with_require_specs_a_named_file_that_is_no_spec_fails_saying_why(tmp_pa
     assert (stats.failed, stats.not_specs) == (len(named), 1)
     _, failed, stats = read_paths(paths, workers=workers)  # without: every one only counted
     assert failed == [] and stats.not_specs == len(named) + 1
+
+
+def test_a_scalar_past_the_depth_bound_keeps_its_type():
+    """AWS-style chains (response → result → record → `nameType`) nest scalars past the bound:
+    the scalar keeps its type and pattern; an object past it is cut to a named stub."""
+    from toolgen.ingest.refs import MAX_REF_DEPTH, Resolver
+
+    chain = {
+        f"L{i}": {"type": "object", "properties": {"next": {"$ref": f"#/d/L{i + 1}"}}}
+        for i in range(MAX_REF_DEPTH)
+    }
+    chain[f"L{MAX_REF_DEPTH}"] = {
+        "type": "string",
+        "pattern": "[a-z]+",
+        "maxLength": 9,
+        "x": {"$ref": "#/d/L0"},
+    }
+    node = Resolver({"d": chain}).schema({"$ref": "#/d/L0"}, "")
+    for _ in range(MAX_REF_DEPTH):
+        node = node["properties"]["next"]
+    assert node == {"type": "string", "pattern": "[a-z]+", "maxLength": 9}
+    cut = Resolver(
+        {"d": {**chain, f"L{MAX_REF_DEPTH}": {"type": "object", "properties": {"a": {"type": "string"}}}}}
+    )
+    node = cut.schema({"$ref": "#/d/L0"}, "")
+    for _ in range(MAX_REF_DEPTH):
+        node = node["properties"]["next"]
+    assert node["type"] == "object" and "properties" not in node and "depth bound" in node["description"]

@@ -73,6 +73,7 @@ def test_nested_action_path_merges_parameters_renames_clashes_and_drops_headers(
             p("X-Amz-SignedHeaders", "header", schema={"type": "string"}),
             p("X-Amz-Date", "header", schema={"type": "string"}),
             p("X-Amz-Security-Token", "header", schema={"type": "string"}),
+            p("x-apideck-app-id", "header", required=True, schema={"type": "string"}),
             p(
                 "X-Amz-Target",
                 "header",
@@ -95,6 +96,7 @@ def test_nested_action_path_merges_parameters_renames_clashes_and_drops_headers(
         "X-Amz-SignedHeaders": "signing header",
         "X-Amz-Date": "transport header",
         "X-Amz-Security-Token": "credential header",
+        "x-apideck-app-id": "caller header",
         "X-Amz-Target": "fixed header",
     }
     assert {(r["from"], r["to"]) for r in op.renamed} == {

@@ -895,6 +895,7 @@ def test_names_are_said_as_the_domain_writes_them() -> None:
             "add a new SCU for sending DICOM images; see the URL",
             "Returns ALL SCPs. NOTE: the url must be https; the ID of the SCU",
             "list all of them",
+            "AUDIT - Get Audit Info",  # (a heading's capitals: `audit` is a word here)
         ]
     )
     assert names == {
@@ -1402,3 +1403,25 @@ def test_a_name_made_only_for_a_search_names_no_row(tmp_path):
     finally:
         world.close()
     assert asked and not [text for text in asked if "name" in text], asked
+
+
+def test_a_goal_joins_a_request_and_a_question_about_the_same_row(tmp_path):
+    """`Cancel the order ... of the customer C. Also, what is the email of that customer?`: the
+    second need names a row the first names (said again as `that <noun>`), touches no table the
+    first writes, runs its calls after the first's and validates."""
+    goals = []
+    for seed in range(4):
+        world, *_ = _world(SHOP, seed, tmp_path / f"shop{seed}")
+        try:
+            for c in [c for c in propose(world, random.Random(seed)) if c.kind == "goal"]:
+                kept, _ = validate_candidates(world.domain, [c])
+                goals.append((world.domain, c, kept))
+        finally:
+            world.close()
+    assert goals, "the shop's requests name customers and orders its questions ask about"
+    for domain, c, _ in goals:
+        _, second = c.instruction.split(" Also, ")
+        assert " that " in second, c.instruction
+        assert any(domain.tools[x["name"]].writes for x in c.calls)
+        assert not domain.tools[c.calls[-1]["name"]].writes  # (the question's calls come last)
+    assert any(kept for *_, kept in goals)

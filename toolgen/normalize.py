@@ -33,6 +33,8 @@ _TRANSPORT_HEADERS = frozenset(
 _TRACING_WORDS = frozenset("request correlation trace tracking".split())
 #: words of the headers that sign a request (AWS SigV4: `X-Amz-Content-Sha256`, `X-Amz-SignedHeaders`)
 _SIGNING_WORDS = frozenset("sha256 sha1 md5 algorithm signed".split())
+#: words of the headers that say which application calls (`x-apideck-app-id`): the caller's, like its key
+_CALLER_WORDS = frozenset("app application client appid clientid applicationid".split())
 _CREDENTIAL_WORDS = frozenset(
     "authorization auth apikey token secret signature credential credentials bearer".split()
 )
@@ -304,6 +306,8 @@ def _drop_reason(p: _Param) -> str | None:
             return "credential header: the environment authenticates the agent"
         if _TRACING_WORDS.intersection(ws) and ("id" in ws or "key" in ws):
             return "tracing header: set by the client"
+        if _CALLER_WORDS.intersection(ws) and ws[-1] in ("id", "appid", "clientid", "applicationid"):
+            return "caller header: which application calls, as its key does"
         if _SIGNING_WORDS.intersection(ws) or ws[-2:] == ("security", "token"):
             return "signing header: the client signs each request"
         if ws == ("date",) or (len(ws) == 3 and ws[0] == "x" and ws[-1] == "date"):

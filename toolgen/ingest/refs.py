@@ -26,6 +26,26 @@ MAX_REF_DEPTH = 2
 MAX_NESTING = 64
 
 
+def _shallow(target: Any, ref: str) -> dict[str, Any]:
+    """A target past the depth bound: its own scalar words (type, format, pattern, a list of
+    plain values such as `enum`), none of what nests in it, so a `string` stays a string."""
+    if not isinstance(target, dict):
+        return {"description": f"{ref} (not expanded: depth bound)"}
+    kept = {
+        k: v
+        for k, v in target.items()
+        if k != "$ref"
+        and (
+            not isinstance(v, dict | list)
+            or isinstance(v, list)
+            and all(x is None or isinstance(x, str | int | float | bool) for x in v)
+        )
+    }
+    if kept.get("type") in ("object", "array") or "type" not in kept:
+        kept["description"] = f"{ref} (not expanded: depth bound)"
+    return kept
+
+
 class RefError(ValueError):
     """A `$ref` that cannot be followed: dangling, malformed, or to a file that is not there."""
 
@@ -151,7 +171,7 @@ class Resolver:
             except RefError as exc:
                 return self._unresolved(ref, exc, problems)
             if depth <= 0:
-                return {"description": f"{ref} (not expanded: depth bound)"}
+                return _shallow(target, ref)
             result = self._expand(target, key[0], depth - 1, (*stack, key), nesting + 1, problems)
             self._memo[memo_key] = result
             return result

@@ -11,6 +11,7 @@ Design notes: docs/design/toolgen.md.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -27,7 +28,7 @@ from .schema import TablePlan
 if TYPE_CHECKING:
     from .walks import Proposer, Write
 
-__all__ = ["batches", "changes", "errands", "everys", "merged", "openers", "sweeps"]
+__all__ = ["batches", "changes", "errands", "everys", "goals", "merged", "openers", "sweeps"]
 
 #: how many writes an errand or a batch holds at most (it keeps what runs)
 _SIZES = (3, 4, 5, 6, 8, 10)
@@ -621,3 +622,68 @@ def _changes(p: Proposer, tool: Tool) -> Candidate | None:
         Pairs=listed[:1].upper() + listed[1:],
     )
     return Candidate("changes", text, p._gold(calls))
+
+
+#: kinds that change something; those that can follow one (asks of one or two rows, small writes)
+_GOAL_FIRSTS = ("errand", "batch", "every", "sweep", "changes", "chain", "double", "single")
+_GOAL_SECONDS = ("read", "compare", "single", "chain", "changes")
+#: the first words of a request or a question that can follow another after `Also,`
+_FOLLOWS = re.compile(r"(What|Which|How|Tell|Look|Add|Please|Can you|Could you|I need|[A-Z][a-z]+ the) ")
+
+
+def goals(p: Proposer, by_kind: dict[str, list[Candidate]], most: int) -> list[Candidate]:
+    """Two needs about one row in one message (`Can you cancel the order O-1 of the customer
+    C? Also, what is the email of that customer?`): the second names a row as the first does
+    (said again as `that <noun>`), and neither touches a table the other writes, so they
+    commute; their gold calls run one after the other."""
+    tables = {t.name: t.table.name for t in p.w.tools}
+    written = {t.name for t in p.w.tools if t.plan.kind == "write"}
+
+    def plain(c: Candidate) -> bool:  # (no call refers to another's result, none fails)
+        return not any(call.get("expect_error") for call in c.calls) and "$calls." not in json.dumps(c.calls)
+
+    def parts(c: Candidate) -> tuple[set[str], set[str], set[str]]:  # (tables touched, changed; rows said)
+        return (
+            {tables[x["name"]] for x in c.calls},
+            {tables[x["name"]] for x in c.calls if x["name"] in written},
+            {m.group(0) for m in say.ROW.finditer(c.instruction)},
+        )
+
+    seconds = [
+        (c, parts(c))
+        for kind in _GOAL_SECONDS
+        for c in by_kind.get(kind, [])
+        if plain(c) and _FOLLOWS.match(c.instruction)
+    ]
+    firsts = [c for kind in _GOAL_FIRSTS for c in by_kind.get(kind, []) if plain(c)]
+    p.rng.shuffle(firsts)
+    firsts.sort(key=lambda c: -len(c.calls))  # (the longest errands first: a goal adds to them)
+    out: list[Candidate] = []
+    for first in firsts:
+        if len(out) >= most:
+            break
+        touched, changed, said = parts(first)
+        fitting = [
+            (c, (t, ch, s))
+            for c, (t, ch, s) in seconds
+            if c is not first
+            and said & s
+            and not t & changed
+            and not ch & touched
+            and not any(str(f) in first.instruction for f in c.answer_facts)  # (not told already)
+        ]
+        if not fitting:
+            continue
+        second = p.rng.choice(fitting)
+        seconds.remove(second)
+        text = second[0].instruction
+        text = text if text.startswith("I ") else text[:1].lower() + text[1:]
+        out.append(
+            Candidate(
+                "goal",
+                f"{first.instruction} Also, {text}",
+                [*first.calls, *second[0].calls],
+                [*first.answer_facts, *second[0].answer_facts],
+            )
+        )
+    return out

@@ -251,10 +251,11 @@ def refusal_sentence(rng: random.Random, clause: str) -> str:
     return _sentence(rng, clause) + " If that is not possible, tell me the reason, naming its current state."
 
 
-#: a row named by what a person knows of it: `the user whose name is "Ada" and city is "Oslo"`
-_ROW = re.compile(
-    r'\bthe ([a-z]+(?: (?!the\b|of\b|for\b)[a-z]+)*) whose [a-z0-9 ]+? is "(?:[^"\\]|\\.)*"'
-    r'(?:(?:,| and) [a-z0-9 ]+? is "(?:[^"\\]|\\.)*")*'
+#: a row named by what a person knows of it (`the user whose name is "Ada" and city is "Oslo"`)
+#: or by its id (`the site SIT-1007`)
+ROW = re.compile(
+    r'\bthe ([a-z]+(?: (?!the\b|of\b|for\b)[a-z]+)*) (?:whose [a-z0-9 ]+? is "(?:[^"\\]|\\.)*"'
+    r'(?:(?:,| and) [a-z0-9 ]+? is "(?:[^"\\]|\\.)*")*|[A-Z][A-Z0-9]*-[0-9]+\b)'
 )
 
 
@@ -268,11 +269,11 @@ def refer_once(text: str) -> str:
         seen.add(m.group(0))
         return m.group(0)
 
-    return _ROW.sub(once, text)
+    return ROW.sub(once, text)
 
 
 _CAPITALS = re.compile(r"\b([A-Z][A-Z0-9]{1,5})s?\b")
-_LOWER_WORD = re.compile(r"\b[a-z][a-z0-9]{1,5}\b")
+_LOWER_WORD = re.compile(r"\b[A-Za-z][a-z0-9]{1,5}\b")  # (`Audit` beside `AUDIT`: a word, not a name)
 #: words a description writes in capitals for emphasis or as code, not as a name
 _NOT_NAMES = (
     _FILLER
@@ -286,10 +287,10 @@ _QUOTED_TEXT = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
 def capitals(texts: Sequence[str]) -> dict[str, str]:
-    """The names the domain's own words write in capitals and never in lower case (`SCU`,
-    `DICOM`, `URL`), by their lower-case form; plurals with them (`scus` → `SCUs`)."""
+    """The names the domain's own words write in capitals and never otherwise (`SCU`, `DICOM`,
+    `URL`; not `AUDIT` beside `Audit`), by their lower-case form; plurals with them (`SCUs`)."""
     upper = {m.group(1) for t in texts for m in _CAPITALS.finditer(t)}
-    lower = {m.group(0) for t in texts for m in _LOWER_WORD.finditer(t)}
+    lower = {m.group(0).lower() for t in texts for m in _LOWER_WORD.finditer(t)}
     found: dict[str, str] = {}
     for name in sorted(upper):
         low = name.lower()

@@ -78,6 +78,7 @@ class Candidate:
                 "compare",
                 "total",
                 "refusal",
+                "goal",
             )
             and len(self.calls) >= 3
         )

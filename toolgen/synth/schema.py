@@ -181,7 +181,8 @@ class ColumnPlan:
     recorded: bool = False
     #: a state an operation changes (`effects`): never null
     state: bool = False
-    #: made only for a free-text search to match (no field of the API): no one names a row by it
+    #: made up, no field of the API (for a free-text search to match, or the one column of a
+    #: table the API gives no field of): no one names a row by it or asks for it
     searched: bool = False
 
     @property
@@ -906,3 +907,4 @@ def _finish(b: _Builder, ops: list[Operation], bindings: dict[str, list[Binding]
         if len(table.columns) == 1:
             b.add_column(table, "name", {"type": "string", "description": f"the {table.entity}'s name"})
             table.columns["name"].hint = typed_hint(table.columns["name"])
+            table.columns["name"].searched = True

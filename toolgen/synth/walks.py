@@ -22,7 +22,7 @@ from . import instructions as say
 from .checks import opaque, text_problems
 from .draws import is_code_of
 from .effects import STATE_VERBS, Repoint, StateChange
-from .errands import batches, changes, errands, everys, merged, sweeps
+from .errands import batches, changes, errands, everys, goals, merged, sweeps
 from .lookups import Args, Ref, Row, Tool, World, scalar, seq
 from .questions import Asker, Candidate
 from .schema import Binding, TablePlan
@@ -48,6 +48,7 @@ _QUOTA = {
     "total": 4,
     "refusal": 2,
     "single": 4,
+    "goal": 6,
 }
 
 
@@ -174,10 +175,8 @@ class Proposer(Asker):
                     )  # (named by id: its parents' too)
                 elif not ref.calls:
                     return None
-        if owners:  # (two parents may be one row: said once; `the role of ...` when it has no name)
-            of = say.join_clauses(list(dict.fromkeys(owners)))
-            bare = ref.phrase == f"the {say.noun(table.entity)}"
-            ref = Ref(f"{ref.phrase} of {of}" if bare else f"{ref.phrase} (of {of})", ref.calls)
+        if owners:  # (two parents may be one row: said once; after its own values, as `row_where`)
+            ref = Ref(f"{ref.phrase} of {say.join_clauses(list(dict.fromkeys(owners)))}", ref.calls)
         extra = 0 if tool.plan.compiled_as != "update" else self.rng.choice((1, 1, 2))
         fields = self._fields(tool, row, extra, lookup=bool(ref.calls))
         if fields is None or (tool.plan.compiled_as == "update" and not fields):
@@ -546,6 +545,7 @@ def propose(world: World, rng: random.Random) -> list[Candidate]:
         by_kind = {
             kind: [c for c in found if not named.search(c.instruction)] for kind, found in by_kind.items()
         }
+    by_kind["goal"] = goals(p, by_kind, _QUOTA["goal"])
     spare = {kind: found[_QUOTA[kind] :] for kind, found in by_kind.items()}
     for kind, found in by_kind.items():
         del found[_QUOTA[kind] :]
