@@ -7,9 +7,9 @@
     python benchmarks/pool.py tree unreset --steps  # gold calls whose step count a reused connection changes
 
 Each SIDE is `tree` (the working tree's pool.py), a git revision (its pool.py), `fresh` (the
-working tree's, every episode on a new connection: nothing reused) or `unreset` (the working
-tree's, connections reused without resetting their statements' step counts: only while pool.py has
-that reset, `_API`). Every side's pool.py runs from its source as a module of its own, and every
+working tree's, every episode on a new connection: nothing reused) or `unreset` (connections
+reused without resetting their statements' step counts: only for a pool.py that still has that
+reset, `_API`, as before 6 Dec 2026; since then `tree` is that). Every side's pool.py runs from its source as a module of its own, and every
 side gets its own copy of each domain. Per domain, `open+call` times `domain.episode()` and the
 first gold call of a task (tasks in turn; the benchmark shop: `get_customer`), the close untimed;
 `cycle` times the same with the close (where the pool restores and keeps the connection). The

@@ -1,10 +1,10 @@
 """Statements that scoring runs on an episode's connection, kept to a few shapes.
 
-Each statement text an episode's connection runs stays prepared in its cache, and the domain's
-pool resets every prepared statement's counters when it takes the connection back
-(`simulator.pool`, ~1 us a statement): one `IN (?, ?, ...)` statement per number of values would
-fill the cache with statements used once and make every later episode's close slower. So values
-go in chunks of a few fixed sizes, the last chunk padded with its last value (`IN` does not mind).
+Each statement text an episode's connection runs stays prepared in its cache (`simulator.pool`:
+256, least recently used out), and pooled connections keep it for later episodes: one
+`IN (?, ?, ...)` statement per number of values would fill the cache with statements used once
+and push out the tools' own. So values go in chunks of a few fixed sizes, the last chunk padded
+with its last value (`IN` does not mind).
 """
 
 from __future__ import annotations

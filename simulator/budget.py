@@ -2,10 +2,12 @@
 
 A call runs under a `Budget` of three limits: SQLite steps (counted by a progress handler),
 evaluation steps (counted by `charge`, which the runtime calls as it works) and wall-clock seconds.
-The step limits are deterministic: the same call on the same state counts the same steps in any
-process, and exceeding them is a `WorkLimitError` (the agent's error). Exceeding the wall clock is
-a `CallTimeout` (an infrastructure failure). Either way the call fails and is rolled back.
-Design notes: docs/design/engine.md.
+Exceeding a step limit is a `WorkLimitError` (the agent's error); the wall clock, a `CallTimeout`
+(an infrastructure failure). Either way the call fails and is rolled back. Evaluation steps count
+the same in any process. SQLite calls the handler at multiples of `PROGRESS_EVERY` steps of a
+statement's whole life, and connections keep their statements across calls and episodes
+(simulator.pool), so a call's SQLite steps are counted to within `PROGRESS_EVERY` per statement
+it runs: only a call that close to the limit can pass once and fail another time (engine.md).
 """
 
 from __future__ import annotations

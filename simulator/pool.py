@@ -3,17 +3,14 @@
 A closed episode's connection goes back to its domain's pool, which restores in place the rows its
 change log names (the seed's values and rowids; id counters, clock and change log emptied; never by
 deserializing, which would free the schema under its prepared statements) and keeps it, statements
-and all, for a later episode. SQLite counts a statement's VM steps over its whole life and the step
-budget fires at multiples of that count (simulator.budget), so a kept connection's statements get
-their counts reset (through ctypes where the connection's layout is known; else nothing is reused).
-It is closed instead when it cannot be restored exactly (written outside a call, schema changed, in
-a transaction, a statement still active, restore failed) or the pool is full; hooks are cleared."""
+and all, for a later episode. It is closed instead when it cannot be restored exactly (written
+outside a call, schema changed, in a transaction, restore failed) or the pool is full; hooks are
+cleared. A kept statement's SQLite step count goes on from earlier episodes (simulator.budget says
+what that changes). A cursor a caller holds on `ep.conn` must not outlive its episode."""
 
 from __future__ import annotations
 
-import ctypes
 import sqlite3
-import sys
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -32,70 +29,6 @@ _SCHEMA = "SELECT 1 FROM _toolgym_meta LIMIT 0"
 _SCHEMA_VERSION = "PRAGMA schema_version"
 _CHANGES = "SELECT tbl, pk FROM _toolgym_changes"
 _CLEAR = ("DELETE FROM _toolgym_changes", "DELETE FROM _toolgym_meta")
-
-
-_VM_STEP = 4  # SQLITE_STMTSTATUS_VM_STEP
-
-
-class _Statements:
-    """The C API needed to reset a connection's statements' step counts (see the module docstring)."""
-
-    def __init__(self) -> None:
-        import _sqlite3
-
-        lib = ctypes.CDLL(_sqlite3.__file__)  # its symbols and those of the libsqlite3 it links
-        self.next_stmt = lib.sqlite3_next_stmt
-        self.next_stmt.restype, self.next_stmt.argtypes = ctypes.c_void_p, [ctypes.c_void_p, ctypes.c_void_p]
-        self.stmt_status = lib.sqlite3_stmt_status
-        self.stmt_status.restype = ctypes.c_int
-        self.stmt_status.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
-        self.stmt_busy = lib.sqlite3_stmt_busy
-        self.stmt_busy.restype, self.stmt_busy.argtypes = ctypes.c_int, [ctypes.c_void_p]
-        self.limit = lib.sqlite3_limit
-        self.limit.restype, self.limit.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
-        self.total_changes = lib.sqlite3_total_changes
-        self.total_changes.restype, self.total_changes.argtypes = ctypes.c_int, [ctypes.c_void_p]
-
-    @staticmethod
-    def handle(conn: sqlite3.Connection) -> int | None:
-        """The `sqlite3 *` of a connection: CPython's connection object starts with it, right after
-        the object header (3.11 to 3.14)."""
-        return ctypes.c_void_p.from_address(id(conn) + object.__basicsize__).value
-
-    def check(self, conn: sqlite3.Connection) -> bool:
-        """Whether `handle` finds this connection's database (its limits and change count agree)."""
-        db = self.handle(conn)
-        return (
-            bool(db)
-            and all(
-                self.limit(db, which, -1) == conn.getlimit(which)
-                for which in (sqlite3.SQLITE_LIMIT_LENGTH, sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
-            )
-            and self.total_changes(db) == conn.total_changes
-        )
-
-    def settle(self, conn: sqlite3.Connection) -> bool:
-        """Reset every statement's step count; False when a statement is still active (only one
-        that stepped since its last reset can be: a statement is active from its first step)."""
-        db, next_stmt, busy, status = self.handle(conn), self.next_stmt, self.stmt_busy, self.stmt_status
-        stmt = next_stmt(db, None)
-        while stmt:
-            if status(stmt, _VM_STEP, 1) and busy(stmt):
-                return False
-            stmt = next_stmt(db, stmt)
-        return True
-
-
-def _statements_api() -> _Statements | None:
-    if sys.implementation.name != "cpython" or not (3, 11) <= sys.version_info[:2] <= (3, 14):
-        return None
-    try:
-        return _Statements()
-    except (ImportError, OSError, AttributeError):
-        return None
-
-
-_API = _statements_api()
 
 
 def new_connection(snapshot: bytes) -> sqlite3.Connection:
@@ -179,12 +112,9 @@ class ConnectionPool:
             room = self._room(size)
         keep = (
             room
-            and _API is not None
             and not conn.in_transaction
             and conn.execute(_SCHEMA_VERSION).fetchone()[0] == self._schema_version(snapshot)
-            and _API.check(conn)
             and self.restore(conn, snapshot, changes)
-            and _API.settle(conn)
         )
         if keep:
             with self.lock:

@@ -104,16 +104,21 @@ def test_a_closed_episode_cannot_reach_the_reused_connection(shop):
     second.close()
 
 
-def test_a_connection_with_an_active_statement_is_not_reused(shop):
+def test_a_cursor_left_reading_does_not_stop_the_restore(shop):
+    """A caller's cursor still stepping through a read when its episode closes: the connection is
+    kept, restored to the seed state, and the next episode's calls answer as on a fresh one."""
     ep = shop.episode()
     conn = ep.conn
+    ep.call("set_note", {"customer_id": "C-0001", "notes": "changed"})
     cursor = conn.execute("SELECT * FROM customers")
     cursor.fetchone()  # the statement stays active while the cursor lives
     ep.close()
     other = shop.episode()
-    assert other.conn is not conn
-    with pytest.raises(sqlite3.ProgrammingError):
-        conn.execute("SELECT 1")  # it was closed, not kept
+    assert other.conn is conn and state(conn, shop) == seed_state(shop)
+    with shop.episode() as fresh:  # (the pool is empty: a new connection)
+        assert other.call("get_customer", {"customer_id": "C-0001"}) == fresh.call(
+            "get_customer", {"customer_id": "C-0001"}
+        )
     del cursor
     other.close()
 

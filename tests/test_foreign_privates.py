@@ -22,7 +22,6 @@ KNOWN = {
     ("simulator/fastcall.py", "_session_owners"): "fast call path; gated by fastcall.unsupported()",
     ("simulator/server.py", "_mcp_server"): "installs the direct tools/call handler; gated likewise",
     ("simulator/server.py", "_connection"): "read with getattr and a default: absent means no fast path",
-    ("simulator/pool.py", "_sqlite3"): "the step-count reset (docs/notes/2026-12-05-pool-without-ctypes.md)",
 }
 
 
