@@ -1328,22 +1328,28 @@ def test_a_new_value_is_the_column_s_kind_or_none_never_a_stand_in(tmp_path):
     assert values == {None}, values
 
 
-def test_a_long_named_key_is_its_own_entity_s(tmp_path):
-    """IAM's `DeleteSSHPublicKey(UserName, SSHPublicKeyId)`: the id is the SSH public key's, not a
-    `public key` of its own (`delete the ssh public key of the user ... and the public key PK-1`)."""
-    key = {"ssh_public_key_id": {"type": "string"}}
-    # (what normalize says they consume: `id_entity` keeps a key's last two words)
+@pytest.mark.parametrize(
+    ("entity", "key", "consumes"),
+    [
+        ("ssh_public_key", "ssh_public_key_id", "public_key"),  # (`id_entity` keeps two words)
+        ("signing_certificate", "certificate_id", "certificate"),
+    ],
+)
+def test_a_key_named_like_its_own_entity_is_its_own(tmp_path, entity, key, consumes):
+    """IAM's `DeleteSSHPublicKey(UserName, SSHPublicKeyId)` and `DeleteSigningCertificate(UserName,
+    CertificateId)`: the id is the op's own row's, not a `public key` or a `certificate` of its own
+    (`delete the signing certificate of the certificate CER-1011`)."""
     ops = [
-        make_op(f"{verb}_ssh_public_key", kind, {"user_name": {"type": "string"}, **key}, ["user_name", "ssh_public_key_id"],
-                entity="ssh_public_key", consumes=["public_key"])
+        make_op(f"{verb}_{entity}", kind, {"user_name": {"type": "string"}, key: {"type": "string"}},
+                ["user_name", key], entity=entity, consumes=[consumes])
         for verb, kind in (("get", "read"), ("delete", "delete"))
     ]  # fmt: skip
     plan, by_id = planned_from(*ops)
     schema = infer_schema(plan, by_id)
     for op_id, bindings in schema.bindings.items():
-        (found,) = [b for b in bindings if b.param == "ssh_public_key_id"]
-        assert (found.role, found.table) == ("key", "ssh_public_keys"), (op_id, found)
-    assert "public_keys" not in schema.tables
+        (found,) = [b for b in bindings if b.param == key]
+        assert (found.role, found.table) == ("key", f"{entity}s"), (op_id, found)
+    assert f"{consumes}s" not in schema.tables
 
 
 def test_no_request_says_a_flag_by_its_name(tmp_path):
@@ -1420,8 +1426,10 @@ def test_a_goal_joins_a_request_and_a_question_about_the_same_row(tmp_path):
             world.close()
     assert goals, "the shop's requests name customers and orders its questions ask about"
     for domain, c, _ in goals:
-        _, second = c.instruction.split(" Also, ")
+        first, second = c.instruction.split(" Also, ")
         assert " that " in second, c.instruction
+        named_by = set(re.findall(r'whose ([a-z ]+?) is "', first))
+        assert not any(f" {f} of that " in second for f in named_by), c.instruction  # (not circular)
         assert any(domain.tools[x["name"]].writes for x in c.calls)
         assert not domain.tools[c.calls[-1]["name"]].writes  # (the question's calls come last)
     assert any(kept for *_, kept in goals)

@@ -22,7 +22,7 @@ from typing import Any, cast
 from faker import Faker
 
 from ..naming import fold_ascii, singular, words
-from .lexicon import PRODUCT_ADJECTIVES, PRODUCT_NOUNS, is_birth, is_future
+from .lexicon import NAME_WORDS, PRODUCT_ADJECTIVES, PRODUCT_NOUNS, is_birth, is_future
 
 __all__ = [
     "Draw",
@@ -266,13 +266,13 @@ def _head_noun(entity: str) -> str:
 
 
 def thing_name(entity: str) -> Maker:
-    noun = _head_noun(entity)  # (`Capacity Default Sound`, not `... Soundboard Default Sounds`)
+    noun = _head_noun(entity)  # (`Weekly Default Sound`, not `... Soundboard Default Sounds`)
+    said = {w.lower() for w in noun.split()}
+    choices = [w for w in NAME_WORDS if w.lower() not in said]  # (not `Group Group`)
 
     def make(d: Draw) -> str:
-        phrase = str(d.fake.catch_phrase()).split()
-        if not noun or phrase[-1].lower() in noun.lower().split():
-            return title_case(" ".join(phrase[-2:]))
-        return f"{phrase[-1].title()} {noun}"  # (a name says what it names; not `Group Group`)
+        word = d.rng.choice(choices)
+        return f"{word} {noun}" if noun else word  # (a name says what it names)
 
     return make
 

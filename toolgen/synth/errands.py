@@ -671,6 +671,7 @@ def goals(p: Proposer, by_kind: dict[str, list[Candidate]], most: int) -> list[C
             and not t & changed
             and not ch & touched
             and not any(str(f) in first.instruction for f in c.answer_facts)  # (not told already)
+            and not any(f" {f} of " in c.instruction for f in _fields(said & s))  # (`the name of that group`)
         ]
         if not fitting:
             continue
@@ -687,3 +688,8 @@ def goals(p: Proposer, by_kind: dict[str, list[Candidate]], most: int) -> list[C
             )
         )
     return out
+
+
+def _fields(phrases: set[str]) -> set[str]:
+    """The fields rows are named by in `phrases` (`the group whose name is "A"`: name)."""
+    return {f for phrase in phrases for f in re.findall(r'(?:whose|,|and) ([a-z0-9 ]+?) is "', phrase)}

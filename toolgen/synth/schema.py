@@ -516,6 +516,8 @@ def _param_entity(prop: str, op: Operation, info: PathInfo | None, known: set[st
         return op.entity
     if len(ws) > 3 and ws[-1] in ("id", "uuid", "guid") and "_".join(map(singular, ws[:-1])) == op.entity:
         return op.entity  # (`ssh_public_key_id` of an SSH public key: no `public key` of its own)
+    if len(ws) == 2 and ws[-1] in ("id", "uuid", "guid") and op.entity.endswith("_" + singular(ws[0])):
+        return op.entity  # (`CertificateId` of a signing certificate: its own, no other certificate)
     entity = id_entity(prop)
     if entity and entity in known:
         return entity

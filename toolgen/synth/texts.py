@@ -41,7 +41,6 @@ from .draws import (
     sentence,
     subject_line,
     thing_name,
-    title_case,
     uuid_value,
     whole,
 )
@@ -201,7 +200,7 @@ def _string_by_name(f: Field) -> Maker | None:
             return fake_method("job")
         if last == "subject":
             return subject_line
-        return lambda d: title_case(str(d.fake.catch_phrase()))
+        return thing_name(f.table)  # (`Quarterly Report`: what people title things)
     if has_word(
         ws,
         (
