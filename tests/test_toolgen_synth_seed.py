@@ -696,7 +696,11 @@ def test_a_type_a_key_s_body_and_a_file_read_as_what_they_are() -> None:
         "ssh_public_key_body": column("string"),
         "path": column("string"),
     }
-    for table, ends in (("photos", r"\.(jpe?g|png|gif|bmp|tiff|webp)"), ("documents", r"\.\w+")):
+    for table, ends in (
+        ("photos", r"\.(jpe?g|png|gif|bmp|tiff|webp)"),
+        ("documents", r"\.(pdf|docx|xlsx|csv|txt)"),  # (no `.pages` nor `.numbers`)
+        ("json_exports", r"\.json"),  # (a format the words name)
+    ):
         rows = seed_rows({table: {"primary_key": "id", "columns": columns}}, {}, rows=10)[table]
         for r in rows:
             assert r["room_type"] in ("standard premium basic custom shared private public internal "
@@ -739,3 +743,14 @@ def test_a_spec_s_stand_in_example_is_never_a_row_s_value() -> None:
     coded = {"id": column("string"), "code": column("string")}
     rows = seed_rows({"records": {"primary_key": "id", "columns": coded}}, {"records": real}, rows=60)
     assert any(r["code"] == "NS" for r in rows["records"])
+
+
+def test_a_zip_the_spec_calls_a_file_is_a_zip_file_not_a_postcode() -> None:
+    """Netlify's deploy `zip` ("a zip file of the site") is a path to a .zip; an address's zip a
+    postcode."""
+    columns = {"id": column("string"), "zip": column("string")}
+    hints = {"deploys": {"zip": {"type": "string", "description": "A zip file of the site to deploy."}}}
+    deploys = seed_rows({"deploys": {"primary_key": "id", "columns": columns}}, hints, rows=5)["deploys"]
+    assert all(re.fullmatch(r"(/\w+)+\.zip", r["zip"]) for r in deploys), deploys
+    places = seed_rows({"addresses": {"primary_key": "id", "columns": columns}}, {}, rows=5)["addresses"]
+    assert all(re.fullmatch(r"\d{5}", r["zip"]) for r in places), places

@@ -151,8 +151,9 @@ def _string_by_name(f: Field) -> Maker | None:
     if has_word(ws, ("url", "uri", "website", "homepage", "link", "href")) or joined == "self_link":
         return fake_method("url")
     if joined in ("file_name", "filename") or last == "path" and not has_word(ws, ("url", "uri")):
-        category = _file_category(ws + tuple(singular(w) for w in words(f.table)))
-        return lambda d: str(d.fake.file_path(category=category))
+        return _file_path(ws + tuple(singular(w) for w in words(f.table)))
+    if joined == "zip" and _ARCHIVE.search(str(f.hint.get("description") or "")):
+        return _file_path(("zip",))  # (a deploy's `zip`: "a zip file of the site", no postcode)
     if last == "name" or joined in ("label", "display_name", "full_name"):
         if has_word(ws[:-1], ("color", "colour")):
             return fake_method("color_name")  # (a color's name is a color's: `MidnightBlue`)
@@ -333,9 +334,31 @@ _FILE_KINDS = {
 }
 
 
-def _file_category(ws: tuple[str, ...]) -> str:
-    """The kind of file a path in these words names; an office document when none says."""
-    return next((kind for kind, said in _FILE_KINDS.items() if has_word(ws, said)), "office")
+#: formats a path's words may name, and the extension a file of it has
+_EXTENSIONS = {
+    **{w: w for w in "json csv xml yaml pdf png jpg jpeg gif svg zip txt html docx xlsx parquet".split()},
+    "markdown": "md",
+    "yml": "yaml",
+    "excel": "xlsx",
+    "word": "docx",
+    "spreadsheet": "xlsx",
+}
+#: extensions of a document when no word says which (no `.pages` or `.numbers`)
+_DOCUMENTS = ("pdf", "docx", "xlsx", "csv", "txt")
+#: a description that says a field holds a file, not a place
+_ARCHIVE = re.compile(r"\b(?:file|archive|upload|folder|zipped)\b", re.IGNORECASE)
+
+
+def _file_path(ws: tuple[str, ...]) -> Maker:
+    """A path to a file of the format these words name, else of the kind they say (an image, a
+    song), else a document."""
+    extension = next((_EXTENSIONS[w] for w in ws if w in _EXTENSIONS), None)
+    if extension is not None:
+        return lambda d: str(d.fake.file_path(extension=extension))
+    kind = next((kind for kind, said in _FILE_KINDS.items() if has_word(ws, said)), None)
+    if kind is not None:
+        return lambda d: str(d.fake.file_path(category=kind))
+    return lambda d: str(d.fake.file_path(extension=list(_DOCUMENTS)))
 
 
 #: last words whose vocabulary a column takes (`broadcast_status`: a status)
