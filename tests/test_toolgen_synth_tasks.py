@@ -203,6 +203,13 @@ def test_phrases():
     assert say.row_where("proxy", [], ["the namespace NAM-1", "the namespace NAM-1"]) == (
         "the proxy of the namespace NAM-1"  # (two parents that are one row)
     )
+    employee = 'the employee whose title is "Clerk" of the xero tenant XT-1'
+    assert say.row_where("wage", [("status", "Pending")], [employee, "the xero tenant XT-1"]) == (
+        f'the wage whose status is "Pending" of {employee}'  # (one parent said inside the other)
+    )
+    assert say.refer_once(f"Delete {say.row_where('wage', [], [employee, 'the xero tenant XT-1'])}.") == (
+        f"Delete the wage of {employee}."  # (no `... and that xero tenant`)
+    )
     assert say.via_phrase("table_settings", "table", 'the table whose name is "t"') == (
         'the settings of the table whose name is "t"'
     )
@@ -794,6 +801,29 @@ def test_questions_never_ask_a_copy_of_a_fact_of_the_row_a_record_belongs_to(tmp
     asked = _asked(ops, tmp_path, "forecasts", "city_name")
     forecasts = [text for text in asked if "forecast" in text]
     assert forecasts and not [text for text in forecasts if "city name" in text], forecasts
+
+
+def test_questions_never_ask_a_name_another_field_spells_out(tmp_path):
+    """A library with `library_name` and `name`: `the name of each of the libraries whose library
+    names are ...` asks what the request says; the other fields are asked."""
+    library = {
+        "type": "object",
+        "properties": {
+            "library_id": {"type": "string"},
+            "library_name": {"type": "string"},
+            "name": {"type": "string"},
+            "description": {"type": "string", "description": "what the library holds"},
+            "version": {"type": "integer", "minimum": 1, "maximum": 40},
+        },
+    }
+    ops = [
+        make_op("get_library", "read", {"library_id": {"type": "string"}}, ["library_id"], entity="library",
+                record_schema=library),
+        make_op("list_libraries", "read", {"library_name": {"type": "string"}}, entity="library",
+                record_schema=library),
+    ]  # fmt: skip
+    asked = _asked(ops, tmp_path, "libraries", "library_name")
+    assert asked and not [text for text in asked if re.search(r"\bthe name\b", text)], asked
 
 
 def test_questions_ask_for_the_records_fields_not_a_reads_arguments(tmp_path):

@@ -148,8 +148,15 @@ def row_where(entity: str, pairs: Sequence[tuple[str, Any]], owners: Sequence[st
         said = dict.fromkeys(f"{field_phrase(c)} is {value_text(v)}" for c, v in pairs)  # (each once)
         text += " whose " + join_clauses(list(said))
     if owners:  # (after its own values: `the shape whose name is "A" of the page whose name is "B"`)
-        text += " of " + join_clauses(list(dict.fromkeys(owners)))  # (two parents may be one row)
+        text += " of " + owners_phrase(owners)
     return text
+
+
+def owners_phrase(owners: Sequence[str]) -> str:
+    """The rows a row belongs to, each said once: two parents may be one row, and one may be said
+    inside another (`the employee ... of the tenant T-1` and `the tenant T-1`: the first only)."""
+    said = list(dict.fromkeys(owners))
+    return join_clauses([o for o in said if not any(o != other and o in other for other in said)])
 
 
 def id_phrase(entity: str, key: Any) -> str:

@@ -504,13 +504,15 @@ def _answers(table: TablePlan) -> set[str]:
     (an argument only a read takes, `top_k`, `search_term`, is no answer), else every column;
     never a credential (`password`), a label the server stamps (`_stamp`), a field named as
     the thing itself (`the phone number of each of the phone numbers`) nor a copy of a fact of
-    a row it belongs to (`the city name of the forecast ... of the city ...`)."""
+    a row it belongs to (`the city name of the forecast ... of the city ...`), nor a field with a
+    twin (a library's `name` and `library_name`, both said `name`: one names the row)."""
     parents = {
         tuple(singular(w) for w in words(col.references.split(".")[0]))
         for col in table.columns.values()
         if col.references
     }
     recorded = {c for c, col in table.columns.items() if col.recorded and c != table.primary_key}
+    spelled = {words(c) for c in table.columns}
     found = (
         recorded | {c for c, col in table.columns.items() if col.references}
         if recorded
@@ -525,11 +527,19 @@ def _answers(table: TablePlan) -> set[str]:
             c
         ].searched  # (a name made for a search to match: `Orchestration Payment Intent`)
         and words(c) != words(table.entity)
+        and not _twin(words(table.entity), words(c), spelled)  # (`name` beside `library_name`: one fact)
         and not any(
             table.columns[c].references is None and len(words(c)) > len(ws) and words(c)[: len(ws)] == ws
             for ws in parents
         )
     }
+
+
+def _twin(entity: tuple[str, ...], ws: tuple[str, ...], spelled: set[tuple[str, ...]]) -> bool:
+    """Whether another column is this one with the entity's words before it, or this one is
+    another with them (`library_name` and `name` of a library, said alike: `its name`)."""
+    n = len(entity)
+    return (*entity, *ws) in spelled or (len(ws) > n and ws[:n] == entity and ws[n:] in spelled)
 
 
 def _stamp(col: ColumnPlan) -> bool:

@@ -176,7 +176,7 @@ class Proposer(Asker):
                 elif not ref.calls:
                     return None
         if owners:  # (two parents may be one row: said once; after its own values, as `row_where`)
-            ref = Ref(f"{ref.phrase} of {say.join_clauses(list(dict.fromkeys(owners)))}", ref.calls)
+            ref = Ref(f"{ref.phrase} of {say.owners_phrase(owners)}", ref.calls)
         extra = 0 if tool.plan.compiled_as != "update" else self.rng.choice((1, 1, 2))
         fields = self._fields(tool, row, extra, lookup=bool(ref.calls))
         if fields is None or (tool.plan.compiled_as == "update" and not fields):
