@@ -526,6 +526,9 @@ def test_plurals_of_words_that_have_none_and_of_names() -> None:
     ]
     assert singular("vivanews") == "vivanews" and singular("orders") == "order"
     assert singular("saas") == "saas" and singular("whois") == "whois" and singular("paas") == "paas"
+    # short plurals of abbreviations: `the dbs of the database` is `its db`; `bus` stays
+    assert [singular(w) for w in ("dbs", "gpus", "bus", "gas")] == ["db", "gpu", "bus", "gas"]
+    assert plural("db") == "dbs"
 
 
 def test_a_root_key_or_a_counted_page_gives_its_records() -> None:

@@ -754,3 +754,14 @@ def test_a_zip_the_spec_calls_a_file_is_a_zip_file_not_a_postcode() -> None:
     assert all(re.fullmatch(r"(/\w+)+\.zip", r["zip"]) for r in deploys), deploys
     places = seed_rows({"addresses": {"primary_key": "id", "columns": columns}}, {}, rows=5)["addresses"]
     assert all(re.fullmatch(r"\d{5}", r["zip"]) for r in places), places
+
+
+def test_an_instance_profile_is_named_as_a_thing_a_user_profile_as_a_person() -> None:
+    """IAM's instance profile is no one's: its name is a thing's (`Staging Instance Profile`),
+    not `Earl Mays`; a user profile's name is a person's."""
+    from toolgen.synth.lexicon import table_kind
+
+    assert table_kind("instance_profiles") == "thing" and table_kind("user_profiles") == "person"
+    columns = {"id": column("string"), "name": column("string")}
+    rows = seed_rows({"instance_profiles": {"primary_key": "id", "columns": columns}}, {}, rows=5)
+    assert all(r["name"].endswith(" Instance Profile") for r in rows["instance_profiles"]), rows

@@ -47,6 +47,12 @@ _KEEP_PLURAL = frozenset(
 _IRREGULAR = {
     "people": "person",
     "children": "child",
+    # (short plurals of abbreviations: `the dbs of the database`, `each of the gpus`)
+    "dbs": "db",
+    "vms": "vm",
+    "ips": "ip",
+    "gpus": "gpu",
+    "cpus": "cpu",
     "men": "man",
     "women": "woman",
     "mice": "mouse",
@@ -136,10 +142,10 @@ def snake(identifier: str) -> str:
 @lru_cache(maxsize=65536)
 def singular(word: str) -> str:
     """The singular of an English noun (lower case), by rule; unknown shapes are kept."""
-    if len(word) <= 3 or word in _SINGULAR_SAME or not word.isalpha() or word.endswith("news"):
-        return word
     if word in _IRREGULAR:
         return _IRREGULAR[word]
+    if len(word) <= 3 or word in _SINGULAR_SAME or not word.isalpha() or word.endswith("news"):
+        return word
     if word.endswith("ies"):
         return word[:-3] + "y"
     if word.endswith(("sses", "shes", "ches", "xes", "zzes")):

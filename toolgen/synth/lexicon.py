@@ -124,6 +124,8 @@ def table_kind(table: str) -> str:
     """`person`, `company`, `place`, `product` or `thing`: what a row of the table describes."""
     ws = tuple(singular(w) for w in words(table))
     last = ws[-1] if ws else ""
+    if last == "profile" and len(ws) > 1 and ws[-2] not in PERSON_TABLES:
+        return "thing"  # (an instance profile, a scan profile: no one's; a user profile is a person's)
     for kind, vocabulary in (
         ("person", PERSON_TABLES),
         ("company", COMPANY_TABLES),
