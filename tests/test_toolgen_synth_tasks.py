@@ -1463,3 +1463,25 @@ def test_a_goal_joins_a_request_and_a_question_about_the_same_row(tmp_path):
         assert any(domain.tools[x["name"]].writes for x in c.calls)
         assert not domain.tools[c.calls[-1]["name"]].writes  # (the question's calls come last)
     assert any(kept for *_, kept in goals)
+
+
+def test_every_row_of_a_plural_named_table_is_all_of_them(tmp_path):
+    """OpenAI's fine-tuning checkpoint `permissions` keep their plural name: `delete all the
+    permissions of the checkpoint ...`, never `every permissions`."""
+    permission = {
+        "type": "object",
+        "properties": {"id": {"type": "string"}, "checkpoint_id": {"type": "string"}},
+    }
+    checkpoint = {
+        "type": "object",
+        "properties": {"checkpoint_id": {"type": "string"}, "name": {"type": "string"}},
+    }
+    ops = [
+        make_op("list_checkpoints", "read", {}, entity="checkpoint", record_schema=checkpoint),
+        make_op("list_permissions", "read", {"checkpoint_id": {"type": "string"}}, ["checkpoint_id"],
+                entity="permissions", record_schema=permission, consumes=["checkpoint"]),
+        make_op("delete_permission", "delete", {"checkpoint_id": {"type": "string"}, "id": {"type": "string"}},
+                ["checkpoint_id", "id"], entity="permissions", consumes=["checkpoint"]),
+    ]  # fmt: skip
+    made = [c.instruction for c in _proposed(ops, tmp_path) if c.kind == "every"]
+    assert made and all("all the permissions of" in text for text in made), made

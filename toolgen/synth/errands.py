@@ -425,7 +425,11 @@ def _every(p: Proposer, tool: Tool, lister: Tool) -> Candidate | None:
             continue  # (every row of a table is no errand: one with a value is)
         if where is not None:
             rows = [r for r in rows if r.get(where[0]) == where[1]]
-        phrase = f"every {say.noun(table.entity)}" + (f" of {owner}" if owner else "")
+        noun = say.noun(table.entity)
+        each = (
+            f"all the {noun}" if plural_phrase(noun) == noun else f"every {noun}"
+        )  # (not `every permissions`)
+        phrase = each + (f" of {owner}" if owner else "")
         if where is not None:
             phrase += f" with {say.field_phrase(where[0])} {say.value_text(where[1])}"
         odds, p.copy_odds = p.copy_odds, 0.0
