@@ -563,3 +563,12 @@ def test_an_answer_holding_the_entity_by_name_gives_that_field_as_its_record() -
     assert op.entity == "location" and op.record_schema == location
     plain = {"type": "object", "properties": {"username": {"type": "string"}, "location": {"type": "string"}}}
     assert one(openapi("put", "/users/me/location", response_schema=plain)).record_schema == plain
+
+
+def test_an_extension_header_s_vendor_is_no_part_of_the_entity_it_keys():
+    """Apideck's `x-apideck-consumer-id` keys a consumer (`the consumer AC-1`, not `the apideck
+    consumer AC-1`); a plain `order_id` or Xero's `xero-tenant-id` keep their words."""
+    from toolgen.entities import id_entity
+
+    assert id_entity("x-apideck-consumer-id") == "consumer"
+    assert id_entity("xero-tenant-id") == "xero_tenant" and id_entity("order_id") == "order"

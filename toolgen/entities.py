@@ -626,6 +626,8 @@ def _declared_verb(name: str, named: _Name, id_nouns: tuple[str, ...]) -> _Name:
 def id_entity(param: str) -> str:
     """The entity whose id a parameter name carries (`order_id`, `orderId`, `AccountSid`), or ""."""
     ws = words(param)
+    if len(ws) >= 4 and ws[0] == "x":  # (`x-apideck-consumer-id`: an extension header's vendor is no part)
+        ws = ws[2:]
     if len(ws) >= 2 and ws[-1] in _ID_SUFFIX and ws[-2] not in _ID_NOISE:
         return noun_of(ws[:-1], limit=2)
     return ""
