@@ -452,11 +452,14 @@ def test_descriptions_without_enums_still_say_what_values_look_like() -> None:
         "flight_type": column("string", description="The type of flight, such as 'one_way' or 'round_trip'."),
         "insurance": column("string", description="Whether the reservation has insurance."),
         "origin": column("string", description="The origin city airport in three letters, such as 'JFK'."),
+        "refundable": column("string", description="If true, the fare can be refunded."),
+        "customer_email": column("string", description="If provided, this value prefills the form."),
     }
     rows = seed_rows({"reservations": {"primary_key": "id", "columns": columns}}, {}, seed=1, rows=40)
     for r in rows["reservations"]:
         assert r["flight_type"] in ("one_way", "round_trip") and r["insurance"] in ("yes", "no")
-        assert re.fullmatch(r"[A-Z]{3}", r["origin"])
+        assert re.fullmatch(r"[A-Z]{3}", r["origin"]) and r["refundable"] in ("yes", "no", None)
+        assert r["customer_email"] is None or "@" in r["customer_email"]  # (`If provided`: no yes/no)
     assert len({r["flight_type"] for r in rows["reservations"]}) == 2
 
 

@@ -452,6 +452,10 @@ def _compiled(pattern: str) -> re.Pattern[str] | None:
         return None
 
 
+#: a description of a yes-or-no field (`Whether ...`, `If true, ...`)
+_YES_OR_NO = re.compile(r"(?i)\s*(?:whether|if (?:true|false|set|enabled|yes|this is true))\b")
+
+
 def string_maker(f: Field) -> Maker:
     hint = f.hint
     fmt = str(hint.get("format") or "")
@@ -468,7 +472,7 @@ def string_maker(f: Field) -> Maker:
     options = [q for q in quoted if _OPTION.fullmatch(q)]
     if base is None and len(options) >= 2:  # "such as 'one_way' or 'round_trip'" (not `"+"`)
         return _bounded_string(lambda d: d.rng.choice(options), hint)
-    if base is None and re.match(r"(?i)\s*(whether|if)\b", f.description or ""):
+    if base is None and _YES_OR_NO.match(f.description or ""):  # (not `If provided, ...`: an email)
         return _bounded_string(lambda d: d.rng.choice(("yes", "no")), hint)
     if base is None:
         base = _string_by_name(f)
