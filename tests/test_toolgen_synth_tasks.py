@@ -777,6 +777,15 @@ def _proposed(ops: list[Any], folder: Path) -> list[Any]:
     return made
 
 
+def _get_and_list(entity: str, plural: str, record: dict[str, Any], by: str) -> list[Any]:
+    """A getter of `entity` by its `<entity>_id` and a listing filtered by `by`, both answering `record`."""
+    key = {f"{entity}_id": {"type": "string"}}
+    return [
+        make_op(f"get_{entity}", "read", key, list(key), entity=entity, record_schema=record),
+        make_op(f"list_{plural}", "read", {by: {"type": "string"}}, entity=entity, record_schema=record),
+    ]
+
+
 def test_questions_never_ask_a_copy_of_a_fact_of_the_row_a_record_belongs_to(tmp_path):
     """A forecast's `city_name` copies its city's name: `the city name of the forecast ... of
     the city whose name is ...` asks what the request says; its own fields are asked."""
@@ -792,12 +801,9 @@ def test_questions_never_ask_a_copy_of_a_fact_of_the_row_a_record_belongs_to(tmp
     }
     city = {"type": "object", "properties": {"city_id": {"type": "string"}, "name": {"type": "string"}}}
     ops = [
-        make_op("get_city", "read", {"city_id": {"type": "string"}}, ["city_id"], entity="city", record_schema=city),
-        make_op("list_cities", "read", {"name": {"type": "string"}}, entity="city", record_schema=city),
-        make_op("get_forecast", "read", {"forecast_id": {"type": "string"}}, ["forecast_id"], entity="forecast",
-                record_schema=forecast),
-        make_op("list_forecasts", "read", {"city_id": {"type": "string"}}, entity="forecast", record_schema=forecast),
-    ]  # fmt: skip
+        *_get_and_list("city", "cities", city, "name"),
+        *_get_and_list("forecast", "forecasts", forecast, "city_id"),
+    ]
     asked = _asked(ops, tmp_path, "forecasts", "city_name")
     forecasts = [text for text in asked if "forecast" in text]
     assert forecasts and not [text for text in forecasts if "city name" in text], forecasts
@@ -816,13 +822,9 @@ def test_questions_never_ask_a_name_another_field_spells_out(tmp_path):
             "version": {"type": "integer", "minimum": 1, "maximum": 40},
         },
     }
-    ops = [
-        make_op("get_library", "read", {"library_id": {"type": "string"}}, ["library_id"], entity="library",
-                record_schema=library),
-        make_op("list_libraries", "read", {"library_name": {"type": "string"}}, entity="library",
-                record_schema=library),
-    ]  # fmt: skip
-    asked = _asked(ops, tmp_path, "libraries", "library_name")
+    asked = _asked(
+        _get_and_list("library", "libraries", library, "library_name"), tmp_path, "libraries", "library_name"
+    )
     assert asked and not [text for text in asked if re.search(r"\bthe name\b", text)], asked
 
 

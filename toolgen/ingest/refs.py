@@ -32,7 +32,7 @@ def _shallow(target: Any, ref: str) -> dict[str, Any]:
     if not isinstance(target, dict):
         return {"description": f"{ref} (not expanded: depth bound)"}
     kept = {
-        k: v
+        k: list(v) if isinstance(v, list) else v  # (a copy: the spec's own list is shared)
         for k, v in target.items()
         if k != "$ref"
         and (

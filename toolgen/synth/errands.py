@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from simulator.calls import PREFIX as CALL_REF
 from toolgen.naming import plural_phrase, words
 
 from . import instructions as say
@@ -644,7 +645,7 @@ def goals(p: Proposer, by_kind: dict[str, list[Candidate]], most: int) -> list[C
     written = {t.name for t in p.w.tools if t.plan.kind == "write"}
 
     def plain(c: Candidate) -> bool:  # (no call refers to another's result, none fails)
-        return not any(call.get("expect_error") for call in c.calls) and "$calls." not in json.dumps(c.calls)
+        return not any(call.get("expect_error") for call in c.calls) and CALL_REF not in json.dumps(c.calls)
 
     def parts(c: Candidate) -> tuple[set[str], set[str], set[str]]:  # (tables touched, changed; rows said)
         return (
