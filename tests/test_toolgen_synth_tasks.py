@@ -551,6 +551,53 @@ def test_a_survey_asks_the_same_values_of_each_row_in_one_sentence(tmp_path):
     assert surveyed and valid
 
 
+def test_a_survey_asks_only_rows_that_hold_the_value_and_no_more_rows_than_other_values(tmp_path):
+    """A field some rows leave empty (a member's `plan`) is asked of the rows that hold it; a
+    survey names fewer rows than the other values its fields hold, so that an answer listing
+    every candidate fails: each survey validates, with no empty fact."""
+    record = {
+        "type": "object",
+        "properties": {
+            "member_id": {"type": "string"},
+            "name": {"type": "string"},
+            "plan": {"type": "string", "enum": ["free", "pro", "team", "enterprise"], "nullable": True},
+        },
+    }
+    asked: set[str] = set()
+    for seed in range(3):
+        world, *_ = _world_of(
+            *planned_from(
+                make_op(
+                    "get_member",
+                    "read",
+                    {"member_id": {"type": "string"}},
+                    ["member_id"],
+                    entity="member",
+                    record_schema=record,
+                ),
+                make_op(
+                    "list_members",
+                    "read",
+                    {"name": {"type": "string"}},
+                    entity="member",
+                    record_schema=record,
+                ),
+            ),
+            seed,
+            tmp_path / f"club{seed}",
+        )
+        try:
+            surveys = Proposer(world, random.Random(seed)).surveys(8)
+            kept, rejected = validate_candidates(world.domain, surveys)
+        finally:
+            world.close()
+        assert len(kept) == len(surveys), rejected
+        for s in surveys:
+            assert None not in s.answer_facts, s.instruction
+            asked.update(f for f in ("name", "plan") if f"the {f}" in s.instruction)
+    assert asked == {"name", "plan"}
+
+
 def test_a_row_is_named_only_by_what_a_person_names_it_by(tmp_path):
     """An earning has no name, title, email or code: it is not named by its `symb` or its `kind`
     (a person does not know those), only found another way or by its id."""

@@ -25,7 +25,7 @@ from .schema import ColumnPlan, TablePlan
 __all__ = ["Asker", "Candidate"]
 
 #: how many rows a `survey` names, and how many surveys one table gets at most
-_SURVEY_SIZES = (6, 8, 10, 12)
+_SURVEY_SIZES = (6, 10, 12)
 _SURVEYS_A_TABLE = 5
 #: how many rows a `roundup` question names
 _ROUNDUP_SIZES = (4, 6, 8, 10)
@@ -247,11 +247,15 @@ class Asker:
         width: int = 1,
         kind: str = "roundup",
     ) -> Candidate | None:
-        """`width` values of up to a size from `sizes` rows, in one sentence."""
+        """`width` values of up to a size from `sizes` rows, in one sentence (only rows that hold
+        every value asked: a field some rows leave empty is asked of the others)."""
         if len(found) < 3:
             return None
-        rows = [row for row, *_ in found]
         answers = _answers(table)
+
+        def filled(c: str) -> list[Any]:
+            return [r.get(c) for r, *_ in found if scalar(r.get(c)) and not isinstance(r.get(c), bool)]
+
         asked = [
             c
             for c, col in table.columns.items()
@@ -262,19 +266,30 @@ class Asker:
             and c != table.primary_key
             and not _ID_WORDS.intersection(words(c)[-1:])
             and not said_field.endswith(" ".join(words(c)))  # (`the name of ... whose character names are`)
-            and all(scalar(r.get(c)) and not isinstance(r.get(c), bool) for r in rows)
-            and len({repr(r.get(c)) for r in rows}) >= 2
+            and len(filled(c)) >= 3
+            and len({repr(v) for v in filled(c)}) >= 2
         ]
         if not asked:
             return None
         # one field per way of saying it (`name` and `group_name` of a group are both its name)
         asked = list({say.own_field(c, table.entity): c for c in sorted(asked)}.values())
         columns = self.rng.sample(asked, min(width, len(asked)))
+        found = [
+            f
+            for f in found
+            if all(scalar(f[0].get(c)) and not isinstance(f[0].get(c), bool) for c in columns)
+        ]
+        if any(len({repr(row[c]) for row, *_ in found}) < 2 for c in columns):
+            return None
         size = self.rng.choice(sizes)
         said: list[str] = []
         facts: list[Any] = []
         calls: list[tuple[str, Args]] = []
+        held = {repr(r.get(c)) for r in self.w.rows.get(table.name, []) for c in columns if scalar(r.get(c))}
         for row, text, lookups in found[:size]:
+            asked = [*facts, *(row[c] for c in columns)]
+            if len(held - {repr(v) for v in asked}) <= len(asked):
+                break  # (no more rows than other values: an answer listing them all must fail)
             reads = self.reads_showing(table, row, lookups, columns)
             if reads is None:
                 continue
