@@ -712,8 +712,9 @@ def _widget_world(tmp_path: Path, seed: int) -> World:
 
 
 def test_changes_give_one_field_of_several_rows_each_its_own_value(tmp_path):
-    """`Please change the size of these widgets, named by name: "A" to 3, "B" to 7 ...`: one
-    update tool, one field, each row written once with a value the instruction states."""
+    """`Please change the size of these widgets: "A" to 3, "B" to 7 ...`: one update tool, one
+    field, each row written once with a value the instruction states; rows named by name are
+    not said to be (`these widgets, named by name`)."""
     from toolgen.synth.errands import changes
 
     found = 0
@@ -731,6 +732,7 @@ def test_changes_give_one_field_of_several_rows_each_its_own_value(tmp_path):
             rows = [x["arguments"]["widget_id"] for x in writes]
             assert len(set(rows)) == len(rows)
             (field,) = fields
+            assert "named by" not in c.instruction and "by name" not in c.instruction, c.instruction
             for x in writes:
                 assert f"to {say.value_text(x['arguments'][field])}" in c.instruction
             found += 1
@@ -1303,7 +1305,8 @@ def test_a_person_s_phone_is_copied_only_from_a_record_of_another_kind(tmp_path)
 
 
 def test_no_question_asks_a_field_named_as_the_thing_itself():
-    """`the phone number of each of the phone numbers PN-1013, ...` goes round in a circle."""
+    """`the phone number of each of the phone numbers PN-1013, ...` (or of each of the numbers)
+    goes round in a circle."""
     from toolgen.synth.questions import _answers
     from toolgen.synth.schema import ColumnPlan, TablePlan
 
@@ -1318,6 +1321,13 @@ def test_no_question_asks_a_field_named_as_the_thing_itself():
         },
     )
     assert _answers(table) == {"phone_number_id", "carrier"}
+    numbers = TablePlan(
+        "numbers",
+        "number",
+        "number_id",
+        {c: ColumnPlan(c, "string") for c in ("number_id", "phone_number", "url")},
+    )
+    assert _answers(numbers) == {"number_id", "url"}  # (not `the phone number of each of the numbers`)
 
 
 def test_settings_are_not_quoted_by_id():
@@ -1493,7 +1503,7 @@ def test_a_name_made_only_for_a_search_names_no_row(tmp_path):
 def test_a_goal_joins_a_request_and_a_question_about_the_same_row(tmp_path):
     """`Cancel the order ... of the customer C. Also, what is the email of that customer?`: the
     second need names a row the first names (said again as `that <noun>`), touches no table the
-    first writes, runs its calls after the first's and validates."""
+    first writes, deletes nothing, runs its calls after the first's and validates."""
     goals = []
     for seed in range(4):
         world, *_ = _world(SHOP, seed, tmp_path / f"shop{seed}")
@@ -1510,7 +1520,7 @@ def test_a_goal_joins_a_request_and_a_question_about_the_same_row(tmp_path):
         named_by = set(re.findall(r'whose ([a-z ]+?) is "', first))
         assert not any(f" {f} of that " in second for f in named_by), c.instruction  # (not circular)
         assert any(domain.tools[x["name"]].writes for x in c.calls)
-        assert not domain.tools[c.calls[-1]["name"]].writes  # (the question's calls come last)
+        assert not domain.tools[c.calls[-1]["name"]].destructive  # (never `Also, delete that user`)
     assert any(kept for *_, kept in goals)
 
 
@@ -1534,3 +1544,40 @@ def test_every_row_of_a_plural_named_table_is_all_of_them(tmp_path):
     ]  # fmt: skip
     made = [c.instruction for c in _proposed(ops, tmp_path) if c.kind == "every"]
     assert made and all("all the permissions of" in text for text in made), made
+
+
+def test_a_thing_s_name_names_its_row_and_another_thing_s_name_does_not():
+    """A recipe's `recipe name`, a directory's `dir name`, a user's `display name` name the row;
+    a text's `font name` and a scorer's `league name` name something else."""
+    from toolgen.synth.lookups import names_another
+
+    for column, entity in [
+        ("recipe name", "recipe"),
+        ("dir name", "directory"),
+        ("display name", "user"),
+        ("template name", "css template"),
+        ("instance profile name", "instance profile"),
+        ("name", "font"),
+    ]:
+        assert not names_another(column.split(), entity.split()), column
+    for column, entity in [
+        ("font name", "text"),
+        ("league name", "scorer"),
+        ("service name", "service instance"),
+    ]:
+        assert names_another(column.split(), entity.split()), column
+
+
+def test_a_new_or_renamed_row_gets_a_name_no_other_row_has(tmp_path):
+    """`create a new user named "knorton"` when a user is already so named, or `change the name of
+    the widget "A" to "B"` when another widget is "B", is no request a person makes."""
+    for seed in range(3):
+        world = _widget_world(tmp_path, seed)
+        try:
+            names = {r["name"] for r in world.rows["widgets"]}
+            p = Proposer(world, random.Random(seed))
+            made = [p.one_write(t, lookup=False) for t in p.writes() for _ in range(3)]
+        finally:
+            world.close()
+        given = [w.args["name"] for w in made if w is not None and "name" in w.args]
+        assert given and not names.intersection(given), given

@@ -616,7 +616,8 @@ def _changes(p: Proposer, tool: Tool) -> Candidate | None:
     if len(pairs) < 4:
         return None
     entity = plural_phrase(say.noun(table.entity))
-    rows = f"{entity}, named by {said_field}" if said_field and said_field != "id" else entity
+    # (`these roles: "Ops Role" to ...`; `these customers (by email): ...`)
+    rows = f"{entity} (by {said_field})" if said_field and said_field not in ("id", "name") else entity
     field = say.field_phrase(column)
     listed = say.join_clauses(pairs)
     text = p.rng.choice(_CHANGES_SAYINGS).format(
@@ -640,7 +641,7 @@ def goals(p: Proposer, by_kind: dict[str, list[Candidate]], most: int) -> list[C
     """Two needs about one row in one message (`Can you cancel the order O-1 of the customer
     C? Also, what is the email of that customer?`): the second names a row as the first does
     (said again as `that <noun>`), and neither touches a table the other writes, so they
-    commute; their gold calls run one after the other."""
+    commute; the second deletes nothing; their gold calls run one after the other."""
     tables = {t.name: t.table.name for t in p.w.tools}
     written = {t.name for t in p.w.tools if t.plan.kind == "write"}
 
@@ -658,7 +659,11 @@ def goals(p: Proposer, by_kind: dict[str, list[Candidate]], most: int) -> list[C
         (c, parts(c))
         for kind in _GOAL_SECONDS
         for c in by_kind.get(kind, [])
-        if plain(c) and _FOLLOWS.match(c.instruction)
+        if plain(c)
+        and _FOLLOWS.match(c.instruction)
+        and not any(
+            p.w.domain.tools[x["name"]].destructive for x in c.calls
+        )  # (`..., then delete that user`)
     ]
     firsts = [c for kind in _GOAL_FIRSTS for c in by_kind.get(kind, []) if plain(c)]
     p.rng.shuffle(firsts)

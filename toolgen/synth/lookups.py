@@ -124,6 +124,30 @@ def scalar(value: Any) -> bool:
     return value is not None and isinstance(value, str | int | float | bool)
 
 
+#: first words of a name that is its row's own, whatever the row is (`display name`, `last name`)
+_OWN_NAMES = frozenset(
+    "display friendly full first last given family nick screen user legal company business file host".split()
+)
+
+
+def names_another(column: Sequence[str], entity: Sequence[str]) -> bool:
+    """Whether a `<thing> name` column names another thing than its row (a text's `font name`,
+    a scorer's `league name`), not the row itself (a recipe's `recipe name`, a directory's
+    `dir name`, a user's `display name`)."""
+    if len(column) < 2 or column[-1] not in ("name", "title"):
+        return False
+    thing = list(column[:-1])
+    return not (
+        thing == list(entity[-len(thing) :])
+        or thing[-1] in _OWN_NAMES
+        or (
+            len(thing) == 1
+            and len(thing[0]) >= 3
+            and any(w.startswith(thing[0]) and w != thing[0] for w in entity)
+        )
+    )
+
+
 class World:
     """One domain's tools, rows and a read-only episode to run lookups on."""
 
@@ -240,7 +264,9 @@ class World:
                 and tuple(words(c)) not in others  # (a line item's `tax_code` is a tax code's)
             }
             self._names[table.name] = [
-                c for c in handles if c in plain and not _UNSAID.intersection(words(c))
+                c
+                for c in handles
+                if c in plain and not _UNSAID.intersection(words(c)) and not names_another(words(c), own)
             ]
         return self._names[table.name]
 
@@ -451,7 +477,8 @@ class World:
         return None
 
     def value_for(self, rng: random.Random, tool: Tool, b: Binding, current: Any) -> Any:
-        """A value for a field argument: another of the column's values, else one from its schema."""
+        """A value for a field argument: another of the column's values, else one from its schema;
+        a new one for a column rows are named by (a new user is not named as another is)."""
         prop = tool.props.get(b.param) or {}
         enum = prop.get("enum") or (
             tool.table.columns[b.column].enum if b.column in tool.table.columns else None
@@ -460,28 +487,35 @@ class World:
             choices = [v for v in enum if scalar(v) and v != current]
             return rng.choice(choices) if choices else None
         column = b.column or ""
-        pool = sorted(
-            {
-                repr(r.get(column)): r.get(column)
-                for r in self.rows.get(tool.table.name, [])
-                if r.get(column) is not None
-                and r.get(column) != current
-                and fits(prop, r.get(column))
-                and len(say.value_text(r.get(column))) <= 120
-            }.items()
+        taken = {repr(r.get(column)) for r in self.rows.get(tool.table.name, [])}
+        naming = column in self.names(tool.table)
+        pool = (
+            []
+            if naming
+            else sorted(
+                {
+                    repr(r.get(column)): r.get(column)
+                    for r in self.rows.get(tool.table.name, [])
+                    if r.get(column) is not None
+                    and r.get(column) != current
+                    and fits(prop, r.get(column))
+                    and len(say.value_text(r.get(column))) <= 120
+                }.items()
+            )
         )
         if pool and b.column is not None:
             return rng.choice(pool)[1]
-        if prop.get("type") == "string" and not prop.get("format") and column:
+        if prop.get("type") == "string" and (naming or not prop.get("format")) and column:
             # made as the seed makes the column's values (`SES-60494`), not a stand-in (`reviewed
             # 20`); a column whose values are all one (`NS`) gets no new one
             made = string_maker(Field(tool.table.name, column, "string", hint=prop))
             for _ in range(3):
                 value = made(Draw.of(self._faker(), rng.getrandbits(32), _CLOCK))
-                if value != current and fits(prop, value):
+                if value != current and fits(prop, value) and not (naming and repr(value) in taken):
                     return value
             return None
-        return _from_schema(rng, prop, current)
+        value = _from_schema(rng, prop, current)
+        return None if naming and repr(value) in taken else value
 
     def _faker(self) -> Any:
         if self._fake is None:

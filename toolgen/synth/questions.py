@@ -518,7 +518,7 @@ def _answers(table: TablePlan) -> set[str]:
     """The columns a question may ask for: the record's fields when the API answers with one
     (an argument only a read takes, `top_k`, `search_term`, is no answer), else every column;
     never a credential (`password`), a label the server stamps (`_stamp`), a field named as
-    the thing itself (`the phone number of each of the phone numbers`) nor a copy of a fact of
+    the thing itself (`the phone number of each of the numbers`) nor a copy of a fact of
     a row it belongs to (`the city name of the forecast ... of the city ...`), nor a field with a
     twin (a library's `name` and `library_name`, both said `name`: one names the row)."""
     parents = {
@@ -541,7 +541,8 @@ def _answers(table: TablePlan) -> set[str]:
         and not table.columns[
             c
         ].searched  # (a name made for a search to match: `Orchestration Payment Intent`)
-        and words(c) != words(table.entity)
+        and words(c)[-len(words(table.entity)) :]
+        != words(table.entity)  # (nor `the phone number of the number`)
         and not _twin(words(table.entity), words(c), spelled)  # (`name` beside `library_name`: one fact)
         and not any(
             table.columns[c].references is None and len(words(c)) > len(ws) and words(c)[: len(ws)] == ws
