@@ -245,6 +245,25 @@ def test_an_artist_is_named_like_a_person() -> None:
             assert first in FIRST_NAMES and last in LAST_NAMES, value
 
 
+def test_a_username_is_a_login_whatever_it_is_of() -> None:
+    """A role connection's `platform_username` is a login (`jsmith`), not a code (`USE-28143`);
+    a `last_login` is not one."""
+    from faker import Faker
+
+    from toolgen.synth.draws import Draw, Field
+    from toolgen.synth.texts import string_maker
+
+    for name in ("username", "platform_username", "platformUsername", "screen_name"):
+        made = string_maker(Field("role_connections", name, "string"))
+        for seed in range(10):
+            value = made(Draw.of(Faker("en_US"), seed, datetime(2026, 1, 1, tzinfo=UTC)))
+            assert re.fullmatch(r"[a-z][a-z0-9._]+", value), (name, value)
+    made = string_maker(Field("role_connections", "last_login", "string"))
+    assert not re.fullmatch(
+        r"[a-z][a-z._]+[0-9]*", made(Draw.of(Faker("en_US"), 0, datetime(2026, 1, 1, tzinfo=UTC)))
+    )
+
+
 def test_a_thing_of_a_long_plural_name_is_named_by_its_last_words_singular() -> None:
     from faker import Faker
 

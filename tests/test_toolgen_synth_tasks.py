@@ -243,9 +243,7 @@ def test_phrases():
         "deny all pending",
         "mark as read",
     ]
-    assert (
-        say.create_clause("book", "reservation", [], [("seats", 2)]) == "book a new reservation with seats 2"
-    )
+    assert say.create_clause("book", "reservation", [], [("seats", 2)]) == "book a reservation with seats 2"
     assert say.create_clause("create", "namespace", [], [("namespace", "billing-staging"), ("size", 3)]) == (
         'create a new namespace named "billing-staging" with size 3'  # (not `with namespace "..."`)
     )

@@ -436,6 +436,8 @@ def update_clause(target: str, settings: Sequence[tuple[str, Any]]) -> str:
 
 
 #: verbs an operation's name may start with that say how a record comes to be
+#: verbs that get a thing rather than make one: `book a hotel`, not `book a new hotel`
+_BOOKS = frozenset("book reserve schedule order buy purchase place request apply enroll subscribe".split())
 _ACTS = frozenset(
     "send book calculate add schedule register submit issue open start generate upload invite request "
     "reserve place order buy purchase import log record assign transfer publish file report compute "
@@ -450,8 +452,11 @@ def creates(verb: str) -> bool:
 
 
 def create_clause(verb: str, entity: str, owners: Sequence[str], settings: Sequence[tuple[str, Any]]) -> str:
-    """`create a new <entity> for <owner> with <field> <value>, ...` (`book a new ...`, `send a new ...`)."""
-    text = f"{verb if verb in _ACTS else 'create'} a new {noun(entity)}"
+    """`create a new <entity> for <owner> with <field> <value>, ...` (`send a new ...`; `book a ...`)."""
+    verb = verb if verb in _ACTS else "create"
+    thing = noun(entity)
+    a = ("an" if thing[:1] in "aeiou" else "a") if verb in _BOOKS else "a new"  # (`book a hotel`)
+    text = f"{verb} {a} {thing}"
     own = {noun(entity), f"{noun(entity)} name", "name"}
     named = next((v for c, v in settings if field_phrase(c) in own and not isinstance(v, Said)), None)
     if named is not None:  # `a new namespace named "billing-staging"`, not `with namespace "..."`

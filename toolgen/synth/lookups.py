@@ -72,7 +72,7 @@ class Tool:
 #: secrets (a password, an access key)
 _UNSAID = TEXT_WORDS | frozenset(
     "password secret token key signature hash failure error decline country currency language "
-    "locale timezone region tax zip postcode state province".split()
+    "locale timezone region tax zip postcode state status province".split()
 )  # (nor what went wrong, `the topup whose failure code is ...`, nor what many rows share:
 #    `the forecast whose state code is "RI"`, `the agent runner whose state is "active"`)
 #: last words of a field a person copies from another row (`the same address as my last order`)

@@ -142,8 +142,11 @@ def _string_by_name(f: Field) -> Maker | None:
         return fake_method("first_name")
     if joined in ("last_name", "surname", "family_name", "lastname"):
         return fake_method("last_name")
-    if joined in ("username", "user_name", "login", "screen_name", "handle") or (
-        joined == "nickname" and kind == "person"
+    if (
+        joined in ("login", "handle")
+        or list(ws[-1:]) == ["username"]  # (a platform's `platform_username` too)
+        or list(ws[-2:]) in (["user", "name"], ["screen", "name"])
+        or (joined == "nickname" and kind == "person")
     ):
         return fake_method("user_name")
     if joined == "nickname":  # (a price's nickname is no one's login)
