@@ -728,7 +728,7 @@ def test_a_type_a_key_s_body_and_a_file_read_as_what_they_are() -> None:
             assert r["room_type"] in ("standard premium basic custom shared private public internal "
                                       "external personal business").split(), r  # fmt: skip
             assert re.fullmatch(r"[A-Za-z0-9+/]{64}", r["ssh_public_key_body"]), r
-            assert re.fullmatch(rf"(/\w+)+{ends}", r["path"]), r
+            assert re.fullmatch(rf"(/[\w-]+)+{ends}", r["path"]), r
     typed = {"id": column("string"), "type": column("string")}
     rows = seed_rows(
         {"columns": {"primary_key": "id", "columns": typed}},
@@ -773,7 +773,7 @@ def test_a_zip_the_spec_calls_a_file_is_a_zip_file_not_a_postcode() -> None:
     columns = {"id": column("string"), "zip": column("string")}
     hints = {"deploys": {"zip": {"type": "string", "description": "A zip file of the site to deploy."}}}
     deploys = seed_rows({"deploys": {"primary_key": "id", "columns": columns}}, hints, rows=5)["deploys"]
-    assert all(re.fullmatch(r"(/\w+)+\.zip", r["zip"]) for r in deploys), deploys
+    assert all(re.fullmatch(r"(/[\w-]+)+\.zip", r["zip"]) for r in deploys), deploys
     places = seed_rows({"addresses": {"primary_key": "id", "columns": columns}}, {}, rows=5)["addresses"]
     assert all(re.fullmatch(r"\d{5}", r["zip"]) for r in places), places
 
@@ -787,3 +787,26 @@ def test_an_instance_profile_is_named_as_a_thing_a_user_profile_as_a_person() ->
     columns = {"id": column("string"), "name": column("string")}
     rows = seed_rows({"instance_profiles": {"primary_key": "id", "columns": columns}}, {}, rows=5)
     assert all(r["name"].endswith(" Instance Profile") for r in rows["instance_profiles"]), rows
+
+
+def test_a_file_path_region_name_and_typed_text_read_as_a_person_s() -> None:
+    """A path is in a folder people keep files in (`/exports/site-export-2024.zip`, not Faker's
+    `/such/already.zip`); a region is `EU West Region`, not a made-up town; a request never
+    types a 1,000-character document into a field."""
+    from faker import Faker
+
+    from toolgen.synth.draws import Draw, place_name
+    from toolgen.synth.texts import _FILE_STEMS, _FOLDERS, _file_path
+    from toolgen.synth.walks import _unsaid
+
+    for seed in range(10):
+        draw = Draw.of(Faker("en_US"), seed, datetime(2026, 1, 1, tzinfo=UTC))
+        path = _file_path(("zip",))(draw)
+        folder, name = path.strip("/").split("/")
+        assert folder in _FOLDERS and name.endswith(".zip"), path
+        assert any(name.startswith(stem) for stem in _FILE_STEMS[""]), path
+        region = place_name("region")(Draw.of(Faker("en_US"), seed, datetime(2026, 1, 1, tzinfo=UTC)))
+        assert re.fullmatch(r"(US|EU|Asia|Canada|Brazil|Australia|India|Japan) \w+ Region", region), region
+    assert _unsaid("saml_metadata_document", "DOC-" + "x" * 996) and not _unsaid(
+        "description", "Needs a look."
+    )

@@ -1579,3 +1579,29 @@ def test_a_new_or_renamed_row_gets_a_name_no_other_row_has(tmp_path):
             world.close()
         given = [w.args["name"] for w in made if w is not None and "name" in w.args]
         assert given and not names.intersection(given), given
+
+
+def test_a_total_adds_up_amounts_not_settings(tmp_path):
+    """No one adds up plans' `interval count`s (how often each bills); their amounts, yes."""
+    record = {
+        "type": "object",
+        "properties": {
+            "plan_id": {"type": "string"},
+            "nickname": {"type": "string"},
+            "interval_count": {"type": "integer", "minimum": 1, "maximum": 12},
+            "amount": {"type": "integer", "minimum": 100, "maximum": 9000},
+        },
+    }
+    key = {"plan_id": {"type": "string"}}
+    ops = [
+        make_op("get_plan", "read", key, ["plan_id"], entity="plan", record_schema=record),
+        make_op("list_plans", "read", {}, entity="plan", record_schema=record),
+    ]
+    totals = []
+    for seed in range(3):
+        world, *_ = _world_of(*planned_from(*ops), seed, tmp_path / f"plans{seed}")
+        try:
+            totals += [c.instruction for c in Proposer(world, random.Random(seed)).totals(4)]
+        finally:
+            world.close()
+    assert totals and all("amount" in t and "interval" not in t for t in totals), totals

@@ -283,7 +283,14 @@ def product_name(d: Draw) -> str:
 
 def place_name(entity: str) -> Maker:
     noun = _head_noun(entity)  # (`Lake Ryan Deployed Branch`, not `... Deployed Branches`)
+    if noun.split()[-1:] in (["Region"], ["Zone"]):  # (`EU West Region`, not `East Isabel Region`)
+        return lambda d: f"{d.rng.choice(_AREAS)} {d.rng.choice(_SIDES)} {noun}"
     return lambda d: f"{d.fake.city()} {noun}"
+
+
+#: where a provider's regions and zones are, and which part of it
+_AREAS = "US EU Asia Canada Brazil Australia India Japan".split()
+_SIDES = "East West North South Central".split()
 
 
 def digits(count: int) -> Maker:

@@ -37,6 +37,9 @@ _COMPARE_SIZES = (5, 8, 10)
 _CODE_FIELDS = frozenset("id ids number no num code zip pin cvv cvc phone sha256 hash checksum".split())
 #: last words of a column that holds an id (asked only when a row holds nothing else)
 _ID_WORDS = frozenset("id ids uuid guid sid arn".split())
+#: words of a number that sets how a row behaves, not an amount it holds: no one adds up plans'
+#: `interval count`s or `max retries`
+_SETTINGS = frozenset("interval max maximum min minimum limit retry retries threshold default".split())
 #: last words of a measure whose sum means something (a total price; not a total temperature)
 _ADDITIVE = frozenset(
     "price amount total balance cost fee fees quantity count size weight duration distance calories "
@@ -340,7 +343,11 @@ class Asker:
         tables = list(self.w.schema.tables.values())
         self.rng.shuffle(tables)
         for table in tables:
-            numeric = [c for c in measures(table) if _ADDITIVE.intersection(words(c)[-1:])]
+            numeric = [
+                c
+                for c in measures(table)
+                if _ADDITIVE.intersection(words(c)[-1:]) and not _SETTINGS.intersection(words(c))
+            ]
             if not numeric or len(out) >= most:
                 continue
             for said_field, found in sorted(self._named(table).items()) + sorted(self._by_id(table).items()):

@@ -356,12 +356,25 @@ def _file_path(ws: tuple[str, ...]) -> Maker:
     """A path to a file of the format these words name, else of the kind they say (an image, a
     song), else a document."""
     extension = next((_EXTENSIONS[w] for w in ws if w in _EXTENSIONS), None)
-    if extension is not None:
-        return lambda d: str(d.fake.file_path(extension=extension))
     kind = next((kind for kind, said in _FILE_KINDS.items() if has_word(ws, said)), None)
-    if kind is not None:
-        return lambda d: str(d.fake.file_path(category=kind))
-    return lambda d: str(d.fake.file_path(extension=list(_DOCUMENTS)))
+
+    def made(d: Draw) -> str:  # (`/exports/site-export-2024.zip`, not Faker's `/such/already.zip`)
+        ext = extension or (d.fake.file_extension(category=kind) if kind else d.rng.choice(_DOCUMENTS))
+        stem = d.rng.choice(_FILE_STEMS.get(kind or "", _FILE_STEMS[""]))
+        stem += d.rng.choice(("", f"-{d.rng.randint(2019, 2026)}", "-final"))
+        return f"/{d.rng.choice(_FOLDERS)}/{stem}.{ext}"
+
+    return made
+
+
+#: folders and file names people keep files under
+_FOLDERS = "uploads exports reports backups shared projects assets downloads documents releases".split()
+_FILE_STEMS = {
+    "": "report summary backup invoice contract notes site-export release budget plan".split(),
+    "image": "photo logo banner avatar screenshot cover".split(),
+    "audio": "recording voice-note episode interview".split(),
+    "video": "clip demo recording trailer".split(),
+}
 
 
 #: last words whose vocabulary a column takes (`broadcast_status`: a status)

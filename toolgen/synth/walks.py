@@ -59,13 +59,18 @@ def _structured(value: Any) -> bool:
     )
 
 
+#: the longest text a request gives a field (a note, a description, an address)
+_LONGEST_SAID = 200
+
+
 def _unsaid(column: str, value: Any) -> bool:
     """Whether no person would write `value` into `column`: a record (`_structured`), a UUID or
-    a sid (`checks.opaque`), or a stand-in code the seed drew for a field nothing described
-    (`ITE-86837` as an item)."""
+    a sid (`checks.opaque`), a stand-in code the seed drew for a field nothing described
+    (`ITE-86837` as an item), or a text too long to type (a 1,000-character SAML document)."""
     values = value if isinstance(value, list) else [value]
     return (
         _structured(value)
+        or any(isinstance(v, str) and len(v) > _LONGEST_SAID for v in values)
         or any(isinstance(v, str) and opaque(v) for v in values)
         or any(is_code_of(column, v) for v in values)
     )
