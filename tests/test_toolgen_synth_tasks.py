@@ -205,7 +205,7 @@ def test_phrases():
     )
     employee = 'the employee whose title is "Clerk" of the xero tenant XT-1'
     assert say.row_where("wage", [("status", "Pending")], [employee, "the xero tenant XT-1"]) == (
-        f'the wage whose status is "Pending" of {employee}'  # (one parent said inside the other)
+        f"the pending wage of {employee}"  # (one parent said inside the other)
     )
     assert say.refer_once(f"Delete {say.row_where('wage', [], [employee, 'the xero tenant XT-1'])}.") == (
         f"Delete the wage of {employee}."  # (no `... and that xero tenant`)
@@ -1605,3 +1605,17 @@ def test_a_total_adds_up_amounts_not_settings(tmp_path):
         finally:
             world.close()
     assert totals and all("amount" in t and "interval" not in t for t in totals), totals
+
+
+def test_a_row_told_apart_by_its_state_is_said_as_a_person_says_it():
+    """`the stopped chart of the column COL-1`, `the in-progress order of ...`; not `the chart
+    whose status is "stopped" of ...`; a state that is a number stays a field."""
+    assert (
+        say.row_where("chart", [("status", "stopped")], ["the column COL-1"])
+        == "the stopped chart of the column COL-1"
+    )
+    assert say.row_where("bank_transfer", [("Status", "AUTHORISED")], ["the tenant T-1"]) == (
+        "the authorised bank transfer of the tenant T-1"
+    )
+    assert say.row_where("order", [("state", "in_progress")]) == "the in-progress order"
+    assert say.row_where("alert", [("message_status", 1)]) == "the alert whose message status is 1"

@@ -141,9 +141,21 @@ def row_phrase(entity: str, column: str, value: Any) -> str:
     return f"the {noun(entity)} whose {field_phrase(column)} is {value_text(value)}"
 
 
+#: a state said before its noun (`pending`, `in progress`), not a number or a code
+_STATE = re.compile(r"[a-z]+(?:[ _][a-z]+)?")
+
+
 def row_where(entity: str, pairs: Sequence[tuple[str, Any]], owners: Sequence[str] = ()) -> str:
-    """`the <entity> whose <a> is <x> and <b> is <y> of <owner>`."""
+    """`the <entity> whose <a> is <x> and <b> is <y> of <owner>`; a row told apart by its state
+    alone is `the stopped chart of ...`, as a person says it (not `whose status is "stopped"`)."""
     text = f"the {noun(entity)}"
+    if (
+        len(pairs) == 1
+        and tuple(words(pairs[0][0])[-1:]) in (("status",), ("state",))
+        and _STATE.fullmatch(str(pairs[0][1]).lower())
+    ):
+        text = f"the {re.sub('[ _]', '-', str(pairs[0][1]).lower())} {noun(entity)}"
+        pairs = []
     if pairs:
         said = dict.fromkeys(f"{field_phrase(c)} is {value_text(v)}" for c, v in pairs)  # (each once)
         text += " whose " + join_clauses(list(said))
