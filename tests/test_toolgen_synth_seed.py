@@ -700,7 +700,7 @@ def test_a_bio_says_who_one_is_and_a_description_may_speak_of_its_own_record() -
     rows = seed_rows({"custom_models": {"primary_key": "id", "columns": columns}}, {}, rows=20)[
         "custom_models"
     ]
-    assert any("the custom model" in r["description"] for r in rows)
+    assert all(" custom model for the " in r["description"] for r in rows), rows  # (what it is for)
 
 
 def test_a_middle_name_is_one_first_name() -> None:
@@ -810,3 +810,25 @@ def test_a_file_path_region_name_and_typed_text_read_as_a_person_s() -> None:
     assert _unsaid("saml_metadata_document", "DOC-" + "x" * 996) and not _unsaid(
         "description", "Needs a look."
     )
+
+
+def test_a_description_says_what_the_record_is_for() -> None:
+    """A role's description is `Shared role for the support team.`, not a note about the day's
+    work (`Please review the role before Wednesday.`); a note stays a note."""
+    from faker import Faker
+
+    from toolgen.synth.draws import Draw, Field
+    from toolgen.synth.texts import string_maker
+
+    for table, name, entity in (
+        ("roles", "description", "role"),
+        ("tax_rates", "short_description", "tax rate"),
+    ):
+        made = string_maker(Field(table, name, "string"))
+        for seed in range(5):
+            value = made(Draw.of(Faker("en_US"), seed, datetime(2026, 1, 1, tzinfo=UTC)))
+            assert re.fullmatch(rf"[A-Z][a-z]+ {entity} for the [a-z]+ team\.", value), value
+    note = string_maker(Field("orders", "note", "string"))(
+        Draw.of(Faker("en_US"), 0, datetime(2026, 1, 1, tzinfo=UTC))
+    )
+    assert " team." not in note or "for the" not in note, note

@@ -39,6 +39,7 @@ __all__ = [
     "fake_method",
     "job_title",
     "note_about",
+    "description_of",
     "fits",
     "flatten_schema",
     "full_name",
@@ -379,6 +380,21 @@ def note_about(entity: str) -> Maker:
         return note
 
     return make
+
+
+def description_of(entity: str) -> Maker:
+    """What a record's `description` says of it: what it is for (`Shared role for the support
+    team.`), not a note about the day's work."""
+    own = " ".join(w.lower() for w in _head_noun(entity).split()) or "record"
+
+    def make(d: Draw) -> str:
+        return f"{d.rng.choice(_PURPOSES)} {own} for the {d.rng.choice(_TEAMS)} team."
+
+    return make
+
+
+_PURPOSES = "Shared Default Internal Main Backup Test Standard Temporary Primary Legacy".split()
+_TEAMS = "billing support sales marketing finance design platform data security operations".split()
 
 
 def _code_prefix(name: str) -> str:

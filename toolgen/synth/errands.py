@@ -374,7 +374,7 @@ def _groups(p: Proposer, lister: Tool) -> list[tuple[Args, str, list[tuple[str, 
             )
             if prow is None:
                 continue
-            ref = p.w.name_row(parent, prow, p.rng, lookup=True, besides=table.name)
+            ref = p.w.name_row(parent, prow, p.rng, lookup=True, besides=table.name, via=False)
             ref = ref if ref is not None and ref.calls else Ref(say.id_phrase(parent.entity, owner), [])
             if opaque(ref.phrase):
                 continue

@@ -26,6 +26,7 @@ from .draws import (
     Maker,
     code_of,
     datetime_maker,
+    description_of,
     digits,
     examples_of,
     fake_method,
@@ -311,6 +312,8 @@ def _string_by_name(f: Field) -> Maker | None:
         return lambda d: base64.b64encode(d.rng.randbytes(48)).decode()  # (a key's body is no sentence)
     if has_word(ws, ("bio", "biography")) or joined == "about_me":
         return lambda d: f"{job_title(d)} based in {d.fake.city()}."  # (a bio says who one is)
+    if last in ("description", "summary") and kind not in ("person", "company"):
+        return description_of(f.table)  # (what the record is for, not a note)
     if has_word(ws, TEXT_WORDS):
         return note_about(f.table) if kind not in ("person", "company") else sentence
     if has_word(ws, DATE_WORDS) or is_birth(ws) or is_future(ws):
