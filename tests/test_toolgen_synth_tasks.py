@@ -1619,3 +1619,17 @@ def test_a_row_told_apart_by_its_state_is_said_as_a_person_says_it():
     )
     assert say.row_where("order", [("state", "in_progress")]) == "the in-progress order"
     assert say.row_where("alert", [("message_status", 1)]) == "the alert whose message status is 1"
+
+
+def test_verbs_read_as_a_person_says_them_and_no_value_is_filler():
+    """`cancel_2` is `cancel`; `reply` takes `to`; a state change whose verb is one word says
+    what it changes (`close the dispute of ...`, not `close for ...`); a string no maker can make
+    is left out, never filler (`priority 12`)."""
+    import random as _random
+
+    from toolgen.synth.lookups import _from_schema
+
+    assert say.verb_phrase(["cancel", "2"], "reservation") == "cancel"
+    assert say.acting_on("reply") == "reply to" and say.acting_on("cancel") == "cancel"
+    for prop in ({"type": "string"}, {"type": ["string", "null"]}, {"type": "string", "format": "uri"}):
+        assert _from_schema(_random.Random(0), prop, None) is None, prop

@@ -198,7 +198,7 @@ def verb_phrase(op_words: Sequence[str], entity: str, owners: Iterable[str] = ()
     nor the words of the rows it belongs to, `owners` (`sync_guild_template` → `sync`)."""
     mine = set(words(entity)) | {plural(w) for w in words(entity)} | {w + "s" for w in words(entity)}
     mine |= set(owners) | {plural(w) for w in owners} | _SAYS_WHICH
-    words_kept = [w for w in op_words if w not in mine and w not in ("id", "ids")]
+    words_kept = [w for w in op_words if w not in mine and w not in ("id", "ids") and not w.isdigit()]
     # `approve_pending_for_list`, `send_invoice_to_customer`: after its verb, a preposition starts
     # what the verb acts for, which is said elsewhere (or not at all)
     first = next((i for i, w in enumerate(words_kept) if is_verb(w) and w not in _HTTP_VERBS), None)
@@ -218,10 +218,16 @@ def verb_phrase(op_words: Sequence[str], entity: str, owners: Iterable[str] = ()
     return " ".join(kept) or " ".join(op_words) or "update"
 
 
+#: verbs whose object follows a preposition
+_PREPOSITIONS = {"reply": "to", "respond": "to", "subscribe": "to", "unsubscribe": "from", "comment": "on"}
+
+
 def acting_on(verb: str) -> str:
     """A verb phrase with its own object said as a part of the row (`reset database` → `reset
     the database of`, then the row); a verb alone, or one before `all` or a preposition, as it is."""
     first, _, rest = verb.partition(" ")
+    if not rest and first in _PREPOSITIONS:  # (`reply to the conversation ...`)
+        return f"{first} {_PREPOSITIONS[first]}"
     if not rest or not is_verb(first) or any(is_verb(w) for w in rest.split()):
         return verb
     if rest.split()[0] in _FILLER or rest.split()[0] in ("all", "as", "every", "each"):

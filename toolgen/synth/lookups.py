@@ -321,8 +321,8 @@ class World:
             if any(b.role not in ("parent", "field", "search") or b.column is None for b in bound.values()):
                 continue
             columns = [b.column or "" for b in bound.values()]
-            if not all(scalar(row.get(c)) for c in columns):
-                continue
+            if not all(scalar(row.get(c)) and row.get(c) != "" for c in columns):
+                continue  # (nor `the team whose plan is ""`)
             args = {p: row[b.column or ""] for p, b in bound.items()}
             if not reveals(self.read(t.name, args), pk, row[pk]):
                 continue
@@ -363,7 +363,7 @@ class World:
         for name in table.columns:
             if name in columns or not self._known(table, name):
                 continue
-            if scalar(row.get(name)) and self._unique(table, row, [*columns, name]):
+            if scalar(row.get(name)) and row.get(name) != "" and self._unique(table, row, [*columns, name]):
                 return name
         return None
 
@@ -505,7 +505,9 @@ class World:
         )
         if pool and b.column is not None:
             return rng.choice(pool)[1]
-        if prop.get("type") == "string" and (naming or not prop.get("format")) and column:
+        kind = prop.get("type")
+        kind = next((k for k in kind if k != "null"), None) if isinstance(kind, list) else kind
+        if kind == "string" and (naming or not prop.get("format")) and column:
             # made as the seed makes the column's values (`SES-60494`), not a stand-in (`reviewed
             # 20`); a column whose values are all one (`NS`) gets no new one
             made = string_maker(Field(tool.table.name, column, "string", hint=prop))
@@ -566,7 +568,7 @@ def _from_schema(rng: random.Random, prop: Mapping[str, Any], current: Any) -> A
             return f"2026-04-{day:02d}"
         if fmt == "email":
             return f"contact{day}@example.com"
-        return rng.choice(("priority", "reviewed", "follow up", "on hold", "urgent")) + f" {day}"
+        return None  # (no filler: `priority 12` is no value a person gives)
     return None
 
 

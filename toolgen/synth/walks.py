@@ -207,7 +207,11 @@ class Proposer(Asker):
             text = say.update_clause(ref.phrase, [(entity, pointed), *settings])
         elif change is not None and change.aspect:  # `enable roaming for the line ...`
             verb = say.verb_phrase(words(tool.op_name), table.entity)
-            text = say.clause(f"{verb} for", ref.phrase, settings)
+            if " " not in verb:  # (`close the dispute of the charge ...`, not `close for the charge ...`)
+                verb = f"{verb} the {' '.join(words(change.aspect))} of"
+            else:
+                verb += " for"
+            text = say.clause(verb, ref.phrase, settings)
         elif tool.plan.compiled_as == "update":
             text = say.update_clause(ref.phrase, settings)
         elif tool.plan.compiled_as == "delete":
