@@ -140,3 +140,37 @@ def test_cli_start_times_every_command_help() -> None:
     assert {"toolgym --help", "toolgym serve --help", "toolgym generate --help"} <= set(timed)
     assert all(isinstance(v, float) and v > 0 for v in timed.values())
     assert report["met"] == (max(v for k, v in timed.items() if k.startswith("toolgym")) <= report["goal_s"])
+
+
+def test_reading_draws_the_same_sample_for_the_same_seed(tmp_path: Path) -> None:
+    """`reading.py OUT --seed S` draws kept instructions reproducibly; no tasks is an error."""
+    for name, count in (("alpha", 3), ("beta", 4)):
+        folder = tmp_path / "out" / name
+        folder.mkdir(parents=True)
+        lines = [
+            json.dumps({"id": f"{name}-{i}", "instruction": f"Ask {name} {i}.", "calls": [{"name": "t"}] * i,
+                        "tags": ["generated", f"tier-{min(i, 4)}", "read"]})
+            for i in range(1, count + 1)
+        ]  # fmt: skip
+        (folder / "tasks.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    script = str(ROOT / "benchmarks" / "reading.py")
+    samples = []
+    for _ in range(2):
+        out = tmp_path / "sample.json"
+        proc = subprocess.run(
+            [sys.executable, script, str(tmp_path / "out"), "--seed", "3", "--n", "5", "--json", str(out)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert proc.returncode == 0, proc.stderr
+        samples.append(json.loads(out.read_text()))
+    assert samples[0] == samples[1] and len(samples[0]) == 5
+    assert {s["domain"] for s in samples[0]} <= {"alpha", "beta"} and all(
+        s["kind"] == "read" for s in samples[0]
+    )
+    (tmp_path / "empty").mkdir()
+    proc = subprocess.run(
+        [sys.executable, script, str(tmp_path / "empty"), "--seed", "3"], capture_output=True, text=True
+    )
+    assert proc.returncode == 1 and "no tasks.jsonl" in proc.stderr

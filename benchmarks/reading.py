@@ -1,0 +1,73 @@
+"""Draw kept instructions to read, with a quoted seed, from a generated corpus (#26's readings).
+
+    python benchmarks/reading.py OUT_DIR --seed 71 [--n 50] [--json sample.json]
+
+OUT_DIR is what `toolgym generate --out` or `benchmarks/toolgen.py --out` wrote: one folder per
+kept domain with its `tasks.jsonl`. Every kept task of every domain (folders in name order, tasks
+in file order) is a candidate; `random.Random(seed).sample` draws `n` of them. The same folder and
+seed give the same list, so a reading's verdicts in docs/ can be checked against its instructions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def kept_tasks(root: Path) -> list[tuple[str, dict[str, Any]]]:
+    """(domain, task) for every task of every domain folder under `root`, in a fixed order."""
+    found = []
+    for folder in sorted(p for p in root.iterdir() if (p / "tasks.jsonl").is_file()):
+        for line in (folder / "tasks.jsonl").read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                found.append((folder.name, json.loads(line)))
+    return found
+
+
+def draw(root: Path, seed: int, n: int = 50) -> list[dict[str, Any]]:
+    """`n` kept tasks drawn with `seed`: domain, tier, kind, gold calls and instruction each."""
+    tasks = kept_tasks(root)
+    picked = random.Random(seed).sample(tasks, min(n, len(tasks)))
+    return [
+        {
+            "domain": domain,
+            "tier": next((t for t in task.get("tags", []) if t.startswith("tier-")), ""),
+            "kind": (task.get("tags") or ["", "", ""])[-1],
+            "calls": len(task.get("calls", [])),
+            "instruction": task["instruction"],
+        }
+        for domain, task in picked
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("out", type=Path, help="a folder of generated domain folders")
+    parser.add_argument(
+        "--seed", type=int, required=True, help="chosen before reading, quoted with the verdicts"
+    )
+    parser.add_argument("--n", type=int, default=50, help="instructions to draw (default 50)")
+    parser.add_argument("--json", type=Path, help="also write the sample here")
+    args = parser.parse_args(argv)
+    if not args.out.is_dir():
+        print(f"error: {args.out} is not a folder", file=sys.stderr)
+        return 2
+    sample = draw(args.out, args.seed, args.n)
+    if not sample:
+        print(f"error: no tasks.jsonl under {args.out}", file=sys.stderr)
+        return 1
+    for i, s in enumerate(sample, 1):
+        print(f"{i}. [{s['domain']}] {s['tier']} {s['kind']} {s['calls']} :: {s['instruction']}\n")
+    if args.json:
+        args.json.write_text(json.dumps(sample, indent=1, ensure_ascii=False), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
