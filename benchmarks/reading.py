@@ -22,9 +22,19 @@ def kept_tasks(root: Path) -> list[tuple[str, dict[str, Any]]]:
     """(domain, task) for every task of every domain folder under `root`, in a fixed order."""
     found = []
     for folder in sorted(p for p in root.iterdir() if (p / "tasks.jsonl").is_file()):
-        for line in (folder / "tasks.jsonl").read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                found.append((folder.name, json.loads(line)))
+        path = folder / "tasks.jsonl"
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                task = json.loads(line)
+            except json.JSONDecodeError as exc:
+                print(f"skipped {path}:{number}: not JSON ({exc.msg})", file=sys.stderr)
+                continue
+            if isinstance(task, dict) and isinstance(task.get("instruction"), str):
+                found.append((folder.name, task))
+            else:
+                print(f"skipped {path}:{number}: no instruction", file=sys.stderr)
     return found
 
 

@@ -169,6 +169,16 @@ def test_reading_draws_the_same_sample_for_the_same_seed(tmp_path: Path) -> None
     assert {s["domain"] for s in samples[0]} <= {"alpha", "beta"} and all(
         s["kind"] == "read" for s in samples[0]
     )
+    with (tmp_path / "out" / "alpha" / "tasks.jsonl").open("a", encoding="utf-8") as f:
+        f.write('{"id": "broken", \n[1, 2]\n')  # (a bad line and a line with no instruction)
+    proc = subprocess.run(
+        [sys.executable, script, str(tmp_path / "out"), "--seed", "3", "--n", "5", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0 and "alpha/tasks.jsonl:4: not JSON" in proc.stderr, proc.stderr
+    assert "alpha/tasks.jsonl:5: no instruction" in proc.stderr and len(json.loads(out.read_text())) == 5
     (tmp_path / "empty").mkdir()
     proc = subprocess.run(
         [sys.executable, script, str(tmp_path / "empty"), "--seed", "3"], capture_output=True, text=True

@@ -644,6 +644,9 @@ def goals(p: Proposer, by_kind: dict[str, list[Candidate]], most: int) -> list[C
     commute; the second deletes nothing; their gold calls run one after the other."""
     tables = {t.name: t.table.name for t in p.w.tools}
     written = {t.name for t in p.w.tools if t.plan.kind == "write"}
+    deleting = {
+        name for name, tool in p.w.domain.tools.items() if tool.destructive
+    }  # (`Also, delete that user`)
 
     def plain(c: Candidate) -> bool:  # (no call refers to another's result, none fails)
         return not any(call.get("expect_error") for call in c.calls) and CALL_REF not in json.dumps(c.calls)
@@ -661,9 +664,7 @@ def goals(p: Proposer, by_kind: dict[str, list[Candidate]], most: int) -> list[C
         for c in by_kind.get(kind, [])
         if plain(c)
         and _FOLLOWS.match(c.instruction)
-        and not any(
-            p.w.domain.tools[x["name"]].destructive for x in c.calls
-        )  # (`..., then delete that user`)
+        and not deleting.intersection(x["name"] for x in c.calls)
     ]
     firsts = [c for kind in _GOAL_FIRSTS for c in by_kind.get(kind, []) if plain(c)]
     p.rng.shuffle(firsts)

@@ -453,9 +453,9 @@ def update_clause(target: str, settings: Sequence[tuple[str, Any]]) -> str:
     )
 
 
-#: verbs an operation's name may start with that say how a record comes to be
 #: verbs that get a thing rather than make one: `book a hotel`, not `book a new hotel`
 _BOOKS = frozenset("book reserve schedule order buy purchase place request apply enroll subscribe".split())
+#: verbs an operation's name may start with that say how a record comes to be
 _ACTS = frozenset(
     "send book calculate add schedule register submit issue open start generate upload invite request "
     "reserve place order buy purchase import log record assign transfer publish file report compute "

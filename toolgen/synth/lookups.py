@@ -487,8 +487,8 @@ class World:
             choices = [v for v in enum if scalar(v) and v != current]
             return rng.choice(choices) if choices else None
         column = b.column or ""
-        taken = {repr(r.get(column)) for r in self.rows.get(tool.table.name, [])}
         naming = column in self.names(tool.table)
+        taken = {repr(r.get(column)) for r in self.rows.get(tool.table.name, [])} if naming else set()
         pool = (
             []
             if naming

@@ -256,8 +256,11 @@ class Asker:
             return None
         answers = _answers(table)
 
+        def holds(row: Row, c: str) -> bool:  # (a value a person reads out: not empty, not yes/no)
+            return scalar(row.get(c)) and not isinstance(row.get(c), bool)
+
         def filled(c: str) -> list[Any]:
-            return [r.get(c) for r, *_ in found if scalar(r.get(c)) and not isinstance(r.get(c), bool)]
+            return [r[c] for r, *_ in found if holds(r, c)]
 
         asked = [
             c
@@ -277,11 +280,7 @@ class Asker:
         # one field per way of saying it (`name` and `group_name` of a group are both its name)
         asked = list({say.own_field(c, table.entity): c for c in sorted(asked)}.values())
         columns = self.rng.sample(asked, min(width, len(asked)))
-        found = [
-            f
-            for f in found
-            if all(scalar(f[0].get(c)) and not isinstance(f[0].get(c), bool) for c in columns)
-        ]
+        found = [f for f in found if all(holds(f[0], c) for c in columns)]
         if any(len({repr(row[c]) for row, *_ in found}) < 2 for c in columns):
             return None
         size = self.rng.choice(sizes)
@@ -290,8 +289,8 @@ class Asker:
         calls: list[tuple[str, Args]] = []
         held = {repr(r.get(c)) for r in self.w.rows.get(table.name, []) for c in columns if scalar(r.get(c))}
         for row, text, lookups in found[:size]:
-            asked = [*facts, *(row[c] for c in columns)]
-            if len(held - {repr(v) for v in asked}) <= len(asked):
+            wanted = [*facts, *(row[c] for c in columns)]
+            if len(held - {repr(v) for v in wanted}) <= len(wanted):
                 break  # (no more rows than other values: an answer listing them all must fail)
             reads = self.reads_showing(table, row, lookups, columns)
             if reads is None:
