@@ -363,3 +363,37 @@ def test_a_verb_that_leads_a_path_segment_is_its_verb(path, verb):
     from toolgen.entities import analyse_path
 
     assert analyse_path(path).verb == verb
+
+
+@pytest.mark.parametrize(
+    ("path", "noun", "owners"),
+    [
+        ("/movie/popular", "movie", {}),  # which movies, not a `popular`
+        ("/tv/on_the_air", "tv", {}),
+        ("/tv/airing_today", "tv", {}),
+        # a search's arguments are what it searches by, no record's key
+        ("/Destiny2/SearchDestinyPlayer/{membershipType}/{displayName}/", "destiny_player", {}),
+        ("/Content/GetContentById/{id}", "content", {"id": "content"}),
+        ("/users/{id}/orders", "order", {"id": "user"}),
+    ],
+)
+def test_a_path_segment_that_says_which_or_searches_names_no_record(path, noun, owners):
+    from toolgen.entities import analyse_path
+
+    info = analyse_path(path)
+    assert (info.noun, info.collection_of) == (noun, owners)
+
+
+def test_a_column_name_argument_names_no_column_record():
+    from toolgen.relate import relate
+
+    from .synth_kit import make_op
+
+    ops = [
+        make_op("delete_column", "delete", {"column_id": {"type": "string"}}, entity="column"),
+        make_op("related_dashboards", "read", {"column_name": {"type": "string"}}, entity="dashboard"),
+        make_op("list_charts", "read", {"dashboard_name": {"type": "string"}}, entity="chart"),
+        make_op("get_dashboard", "read", {"id": {"type": "string"}}, entity="dashboard"),
+    ]
+    consumes = {op.name: op.consumes for op in relate(ops)}
+    assert consumes["related_dashboards"] == [] and consumes["list_charts"] == ["dashboard"]

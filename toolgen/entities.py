@@ -77,6 +77,14 @@ _THIRD_PERSON = {
 }
 # Verbs that start a path segment naming an operation, not a thing ("GetContentById").
 _LEADING_VERBS = _MID_VERBS | frozenset("search set list".split())
+# Verbs whose arguments after them in a path are what is searched by, not a record's key.
+_SEARCHES = frozenset("search find list query lookup filter".split())
+#: words that only ever say which of the records (`popular movies`, `shows airing today`)
+QUALIFIERS = frozenset(
+    "daily hourly weekly monthly yearly quarterly annual minutely nightly current latest recent "
+    "popular trending upcoming featured recommended similar related random outgoing incoming "
+    "optional available today tonight now".split()
+)
 # Verbs that are as often the records they make ("order_create", "get_report", "list_tags").
 _NOUN_VERBS = frozenset(
     "order report match review score tag label call play test ping flag block post book schedule "
@@ -214,6 +222,14 @@ def noun_of(
     # "tweet_detail_conversation": the details of a thing between its words say nothing
     kept = [w for i, w in enumerate(kept) if not (0 < i < len(kept) - 1 and w in _SAYS_MORE)]
     return singular_phrase(kept[-limit:])[:64].strip("_") if kept else ""
+
+
+def _says_which(ws: tuple[str, ...]) -> bool:
+    """A path segment that says which of the records before it (`popular`, `now_playing`,
+    `on_the_air`, `top_rated`), not a record of its own."""
+    return bool(ws) and (
+        ws[-1] in QUALIFIERS or ws[0] in QUALIFIERS or (len(ws) > 1 and ws[0] in ("on", "in", "at"))
+    )
 
 
 def is_verb(word: str) -> bool:
@@ -365,7 +381,11 @@ def analyse_path(path: str) -> PathInfo:
             collection_of[seg.param] = last_noun
         if seg.text and not _is_stop(seg.text):
             ws = words(seg.text)
-            if not (len(ws) == 1 and ws[0] in _VERB_KINDS):
+            if len(ws) > 1 and ws[0] in _SEARCHES:
+                last_noun = ""  # "/SearchDestinyPlayer/{displayName}": what it searches by, no key
+            elif len(ws) > 1 and ws[0] in _LEADING_VERBS and ws[0] not in _NOUN_VERBS:
+                last_noun = noun_of(ws[1:], generic=_PATH_TAIL)  # "/GetContentById/{id}": a content's
+            elif not (len(ws) == 1 and ws[0] in _VERB_KINDS):
                 last_noun = noun_of(ws, generic=_PATH_TAIL)
 
     verb_kind: Kind | None = None
@@ -385,6 +405,8 @@ def analyse_path(path: str) -> PathInfo:
         if not seg.text or _is_stop(seg.text):
             continue
         ws = words(seg.text)
+        if index > 0 and _says_which(ws) and any(s.text and not _is_stop(s.text) for s in segments[:index]):
+            continue  # "/movie/popular", "/tv/on_the_air": which of the records before it
         kind = _verb_at(ws, 0)
         after_noun = any(s.param is not None or (s.text and not _is_stop(s.text)) for s in segments[:index])
         at_end = index == len(segments) - 1

@@ -20,6 +20,8 @@ from .naming import singular, words
 IDENTIFIER_WORDS = frozenset(
     {"id", "ids", "name", "names", "arn", "arns", "key", "keys", "code", "uuid", "url", "slug"}
 )
+#: Things a name argument names in a record's schema, not a record (`column_name`, `field_name`).
+SCHEMA_WORDS = frozenset({"column", "field", "attribute"})
 #: The shortest entity name a sub-entity is matched against (`id`, `to` are too generic).
 MIN_STEM = 3
 
@@ -31,6 +33,8 @@ def _argument_entities(op: Operation, entities: set[str]) -> list[str]:
         if len(ws) < 2 or ws[-1] not in IDENTIFIER_WORDS:
             continue
         stem = "_".join([*ws[:-2], singular(ws[-2])])
+        if ws[-1] in ("name", "names") and stem in SCHEMA_WORDS:
+            continue  # (Superset's `related/{column_name}`: a field of the dashboard)
         if stem in entities and stem != op.entity:
             found.append(stem)
     return found

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 
 from simulator.spec import Table
 
+from ..entities import QUALIFIERS
 from ..naming import plural_phrase, singular, words
 
 __all__ = ["handle_column", "handle_columns", "has_person", "person_role", "said_as_a_thing", "table_kind"]
@@ -244,11 +245,7 @@ _PHRASE_ENDS = (
 
 #: words that only ever qualify a thing (`a daily forecast`, `popular movies`, `shows airing
 #: today`): a table whose name ends in one names no thing
-ONLY_QUALIFIERS = frozenset(
-    "daily hourly weekly monthly yearly quarterly annual minutely nightly current latest recent "
-    "popular trending upcoming featured recommended similar related random outgoing incoming "
-    "optional available today tonight now".split()
-)
+ONLY_QUALIFIERS = QUALIFIERS
 
 
 #: verbs that are no noun: a table whose name starts with one is named after a call

@@ -23,7 +23,7 @@ from toolgen.entities import PathInfo, analyse_path, id_entity
 from toolgen.model import Operation, PlannedDomain
 from toolgen.naming import singular, snake, words
 from toolgen.pure import tableless, verb_of
-from toolgen.relate import IDENTIFIER_WORDS
+from toolgen.relate import IDENTIFIER_WORDS, SCHEMA_WORDS
 
 from .apart import apart
 from .columns import (
@@ -527,6 +527,8 @@ def _param_entity(prop: str, op: Operation, info: PathInfo | None, known: set[st
             return stem
     if len(ws) >= 2 and ws[-1] == "name":
         stem = "_".join([*ws[:-2], singular(ws[-2])])
+        if stem in SCHEMA_WORDS:
+            return None  # (`column_name`: a field of a record, no record's key)
         if stem in op.consumes and stem != op.entity and stem in known:
             return stem
     if info is not None and info.params and original == info.params[-1] and info.ends_with_param:

@@ -26,6 +26,7 @@ from simulator.calls import run_calls
 from simulator.errors import CallReferenceError
 from simulator.spec import Task
 from toolgen.model import Operation
+from toolgen.naming import plural_phrase, singular, words
 
 from . import instructions as say
 from .checks import instruction_problems
@@ -206,11 +207,44 @@ def _tools_on_unsaid_things(schema: DomainSchema, toolset: Toolset) -> set[str]:
         said = noun.split() or [""]
         if said[-1] in ONLY_QUALIFIERS or said[0] in ONLY_VERBS:  # (`the daily`, `the get membership`)
             unsaid.update(name for name, _ in tools)
+        elif all(_named_after_api(op) for _, op in tools):  # (`find` of the Gorilla file system)
+            unsaid.update(name for name, _ in tools)
         elif any(op.record_schema for _, op in tools):
             continue
         elif not said_as_a_thing(noun, [op.description for _, op in tools]):
             unsaid.update(name for name, _ in tools)
     return unsaid
+
+
+def _named_after_api(op: Operation) -> bool:
+    """Whether the operation's entity is its api's name, which its own name does not say: the
+    record it acts on is unknown (`find` of `gorilla_file_system`), not the api itself."""
+    own = op.entity.split("_")
+    return words(op.api) == tuple(own) and not set(own) <= {singular(w) for w in words(op.name)}
+
+
+def _unsaid_owners(schema: DomainSchema) -> re.Pattern[str] | None:
+    """The nouns of tables no tool acts on (made for an id argument, `vec_id`) whose last word
+    no path, description or argument description of the domain's operations holds: a task naming
+    one names what the API never calls a thing (`the archival memory of the vec 16`), as a
+    pattern over instructions."""
+    acted = {schema.table_of(op).name for op in schema.operations.values() if op.entity in schema.by_entity}
+    texts = [op.description + " " + op.pointer.replace("~1", "/") for op in schema.operations.values()] + [
+        str(p.get("description") or "")
+        for op in schema.operations.values()
+        for p in (op.input_schema.get("properties") or {}).values()
+        if isinstance(p, dict)
+    ]
+    spoken = {w for text in texts for w in words(text)}
+    nouns = [
+        table.entity.replace("_", " ")
+        for name, table in schema.tables.items()
+        if name not in acted and not {(head := table.entity.split("_")[-1]), plural_phrase(head)} & spoken
+    ]
+    if not nouns:
+        return None
+    forms = sorted({f for n in nouns for f in (n, plural_phrase(n))}, key=len, reverse=True)
+    return re.compile(r"\b(?:" + "|".join(re.escape(f) for f in forms) + r")\b", re.IGNORECASE)
 
 
 def make_tasks(
@@ -233,7 +267,13 @@ def make_tasks(
     finally:
         world.close()
     unsaid = _tools_on_unsaid_things(schema, toolset)
-    said = [c for c in candidates if not unsaid.intersection(call["name"] for call in c.calls)]
+    owners = _unsaid_owners(schema)
+    said = [
+        c
+        for c in candidates
+        if not unsaid.intersection(call["name"] for call in c.calls)
+        and not (owners and owners.search(c.instruction))
+    ]
     kept, rejected = validate_candidates(domain, said)
     if len(said) < len(candidates):
         rejected[UNSAID] = len(candidates) - len(said)

@@ -497,6 +497,7 @@ class Proposer(Asker):
             status = change.column
             for row in self.rows_of(tool.table):
                 state = row.get(status)
+                already = state == change.value
                 if isinstance(state, bool) and state == change.value and change.verb in STATE_VERBS:
                     state = STATE_VERBS[change.verb][0]  # `enabled`, as the refusal says it
                 if not isinstance(state, str):
@@ -504,6 +505,8 @@ class Proposer(Asker):
                 ref = self.w.name_row(tool.table, row, self.rng, lookup=True)
                 if ref is None or not ref.calls:
                     continue
+                if already and set(words(state)) <= set(words(ref.phrase)):
+                    continue  # (not `cancel the cancelled run`: asked of a row said to be so already)
                 made = self.keyed(tool, row, ref)
                 if made is None:
                     continue
