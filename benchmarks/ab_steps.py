@@ -10,7 +10,7 @@ only `steps.py`) are executed from their source as modules of the side's own, th
 each other rewritten to the side's modules (`from .steps import` -> `from ._ab_a_steps import`;
 every other import resolves to the working tree's package), and every step of the side's own copy
 of the benchmark shop (`_common.write_shop_domain`) is given the side's class of its name, its
-operations and loops the side's `straight`; so each side's classes, `isinstance`/`type` checks and
+operations and loops the side's `compile_steps`; so each side's classes, `isinstance`/`type` checks and
 generated bodies are its own. (Swapping in only the old side's classes, or subclassing the new ones,
 slowed the swapped side by 0.5-2 us per call: its steps failed the working tree's checks.) Calls of
 transfer_credit and place_order (2 items) alternate between the sides, one call each in turn; the
@@ -119,9 +119,14 @@ def _steps_of(domain: Domain) -> Iterator[Any]:
                 stack.append(inner)
 
 
+def _compiler(steps: types.ModuleType) -> Any:
+    """The side's step-list compiler (`straight` before it was named `compile_steps`)."""
+    return getattr(steps, "compile_steps", None) or steps.straight
+
+
 def adopt(domain: Domain, modules: dict[str, types.ModuleType]) -> dict[str, str]:
     """Give every step of `domain` the class of the same name defined in the side's `modules`, and
-    every operation its body made by the side's `straight`; the classes adopted, each with the
+    every operation its body made by the side's `compile_steps`; the classes adopted, each with the
     engine file that defines it."""
     classes = {
         name: (obj, file)
@@ -138,13 +143,13 @@ def adopt(domain: Domain, modules: dict[str, types.ModuleType]) -> dict[str, str
             )
         step.__class__ = cls
         if hasattr(step, "_body"):
-            step._body = None  # (made by its own module's straight on its first run)
+            step._body = None  # (made by its own module's compiler on its first run)
         post = getattr(cls, "__post_init__", None)
         if post is not None:
             post(step)  # (what the side's class derives from the fields is its own)
         adopted[cls.__name__] = file
     for tool in domain.tools.values():
-        tool._body = modules["steps"].straight(tool.steps, whole=True)
+        tool._body = _compiler(modules["steps"])(tool.steps, whole=True)
     return dict(sorted(adopted.items()))
 
 
@@ -187,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
         dom_a, shop_ids = load_shop(work / "a", opts.rows)
         dom_b, _ = load_shop(work / "b", opts.rows)
         engine = {"a": adopt(dom_a, mod_a), "b": adopt(dom_b, mod_b)}
-        assert live_steps.straight is not mod_b["steps"].straight  # (each side runs its own copy)
+        assert _compiler(live_steps) is not _compiler(mod_b["steps"])  # (each side runs its own copy)
         report: dict[str, Any] = {"a": label_a, "b": "working tree", "rows": opts.rows, "tools": {}}
         report["engine"] = {
             side: {"files": list(mods), "classes": engine[side]}

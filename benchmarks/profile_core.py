@@ -395,14 +395,14 @@ def _in_txn(ep: Episode, fn: Callable[[], Any]) -> Any:
 
 
 def step_table(domain: Domain, ids: ShopIds, calls: int) -> Table:
-    """Each step kind's share of a write call: every runnable step class's `run` (and its own `act`,
+    """Each step kind's share of a write call: every runnable step class's `run` (and its own `run_unread`,
     what runs a step whose value nothing reads), timed."""
     from simulator import readsteps, steps, writesteps
 
     kinds = [readsteps.GetRun, writesteps.CreateRun, writesteps.UpdateRun, steps.RequireRun, steps.LetRun]
     kinds += [steps.ForEachRun, steps.ReturnRun]
     times: dict[str, list[int]] = defaultdict(list)
-    originals = {(cls, m): getattr(cls, m) for cls in kinds for m in ("run", "act") if m in vars(cls)}
+    originals = {(cls, m): getattr(cls, m) for cls in kinds for m in ("run", "run_unread") if m in vars(cls)}
 
     def timed(cls: type[steps.Run], method: str) -> Callable[..., Any]:
         run = originals[cls, method]

@@ -1,6 +1,6 @@
-"""Python source for a step list (`steps.straight`): lines, closure variables, plain expressions.
+"""Python source for a step list (`steps.compile_steps`): lines, closure variables, plain expressions.
 
-`straight` turns a list of steps into one generated function; a step that can write its own work
+`compile_steps` turns a list of steps into one generated function; a step that can write its own work
 out (`emit`) adds lines here instead of being called through its method. Only generated names,
 indices and `repr` string literals appear in the source, never a column name or value as code.
 `value(fn)` is the source of `fn(env)`: a plain reference written out as dict lookups, else a

@@ -1,6 +1,6 @@
 """Runnable read steps: `get` (a row by key or filter), `list` (rows, paged) and `count` (a count
 or a sum). Each is a `simulator.steps.Run`; a `get` by key can write its own lines into a step list's
-generated body (`emit`, see `simulator.steps.straight`).
+generated body (`emit`, see `simulator.steps.compile_steps`).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ class GetRun(Run):
         return query.decode(raw)
 
     def emit(self, src: Source, keep: bool) -> str | None:
-        """`run` of a read by key (no related rows) written out (see `straight`)."""
+        """`run` of a read by key (no related rows) written out (see `compile_steps`)."""
         query = self.query
         if query.by_pk is None or query.children:
             return None
@@ -95,7 +95,7 @@ class ListRun(Run):
         return self.query.output(rt.conn, self.query.run(rt.conn, env, limit, offset))
 
     def emit(self, src: Source, keep: bool) -> str | None:
-        """`run` of a list the call gives no limit or offset, written out (see `straight`)."""
+        """`run` of a list the call gives no limit or offset, written out (see `compile_steps`)."""
         query = self.query
         if self.limit is not None or self.offset is not None or not query.emits_rows():
             return None

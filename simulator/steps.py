@@ -2,7 +2,7 @@
 
 Each step kind of the operation language has a runnable class (`Run`): the control steps
 (`require`, `let`, `for_each`, `when`, `use`, `return`) are here, the reads in `readsteps.py`, the
-writes in `writesteps.py`. `straight` makes a step list one generated function (each step writing
+writes in `writesteps.py`. `compile_steps` makes a step list one generated function (each step writing
 its own lines where it can, `Run.emit`); `run_steps` and `run_body` are what it must equal.
 `CompiledTool.execute` is a tool call's whole operation.
 """
@@ -23,7 +23,7 @@ from .query import MISSING, Runtime
 from .spec import Tool
 from .tables import BIND_ERRORS, ValueProblem
 
-#: a list of steps as one function of the runtime and the environment (`straight`)
+#: a list of steps as one function of the runtime and the environment (`compile_steps`)
 Body = Callable[[Runtime, Env], Any]
 
 
@@ -37,14 +37,14 @@ class Run:
     def run(self, rt: Runtime, env: Env) -> Any:
         raise NotImplementedError
 
-    def act(self, rt: Runtime, env: Env) -> None:
-        """`run` where nothing reads the step's value (`straight` knows): the same effects and
+    def run_unread(self, rt: Runtime, env: Env) -> None:
+        """`run` where nothing reads the step's value (`compile_steps` knows): the same effects and
         errors; a step may skip building its value."""
         self.run(rt, env)
 
     def emit(self, src: Source, keep: bool) -> str | None:
-        """Lines of `src` doing what `run` does (`act`, unless `keep`), and the expression of its
-        value; None when the step is called instead (`straight`)."""
+        """Lines of `src` doing what `run` does (`run_unread`, unless `keep`), and the expression of its
+        value; None when the step is called instead (`compile_steps`)."""
         return None
 
 
@@ -91,7 +91,7 @@ class ForEachRun(Run):
         charge(len(items))
         body = self._body
         if body is None:
-            body = self._body = straight(self.steps)
+            body = self._body = compile_steps(self.steps)
         collected = []
         name, index = self.name, self.index
         for i, item in enumerate(items):
@@ -139,9 +139,9 @@ class WhenRun(Run):
             return self.inner.run(rt, env)
         return None
 
-    def act(self, rt: Runtime, env: Env) -> None:
+    def run_unread(self, rt: Runtime, env: Env) -> None:
         if self.cond(env):
-            self.inner.act(rt, env)
+            self.inner.run_unread(rt, env)
 
 
 @dataclass
@@ -159,7 +159,7 @@ class UseRun(Run):
             inner["now"] = env["now"]
         body = self._body
         if body is None:
-            body = self._body = straight(self.steps, whole=True)
+            body = self._body = compile_steps(self.steps, whole=True)
         return body(rt, inner)
 
 
@@ -171,11 +171,11 @@ class ReturnRun(Run):
         raise ReturnSignal(self.value(env))
 
 
-def straight(steps: list[Run], whole: bool = False, emit: bool = True) -> Body:
+def compile_steps(steps: list[Run], whole: bool = False, emit: bool = True) -> Body:
     """`run_steps` of this list (`run_body` when `whole`) as one generated function: each step's
     work, its binding and whether its value is the last one, written out in order (no loop, no
     per-step checks of `bind` and `yields`). A `let`, a `require` and a step that can `emit` its
-    own lines (simulator.emit) are written out; any other step is called (`run`, or `act` when
+    own lines (simulator.emit) are written out; any other step is called (`run`, or `run_unread` when
     nothing reads its value). Made on a list's first run, after compilation has set every step.
     `emit=False`: every step but `let` and `require` called (what tests hold the lines to)."""
     src = Source()
@@ -214,7 +214,7 @@ def straight(steps: list[Run], whole: bool = False, emit: bool = True) -> Body:
 
 
 def write_steps(src: Source, running: list[Run], last: str, emit: bool, ends_in_return: bool = False) -> None:
-    """The lines of `straight` for `running` (its steps but a final `return`), keeping the last
+    """The lines of `compile_steps` for `running` (its steps but a final `return`), keeping the last
     value in local `last` (`ends_in_return`: a `return` follows, so no value of these is the last)."""
     for i, step in enumerate(running):
         kind = type(step)
@@ -223,7 +223,7 @@ def write_steps(src: Source, running: list[Run], last: str, emit: bool, ends_in_
             src.add(f"if not {src.value(step.cond)}: raise ToolError({src.bind(step.error, 'e')}(env))")
             continue
         # a value nothing reads: not bound, and a later step's value (or the `return`) is the last
-        # (`act` is Run's; a step of another class only has to `run`; Run's own `act` is `run`)
+        # (`run_unread` is Run's; a step of another class only has to `run`; Run's own `run_unread` is `run`)
         unread = (
             isinstance(step, Run)
             and not step.bind
@@ -238,7 +238,7 @@ def write_steps(src: Source, running: list[Run], last: str, emit: bool, ends_in_
             if call is not None and unread:
                 continue
         if call is None:
-            method = step.act if unread and kind.act is not Run.act else step.run
+            method = step.run_unread if unread and kind.run_unread is not Run.run_unread else step.run
             call = f"{src.bind(method, 'r')}(rt, env)"
         if unread:
             src.add(call)
@@ -327,21 +327,21 @@ class CompiledTool:
             env["now"] = rt.now()
         body = self._body
         if body is None:
-            body = self._body = straight(self.steps, whole=True)
+            body = self._body = compile_steps(self.steps, whole=True)
         return body(rt, env)
 
     def call_every_step(self) -> None:
         """Make this tool's bodies (its loops' and fragments' too) with every step called through
-        its method (`straight(..., emit=False)`): the general path, which tests hold the written-out
+        its method (`compile_steps(..., emit=False)`): the general path, which tests hold the written-out
         bodies to and profiles time step by step."""
         stack: list[Any] = list(self.steps)
         while stack:
             step = stack.pop()
             if isinstance(step, ForEachRun):
-                step._body = straight(step.steps, emit=False)
+                step._body = compile_steps(step.steps, emit=False)
             elif isinstance(step, UseRun):
-                step._body = straight(step.steps, whole=True, emit=False)
+                step._body = compile_steps(step.steps, whole=True, emit=False)
             stack.extend(getattr(step, "steps", None) or [])
             if getattr(step, "inner", None) is not None:
                 stack.append(step.inner)
-        self._body = straight(self.steps, whole=True, emit=False)
+        self._body = compile_steps(self.steps, whole=True, emit=False)

@@ -1,6 +1,6 @@
 """Runnable write steps: `create`, `update` and `delete` (the last two on the row of a key or on
 every row a `where` matches). Each is a `simulator.steps.Run`; a create and a one-column update by
-key write their own lines into a step list's generated body (`emit`, see `simulator.steps.straight`,
+key write their own lines into a step list's generated body (`emit`, see `simulator.steps.compile_steps`,
 whose namespace holds the names those lines use: `ToolError`, `ValueProblem`, `MISSING`,
 `WRITE_ERRORS`, `STORE_ERRORS`). SQLite's refusals become the agent's errors (`_integrity_message`,
 `simulator.tables.bind_error`).
@@ -52,7 +52,7 @@ class CreateRun(Run):
     def run(self, rt: Runtime, env: Env) -> Any:
         return self.info.decode(self._insert(rt, env))
 
-    def act(self, rt: Runtime, env: Env) -> None:
+    def run_unread(self, rt: Runtime, env: Env) -> None:
         self._insert(rt, env)
 
     @property
@@ -73,7 +73,7 @@ class CreateRun(Run):
         return self._store(rt, given, key)
 
     def emit(self, src: Source, keep: bool) -> str | None:
-        """`run` (`act` unless `keep`) written out: the values, the key and, on a table keyed by one
+        """`run` (`run_unread` unless `keep`) written out: the values, the key and, on a table keyed by one
         column, `_store`'s first attempt; should it fail, `_attempts` makes it again (it failed
         before the row was stored, so it fails the same way) and goes on as `_store` does."""
         plan, info, me = self.plan, self.info, src.bind(self, "s")
@@ -208,7 +208,7 @@ class UpdateRun(TargetedRun):
 
     def emit(self, src: Source, keep: bool) -> str | None:
         """`_apply` of the one-column update of one row by its key, on a table keyed by a column it
-        does not set (`_simple`), written out in `_apply`'s and `_write`'s order (see `straight`)."""
+        does not set (`_simple`), written out in `_apply`'s and `_write`'s order (see `compile_steps`)."""
         if not self._simple:
             return None
         info, plan = self.info, self.plan
@@ -279,7 +279,7 @@ class UpdateRun(TargetedRun):
     def run(self, rt: Runtime, env: Env) -> Any:
         return self._apply(rt, env, True)
 
-    def act(self, rt: Runtime, env: Env) -> None:
+    def run_unread(self, rt: Runtime, env: Env) -> None:
         self._apply(rt, env, False)
 
     def _apply(self, rt: Runtime, env: Env, keep: bool) -> Any:

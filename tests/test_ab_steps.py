@@ -35,7 +35,7 @@ import sys
 sys.path.insert(0, "benchmarks")
 import ab_steps
 from simulator import steps
-base = "class Run:\n    pass\ndef straight(s, whole=False):\n    return Run\n"
+base = "class Run:\n    pass\ndef compile_steps(s, whole=False):\n    return Run\n"
 reads = "from .steps import (\n    Run,\n)\nfrom .query import Query\nclass GetRun(Run):\n    pass\n"
 writes = "from .readsteps import GetRun\nfrom .steps import Run\nclass UpdateRun(GetRun):\n    pass\n"
 split = ab_steps.engine_modules({"writesteps": writes, "readsteps": reads, "steps": base}, "x")

@@ -171,7 +171,7 @@ def test_only_a_signed_void_record_unmakes_a_call(tmp_path: Path) -> None:
         if signed:
             session.sink.write(void)
         else:
-            session.sink.file.write(void)  # straight to the file: no signature
+            session.sink.file.write(void)  # compile_steps to the file: no signature
         server.sessions.release_all()
         report = scored(runs)
         replayed_changes = report.diff.unexpected if report.diff is not None else []

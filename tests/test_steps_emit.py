@@ -1,5 +1,5 @@
 """Steps written out in an operation's generated function (`Run.emit`: a read by key, a one-column
-update by key, a create) do what the same steps do called through their methods (`straight(...,
+update by key, a create) do what the same steps do called through their methods (`compile_steps(...,
 emit=False)`): call after call, the same results and errors, the same reads told to an observer,
 and in the end the same tables, change log and digest."""
 

@@ -1,4 +1,4 @@
-"""A step list run as one generated function (`simulator.steps.straight`) does what `run_steps` and
+"""A step list run as one generated function (`simulator.steps.compile_steps`) does what `run_steps` and
 `run_body` do: the same value, the same bindings left in the environment, the same `return`."""
 
 from __future__ import annotations
@@ -10,9 +10,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from simulator.errors import ToolError
-from simulator.steps import LetRun, RequireRun, ReturnRun, ReturnSignal, Run, run_body, run_steps, straight
+from simulator.steps import (
+    LetRun,
+    RequireRun,
+    ReturnRun,
+    ReturnSignal,
+    Run,
+    compile_steps,
+    run_body,
+    run_steps,
+)
 
-ACTED: list[int] = []  # the steps `act` ran (kept out of the environment, which is compared)
+ACTED: list[int] = []  # the steps `run_unread` ran (kept out of the environment, which is compared)
 
 
 NO_RUNTIME: Any = None  # (these steps use none)
@@ -28,12 +37,12 @@ class Fixed(Run):
     signals: bool = False
 
     def run(self, rt: Any, env: Any) -> Any:
-        env.setdefault("effects", []).append(id(self))  # (what `act` must do too)
+        env.setdefault("effects", []).append(id(self))  # (what `run_unread` must do too)
         if self.signals:
             raise ReturnSignal(("returned", self.value))
         return self.value
 
-    def act(self, rt: Any, env: Any) -> None:
+    def run_unread(self, rt: Any, env: Any) -> None:
         self.run(rt, env)
         ACTED.append(id(self))
 
@@ -45,7 +54,7 @@ FIXED = st.builds(
     yields=st.sampled_from([True, None, False]),
     signals=st.sampled_from([False, False, False, True]),
 )
-# `let` and `require` are written out by `straight`: the same bindings, values and errors
+# `let` and `require` are written out by `compile_steps`: the same bindings, values and errors
 LETS = st.builds(
     lambda v, name: LetRun(lambda env: (v, env.get("a")), name),
     st.integers(0, 3),
@@ -81,13 +90,13 @@ def outcome(fn: Any, steps: list[Run], env: dict[str, Any]) -> Any:
 
 @given(steps=_lists())
 def test_straight_is_run_body(steps: list[Run]) -> None:
-    body = straight(steps, whole=True)
+    body = compile_steps(steps, whole=True)
     assert outcome(lambda s, rt, env: body(rt, env), steps, {"x": 1}) == outcome(run_body, steps, {"x": 1})
 
 
 @given(steps=st.lists(STEPS, max_size=6))
 def test_straight_is_run_steps(steps: list[Run]) -> None:
-    body = straight(steps)
+    body = compile_steps(steps)
     assert outcome(lambda s, rt, env: body(rt, env), steps, {"x": 1}) == outcome(run_steps, steps, {"x": 1})
 
 
@@ -95,7 +104,7 @@ def test_a_value_nothing_reads_is_not_built() -> None:
     first, second, third = (Fixed(i, None, True) for i in range(3))
     env: dict[str, Any] = {}
     ACTED.clear()
-    assert straight([first, Fixed(9, "x", False), second, third])(NO_RUNTIME, env) == 2
+    assert compile_steps([first, Fixed(9, "x", False), second, third])(NO_RUNTIME, env) == 2
     assert ACTED == [id(first), id(second)]
     assert env["effects"] == [id(first), env["effects"][1], id(second), id(third)]
 
@@ -112,5 +121,5 @@ class Plain:
 
 def test_a_step_of_another_class_is_run() -> None:
     env: dict[str, Any] = {}
-    assert straight([Plain(), Fixed(1, None, True)], whole=True)(NO_RUNTIME, env) == 1  # type: ignore[list-item]
+    assert compile_steps([Plain(), Fixed(1, None, True)], whole=True)(NO_RUNTIME, env) == 1  # type: ignore[list-item]
     assert env["plain"] is True
