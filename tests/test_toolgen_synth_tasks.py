@@ -1667,6 +1667,13 @@ def test_tasks_never_name_a_record_the_api_never_names():
     ]
     assert _unsaid_owners(infer_schema(*planned_from(*said))) is None
 
+    # `messaging` names an activity unless some text counts it (`a messaging`, `messagings`)
+    from toolgen.synth.tasks import _mass_noun
+
+    assert _mass_noun("messaging", ["Twilio messaging service settings.", "Send messaging"])
+    assert not _mass_noun("booking", ["Create a booking."]) and not _mass_noun("meeting", ["List meetings"])
+    assert not _mass_noun("order", [])
+
     fs = "gorilla_file_system"
     assert _named_after_api(make_op("find", "read", {}, api=fs, entity=fs))
     assert not _named_after_api(make_op("list_gorilla_file_systems", "read", {}, api=fs, entity=fs))

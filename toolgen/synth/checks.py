@@ -55,6 +55,8 @@ _OPAQUE = re.compile(
     # eight or more capitals and digits mixed (`M76I8LWL`; not `SUMMER2024`): a machine's code
     r"|\b(?=[A-Z0-9]{8,}\b)[A-Z]*[0-9]+[A-Z]+[0-9]+[A-Z]+[A-Z0-9]*\b"
     r"|\b(?=[A-Z0-9]{8,}\b)[0-9]+[A-Z]+[0-9]+[A-Z]+[0-9][A-Z0-9]*\b"
+    # ten or more lowercase hex digits, two digits and two letters among them (`b798596fcd9a`)
+    r"|\b(?=(?:[a-f]*[0-9]){2})(?=(?:[0-9]*[a-f]){2})[0-9a-f]{10,}\b"
 )
 #: eight or more capitals and digits, a digit among them: a machine's code when its letters are
 #: hardly pronounceable (`KPPFHB5A`, `ZW97CBCC`, `EWWZ2RUD`; not `SUMMER2024`, `COVID19XX`); eight

@@ -209,6 +209,8 @@ def _tools_on_unsaid_things(schema: DomainSchema, toolset: Toolset) -> set[str]:
             unsaid.update(name for name, _ in tools)
         elif all(_named_after_api(op) for _, op in tools):  # (`find` of the Gorilla file system)
             unsaid.update(name for name, _ in tools)
+        elif _mass_noun(noun, [op.description for op in schema.operations.values()]):
+            unsaid.update(name for name, _ in tools)  # (`the messagings whose friendly names are`)
         elif any(op.record_schema for _, op in tools):
             continue
         elif not said_as_a_thing(noun, [op.description for _, op in tools]):
@@ -221,6 +223,16 @@ def _named_after_api(op: Operation) -> bool:
     record it acts on is unknown (`find` of `gorilla_file_system`), not the api itself."""
     own = op.entity.split("_")
     return words(op.api) == tuple(own) and not set(own) <= {singular(w) for w in words(op.name)}
+
+
+def _mass_noun(noun: str, texts: list[str]) -> bool:
+    """A noun in `-ing` that names an activity (`messaging`, `billing`), not a thing counted: no
+    text says it in the plural or after `a`/`an`/`each`/`every`."""
+    head = noun.split()[-1] if noun.split() else ""
+    if len(head) <= 5 or not head.endswith("ing"):
+        return False
+    counted = re.compile(rf"\b(?:{head}s|(?:a|an|each|every|one) (?:\w+ )?{head})\b", re.IGNORECASE)
+    return not any(counted.search(text) for text in texts)
 
 
 def _unsaid_owners(schema: DomainSchema) -> re.Pattern[str] | None:
