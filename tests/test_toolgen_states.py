@@ -357,6 +357,8 @@ def test_a_cut_keeps_an_entity_with_its_children_and_falls_on_the_weak_link():
         ("/messages/{id}/markAsRead", "mark"),
         ("/orders/{id}/cancel", "cancel"),
         ("/pets/{id}/uploadImage", "upload"),
+        ("/clusters/{id}/node_pools/{pool_id}/recycle", "recycle"),  # not `a new recycle`
+        ("/databases/{id}/resize", "resize"),
     ],
 )
 def test_a_verb_that_leads_a_path_segment_is_its_verb(path, verb):

@@ -832,3 +832,13 @@ def test_a_description_says_what_the_record_is_for() -> None:
         Draw.of(Faker("en_US"), 0, datetime(2026, 1, 1, tzinfo=UTC))
     )
     assert " team." not in note or "for the" not in note, note
+
+
+def test_a_company_with_a_contacts_name_is_no_person():
+    # Apideck's companies carry a contact's first and last name: the company's `name` stays a
+    # company's (not `the company whose name is "Tasha Zuniga"`); a row of people is a person's
+    from toolgen.synth.lexicon import has_person
+
+    assert not has_person("companies", ["name", "first_name", "last_name", "email"])
+    assert has_person("contacts", ["name", "first_name", "last_name"])
+    assert has_person("members", ["first_name", "last_name"])

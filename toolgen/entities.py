@@ -59,7 +59,8 @@ for _kind, _verbs in (
         "review score grade approve_ reopen reassign unassign transition setup onboard offboard calc "
         "annotate anonymize bind snooze upsert_ freeze unfreeze unban hide unhide deny terminate reinstate "
         "undo redo reverse expire rotate prune "
-        "think reflect ponder brainstorm acquire obtain",
+        "think reflect ponder brainstorm acquire obtain recycle resize punch satisfy initialize "
+        "initiate init invalidate recover remix remind redact propose succeed ignore",
     ),
 ):
     for _v in _verbs.split():

@@ -163,7 +163,8 @@ def has_person(table: str, columns: Iterable[str]) -> bool:
     """Whether a row of the table describes a person (its name, email, username agree)."""
     cols = list(columns)
     roles = {person_role(c, table, cols) for c in cols} - {None}
-    return table_kind(table) == "person" and bool(roles) or len(roles) >= 2
+    kind = table_kind(table)  # (a company with a contact's first and last name is no person)
+    return kind == "person" and bool(roles) or kind == "thing" and len(roles) >= 2
 
 
 MAPPING_WORDS = frozenset(
