@@ -842,3 +842,29 @@ def test_a_company_with_a_contacts_name_is_no_person():
     assert not has_person("companies", ["name", "first_name", "last_name", "email"])
     assert has_person("contacts", ["name", "first_name", "last_name"])
     assert has_person("members", ["first_name", "last_name"])
+
+
+def test_an_email_names_a_persons_row_and_an_acronym_stays_one():
+    # a card's or an audit's email is someone's, no name of the card (not `its card whose email
+    # is ...`); a person's, a company's, an account's or an invite's email names it
+    from simulator.spec import Table
+    from toolgen.synth.draws import thing_name, title_case
+    from toolgen.synth.lexicon import handle_columns
+
+    table = Table.model_validate(
+        {
+            "primary_key": "id",
+            "columns": {"id": {"type": "string"}, "email": {"type": "string"}, "label": {"type": "string"}},
+        }
+    )
+    assert handle_columns(table, "cards") == ["label"]
+    assert handle_columns(table, "audits") == ["label"]
+    for named in ("users", "companies", "accounts", "invites", ""):
+        assert handle_columns(table, named) == ["email", "label"], named
+    assert title_case("nfs share") == "NFS Share" and title_case("rhythm") == "Rhythm"
+    import random
+
+    from toolgen.synth.draws import Draw
+
+    draw = Draw(fake=None, rng=random.Random(1), clock=None)  # type: ignore[arg-type]
+    assert thing_name("nfs")(draw).endswith(" NFS")

@@ -252,7 +252,13 @@ def person_of(d: Draw) -> Person:
 
 
 def title_case(text: str) -> str:
-    return " ".join(w[:1].upper() + w[1:] for w in text.split())
+    """Each word capitalized; a short word without a vowel is an acronym (`NFS Share`, `VPC`)."""
+    return " ".join(
+        w.upper()
+        if len(w) <= 4 and w.isalpha() and not set(w.lower()) & set("aeiouy")
+        else w[:1].upper() + w[1:]
+        for w in text.split()
+    )
 
 
 def _phrase(d: Draw, low: int = 2, high: int = 5) -> str:

@@ -191,13 +191,25 @@ HANDLE_ORDER = (
 )
 
 
-def handle_columns(table: Table) -> list[str]:
+#: things whose own email a person names them by (`the invite whose email is ...`)
+_MAILED = frozenset("account invite invitation submission registration signup lead login identity".split())
+
+
+def handle_columns(table: Table, named: str = "") -> list[str]:
     """The columns a person would point at a row with (an email, a name, a title, a code), best
-    first: string columns, neither key nor foreign key; unique ones before the rest."""
+    first: string columns, neither key nor foreign key; unique ones before the rest. With the
+    table's name, an email names only a person's, a company's or an account's row (not `the card
+    whose email is ...`)."""
     keys = set(table.key_columns)
+    ws = words(named)
+    mailed = (
+        not named or table_kind(named) in ("person", "company") or bool(ws) and singular(ws[-1]) in _MAILED
+    )
     ranked: list[tuple[int, int, int, str]] = []
     for position, (name, column) in enumerate(table.columns.items()):
         if name in keys or column.references or column.type != "string" or column.enum:
+            continue
+        if not mailed and "_".join(words(name)) in HANDLE_ORDER[0]:
             continue
         rank = _handle_rank(name)
         if rank is not None:

@@ -251,7 +251,7 @@ class World:
         """The columns a person names a row of `table` by, best first: fields a person names
         (`ColumnPlan.plain`: a `method` or an `end` is no name of it, nor a `kind` or a tenant id)."""
         if table.name not in self._names:
-            handles = handle_columns(self.domain.spec.tables[table.name])
+            handles = handle_columns(self.domain.spec.tables[table.name], table.name)
             own = words(table.entity)  # (`the number whose number is ...`)
             # (a policy's `group_name` names its group, not it)
             others = {tuple(words(t.entity)) for t in self.schema.tables.values() if t.name != table.name}

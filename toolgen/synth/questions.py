@@ -438,7 +438,7 @@ class Asker:
             return None
         args = {getter.key.param: row[column]}
         result = self.w.read(getter.name, args)
-        for handle in handle_columns(self.w.domain.spec.tables[other.name]):
+        for handle in handle_columns(self.w.domain.spec.tables[other.name], other.name):
             value = found[0].get(handle)
             if isinstance(value, str) and value.strip() and reveals(result, handle, value):
                 target_phrase = say.via_phrase(other.entity, table.entity, ref.phrase)
