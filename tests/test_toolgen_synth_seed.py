@@ -868,3 +868,10 @@ def test_an_email_names_a_persons_row_and_an_acronym_stays_one():
 
     draw = Draw(fake=None, rng=random.Random(1), clock=None)  # type: ignore[arg-type]
     assert thing_name("nfs")(draw).endswith(" NFS")
+
+
+def test_a_site_is_a_website_not_a_town():
+    # Netlify's and most APIs' sites are websites: no `North Renee Site`, `Martinezchester Site`
+    from toolgen.synth.lexicon import table_kind
+
+    assert table_kind("sites") == "thing" and table_kind("warehouses") == "place"

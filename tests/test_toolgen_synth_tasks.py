@@ -245,6 +245,14 @@ def test_phrases():
         "deny all pending",
         "mark as read",
     ]
+    # a state a verb marks the row with follows the row (not `mark the uncollectible of ...`)
+    assert say.clause(*say.marking("mark uncollectible", "the invoice INV-1")) == (
+        "mark the invoice INV-1 as uncollectible"
+    )
+    assert say.clause(*say.marking("mark as read", "the message M-1")) == "mark the message M-1 as read"
+    assert (
+        say.clause(*say.marking("reset database", "the branch B-1")) == "reset the database of the branch B-1"
+    )
     assert say.create_clause("book", "reservation", [], [("seats", 2)]) == "book a reservation with seats 2"
     assert say.create_clause("create", "namespace", [], [("namespace", "billing-staging"), ("size", 3)]) == (
         'create a new namespace named "billing-staging" with size 3'  # (not `with namespace "..."`)

@@ -36,6 +36,7 @@ __all__ = [
     "noun",
     "own_field",
     "refusal_sentence",
+    "marking",
     "row_phrase",
     "refer_once",
     "row_where",
@@ -233,6 +234,16 @@ def acting_on(verb: str) -> str:
     if rest.split()[0] in _FILLER or rest.split()[0] in ("all", "as", "every", "each"):
         return verb
     return f"{first} the {rest} of"
+
+
+def marking(verb: str, target: str) -> tuple[str, str]:
+    """(verb, target) of a clause: a state a verb marks the row with follows it (`mark the
+    invoice INV-1 as uncollectible`, not `mark the uncollectible of ...`); else `acting_on`."""
+    first, _, rest = verb.partition(" ")
+    state = rest.split()[1:] if rest.startswith("as ") else rest.split()
+    if first in ("mark", "flag") and len(state) == 1:
+        return first, f"{target} as {state[0]}"
+    return acting_on(verb), target
 
 
 def _to(value: Any) -> str:

@@ -32,7 +32,7 @@ COMPANY_TABLES = frozenset(
     "store shop retailer airline insurer lender".split()
 )
 PLACE_TABLES = frozenset(
-    "warehouse site location branch office venue hotel restaurant airport station depot facility "
+    "warehouse location branch office venue hotel restaurant airport station depot facility "
     "region zone building campus store clinic hospital school property".split()
 )
 PRODUCT_TABLES = frozenset("product item sku variant good article merchandise listing offer".split())

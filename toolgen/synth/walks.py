@@ -218,7 +218,7 @@ class Proposer(Asker):
             text = say.clause("delete", ref.phrase, settings)
         else:
             verb = say.verb_phrase(words(tool.op_name), table.entity, self._parent_words(tool))
-            text = say.clause(say.acting_on(verb), ref.phrase, settings)
+            text = say.clause(*say.marking(verb, ref.phrase), settings)
         return Write(text, lookups, tool.name, args, table.entity, ref.phrase)
 
     def _parent_words(self, tool: Tool) -> set[str]:
