@@ -3,9 +3,10 @@
     python benchmarks/reading.py OUT_DIR --seed 71 [--n 50] [--json sample.json]
 
 OUT_DIR is what `toolgym generate --out` or `benchmarks/toolgen.py --out` wrote: one folder per
-kept domain with its `tasks.jsonl`. Every kept task of every domain (folders in name order, tasks
-in file order) is a candidate; `random.Random(seed).sample` draws `n` of them. The same folder and
-seed give the same list, so a reading's verdicts in docs/ can be checked against its instructions.
+kept domain with its `tasks.jsonl`, and `report.json`; only the domains the report keeps are read
+(an earlier run's folders in the same place are not). Every kept task (folders in name order,
+tasks in file order) is a candidate; `random.Random(seed).sample` draws `n` of them. The same
+folder and seed give the same list, so a reading's verdicts in docs/ can be checked again.
 """
 
 from __future__ import annotations
@@ -18,10 +19,36 @@ from pathlib import Path
 from typing import Any
 
 
+def _kept(root: Path) -> set[str] | None:
+    """The domains the run that wrote `root` kept (its `report.json`), None without one."""
+    try:
+        report = json.loads((root / "report.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    results = report.get("domain_results") if isinstance(report, dict) else None
+    if not isinstance(results, list):
+        return None
+    return {
+        r["name"] for r in results if isinstance(r, dict) and r.get("kept") and isinstance(r.get("name"), str)
+    }
+
+
 def kept_tasks(root: Path) -> list[tuple[str, dict[str, Any]]]:
-    """(domain, task) for every task of every domain folder under `root`, in a fixed order."""
+    """(domain, task) for every task of every domain folder under `root` the run kept (by its
+    `report.json`; every folder without one), in a fixed order."""
     found = []
-    for folder in sorted(p for p in root.iterdir() if (p / "tasks.jsonl").is_file()):
+    folders = sorted(p for p in root.iterdir() if (p / "tasks.jsonl").is_file())
+    kept = _kept(root)
+    if kept is not None:
+        stale = [p.name for p in folders if p.name not in kept]
+        if stale:
+            print(
+                f"ignored {len(stale)} folders report.json does not keep (an earlier run's)", file=sys.stderr
+            )
+        folders = [p for p in folders if p.name in kept]
+    else:
+        print(f"no report.json in {root}: reading every domain folder", file=sys.stderr)
+    for folder in folders:
         path = folder / "tasks.jsonl"
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if not line.strip():

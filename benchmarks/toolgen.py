@@ -158,6 +158,10 @@ def synth(generated: Any, out: Path, workers: int, seed: int, with_tasks: bool =
     report = build_report(
         generated, results, seed=seed, rows=None, skipped=still_skipped, toolboxes=[d.name for d in extra]
     )
+    # (as `toolgym generate --out` does: what this run kept, beside folders an earlier run left)
+    (out / "report.json").write_text(
+        json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     tasks = chains = write_tasks = write_chains = 0
     short: list[str] = []
     lengths: list[int] = []

@@ -179,6 +179,17 @@ def test_reading_draws_the_same_sample_for_the_same_seed(tmp_path: Path) -> None
     )
     assert proc.returncode == 0 and "alpha/tasks.jsonl:4: not JSON" in proc.stderr, proc.stderr
     assert "alpha/tasks.jsonl:5: no instruction" in proc.stderr and len(json.loads(out.read_text())) == 5
+    # with the run's report.json, a folder an earlier run left (`alpha`) is no part of the sample
+    report = {"domain_results": [{"name": "alpha", "kept": False}, {"name": "beta", "kept": True}]}
+    (tmp_path / "out" / "report.json").write_text(json.dumps(report), encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, script, str(tmp_path / "out"), "--seed", "3", "--n", "4", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0 and "ignored 1 folders" in proc.stderr, proc.stderr
+    assert {s["domain"] for s in json.loads(out.read_text())} == {"beta"}
     (tmp_path / "empty").mkdir()
     proc = subprocess.run(
         [sys.executable, script, str(tmp_path / "empty"), "--seed", "3"], capture_output=True, text=True
