@@ -875,3 +875,53 @@ def test_a_site_is_a_website_not_a_town():
     from toolgen.synth.lexicon import table_kind
 
     assert table_kind("sites") == "thing" and table_kind("warehouses") == "place"
+
+
+def test_a_bare_time_is_a_time_of_day() -> None:
+    # a BFCL flight's `time` beside its `date` was a timestamp (`2024-03-16T00:39:06Z`)
+    from faker import Faker
+
+    from toolgen.synth.draws import Draw, Field
+    from toolgen.synth.texts import string_maker
+
+    for table in ("flights", "showings"):
+        made = string_maker(Field(table, "time", "string"))
+        for seed in range(10):
+            value = made(Draw.of(Faker("en_US"), seed, datetime(2026, 1, 1, tzinfo=UTC)))
+            assert re.fullmatch(r"[0-2][0-9]:[0-5][05]", value), value
+    stamp = string_maker(Field("events", "created_time", "string"))  # (a stamp stays one)
+    assert "T" in str(stamp(Draw.of(Faker("en_US"), 0, datetime(2026, 1, 1, tzinfo=UTC))))
+
+
+def test_a_parent_the_api_keys_by_its_name_gets_names_for_keys() -> None:
+    # Kubernetes' `/namespaces/{namespace}/roles`: no tool acts on a namespace, every argument
+    # carrying its key is `namespace`: its keys are names (`billing-staging`), not `NAM-1018`
+    from toolgen.synth.folder import build_domain
+    from toolgen.synth.schema import NAME_KEY, infer_schema
+    from toolgen.synth.tools import compile_tools
+
+    from .synth_kit import make_op, planned_from
+
+    ns = {"namespace": {"type": "string"}, "name": {"type": "string"}}
+    ops = [
+        make_op(
+            f"{verb}_role",
+            kind,
+            ns,
+            ["namespace"],
+            entity="role",
+            format="openapi-3.0",
+            consumes=["namespace"],
+        ).model_copy(update={"pointer": f"/paths/~1namespaces~1{{namespace}}~1roles/{method}"})
+        for verb, kind, method in (("list", "read", "get"), ("create", "create", "post"))
+    ]
+    plan, by_id = planned_from(*ops)
+    schema = infer_schema(plan, by_id)
+    table = schema.tables[schema.by_entity["namespace"]]
+    assert table.columns[table.primary_key].hint.get(NAME_KEY) is True
+    builder = build_domain(plan, schema, compile_tools(schema))
+    rows = seed_rows(builder.spec().tables, schema.hints(), 0, 6, clock=builder.head["clock"]["start"])
+    keys = [r[table.primary_key] for r in rows[table.name]]
+    assert keys and all(re.fullmatch(r"[a-z]+-[a-z]+", k) for k in keys), keys
+    roles = schema.tables[schema.by_entity["role"]]
+    assert not roles.columns[roles.primary_key].hint.get(NAME_KEY)  # (its own tools make its keys)

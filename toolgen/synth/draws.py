@@ -227,6 +227,8 @@ def datetime_maker(ws: tuple[str, ...], shape: str = "datetime") -> Maker:
             return moment.strftime("%Y-%m-%d")
         if shape == "time":
             return moment.strftime("%H:%M:%S")
+        if shape == "clock":  # (a time of day as people say it: `14:35`)
+            return f"{moment:%H}:{moment.minute - moment.minute % 5:02d}"
         if shape == "rfc2822":
             return format_datetime(moment.astimezone(UTC), usegmt=True)
         if shape == "epoch":

@@ -282,6 +282,10 @@ class Binding:
     column: str | None = None
 
 
+#: the hint on a key column whose values are names (`Builder.named`), for the seed to draw
+NAME_KEY = "x-toolgym-name-key"
+
+
 @dataclass
 class DomainSchema:
     """The tables of a domain and, per operation id, the meaning of each argument."""
@@ -336,6 +340,9 @@ class _Builder:
         self.records: dict[str, dict[str, Any]] = {}
         self.required: dict[str, set[str]] = {}
         self.key_args: dict[str, list[dict[str, Any]]] = {}
+        #: entities no operation acts on whose every key argument is named as the entity itself
+        #: (Kubernetes' `{namespace}`): the API keys them by their names
+        self.named: set[str] = set()
 
     # -- tables and keys -------------------------------------------------------------------
     def entity_table(self, entity: str) -> TablePlan:
@@ -358,6 +365,8 @@ class _Builder:
             description=_text(key_schema.get("description")) or f"the {entity.replace('_', ' ')}'s id",
             hint={**{k: v for k, v in key_schema.items() if k not in _KEY_DECIDES}, **shape.shape},
         )
+        if entity in self.named and shape.type == "string" and shape.ids is None:
+            key_col.hint[NAME_KEY] = True  # (the seed draws names: `billing-staging`, not `NAM-1018`)
         ids = shape.ids or (
             counter_ids(key_prefix(entity), start=KEY_START) if shape.type == "string" else None
         )
@@ -700,6 +709,7 @@ def infer_schema(domain: PlannedDomain, operations: Mapping[str, Operation]) -> 
         if props:
             b.required.setdefault(op.entity, set(required)).intersection_update(required)
     known = _known(ops)
+    key_names: dict[str, set[tuple[str, ...]]] = {}
     for op in ops:  # the schemas of the arguments carrying each entity's key
         for prop, raw in (op.input_schema.get("properties") or {}).items():
             schema = raw if isinstance(raw, dict) else {}
@@ -707,6 +717,9 @@ def infer_schema(domain: PlannedDomain, operations: Mapping[str, Operation]) -> 
                 other = _param_entity(prop, op, infos[op.id], known)
                 if other is not None:
                     b.key_args.setdefault(other, []).append(schema)
+                    key_names.setdefault(other, set()).add(words(prop))
+    own = {op.entity for op in ops}
+    b.named = {e for e, names in key_names.items() if e not in own and names == {tuple(e.split("_"))}}
     for entity in sorted({op.entity for op in ops}):
         table = b.entity_table(entity)
         record = b.records.get(entity, {})

@@ -27,6 +27,8 @@ from simulator.spec import Clock, Column, DomainSpec, Table
 from simulator.tables import value_problem
 
 from ..naming import words
+from .lexicon import NAME_WORDS
+from .schema import NAME_KEY
 from .values import (
     Draw,
     Maker,
@@ -54,6 +56,8 @@ EVENT_NULL_SHARE = 0.6
 DEFAULT_SHARE = 0.3
 #: draws tried for a unique value (or key) before disambiguating (or giving up on the row)
 TRIES = 12
+#: what a name a row is keyed by ends in (`billing-staging`)
+_STAGES = ("prod", "staging", "dev", "test", "qa", "sandbox", "shared", "internal")
 
 EVENT_WORDS = frozenset(
     "cancelled canceled closed deleted resolved completed delivered ended archived revoked "
@@ -355,6 +359,8 @@ class _Seeder:
         col = table.columns[column]
         ids = table.ids
         hint = flatten_schema((self.hints.get(name) or {}).get(column) or {})
+        if hint.get(NAME_KEY) and col.type == "string":  # (a namespace by its name: `billing-staging`)
+            return lambda d, rest, numbers: f"{d.rng.choice(NAME_WORDS).lower()}-{d.rng.choice(_STAGES)}"
         if col.type == "integer":
             start = getattr(ids, "start", 1) if ids is not None else 1
 

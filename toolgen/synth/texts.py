@@ -318,6 +318,8 @@ def _string_by_name(f: Field) -> Maker | None:
         return note_about(f.table) if kind not in ("person", "company") else sentence
     if has_word(ws, DATE_WORDS) or is_birth(ws) or is_future(ws):
         return datetime_maker(ws, "date")
+    if joined == "time":  # (a flight's or a show's `time` beside its `date`: `14:35`, no timestamp)
+        return datetime_maker(ws, "clock")
     if last in ("at", "time", "timestamp", "datetime") or has_word(ws, ("created", "updated", "modified")):
         return datetime_maker(ws)
     return None
