@@ -47,7 +47,7 @@ def kept_tasks(root: Path) -> list[tuple[str, dict[str, Any]]]:
             )
         folders = [p for p in folders if p.name in kept]
     else:
-        print(f"no report.json in {root}: reading every domain folder", file=sys.stderr)
+        print(f"no readable report.json in {root}: reading every domain folder", file=sys.stderr)
     for folder in folders:
         path = folder / "tasks.jsonl"
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):

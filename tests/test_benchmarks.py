@@ -154,15 +154,19 @@ def test_reading_draws_the_same_sample_for_the_same_seed(tmp_path: Path) -> None
         ]  # fmt: skip
         (folder / "tasks.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     script = str(ROOT / "benchmarks" / "reading.py")
-    samples = []
-    for _ in range(2):
-        out = tmp_path / "sample.json"
-        proc = subprocess.run(
-            [sys.executable, script, str(tmp_path / "out"), "--seed", "3", "--n", "5", "--json", str(out)],
+    out = tmp_path / "sample.json"
+
+    def read(n: int) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, script, str(tmp_path / "out"), "--seed", "3", "--n", str(n), "--json", str(out)],
             capture_output=True,
             text=True,
             timeout=60,
         )
+
+    samples = []
+    for _ in range(2):
+        proc = read(5)
         assert proc.returncode == 0, proc.stderr
         samples.append(json.loads(out.read_text()))
     assert samples[0] == samples[1] and len(samples[0]) == 5
@@ -171,23 +175,13 @@ def test_reading_draws_the_same_sample_for_the_same_seed(tmp_path: Path) -> None
     )
     with (tmp_path / "out" / "alpha" / "tasks.jsonl").open("a", encoding="utf-8") as f:
         f.write('{"id": "broken", \n[1, 2]\n')  # (a bad line and a line with no instruction)
-    proc = subprocess.run(
-        [sys.executable, script, str(tmp_path / "out"), "--seed", "3", "--n", "5", "--json", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = read(5)
     assert proc.returncode == 0 and "alpha/tasks.jsonl:4: not JSON" in proc.stderr, proc.stderr
     assert "alpha/tasks.jsonl:5: no instruction" in proc.stderr and len(json.loads(out.read_text())) == 5
     # with the run's report.json, a folder an earlier run left (`alpha`) is no part of the sample
     report = {"domain_results": [{"name": "alpha", "kept": False}, {"name": "beta", "kept": True}]}
     (tmp_path / "out" / "report.json").write_text(json.dumps(report), encoding="utf-8")
-    proc = subprocess.run(
-        [sys.executable, script, str(tmp_path / "out"), "--seed", "3", "--n", "4", "--json", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = read(4)
     assert proc.returncode == 0 and "ignored 1 folders" in proc.stderr, proc.stderr
     assert {s["domain"] for s in json.loads(out.read_text())} == {"beta"}
     (tmp_path / "empty").mkdir()

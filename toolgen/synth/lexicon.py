@@ -182,8 +182,9 @@ def is_birth(ws: tuple[str, ...]) -> bool:
     return has_word(ws, ("birth", "birthday", "dob", "birthdate", "born"))
 
 
+_EMAILS = ("email", "email_address")
 HANDLE_ORDER = (
-    ("email", "email_address"),
+    _EMAILS,
     ("name", "full_name", "display_name", "company_name", "contact_name"),
     ("username", "user_name", "login", "handle"),
     ("title", "subject", "headline", "label"),
@@ -209,7 +210,7 @@ def handle_columns(table: Table, named: str = "") -> list[str]:
     for position, (name, column) in enumerate(table.columns.items()):
         if name in keys or column.references or column.type != "string" or column.enum:
             continue
-        if not mailed and "_".join(words(name)) in HANDLE_ORDER[0]:
+        if not mailed and "_".join(words(name)) in _EMAILS:
             continue
         rank = _handle_rank(name)
         if rank is not None:

@@ -202,6 +202,7 @@ def _tools_on_unsaid_things(schema: DomainSchema, toolset: Toolset) -> set[str]:
         if op is not None and tool.op_id not in schema.tableless and op.entity in schema.by_entity:
             tools_of.setdefault(schema.table_of(op).name, []).append((tool.name, op))
     unsaid: set[str] = set()
+    texts = [op.description for op in schema.operations.values()]
     for table, tools in tools_of.items():
         noun = schema.tables[table].entity.replace("_", " ")
         said = noun.split() or [""]
@@ -209,7 +210,7 @@ def _tools_on_unsaid_things(schema: DomainSchema, toolset: Toolset) -> set[str]:
             unsaid.update(name for name, _ in tools)
         elif all(_named_after_api(op) for _, op in tools):  # (`find` of the Gorilla file system)
             unsaid.update(name for name, _ in tools)
-        elif _mass_noun(noun, [op.description for op in schema.operations.values()]):
+        elif _mass_noun(noun, texts):
             unsaid.update(name for name, _ in tools)  # (`the messagings whose friendly names are`)
         elif any(op.record_schema for _, op in tools):
             continue
@@ -231,7 +232,8 @@ def _mass_noun(noun: str, texts: list[str]) -> bool:
     head = noun.split()[-1] if noun.split() else ""
     if len(head) <= 5 or not head.endswith("ing"):
         return False
-    counted = re.compile(rf"\b(?:{head}s|(?:a|an|each|every|one) (?:\w+ )?{head})\b", re.IGNORECASE)
+    word = re.escape(head)
+    counted = re.compile(rf"\b(?:{word}s|(?:a|an|each|every|one) (?:\w+ )?{word})\b", re.IGNORECASE)
     return not any(counted.search(text) for text in texts)
 
 

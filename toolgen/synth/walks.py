@@ -498,7 +498,7 @@ class Proposer(Asker):
             for row in self.rows_of(tool.table):
                 state = row.get(status)
                 already = state == change.value
-                if isinstance(state, bool) and state == change.value and change.verb in STATE_VERBS:
+                if isinstance(state, bool) and already and change.verb in STATE_VERBS:
                     state = STATE_VERBS[change.verb][0]  # `enabled`, as the refusal says it
                 if not isinstance(state, str):
                     continue
