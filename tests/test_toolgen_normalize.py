@@ -554,6 +554,22 @@ def test_a_root_key_or_a_counted_page_gives_its_records() -> None:
     assert one(openapi("get", "/things/count", response_schema=scalar)).record_schema == scalar
 
 
+def test_an_answer_holding_another_record_the_path_names_is_not_the_entitys() -> None:
+    """DigitalOcean attaches a knowledge base to an agent and answers `{agent: {...}}`: the
+    agent's fields (`temperature`) are no knowledge base's."""
+    agent = {
+        "type": "object",
+        "properties": {"agent": {"type": "object", "properties": {"temperature": {"type": "number"}}}},
+    }
+    path = "/v2/agents/{agent_uuid}/knowledge_bases/{knowledge_base_uuid}"
+    op = one(openapi("post", path, response_schema=agent))
+    assert op.entity == "knowledge_base" and op.record_schema is None
+    own = {"type": "object", "properties": {"knowledge_base": agent["properties"]["agent"]}}
+    assert (
+        one(openapi("post", path, response_schema=own)).record_schema == own["properties"]["knowledge_base"]
+    )
+
+
 def test_an_answer_holding_the_entity_by_name_gives_that_field_as_its_record() -> None:
     """Trash Nothing's `PUT /users/me/location` answers the current user, whose `location` field
     is the location: the location's record is that field, not the user (`username` of a place)."""

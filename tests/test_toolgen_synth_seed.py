@@ -32,6 +32,7 @@ from simulator.builders import DomainBuilder, column, counter_ids, dump_jsonl, h
 from simulator.loader import check_domain
 from simulator.spec import Table
 from simulator.tables import ValueProblem, build_tables
+from toolgen.synth.lexicon import handle_columns
 from toolgen.synth.seed import SeedError, seed_rows, table_order
 from toolgen.synth.values import handle_column
 
@@ -528,6 +529,14 @@ def test_handle_columns_of_bundled_tables() -> None:
     assert handle_column(spec.tables["rooms"]) == "name"
     assert handle_column(spec.tables["events"]) == "title"
     assert handle_column(spec.tables["attendees"]) is None
+    artists = Table.model_validate(
+        {
+            "primary_key": "id",
+            "columns": {"id": column("string"), "label": column("string"), "artist": column("string")},
+        }
+    )
+    assert handle_columns(artists, "artists") == ["artist", "label"]  # (an artist's `artist` is its name)
+    assert handle_columns(artists) == ["label"]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -199,6 +199,7 @@ def test_phrases():
         say.row_phrase("user_account", "emailAddress", "a@b.c")
         == 'the user account whose email address is "a@b.c"'
     )
+    assert say.row_phrase("artist", "artist", "Ada Lovelace") == 'the artist "Ada Lovelace"'
     assert say.row_where("order", [("total", 5)], ['the user whose email is "x"']) == (
         'the order whose total is 5 of the user whose email is "x"'
     )

@@ -18,7 +18,7 @@ from typing import Any
 
 from toolgen.entities import Guess, PathInfo, guess, id_entity, id_properties, path_tool_name
 from toolgen.model import Operation, RawOperation, SkippedOperation
-from toolgen.naming import property_name, short_hash, slug, tool_base_name, unique_name, words
+from toolgen.naming import property_name, short_hash, singular, slug, tool_base_name, unique_name, words
 
 __all__ = ["normalize", "normalize_one"]
 
@@ -476,6 +476,8 @@ def _record_schema(r: RawOperation, g: Guess) -> dict[str, Any] | None:
     for schema in (r.response_schema, r.request_schema if g.kind == "create" else None):
         if isinstance(schema, dict) and schema:
             schema = _status_unwrapped(schema)
+            if _answers_other(schema, g.entity, r.path):
+                continue
             items = schema.get("items")
             if schema.get("type") == "array" and isinstance(items, dict):
                 return _wrapped_record(items)
@@ -483,6 +485,24 @@ def _record_schema(r: RawOperation, g: Guess) -> dict[str, Any] | None:
             found = _wrapped_record(found) if found is schema else found
             return _named_part(found, g.entity) or found
     return None
+
+
+def _answers_other(schema: dict[str, Any], entity: str, path: str | None) -> bool:
+    """Whether the answer holds, under its one root key, another record the path names (`POST
+    /agents/{agent_uuid}/knowledge_bases/{kb_uuid}` answers `{agent: {...}}`): not the entity's."""
+    raw = schema.get("properties")
+    if not path or not entity or not isinstance(raw, dict) or len(raw) != 1:
+        return False
+    name, inner = next(iter(raw.items()))
+    inner = _flat(inner)
+    if not isinstance(inner, dict) or not isinstance(inner.get("properties"), dict):
+        return False  # (`GET /things/count` answers `{count}`: a value, no record)
+    key = tuple(singular(w) for w in words(str(name)))
+    if not key or key[-1] in {singular(w) for w in words(entity)}:
+        return False
+    said = {tuple(singular(w) for w in words(part)) for part in re.split(r"[/{}]+", path) if part}
+    said |= {k[:-1] for k in said if len(k) > 1 and k[-1] in ("id", "uuid", "key", "name")}
+    return key in said
 
 
 def _named_part(schema: dict[str, Any], entity: str) -> dict[str, Any] | None:

@@ -20,6 +20,8 @@ from typing import Any
 from toolgen.entities import is_verb
 from toolgen.naming import plural, plural_phrase, singular, words
 
+from .lexicon import named_as
+
 __all__ = [
     "Said",
     "plain",
@@ -138,7 +140,10 @@ def value_text(value: Any) -> str:
 
 
 def row_phrase(entity: str, column: str, value: Any) -> str:
-    """`the <entity> whose <column> is <value>`."""
+    """`the <entity> whose <column> is <value>`; `the artist "Ada Lovelace"` by a column named as
+    the thing itself."""
+    if named_as(column, tuple(singular(w) for w in words(entity))):
+        return f"the {noun(entity)} {value_text(value)}"
     return f"the {noun(entity)} whose {field_phrase(column)} is {value_text(value)}"
 
 

@@ -200,22 +200,29 @@ def handle_columns(table: Table, named: str = "") -> list[str]:
     """The columns a person would point at a row with (an email, a name, a title, a code), best
     first: string columns, neither key nor foreign key; unique ones before the rest. With the
     table's name, an email names only a person's, a company's or an account's row (not `the card
-    whose email is ...`)."""
+    whose email is ...`), and a column named as the thing itself is its name (an artist's `artist`)."""
     keys = set(table.key_columns)
     ws = words(named)
     mailed = (
         not named or table_kind(named) in ("person", "company") or bool(ws) and singular(ws[-1]) in _MAILED
     )
+    own = tuple(singular(w) for w in ws)
     ranked: list[tuple[int, int, int, str]] = []
     for position, (name, column) in enumerate(table.columns.items()):
         if name in keys or column.references or column.type != "string" or column.enum:
             continue
         if not mailed and "_".join(words(name)) in _EMAILS:
             continue
-        rank = _handle_rank(name)
+        rank = 1 if own and named_as(name, own) else _handle_rank(name)
         if rank is not None:
             ranked.append((0 if column.unique else 1, rank, position, name))
     return [name for *_, name in sorted(ranked)]
+
+
+def named_as(column: str, entity: tuple[str, ...]) -> bool:
+    """Whether a column is named as its table's thing itself (an artist's `artist`, a city's
+    `city`): the thing's name, said `the artist "Ada Lovelace"`."""
+    return tuple(singular(w) for w in words(column)) == entity
 
 
 def _handle_rank(name: str) -> int | None:

@@ -252,14 +252,13 @@ class World:
         (`ColumnPlan.plain`: a `method` or an `end` is no name of it, nor a `kind` or a tenant id)."""
         if table.name not in self._names:
             handles = handle_columns(self.domain.spec.tables[table.name], table.name)
-            own = words(table.entity)  # (`the number whose number is ...`)
+            own = words(table.entity)
             # (a policy's `group_name` names its group, not it)
             others = {tuple(words(t.entity)) for t in self.schema.tables.values() if t.name != table.name}
             plain = {
                 c
                 for c, col in table.columns.items()
                 if (col.plain or words(c) in (["number"], ["code"]))
-                and words(c) != own
                 and tuple(words(c)[:-1]) not in others
                 and tuple(words(c)) not in others  # (a line item's `tax_code` is a tax code's)
             }
