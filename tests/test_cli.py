@@ -46,6 +46,20 @@ def test_every_command_has_help_with_an_example():
         assert result.exit_code == 0 and "Example" in result.stdout
 
 
+def test_help_keeps_paragraphs_and_examples_apart():
+    """Help is rendered as paragraphs rewrapped to the terminal: no line cut where the source
+    was, each example on its own line, nothing in angle brackets lost."""
+    for name in ("generate", "export", "score", "serve"):
+        text = runner.invoke(app, [name, "--help"], env={"COLUMNS": "100"}).stdout
+        lines = [line.strip() for line in text.splitlines()]
+        assert sum(line.count("Example:") for line in lines) == sum(
+            line.startswith("Example:") for line in lines
+        ), name
+    generate = runner.invoke(app, ["generate", "--help"], env={"COLUMNS": "100"}).stdout
+    assert "\n From real records:" in generate
+    assert "RUNS/<session>.jsonl" in runner.invoke(app, ["serve", "--help"], env={"COLUMNS": "100"}).stdout
+
+
 def test_no_arguments_prints_the_help():
     result = runner.invoke(app, [])
     assert "Usage" in result.output and "Traceback" not in result.output

@@ -65,6 +65,7 @@ def export(
     Then `sqlite3 bank-001.db .tables`, `sqlite-utils tables bank-001.db` or `datasette bank-001.db`.
 
     Example: toolgym export bank --task bank-001 --out bank-001.db
+
     Example: toolgym export tau2-retail --format snapshot --task 1 --out db-after-1.json
     """
     from scoring.export import export_snapshot, export_state, layout_of

@@ -221,8 +221,10 @@ def generate(
     not do is listed per tool as "not modelled" (README.md and report.json in the folder).
 
     Example: toolgym generate specs --out generated --seed 0 --workers 2
-    (with a model: ... --llm http://127.0.0.1:8000/v1 --llm-model qwen2.5-7b-instruct)
-    (from real records: toolgym generate tools.json --data db.json --out generated)
+
+    With a model: toolgym generate specs --out generated --llm http://127.0.0.1:8000/v1 --llm-model qwen2.5-7b-instruct
+
+    From real records: toolgym generate tools.json --data db.json --out generated
     """
     from toolgen.synth.llm import LLMOptions, default_cache
 

@@ -46,7 +46,7 @@ def serve(
     port: Annotated[int, typer.Option(min=0, max=65535, help="HTTP port (0: any free port)")] = 8000,
     runs: Annotated[
         Path,
-        typer.Option(callback=output_dir, help="folder of the transcripts, one RUNS/<session>.jsonl each"),
+        typer.Option(callback=output_dir, help="folder of the transcripts, one `RUNS/<session>.jsonl` each"),
     ] = Path("runs"),
     fault_rate: Annotated[
         float,
@@ -134,7 +134,7 @@ def serve(
     protocol that pin it: the first result's _meta["toolgym/handle"] must then be passed back
     as &handle=; other clients get a session of their own automatically). Besides the domain's
     tools, agents get submit_answer, which records their final answer and ends the session.
-    Transcripts go to RUNS/<session>.jsonl, flushed after every call; the server signs what only
+    Transcripts go to `RUNS/<session>.jsonl`, flushed after every call; the server signs what only
     it can say (infrastructure faults, the header, the end) with the key RUNS/.toolgym-key.
     Host and Origin headers must be localhost's unless allowed (--allow-host, --allow-origin).
 
