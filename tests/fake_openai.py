@@ -111,6 +111,11 @@ class FakeOpenAI:
     def completion(self, body: dict[str, Any]) -> dict[str, Any]:
         """The chat.completion object for a request."""
         message = {"role": "assistant", "content": None, **self.reply(body)}
+        finish = "tool_calls" if message.get("tool_calls") else "stop"
+        limit, content = body.get("max_tokens"), message.get("content")
+        if isinstance(limit, int) and isinstance(content, str) and len(content.split()) > limit:
+            message["content"] = " ".join(content.split()[:limit])  # (a word for a token)
+            finish = "length"
         return {
             "id": f"chatcmpl-{next(_ids)}",
             "object": "chat.completion",
@@ -120,7 +125,7 @@ class FakeOpenAI:
                 {
                     "index": 0,
                     "message": message,
-                    "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+                    "finish_reason": finish,
                     "logprobs": None,
                 }
             ],

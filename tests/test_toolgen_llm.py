@@ -100,6 +100,19 @@ def test_requests_are_at_temperature_zero_and_cached_by_prompt(tmp_path):
         assert (model.sent, model.cached, again.sent, again.cached) == (2, 1, 0, 1)
 
 
+def test_a_reply_cut_at_max_tokens_is_no_reply(tmp_path):
+    """A model that rambles (or a server whose default length is its whole context) is cut at
+    `max_tokens`; the cut reply is not used, not asked again and not cached."""
+    with FakeOpenAI(reply=lambda r: say("word " * 50)) as llm:
+        model = ChatModel(LLMOptions(url=llm.url, max_tokens=20, cache=str(tmp_path)))
+        assert model.chat([{"role": "user", "content": "x"}]) is None
+        assert llm.requests[0]["max_tokens"] == 20 and len(llm.requests) == 1
+        assert model.errors == 1 and "cut at 20 tokens" in (model.last_error or "")
+        assert not list(tmp_path.rglob("*.json"))
+        short = ChatModel(LLMOptions(url=llm.url, max_tokens=60))
+        assert short.chat([{"role": "user", "content": "x"}]) == ("word " * 50).strip()
+
+
 @pytest.mark.parametrize("status", [500, 429])
 def test_endpoint_errors_are_retried_with_backoff(tmp_path, status):
     with FakeOpenAI(reply=lambda r: say("ok"), fail_first=2, fail_status=status) as llm:
@@ -179,7 +192,7 @@ def test_generate_with_llm_writes_requests_checks_and_validates_them_and_keeps_t
         assert task["instruction"] in (template, WHO + template)
         assert check_task(str(folder), task["id"]).status == "valid"
     assert _folder_bytes(folder) == _folder_bytes(tmp_path / "b" / folder.name)
-    assert all(r["temperature"] == 0 and r["model"] == "m" for r in llm.requests)
+    assert all(r["temperature"] == 0 and r["model"] == "m" and r["max_tokens"] == 400 for r in llm.requests)
 
 
 def summary_domains(out: Path) -> list[dict[str, Any]]:
@@ -218,3 +231,5 @@ def test_missing_descriptions_are_filled_and_an_unreachable_endpoint_keeps_every
     assert kept.kept, kept.reason
     assert kept.llm.get("template kept: endpoint error") == kept.tasks_kept >= 5
     assert "scenarios" not in kept.llm
+    why = [k for k in kept.llm if k.startswith("no reply: ConnectError")]  # (why, for the one who runs it)
+    assert len(why) == 1 and kept.llm[why[0]] == kept.llm["descriptions_errors"] + kept.tasks_kept

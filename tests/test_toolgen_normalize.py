@@ -570,6 +570,31 @@ def test_an_answer_holding_another_record_the_path_names_is_not_the_entitys() ->
     )
 
 
+def test_a_write_answering_a_record_named_as_another_thing_gives_no_record() -> None:
+    """Discord's `POST /webhooks/{webhook_id}/{webhook_token}` answers `MessageResponse`: the
+    message it sent (`content`, `embeds`) is no webhook's; `InvoiceItem` is an invoiceitem's."""
+    message = {"type": "object", "properties": {"content": {"type": "string"}, "tts": {"type": "boolean"}}}
+    sent = one(
+        openapi(
+            "post",
+            "/webhooks/{webhook_id}/{webhook_token}",
+            response_schema=message,
+            response_schema_name="MessageResponse",
+        )
+    )
+    assert sent.entity == "webhook" and sent.record_schema is None
+    read = one(
+        openapi(
+            "get", "/webhooks/{webhook_id}", response_schema=message, response_schema_name="MessageResponse"
+        )
+    )
+    assert read.record_schema == message  # (a read answers what it reads)
+    item = one(
+        openapi("post", "/v1/invoiceitems", response_schema=message, response_schema_name="InvoiceItem")
+    )
+    assert item.record_schema == message
+
+
 def test_an_answer_holding_the_entity_by_name_gives_that_field_as_its_record() -> None:
     """Trash Nothing's `PUT /users/me/location` answers the current user, whose `location` field
     is the location: the location's record is that field, not the user (`username` of a place)."""

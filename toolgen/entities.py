@@ -483,7 +483,9 @@ def path_tool_name(method: str, info: PathInfo, kind: Kind) -> str:
     return "_".join((verb, *info.name_words))
 
 
-def _component_noun(name: str | None) -> str:
+def component_noun(name: str | None) -> str:
+    """The thing a schema component's name names (`MessageResponse` -> `message`), "" for one
+    that says how a call went (`SuccessResp`)."""
     if not name:
         return ""
     named = analyse_name(name.rsplit(".", 1)[-1])
@@ -564,8 +566,8 @@ def guess(
     for candidate in (
         info.noun if info else "",
         _tag_noun(tags),
-        _component_noun(response_schema_name),
-        _component_noun(request_schema_name),
+        component_noun(response_schema_name),
+        component_noun(request_schema_name),
         named.noun if named else "",
         named.namespace_noun if named else "",
     ):

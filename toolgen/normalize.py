@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from toolgen.entities import Guess, PathInfo, guess, id_entity, id_properties, path_tool_name
+from toolgen.entities import Guess, PathInfo, component_noun, guess, id_entity, id_properties, path_tool_name
 from toolgen.model import Operation, RawOperation, SkippedOperation
 from toolgen.naming import property_name, short_hash, singular, slug, tool_base_name, unique_name, words
 
@@ -473,7 +473,8 @@ def _compiles(pattern: str) -> bool:
 
 
 def _record_schema(r: RawOperation, g: Guess) -> dict[str, Any] | None:
-    for schema in (r.response_schema, r.request_schema if g.kind == "create" else None):
+    answers = None if _names_another(r.response_schema_name, g) else r.response_schema
+    for schema in (answers, r.request_schema if g.kind == "create" else None):
         if isinstance(schema, dict) and schema:
             schema = _status_unwrapped(schema)
             if _answers_other(schema, g.entity, r.path):
@@ -485,6 +486,17 @@ def _record_schema(r: RawOperation, g: Guess) -> dict[str, Any] | None:
             found = _wrapped_record(found) if found is schema else found
             return _named_part(found, g.entity) or found
     return None
+
+
+def _names_another(component: str | None, g: Guess) -> bool:
+    """Whether a write answers with a record its schema names as another thing (Discord's `POST
+    /webhooks/{id}/{token}` answers `MessageResponse`: the message it sent, not the webhook)."""
+    noun = component_noun(component)
+    if g.kind == "read" or not noun or not g.entity:
+        return False
+    said, own = noun.replace("_", ""), g.entity.replace("_", "")
+    heads = {singular(noun.split("_")[-1]), singular(g.entity.split("_")[-1])}
+    return not any(h in said and h in own for h in heads)
 
 
 def _answers_other(schema: dict[str, Any], entity: str, path: str | None) -> bool:

@@ -32,6 +32,8 @@ __all__ = ["effect_prompt", "parse_steps", "propose_effects", "proposer", "sampl
 SAMPLES = 8
 #: the longest reply read as a proposal
 MAX_REPLY = 20_000
+#: the longest reply asked for, in tokens: a tool's steps in JSON (longer than a sentence)
+PROPOSAL_TOKENS = 4096
 #: the steps of the language, as the prompt states them (docs/domain-format.md has the whole)
 LANGUAGE = """\
 Steps run in order in one transaction; any failure rolls the call back. A step may bind a name with
@@ -257,7 +259,8 @@ def propose_effects(
             continue
         op = by_name[name]
         reply = model.chat(
-            effect_prompt(op, bound, records, {k: v for k, v in examples.items() if k != name})
+            effect_prompt(op, bound, records, {k: v for k, v in examples.items() if k != name}),
+            max_tokens=PROPOSAL_TOKENS,
         )
         if reply is None:
             counts["endpoint error"] += 1

@@ -18,7 +18,7 @@ import os
 import re
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +69,9 @@ class LLMOptions:
     retries: int = 3
     backoff: float = 0.5
     timeout: float = 60.0
+    #: the longest reply asked for, in tokens: a request or a description is a few sentences, and a
+    #: model that rambles (or a server whose default is its whole context) must not stall the run
+    max_tokens: int = 400
 
 
 def default_cache() -> Path:
@@ -79,13 +82,15 @@ def default_cache() -> Path:
 
 @dataclass
 class ChatModel:
-    """A chat endpoint with a disk cache, retries and counters (`sent`, `cached`, `errors`)."""
+    """A chat endpoint with a disk cache, retries and counters (`sent`, `cached`, `errors`, and
+    `failures`: the requests that got no reply, by why)."""
 
     options: LLMOptions
     sent: int = 0
     cached: int = 0
     errors: int = 0
     last_error: str | None = None
+    failures: dict[str, int] = field(default_factory=dict)
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json"}
@@ -94,9 +99,15 @@ class ChatModel:
             headers["Authorization"] = f"Bearer {key}"
         return headers
 
-    def request(self, messages: Sequence[dict[str, str]]) -> dict[str, Any]:
-        """The request body: the messages at temperature 0."""
-        return {"model": self.options.model, "messages": list(messages), "temperature": 0}
+    def request(self, messages: Sequence[dict[str, str]], max_tokens: int | None = None) -> dict[str, Any]:
+        """The request body: the messages at temperature 0, the reply at most `max_tokens` long
+        (the options' unless given)."""
+        return {
+            "model": self.options.model,
+            "messages": list(messages),
+            "temperature": 0,
+            "max_tokens": max_tokens or self.options.max_tokens,
+        }
 
     def _cache_file(self, body: dict[str, Any]) -> Path | None:
         if self.options.cache is None:
@@ -104,10 +115,10 @@ class ChatModel:
         key = hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
         return Path(self.options.cache).expanduser() / key[:2] / f"{key}.json"
 
-    def chat(self, messages: Sequence[dict[str, str]]) -> str | None:
+    def chat(self, messages: Sequence[dict[str, str]], max_tokens: int | None = None) -> str | None:
         """The assistant's text for `messages`, from the cache or the endpoint; None after the
         endpoint failed every try (counted in `errors`, the reason in `last_error`)."""
-        body = self.request(messages)
+        body = self.request(messages, max_tokens)
         cached = self._cache_file(body)
         if cached is not None and cached.is_file():
             try:
@@ -120,6 +131,8 @@ class ChatModel:
         reply = self._post(body)
         if reply is None:
             self.errors += 1
+            why = self.last_error or "no reply"
+            self.failures[why] = self.failures.get(why, 0) + 1
             return None
         self.sent += 1
         if cached is not None:
@@ -147,12 +160,16 @@ class ChatModel:
                 self.last_error = f"HTTP {response.status_code} from {url}: {response.text[:200]}"
                 return None  # (a 4xx other than a rate limit: asking again gives the same)
             try:
-                content = response.json()["choices"][0]["message"]["content"]
+                choice = response.json()["choices"][0]
+                content = choice["message"]["content"]
             except (ValueError, KeyError, IndexError, TypeError):
                 self.last_error = f"not a chat completion from {url}: {response.text[:200]}"
                 return None
             if not isinstance(content, str):
                 self.last_error = f"no text in the reply from {url}"
+                return None
+            if choice.get("finish_reason") == "length":  # (asking again gives the same cut reply)
+                self.last_error = f"the reply from {url} was cut at {body.get('max_tokens')} tokens"
                 return None
             return content.strip()
         return None

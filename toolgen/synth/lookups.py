@@ -326,6 +326,7 @@ class World:
             if not reveals(self.read(t.name, args), pk, row[pk]):
                 continue
             owners: list[str] = []
+            by_id = 0
             stated: list[tuple[str, Any]] = []
             calls: list[tuple[str, Args]] = []
             for b in bound.values():
@@ -337,8 +338,11 @@ class World:
                     calls = seq(calls, found.calls)
                 elif parent is not None and prow is not None:  # `of the namespace NAM-1004`
                     owners.append(say.id_phrase(parent.entity, row[b.column or ""]))
+                    by_id += 1
                 else:
                     stated.append((b.column or "", row[b.column or ""]))
+            if by_id and len(dict.fromkeys(owners)) > 1:
+                continue  # (`the voip ... of the account ... and the available phone number APN-1`: a riddle)
             if not all(self._known(table, c) for c, _ in stated) or opaque(" ".join(owners)):
                 continue  # (a request's inputs, another row's id or a code, a parent's sid: no name of it)
             # a row said only through its parents (`the role of the namespace NAM-1017`) reads

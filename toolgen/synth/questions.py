@@ -559,8 +559,11 @@ def _answers(table: TablePlan) -> set[str]:
 
 def _twin(entity: tuple[str, ...], ws: tuple[str, ...], spelled: set[tuple[str, ...]]) -> bool:
     """Whether another column is this one with the entity's words before it, or this one is
-    another with them (`library_name` and `name` of a library, said alike: `its name`)."""
+    another with them (`library_name` and `name` of a library, said alike: `its name`), or its
+    `<thing>_name` beside a column named as the thing (a color's `color_name` and `color`)."""
     n = len(entity)
+    if len(ws) > n and ws[:n] == entity and ws[n:] == ("name",) and entity in spelled:
+        return True  # (a color's `color_name` beside its `color`: both its name)
     return (*entity, *ws) in spelled or (len(ws) > n and ws[:n] == entity and ws[n:] in spelled)
 
 

@@ -201,6 +201,9 @@ def synthesize_domain(
                 result.llm[kind if kind == "scenarios" else f"template kept: {kind}"] = n
             (folder / "tasks.jsonl").write_text(dump_jsonl(builder.tasks), encoding="utf-8")
             clock.lap("llm")
+    if model is not None:
+        for why, n in model.failures.items():  # (what the endpoint did, for the one who runs it)
+            result.llm[f"no reply: {why[:160]}"] = n
     result.kept, result.folder = True, str(folder)
     result.compiled = {t.op_id: t.name for t in toolset.tools}
     result.tools = len(toolset.tools)

@@ -180,7 +180,9 @@ class Proposer(Asker):
                     )  # (named by id: its parents' too)
                 elif not ref.calls:
                     return None
-        if owners:  # (two parents may be one row: said once; after its own values, as `row_where`)
+        if len(dict.fromkeys(owners)) > 1:
+            return None  # (`the exception EXC-3 of the guild GUI-7 and the event SE-5`: a riddle)
+        if owners:  # (after its own values, as `row_where`)
             ref = Ref(f"{ref.phrase} of {say.owners_phrase(owners)}", ref.calls)
         extra = 0 if tool.plan.compiled_as != "update" else self.rng.choice((1, 1, 2))
         fields = self._fields(tool, row, extra, lookup=bool(ref.calls))
@@ -251,7 +253,9 @@ class Proposer(Asker):
         for b in tool.role("parent"):
             parent = self.w.parent_of(tool, b)
             optional = b.param not in tool.required
-            if parent is None or (optional and (b.param not in used or self.rng.random() < 0.5)):
+            if parent is None or (
+                optional and (b.param not in used or len(owners) >= 2 or self.rng.random() < 0.5)
+            ):  # (a new row for two of its owners at most: not for a consumer, a user, a lead, ...)
                 if b.param in tool.required:
                     return None
                 continue
