@@ -942,6 +942,49 @@ def test_a_row_is_not_named_only_by_its_parent_unless_it_is_the_parents_only_one
     assert said and not [s for s in said if re.search(r"the roles? of the namespace", s)]
 
 
+def test_a_row_is_not_named_through_two_parents_said_by_their_ids(tmp_path):
+    """`the exception EXC-3 of the guild GUI-7 and the event EV-5` is a riddle: a row whose
+    tools need two parents' ids is not named through both by id."""
+    guild = {"guild_id": {"type": "string", "description": "the guild"}}
+    event = {"event_id": {"type": "string", "description": "the event"}}
+    exc = {"exception_id": {"type": "string", "description": "the exception"}}
+    end = {"end_time": {"type": "string", "format": "date-time"}}
+    both = ["guild_id", "event_id"]
+    ops = [
+        make_op("create_guild", "create", {"name": {"type": "string"}}, ["name"], entity="guild"),
+        make_op(
+            "create_event", "create", {**guild, "name": {"type": "string"}}, ["guild_id"], entity="event"
+        ),
+        make_op("list_events", "read", guild, ["guild_id"], entity="event"),
+        make_op("create_exception", "create", {**guild, **event, **end}, both, entity="exception"),
+        make_op("list_exceptions", "read", {**guild, **event}, both, entity="exception"),
+        make_op(
+            "update_exception",
+            "update",
+            {**guild, **event, **exc, **end},
+            [*both, "exception_id"],
+            entity="exception",
+        ),
+        make_op(
+            "delete_exception",
+            "delete",
+            {**guild, **event, **exc},
+            [*both, "exception_id"],
+            entity="exception",
+        ),
+    ]
+    said = []
+    for seed in range(4):
+        world, *_ = _world_of(*planned_from(*ops), seed, tmp_path / f"g{seed}")
+        try:
+            p = Proposer(world, random.Random(seed))
+            said += [c.instruction for c in p.singles() + p.followups() + p.reads()]
+        finally:
+            world.close()
+    riddle = re.compile(r"of the \w+ [A-Z]+-\d+ and the \w+ [A-Z]+-\d+")
+    assert said and not [s for s in said if riddle.search(s)]
+
+
 def test_questions_ask_only_fields_a_person_names():
     """`the unit price`, `the due date`, an email: yes; `throttle seconds`, `object`, a bare `type`,
     a hash or a stamp (`last modified`): no person asks for those."""
