@@ -200,6 +200,8 @@ def test_phrases():
         == 'the user account whose email address is "a@b.c"'
     )
     assert say.row_phrase("artist", "artist", "Ada Lovelace") == 'the artist "Ada Lovelace"'
+    assert say.row_phrase("dir", "dir_name", "Docs") == 'the directory whose directory name is "Docs"'
+    assert say.noun("org_repos") == "organization repositories"  # (short forms said in full)
     assert say.row_where("order", [("total", 5)], ['the user whose email is "x"']) == (
         'the order whose total is 5 of the user whose email is "x"'
     )

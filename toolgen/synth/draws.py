@@ -22,7 +22,7 @@ from typing import Any, cast
 from faker import Faker
 
 from ..naming import fold_ascii, singular, words
-from .lexicon import NAME_WORDS, PRODUCT_ADJECTIVES, PRODUCT_NOUNS, is_birth, is_future
+from .lexicon import NAME_WORDS, PRODUCT_ADJECTIVES, PRODUCT_NOUNS, in_full, is_birth, is_future
 
 __all__ = [
     "Draw",
@@ -270,7 +270,7 @@ def _phrase(d: Draw, low: int = 2, high: int = 5) -> str:
 def _head_noun(entity: str) -> str:
     """An entity's last two words, singular and title-cased (`soundboard_default_sounds` →
     `Default Sound`): what a made-up name of one ends in."""
-    ws = words(entity)[-2:]
+    ws = [in_full(w) for w in words(entity)[-2:]]
     return title_case(" ".join([*ws[:-1], singular(ws[-1])])) if ws else ""
 
 

@@ -20,7 +20,7 @@ from typing import Any
 from toolgen.entities import is_verb
 from toolgen.naming import plural, plural_phrase, singular, words
 
-from .lexicon import named_as
+from .lexicon import SHORT_NOUNS, in_full, named_as
 
 __all__ = [
     "Said",
@@ -65,7 +65,7 @@ _HTTP_VERBS = frozenset("get post put patch delete head".split())
 def noun(entity: str) -> str:
     """An entity's name as words (`reservation_flight` → `reservation flight`), a plural before
     its head said in the singular as a modifier is (`realms_admin` → `realm admin`; not `sales`)."""
-    ws = list(words(entity))
+    ws = [in_full(w) for w in words(entity)]
     said = [w if w in _PLURAL_MODIFIERS else singular(w) for w in ws[:-1]] + ws[-1:]
     if said and said[-1] in _MASS:  # (`each of the weather`: `each of the weather records`)
         said.append(_MASS[said[-1]])
@@ -98,9 +98,8 @@ def field_phrase(column: str) -> str:
 #: fields named by a bare preposition: who or where a thing goes from and to
 _ENDPOINTS = {"from": "sender", "to": "recipient", "cc": "copy recipient", "bcc": "blind copy recipient"}
 #: short forms of words in field names
-_SHORT = {"num": "number", "no": "number", "qty": "quantity", "amt": "amount", "desc": "description",
-          "addr": "address", "msg": "message", "img": "image", "pct": "percent", "cnt": "count",
-          "def": "definition", "pub": "publication", "lib": "library"}  # fmt: skip
+_SHORT = {"num": "number", "no": "number", "qty": "quantity", "amt": "amount", "pct": "percent", "cnt": "count",
+          "def": "definition", "pub": "publication", **SHORT_NOUNS}  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -121,6 +121,20 @@ def has_word(ws: tuple[str, ...], vocabulary: Iterable[str]) -> bool:
     return any(w in ws for w in vocabulary)
 
 
+#: short forms a name may use for a thing, said in full (`dir_name` -> `directory name`)
+SHORT_NOUNS = {"dir": "directory", "repo": "repository", "org": "organization", "env": "environment",
+               "config": "configuration", "db": "database", "msg": "message", "img": "image",
+               "addr": "address", "desc": "description", "lib": "library"}  # fmt: skip
+
+
+def in_full(word: str) -> str:
+    """A word of a name said in full (`repo` -> `repository`, `repos` -> `repositories`)."""
+    if word in SHORT_NOUNS:
+        return SHORT_NOUNS[word]
+    one = singular(word)
+    return plural_phrase(SHORT_NOUNS[one]) if one != word and one in SHORT_NOUNS else word
+
+
 def table_kind(table: str) -> str:
     """`person`, `company`, `place`, `product` or `thing`: what a row of the table describes."""
     ws = tuple(singular(w) for w in words(table))
