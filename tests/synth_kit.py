@@ -39,7 +39,7 @@ def make_op(
     return Operation(
         id=f"{api}:{name}",
         source="mem.json",
-        pointer=f"/{name}",
+        pointer=extra.pop("pointer", f"/{name}"),
         format=extra.pop("format", "function-list"),
         api=api,
         name=name,

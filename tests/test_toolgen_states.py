@@ -277,6 +277,26 @@ def test_a_computation_and_a_scratchpad_get_no_table():
     assert tools["think"].kind == "read" and tools["think"].compiled_as == "nothing"
 
 
+def test_a_proxy_passes_requests_on_and_holds_no_record():
+    """Kubernetes' `DELETE .../pods/{name}/proxy`: no `delete the proxy of the pod ...`."""
+    pod = {"name": {"type": "string"}}
+    pods = "/paths/~1api~1v1~1pods~1{name}"
+    schema, _ = _schema(
+        make_op("read_pod", "read", pod, ["name"], entity="pod", pointer=f"{pods}/get", format="openapi-3.0"),
+        make_op("delete_pod_proxy", "delete", pod, ["name"], entity="proxy", pointer=f"{pods}~1proxy/delete"),
+        make_op(
+            "get_pod_proxy_path",
+            "read",
+            {**pod, "path": {"type": "string"}},
+            ["name", "path"],
+            entity="proxy",
+            pointer=f"{pods}~1proxy~1{{path}}/get",
+        ),  # fmt: skip
+    )
+    assert set(schema.tableless) == {"t:delete_pod_proxy", "t:get_pod_proxy_path"}
+    assert "proxies" not in schema.tables
+
+
 def test_an_update_named_for_a_field_updates_its_record():
     rid = {"reservation_id": {"type": "string"}}
     flights = {"flights": {"type": "array", "items": {"type": "string"}}, "cabin": {"type": "string"}}

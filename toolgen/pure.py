@@ -76,6 +76,8 @@ def _first_sentence(text: str) -> str:
 def tableless(op: Operation, names_record: bool) -> str | None:
     """How an operation that names no row (`names_record` False) is compiled: `nothing` (a
     scratchpad), `not modelled: <its description's first sentence>` (a computation), else None."""
+    if _proxies(op):
+        return f"{NOT_MODELLED}: {_said(op)}"  # (Kubernetes' `.../pods/{name}/proxy/{path}`)
     if names_record:
         return None
     verb = verb_of(op)
@@ -90,6 +92,21 @@ def tableless(op: Operation, names_record: bool) -> str | None:
     if verb in _COMPUTE:
         return f"{NOT_MODELLED}: {_said(op)}"
     return None
+
+
+def _proxies(op: Operation) -> bool:
+    """Whether an HTTP operation passes the request on to what its path names (its path ends in
+    a `proxy` segment, then at most a parameter): a transport, no record of its own."""
+    if not op.pointer.startswith("/paths/"):
+        return False
+    path = op.pointer[len("/paths/") :].rpartition("/")[0].replace("~1", "/").replace("~0", "~")
+    static = [s for s in path.split("/") if s and not s.startswith("{")]
+    tail = path.rstrip("/").rsplit("/", 2)
+    return (
+        bool(static)
+        and static[-1].lower() == "proxy"
+        and (tail[-1].lower() == "proxy" or (tail[-1].startswith("{") and tail[-2].lower() == "proxy"))
+    )
 
 
 def _said(op: Operation) -> str:
