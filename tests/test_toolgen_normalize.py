@@ -564,6 +564,11 @@ def test_an_answer_holding_another_record_the_path_names_is_not_the_entitys() ->
     path = "/v2/agents/{agent_uuid}/knowledge_bases/{knowledge_base_uuid}"
     op = one(openapi("post", path, response_schema=agent))
     assert op.entity == "knowledge_base" and op.record_schema is None
+    info = {"type": "object", "properties": {"indexing_info": agent["properties"]["agent"]}}
+    read = one(
+        openapi("get", "/v2/scheduled-indexing/knowledge-base/{knowledge_base_uuid}", response_schema=info)
+    )
+    assert read.entity == "knowledge_base" and read.record_schema is None  # (the schedule's, not the base's)
     own = {"type": "object", "properties": {"knowledge_base": agent["properties"]["agent"]}}
     assert (
         one(openapi("post", path, response_schema=own)).record_schema == own["properties"]["knowledge_base"]

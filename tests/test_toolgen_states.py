@@ -297,6 +297,35 @@ def test_a_proxy_passes_requests_on_and_holds_no_record():
     assert "proxies" not in schema.tables
 
 
+def test_attaching_a_row_to_the_parent_its_path_names_gets_no_task():
+    """DigitalOcean's `POST /agents/{agent_uuid}/knowledge_bases/{kb_uuid}` compiles to an event
+    on a knowledge base already under that agent: `attach the knowledge base ...` says nothing."""
+    from toolgen.synth.tasks import _links_in_place
+    from toolgen.synth.tools import Toolset
+
+    ids = {"agent_uuid": {"type": "string"}, "knowledge_base_uuid": {"type": "string"}}
+    kbs = "/paths/~1agents~1{agent_uuid}~1knowledge_bases"
+    openapi = {"format": "openapi-3.0", "entity": "knowledge_base"}
+    agent = {"format": "openapi-3.0", "entity": "agent", "pointer": "/paths/~1agents~1{agent_uuid}/get"}
+    schema, tools = _schema(
+        make_op("get_agent", "read", {"agent_uuid": {"type": "string"}}, ["agent_uuid"], **agent),
+        make_op("list_kbs", "read", ids, ["agent_uuid"], pointer=f"{kbs}/get", **openapi),
+        make_op(
+            "attach_kb", "action", ids, [*ids], pointer=f"{kbs}~1{{knowledge_base_uuid}}/post", **openapi
+        ),
+        make_op(
+            "reindex_kb",
+            "action",
+            ids,
+            [*ids],
+            pointer=f"{kbs}~1{{knowledge_base_uuid}}~1reindex/post",
+            **openapi,
+        ),
+    )
+    assert tools["attach_kb"].compiled_as == tools["reindex_kb"].compiled_as == "event"
+    assert _links_in_place(schema, Toolset(list(tools.values()))) == {"attach_kb"}
+
+
 def test_an_update_named_for_a_field_updates_its_record():
     rid = {"reservation_id": {"type": "string"}}
     flights = {"flights": {"type": "array", "items": {"type": "string"}}, "cabin": {"type": "string"}}

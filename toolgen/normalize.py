@@ -499,9 +499,14 @@ def _names_another(component: str | None, g: Guess) -> bool:
     return not any(h in said and h in own for h in heads)
 
 
+#: last words of a root key that say no more than what it holds (`indexing_info`)
+_SAYS_MORE = frozenset("info information details detail data record object result".split())
+
+
 def _answers_other(schema: dict[str, Any], entity: str, path: str | None) -> bool:
     """Whether the answer holds, under its one root key, another record the path names (`POST
-    /agents/{agent_uuid}/knowledge_bases/{kb_uuid}` answers `{agent: {...}}`): not the entity's."""
+    /agents/{agent_uuid}/knowledge_bases/{kb_uuid}` answers `{agent: {...}}`; `GET
+    /scheduled-indexing/knowledge-base/{uuid}` answers `{indexing_info: {...}}`): not the entity's."""
     raw = schema.get("properties")
     if not path or not entity or not isinstance(raw, dict) or len(raw) != 1:
         return False
@@ -510,11 +515,14 @@ def _answers_other(schema: dict[str, Any], entity: str, path: str | None) -> boo
     if not isinstance(inner, dict) or not isinstance(inner.get("properties"), dict):
         return False  # (`GET /things/count` answers `{count}`: a value, no record)
     key = tuple(singular(w) for w in words(str(name)))
+    while len(key) > 1 and key[-1] in _SAYS_MORE:
+        key = key[:-1]  # (`indexing_info`: the indexing's)
     if not key or key[-1] in {singular(w) for w in words(entity)}:
         return False
     said = {tuple(singular(w) for w in words(part)) for part in re.split(r"[/{}]+", path) if part}
     said |= {k[:-1] for k in said if len(k) > 1 and k[-1] in ("id", "uuid", "key", "name")}
-    return key in said
+    n = len(key)
+    return any(part[i : i + n] == key for part in said for i in range(len(part) - n + 1))
 
 
 def _named_part(schema: dict[str, Any], entity: str) -> dict[str, Any] | None:

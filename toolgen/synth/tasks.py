@@ -27,6 +27,7 @@ from simulator.errors import CallReferenceError
 from simulator.spec import Task
 from toolgen.model import Operation
 from toolgen.naming import plural_phrase, singular, words
+from toolgen.pure import path_params, verb_of
 
 from . import instructions as say
 from .checks import instruction_problems
@@ -219,6 +220,25 @@ def _tools_on_unsaid_things(schema: DomainSchema, toolset: Toolset) -> set[str]:
     return unsaid
 
 
+#: verbs that join a row to another (`attach the knowledge base to the agent`)
+_LINK_VERBS = frozenset("attach detach link unlink connect disconnect associate dissociate".split())
+
+
+def _links_in_place(schema: DomainSchema, toolset: Toolset) -> set[str]:
+    """Tools that join a row to another named in the path (`POST /agents/{agent}/knowledge_bases/{kb}`)
+    compiled as an event on a row already under that parent: `attach the knowledge base ...` would
+    say no more than the row it is already attached to."""
+    found = set()
+    for tool in toolset.tools:
+        op = schema.operations.get(tool.op_id)
+        if op is None or tool.compiled_as != "event" or verb_of(op) not in _LINK_VERBS:
+            continue
+        scope = path_params(op)
+        if any(b.role == "parent" and b.param in scope for b in schema.bindings.get(op.id, [])):
+            found.add(tool.name)
+    return found
+
+
 def _named_after_api(op: Operation) -> bool:
     """Whether the operation's entity is its api's name, which its own name does not say: the
     record it acts on is unknown (`find` of `gorilla_file_system`), not the api itself."""
@@ -280,7 +300,7 @@ def make_tasks(
         candidates = propose(world, random.Random(_stream(seed, domain.spec.name)))
     finally:
         world.close()
-    unsaid = _tools_on_unsaid_things(schema, toolset)
+    unsaid = _tools_on_unsaid_things(schema, toolset) | _links_in_place(schema, toolset)
     owners = _unsaid_owners(schema)
     said = [
         c
