@@ -819,6 +819,8 @@ def test_a_file_path_region_name_and_typed_text_read_as_a_person_s() -> None:
     assert _unsaid("saml_metadata_document", "DOC-" + "x" * 996) and not _unsaid(
         "description", "Needs a look."
     )
+    assert _unsaid("group_type", 416) and _unsaid("status", 3)  # (a code whose meaning nothing says)
+    assert not _unsaid("group_type", "public") and not _unsaid("frequency", 761)
 
 
 def test_a_description_says_what_the_record_is_for() -> None:

@@ -341,8 +341,9 @@ class World:
                     by_id += 1
                 else:
                     stated.append((b.column or "", row[b.column or ""]))
-            if by_id and len(dict.fromkeys(owners)) > 1:
-                continue  # (`the voip ... of the account ... and the available phone number APN-1`: a riddle)
+            if len(dict.fromkeys(owners)) > 1 and (by_id or any(" of the " in o for o in owners)):
+                continue  # (`the voip ... of the account ... and the available phone number APN-1`, two
+                # owners each said through its own: a riddle)
             if not all(self._known(table, c) for c, _ in stated) or opaque(" ".join(owners)):
                 continue  # (a request's inputs, another row's id or a code, a parent's sid: no name of it)
             # a row said only through its parents (`the role of the namespace NAM-1017`) reads

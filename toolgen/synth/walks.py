@@ -66,10 +66,14 @@ _LONGEST_SAID = 200
 def _unsaid(column: str, value: Any) -> bool:
     """Whether no person would write `value` into `column`: a record (`_structured`), a UUID or
     a sid (`checks.opaque`), a stand-in code the seed drew for a field nothing described
-    (`ITE-86837` as an item), or a text too long to type (a 1,000-character SAML document)."""
+    (`ITE-86837` as an item), a number for a type or a state (`group type 416`: a code whose
+    meaning nothing says), or a text too long to type (a 1,000-character SAML document)."""
     values = value if isinstance(value, list) else [value]
+    coded = words(column)[-1:] in (("type",), ("kind",), ("mode",), ("category",), ("status",), ("state",))
     return (
         _structured(value)
+        or coded
+        and any(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
         or any(isinstance(v, str) and len(v) > _LONGEST_SAID for v in values)
         or any(isinstance(v, str) and opaque(v) for v in values)
         or any(is_code_of(column, v) for v in values)
