@@ -326,6 +326,26 @@ def test_attaching_a_row_to_the_parent_its_path_names_gets_no_task():
     assert _links_in_place(schema, Toolset(list(tools.values()))) == {"attach_kb"}
 
 
+def test_what_else_a_read_of_one_named_row_takes_is_no_field_of_it():
+    """`color_to_picture(color, height, width)` draws the colour named `color`: its height and
+    width are the picture's, not the colour's (no `the width of the color "PapayaWhip"`)."""
+    text, number = {"type": "string"}, {"type": "integer"}
+    schema, _ = _schema(
+        make_op(
+            "color_to_picture",
+            "read",
+            {"color": text, "height": number, "width": number},
+            ["color"],
+            entity="color",
+        ),
+        make_op("add_color", "create", {"color": text, "hex": text}, ["color"], entity="color"),
+    )
+    assert {"color", "hex"} <= set(schema.tables["colors"].columns)
+    assert not {"height", "width"} & set(schema.tables["colors"].columns)
+    roles = {b.param: b.role for b in schema.bindings["t:color_to_picture"]}
+    assert roles["height"] == roles["width"] == "option" and roles["color"] == "field"
+
+
 def test_an_update_named_for_a_field_updates_its_record():
     rid = {"reservation_id": {"type": "string"}}
     flights = {"flights": {"type": "array", "items": {"type": "string"}}, "cabin": {"type": "string"}}

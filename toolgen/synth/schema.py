@@ -41,6 +41,7 @@ from .columns import (
 from .effects import MOVE_VERBS, Repoint, StateChange, decide, retarget
 from .inputs import clean_schema
 from .keys import KEY_START, key_prefix, key_samples, key_shape, relaxed
+from .lexicon import named_as
 
 __all__ = [
     "Binding",
@@ -793,9 +794,14 @@ def _bind(b: _Builder, op: Operation, info: PathInfo | None, known: set[str]) ->
     out: list[Binding] = []
     has_key = False
     required = set(op.input_schema.get("required") or [])
-    keyed = op.kind in ("read", "delete") and any(
-        _param_entity(p, op, info, known) == op.entity and (op.kind == "delete" or p in required)
-        for p in props
+    own = tuple(singular(w) for w in words(op.entity))
+    named = {p for p in props if p in required and named_as(p, own)}  # (`color_to_picture(color, ...)`)
+    keyed = op.kind in ("read", "delete") and (
+        bool(named and op.kind == "read")
+        or any(
+            _param_entity(p, op, info, known) == op.entity and (op.kind == "delete" or p in required)
+            for p in props
+        )
     )
     for prop, raw in props.items():
         schema = raw if isinstance(raw, dict) else {}
@@ -816,8 +822,8 @@ def _bind(b: _Builder, op: Operation, info: PathInfo | None, known: set[str]) ->
             spelled = prop if _is_id_word(words(prop)) else None
             out.append(Binding(prop, "parent", table.name, b.foreign_key(table, other, spelled)))
             continue
-        if keyed:
-            out.append(Binding(prop, "option"))
+        if keyed and prop not in named:
+            out.append(Binding(prop, "option"))  # (what else a read of one row takes: `width` of a picture)
             continue
         joined = "_".join(words(prop))
         if op.kind == "read" and joined in _SEARCH and schema.get("type") in ("string", None):
