@@ -334,8 +334,7 @@ def test_what_else_a_read_of_one_named_row_takes_is_no_field_of_it():
         make_op(
             "color_to_picture",
             "read",
-            {"color": text, "height": number, "width": number},
-            ["color"],
+            {"color": text, "height": number, "width": number},  # (ToolBench's: none required)
             entity="color",
         ),
         make_op("add_color", "create", {"color": text, "hex": text}, ["color"], entity="color"),

@@ -795,7 +795,10 @@ def _bind(b: _Builder, op: Operation, info: PathInfo | None, known: set[str]) ->
     has_key = False
     required = set(op.input_schema.get("required") or [])
     own = tuple(singular(w) for w in words(op.entity))
-    named = {p for p in props if p in required and named_as(p, own)}  # (`color_to_picture(color, ...)`)
+    recorded = bool(b.records.get(op.entity))
+    named = {
+        p for p in props if (p in required or not recorded) and named_as(p, own)
+    }  # (`color_to_picture(color, ...)`)
     keyed = op.kind in ("read", "delete") and (
         bool(named and op.kind == "read")
         or any(
