@@ -796,9 +796,8 @@ def _bind(b: _Builder, op: Operation, info: PathInfo | None, known: set[str]) ->
     required = set(op.input_schema.get("required") or [])
     own = tuple(singular(w) for w in words(op.entity))
     recorded = bool(b.records.get(op.entity))
-    named = {
-        p for p in props if (p in required or not recorded) and named_as(p, own)
-    }  # (`color_to_picture(color, ...)`)
+    # (a read taking its row's own name, `color_to_picture(color, ...)`, reads that one row)
+    named = {p for p in props if (p in required or not recorded) and named_as(p, own)}
     keyed = op.kind in ("read", "delete") and (
         bool(named and op.kind == "read")
         or any(
