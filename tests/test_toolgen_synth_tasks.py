@@ -919,6 +919,19 @@ def test_questions_ask_for_the_records_fields_not_a_reads_arguments(tmp_path):
     assert asked and not any(w in text for text in asked for w in unasked)
 
 
+def _instructions_of(ops: list[Any], tmp_path: Path, seeds: int) -> list[str]:
+    """The instructions of the single, follow-up and read candidates of `ops`' domain, over seeds."""
+    said = []
+    for seed in range(seeds):
+        world, *_ = _world_of(*planned_from(*ops), seed, tmp_path / f"s{seed}")
+        try:
+            p = Proposer(world, random.Random(seed))
+            said += [c.instruction for c in p.singles() + p.followups() + p.reads()]
+        finally:
+            world.close()
+    return said
+
+
 def test_a_row_is_not_named_only_by_its_parent_unless_it_is_the_parents_only_one(tmp_path):
     """`the role of the namespace NAM-1017` reads as that namespace's only role: a row with no
     value a person knows of its own is not named through its parent alone."""
@@ -933,14 +946,7 @@ def test_a_row_is_not_named_only_by_its_parent_unless_it_is_the_parents_only_one
         make_op("list_roles", "read", ns, ["namespace_id"], entity="role"),
         make_op("delete_role", "delete", {**ns, **role}, ["namespace_id", "role_id"], entity="role"),
     ]
-    said = []
-    for seed in range(3):
-        world, *_ = _world_of(*planned_from(*ops), seed, tmp_path / f"ns{seed}")
-        try:
-            p = Proposer(world, random.Random(seed))
-            said += [c.instruction for c in p.singles() + p.followups() + p.reads()]
-        finally:
-            world.close()
+    said = _instructions_of(ops, tmp_path, seeds=3)
     assert said and not [s for s in said if re.search(r"the roles? of the namespace", s)]
 
 
@@ -975,14 +981,7 @@ def test_a_row_is_not_named_through_two_parents_said_by_their_ids(tmp_path):
             entity="exception",
         ),
     ]
-    said = []
-    for seed in range(4):
-        world, *_ = _world_of(*planned_from(*ops), seed, tmp_path / f"g{seed}")
-        try:
-            p = Proposer(world, random.Random(seed))
-            said += [c.instruction for c in p.singles() + p.followups() + p.reads()]
-        finally:
-            world.close()
+    said = _instructions_of(ops, tmp_path, seeds=4)
     riddle = re.compile(r"of the \w+ [A-Z]+-\d+ and the \w+ [A-Z]+-\d+")
     assert said and not [s for s in said if riddle.search(s)]
 
