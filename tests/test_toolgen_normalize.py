@@ -74,6 +74,7 @@ def test_nested_action_path_merges_parameters_renames_clashes_and_drops_headers(
             p("X-Amz-Date", "header", schema={"type": "string"}),
             p("X-Amz-Security-Token", "header", schema={"type": "string"}),
             p("x-apideck-app-id", "header", required=True, schema={"type": "string"}),
+            p("xero-tenant-id", "header", required=True, schema={"type": "string"}),
             p(
                 "X-Amz-Target",
                 "header",
@@ -97,6 +98,7 @@ def test_nested_action_path_merges_parameters_renames_clashes_and_drops_headers(
         "X-Amz-Date": "transport header",
         "X-Amz-Security-Token": "credential header",
         "x-apideck-app-id": "caller header",
+        "xero-tenant-id": "tenant header",
         "X-Amz-Target": "fixed header",
     }
     assert {(r["from"], r["to"]) for r in op.renamed} == {
