@@ -690,6 +690,8 @@ def test_a_name_under_a_permissive_pattern_reads_as_a_name() -> None:
         ("colors", "color_name", r"[A-Z][a-zA-Z]+"),  # a color's name
         ("child_agents", "route_name", r"[A-Z][\w-]+ Route"),  # a route's, though agents are people
         ("prices", "nickname", r"[A-Z][\w-]+ Price"),  # no one's login
+        ("instances", "custom_script_name", r"[A-Z][\w-]+ Script"),  # a script's, not an instance's
+        ("instance_profiles", "instance_profile_name", r"[A-Z][\w-]+ Instance Profile"),
     ],
 )
 def test_a_made_up_name_says_what_it_names(table: str, name: str, shape: str) -> None:

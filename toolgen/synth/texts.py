@@ -122,7 +122,7 @@ DATE_FORMATS = {
 #: words before `name` that say which name, not what kind of thing is named
 _NOT_KINDS = frozenset(
     "display full short long first last given family nick real official legal common user friendly "
-    "pretty canonical unique alias".split()
+    "pretty canonical unique alias new old custom default".split()
 )
 
 
@@ -172,16 +172,12 @@ def _string_by_name(f: Field) -> Maker | None:
         place = singular((words(f.table) or ("",))[-1])
         if has_word(ws, ("city", "town")) or place in ("city", "town", "village"):
             return fake_method("city")  # (a city's name is a city's)
-        named = ws[:-1]  # (`league_name` of a scorer, `route_name` of an agent: a league's, a route's)
+        # (`league_name` of a scorer, `custom_script_name` of an instance: a league's, a script's)
+        named = tuple(w for w in ws[:-1] if w not in _NOT_KINDS)
         if has_word(named, ("product", "item")):
             return product_name
-        if (
-            last == "name"
-            and len(named) == 1
-            and named[0] not in _NOT_KINDS
-            and singular(named[0]) not in {singular(w) for w in words(f.table)}
-        ):
-            return thing_name(named[0])
+        if last == "name" and named and singular(named[-1]) not in {singular(w) for w in words(f.table)}:
+            return thing_name("_".join(named))
         if kind == "person":
             return full_name
         if kind == "company":
