@@ -532,9 +532,21 @@ def test_request_arguments_the_record_does_not_hold_are_options_not_columns():
     assert roles["labelSelector"] == roles["fieldManager"] == roles["body"] == "option"
     assert roles["gracePeriodSeconds"] == "option"
     assert roles["name"] == "field"  # a record's field, in a query or a body
-    # with no record known, the arguments are what the table holds
-    bare = make_op("list_gadgets", "read", {"color": {"type": "string"}}, query=["color"], entity="gadget")
-    assert "color" in infer_schema(*planned_from(bare)).tables["gadgets"].columns
+    # with no record known, what a write takes is what the table holds; a listing's query
+    # argument no write takes (a search's `city`, a page's `curpage`) holds nothing
+    listing = make_op(
+        "list_gadgets",
+        "read",
+        {"color": {"type": "string"}, "city": {"type": "string"}},
+        query=["color", "city"],
+        entity="gadget",
+    )
+    written = make_op("create_gadget", "create", {"color": {"type": "string"}}, entity="gadget")
+    columns = infer_schema(*planned_from(listing, written)).tables["gadgets"].columns
+    assert "color" in columns and "city" not in columns
+    alone = infer_schema(*planned_from(listing))
+    assert not {"color", "city"} & set(alone.tables["gadgets"].columns)
+    assert {b.role for b in alone.bindings[listing.id]} == {"option"}
 
 
 def test_an_entity_two_unrelated_apis_share_gets_a_table_of_each():

@@ -344,6 +344,17 @@ class _Builder:
         #: entities no operation acts on whose every key argument is named as the entity itself
         #: (Kubernetes' `{namespace}`): the API keys them by their names
         self.named: set[str] = set()
+        self._written: dict[str, set[str]] | None = None
+
+    def sets(self, entity: str, prop: str) -> bool:
+        """Whether a write of `entity` takes an argument spelled as `prop` (any case style)."""
+        if self._written is None:
+            self._written = {}
+            for op in self.ops:
+                if op.kind != "read":
+                    spelled = {snake(p) for p in op.input_schema.get("properties") or {}}
+                    self._written.setdefault(op.entity, set()).update(spelled)
+        return snake(prop) in self._written.get(entity, set())
 
     # -- tables and keys -------------------------------------------------------------------
     def entity_table(self, entity: str) -> TablePlan:
@@ -850,6 +861,14 @@ def _bind(b: _Builder, op: Operation, info: PathInfo | None, known: set[str]) ->
             continue
         if b.records.get(op.entity) and table.column_for(prop) is None and _request_only(op, prop, schema):
             out.append(Binding(prop, "option"))  # `fieldManager`, `gracePeriodSeconds`: no record field
+            continue
+        if (
+            op.kind == "read"
+            and prop in op.query
+            and not b.records.get(op.entity)
+            and not b.sets(op.entity, prop)
+        ):
+            out.append(Binding(prop, "option"))  # a search's `city`, `curpage`: no record, no write holds it
             continue
         out.append(Binding(prop, "field", table.name, b.add_column(table, prop, _as_text(schema))))
     return out
