@@ -736,8 +736,7 @@ def test_a_type_a_key_s_body_and_a_file_read_as_what_they_are() -> None:
     ):
         rows = seed_rows({table: {"primary_key": "id", "columns": columns}}, {}, rows=10)[table]
         for r in rows:
-            assert r["room_type"] in ("standard premium basic custom shared private public internal "
-                                      "external personal business").split(), r  # fmt: skip
+            assert r["room_type"] in "standard premium basic custom shared private".split(), r
             assert re.fullmatch(r"[A-Za-z0-9+/]{64}", r["ssh_public_key_body"]), r
             assert re.fullmatch(rf"(/[\w-]+)+{ends}", r["path"]), r
     typed = {"id": column("string"), "type": column("string")}
@@ -806,9 +805,9 @@ def test_a_file_path_region_name_and_typed_text_read_as_a_person_s() -> None:
     types a 1,000-character document into a field."""
     from faker import Faker
 
+    from toolgen.synth.checks import unsayable as _unsaid
     from toolgen.synth.draws import Draw, place_name
     from toolgen.synth.texts import _FILE_STEMS, _FOLDERS, _file_path
-    from toolgen.synth.walks import _unsaid
 
     for seed in range(10):
         draw = Draw.of(Faker("en_US"), seed, datetime(2026, 1, 1, tzinfo=UTC))
@@ -888,6 +887,26 @@ def test_a_site_is_a_website_not_a_town():
     from toolgen.synth.lexicon import table_kind
 
     assert table_kind("sites") == "thing" and table_kind("warehouses") == "place"
+
+
+def test_a_domain_is_named_by_its_host_name_and_a_stay_counts_nights() -> None:
+    """A DNS domain's name is `example.com`, not `Main Domain`; a hotel stay is a few nights, not
+    339; a heading's level is one to five."""
+    columns = {
+        "id": column("string"),
+        "name": column("string"),
+        "nights": column("integer"),
+        "stay_duration": column("integer"),
+        "level": column("integer"),
+    }
+    for table in ("domains", "domain_records"):
+        for r in seed_rows({table: {"primary_key": "id", "columns": columns}}, {}, rows=10)[table]:
+            if table == "domains":
+                assert re.fullmatch(r"[a-z0-9-]+(\.[a-z0-9-]+)+", r["name"]), r
+            assert 1 <= r["nights"] <= 14 and 1 <= r["stay_duration"] <= 14 and 1 <= r["level"] <= 5, r
+    hosts = {"id": column("string"), "domain_name": column("string")}
+    for r in seed_rows({"certificates": {"primary_key": "id", "columns": hosts}}, {}, rows=5)["certificates"]:
+        assert re.fullmatch(r"[a-z0-9-]+(\.[a-z0-9-]+)+", r["domain_name"]), r
 
 
 def test_a_bare_time_is_a_time_of_day() -> None:

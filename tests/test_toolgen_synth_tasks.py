@@ -750,6 +750,30 @@ def test_changes_give_one_field_of_several_rows_each_its_own_value(tmp_path):
     assert found
 
 
+def test_changes_never_set_a_state_to_a_number(tmp_path):
+    """`the status of these contacts: ... to 367`: a number for a status is a code nothing
+    explains, so no request sets one; the contacts' cities still change."""
+    from toolgen.synth.errands import changes
+
+    key = {"contact_id": {"type": "string"}}
+    fields = {"name": {"type": "string"}, "city": {"type": "string"}, "status": {"type": "integer"}}
+    ops = [
+        make_op("create_contact", "create", fields, ["name"], entity="contact"),
+        make_op("list_contacts", "read", {"name": {"type": "string"}}, entity="contact"),
+        make_op("get_contact", "read", key, ["contact_id"], entity="contact"),
+        make_op("update_contact", "update", {**key, **fields}, ["contact_id"], entity="contact"),
+    ]
+    said: set[str] = set()
+    for seed in range(6):
+        world, *_ = _world_of(*planned_from(*ops), seed, tmp_path / f"contacts{seed}")
+        try:
+            made = changes(Proposer(world, random.Random(seed)), 4)
+        finally:
+            world.close()
+        said |= {k for c in made for x in c.calls if x["name"] == "update_contact" for k in x["arguments"]}
+    assert "city" in said and "status" not in said, said
+
+
 def test_a_sweep_writes_exactly_the_listed_rows_that_pass_its_test(tmp_path):
     """`Of the widgets whose names are ..., delete the ones with color "red"`: every listed row
     is read; the rows that pass the test are written, and at least two that fail are left."""
@@ -1179,7 +1203,8 @@ def test_a_field_named_after_another_thing_names_that_thing_not_the_row(tmp_path
         make_op("get_group", "read", {"group_id": {"type": "string"}, "group_name": {"type": "string"}},
                 ["group_id"], entity="group"),
         make_op("create_group_policy", "create", {"group_name": {"type": "string"}, "policy_name": {"type": "string"},
-                "country_code": {"type": "string"}, "state_code": {"type": "string"}},
+                "country_code": {"type": "string"}, "state_code": {"type": "string"},
+                "auth_code": {"type": "string"}},
                 ["group_name", "policy_name", "country_code", "state_code"], entity="group_policy"),
         make_op("get_group_policy", "read", {"group_policy_id": {"type": "string"}}, ["group_policy_id"],
                 entity="group_policy"),
@@ -1191,6 +1216,7 @@ def test_a_field_named_after_another_thing_names_that_thing_not_the_row(tmp_path
         assert "group_name" in policies.columns and "group_name" not in world.names(policies)
         assert "country_code" in policies.columns and "country_code" not in world.names(policies)
         assert "state_code" in policies.columns and "state_code" not in world.names(policies)
+        assert "auth_code" in policies.columns and "auth_code" not in world.names(policies)  # a secret
     finally:
         world.close()
     assert (

@@ -16,7 +16,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["CHECKS", "instruction_problems", "opaque", "text_problems"]
+from ..naming import words
+from .draws import is_code_of
+
+__all__ = ["CHECKS", "instruction_problems", "opaque", "text_problems", "unsayable"]
 
 CHECKS = (
     "repeated",
@@ -273,3 +276,31 @@ def instruction_problems(
         if found is not None:
             problems.append((check, found))
     return problems
+
+
+def _structured(value: Any) -> bool:
+    """Whether `value` holds an object (`{"op": ...}`, `[{...}]`): no request says one in words."""
+    return isinstance(value, dict) or (
+        isinstance(value, list) and any(isinstance(v, dict | list) for v in value)
+    )
+
+
+#: the longest text a request gives a field (a note, a description, an address)
+_LONGEST_SAID = 200
+
+
+def unsayable(column: str, value: Any) -> bool:
+    """Whether no person would write `value` into `column`: a record (`_structured`), a UUID or
+    a sid (`checks.opaque`), a stand-in code the seed drew for a field nothing described
+    (`ITE-86837` as an item), a number for a type or a state (`group type 416`: a code whose
+    meaning nothing says), or a text too long to type (a 1,000-character SAML document)."""
+    values = value if isinstance(value, list) else [value]
+    coded = words(column)[-1:] in (("type",), ("kind",), ("mode",), ("category",), ("status",), ("state",))
+    return (
+        _structured(value)
+        or coded
+        and any(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
+        or any(isinstance(v, str) and len(v) > _LONGEST_SAID for v in values)
+        or any(isinstance(v, str) and opaque(v) for v in values)
+        or any(is_code_of(column, v) for v in values)
+    )

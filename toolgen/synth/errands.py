@@ -21,7 +21,7 @@ from simulator.calls import PREFIX as CALL_REF
 from toolgen.naming import plural_phrase, words
 
 from . import instructions as say
-from .checks import opaque
+from .checks import opaque, unsayable
 from .lookups import Args, Ref, Row, Tool, reveals, scalar, seq
 from .questions import _SURVEY_SIZES, Candidate, measures
 from .schema import TablePlan
@@ -605,7 +605,7 @@ def _changes(p: Proposer, tool: Tool) -> Candidate | None:
         if len(pairs) >= size:
             break
         value = p.w.value_for(p.rng, tool, b, row.get(column))
-        if value is None or not scalar(value) or repr(value) in values:
+        if value is None or not scalar(value) or repr(value) in values or unsayable(column, say.plain(value)):
             continue
         trial = seq(calls, lookups, [(tool.name, {**_finding(tool, row), b.param: value})])
         if p._succeeds(trial):

@@ -71,7 +71,8 @@ class Tool:
 #: words of text columns a person does not name a record by: free text (a message, a note) and
 #: secrets (a password, an access key)
 _UNSAID = TEXT_WORDS | frozenset(
-    "password secret token key signature hash failure error decline country currency language "
+    "password passcode passphrase pin otp auth authorization credential credentials secret token key "
+    "signature hash failure error decline country currency language "
     "locale timezone region tax zip postcode state status province".split()
 )  # (nor what went wrong, `the topup whose failure code is ...`, nor what many rows share:
 #    `the forecast whose state code is "RI"`, `the agent runner whose state is "active"`)

@@ -119,6 +119,8 @@ DATE_FORMATS = {
 }
 
 
+#: what is named by a host name
+_HOSTS = ("domain", "hostname", "host", "subdomain")
 #: words before `name` that say which name, not what kind of thing is named
 _NOT_KINDS = frozenset(
     "display full short long first last given family nick real official legal common user friendly "
@@ -170,6 +172,8 @@ def _string_by_name(f: Field) -> Maker | None:
         if has_word(ws[:-1], PERSON_NAME_WORDS) or joined == "full_name":
             return full_name
         place = singular((words(f.table) or ("",))[-1])
+        if has_word(ws, _HOSTS) or place in _HOSTS and not ws[:-1]:
+            return fake_method("domain_name")  # (a domain's name is `example.com`, no `Main Domain`)
         if has_word(ws, ("city", "town")) or place in ("city", "town", "village"):
             return fake_method("city")  # (a city's name is a city's)
         # (`league_name` of a scorer, `custom_script_name` of an instance: a league's, a script's)
@@ -322,9 +326,7 @@ def _string_by_name(f: Field) -> Maker | None:
 
 
 #: what a type, a kind or a tier with no listed values is said as
-_TYPE_WORDS = (
-    "standard premium basic custom shared private public internal external personal business".split()
-)
+_TYPE_WORDS = "standard premium basic custom shared private".split()
 #: words of a key or a certificate, whose body is key material
 _KEY_MATERIAL = ("key", "certificate", "cert", "pem")
 #: a quoted value that reads as one of a field's options (`round_trip`, `v2.1`), not a symbol

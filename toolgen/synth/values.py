@@ -122,8 +122,10 @@ NUMBER_RULES: tuple[tuple[frozenset[str], _Range, _Range], ...] = tuple(
         ),
         ("weight kg lbs mass", (1, 100, 0), (0.1, 50, 1)),
         ("capacity seats size", (1, 200, 0), (1, 200, 1)),
-        ("count quantity qty stock inventory nights party guests units items num", (1, 50, 0), (1, 50, 0)),
-        ("floor level", (0, 20, 0), (0, 20, 1)),
+        ("nights stay", (1, 14, 0), (1, 14, 0)),  # (a hotel stay: no 339 nights)
+        ("count quantity qty stock inventory party guests units items num", (1, 50, 0), (1, 50, 0)),
+        ("floor", (0, 20, 0), (0, 20, 1)),
+        ("level", (1, 5, 0), (1, 5, 1)),  # (a heading's, a skill's, a plan's)
         ("position rank order index sequence priority number page sort", (1, 100, 0), (1, 100, 0)),
         ("duration days timeout ttl", (1, 365, 0), (1, 365, 1)),
         ("bytes length", (100, 10**6, 0), (100, 10**6, 0)),

@@ -19,8 +19,7 @@ from simulator.errors import ToolgymError
 from toolgen.naming import plural_phrase, words
 
 from . import instructions as say
-from .checks import opaque, text_problems
-from .draws import is_code_of
+from .checks import opaque, text_problems, unsayable
 from .effects import STATE_VERBS, Repoint, StateChange
 from .errands import batches, changes, errands, everys, goals, merged, sweeps
 from .lookups import Args, Ref, Row, Tool, World, scalar, seq
@@ -50,34 +49,6 @@ _QUOTA = {
     "single": 4,
     "goal": 6,
 }
-
-
-def _structured(value: Any) -> bool:
-    """Whether `value` holds an object (`{"op": ...}`, `[{...}]`): no request says one in words."""
-    return isinstance(value, dict) or (
-        isinstance(value, list) and any(isinstance(v, dict | list) for v in value)
-    )
-
-
-#: the longest text a request gives a field (a note, a description, an address)
-_LONGEST_SAID = 200
-
-
-def _unsaid(column: str, value: Any) -> bool:
-    """Whether no person would write `value` into `column`: a record (`_structured`), a UUID or
-    a sid (`checks.opaque`), a stand-in code the seed drew for a field nothing described
-    (`ITE-86837` as an item), a number for a type or a state (`group type 416`: a code whose
-    meaning nothing says), or a text too long to type (a 1,000-character SAML document)."""
-    values = value if isinstance(value, list) else [value]
-    coded = words(column)[-1:] in (("type",), ("kind",), ("mode",), ("category",), ("status",), ("state",))
-    return (
-        _structured(value)
-        or coded
-        and any(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
-        or any(isinstance(v, str) and len(v) > _LONGEST_SAID for v in values)
-        or any(isinstance(v, str) and opaque(v) for v in values)
-        or any(is_code_of(column, v) for v in values)
-    )
 
 
 #: verbs of an operation that computes rather than records (`calculate_bmi` on a POST): no row
@@ -153,7 +124,7 @@ class Proposer(Asker):
                 value = self.w.value_for(self.rng, tool, b, current)
             col = tool.table.columns.get(b.column or "")
             flag = isinstance(value, bool) and col is not None and col.flag  # (`with is paid leave false`)
-            if value is None or flag or _unsaid(b.column or "", say.plain(value)):
+            if value is None or flag or unsayable(b.column or "", say.plain(value)):
                 if b.param in tool.required:
                     return None  # (a record written out, a stand-in code or a UUID: no person says it)
                 continue
