@@ -16,6 +16,7 @@ from scoring.validation.validate import check_loaded_task, validate_domains
 from simulator import load_domain
 from simulator.errors import ToolError
 from simulator.spec import Task
+from toolgen.naming import plural_phrase
 from toolgen.synth import instructions as say
 from toolgen.synth.checks import CHECKS
 from toolgen.synth.folder import build_domain, write_folder
@@ -202,6 +203,8 @@ def test_phrases():
     assert say.row_phrase("artist", "artist", "Ada Lovelace") == 'the artist "Ada Lovelace"'
     assert say.row_phrase("dir", "dir_name", "Docs") == 'the directory whose directory name is "Docs"'
     assert say.noun("org_repos") == "organization repositories"  # (short forms said in full)
+    assert say.noun("access_point_nfs") == "access point NFS"  # (an acronym in capitals)
+    assert plural_phrase(say.noun("nfs")) == "NFS" and plural_phrase(say.noun("vpc")) == "VPCs"
     assert say.row_where("order", [("total", 5)], ['the user whose email is "x"']) == (
         'the order whose total is 5 of the user whose email is "x"'
     )

@@ -173,6 +173,8 @@ def plural_phrase(phrase: str) -> str:
     """A noun phrase in words with its last word plural, irregular ones too (`block child` →
     `block children`, `filter properties` kept), for text a person reads."""
     *head, last = phrase.split(" ")
+    if last.isupper() and last.endswith("S"):
+        return phrase  # (an acronym: `NFS`, `SMS`; `VPC` -> `VPCs`)
     return " ".join([*head, _IRREGULAR_PLURAL.get(last) or plural(last)])
 
 

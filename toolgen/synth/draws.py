@@ -22,7 +22,7 @@ from typing import Any, cast
 from faker import Faker
 
 from ..naming import fold_ascii, singular, words
-from .lexicon import NAME_WORDS, PRODUCT_ADJECTIVES, PRODUCT_NOUNS, in_full, is_birth, is_future
+from .lexicon import NAME_WORDS, PRODUCT_ADJECTIVES, PRODUCT_NOUNS, in_full, is_acronym, is_birth, is_future
 
 __all__ = [
     "Draw",
@@ -255,12 +255,7 @@ def person_of(d: Draw) -> Person:
 
 def title_case(text: str) -> str:
     """Each word capitalized; a short word without a vowel is an acronym (`NFS Share`, `VPC`)."""
-    return " ".join(
-        w.upper()
-        if len(w) <= 4 and w.isalpha() and not set(w.lower()) & set("aeiouy")
-        else w[:1].upper() + w[1:]
-        for w in text.split()
-    )
+    return " ".join(w.upper() if is_acronym(w) else w[:1].upper() + w[1:] for w in text.split())
 
 
 def _phrase(d: Draw, low: int = 2, high: int = 5) -> str:

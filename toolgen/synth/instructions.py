@@ -20,7 +20,7 @@ from typing import Any
 from toolgen.entities import is_verb
 from toolgen.naming import plural, plural_phrase, singular, words
 
-from .lexicon import SHORT_NOUNS, in_full, named_as
+from .lexicon import SHORT_NOUNS, in_full, is_acronym, named_as
 
 __all__ = [
     "Said",
@@ -65,8 +65,8 @@ _HTTP_VERBS = frozenset("get post put patch delete head".split())
 def noun(entity: str) -> str:
     """An entity's name as words (`reservation_flight` → `reservation flight`), a plural before
     its head said in the singular as a modifier is (`realms_admin` → `realm admin`; not `sales`)."""
-    ws = [in_full(w) for w in words(entity)]
-    said = [w if w in _PLURAL_MODIFIERS else singular(w) for w in ws[:-1]] + ws[-1:]
+    ws = [w.upper() if is_acronym(w) else in_full(w) for w in words(entity)]  # (`NFS`, `VPC`)
+    said = [w if w in _PLURAL_MODIFIERS or w.isupper() else singular(w) for w in ws[:-1]] + ws[-1:]
     if said and said[-1] in _MASS:  # (`each of the weather`: `each of the weather records`)
         said.append(_MASS[said[-1]])
     return " ".join(said) or entity

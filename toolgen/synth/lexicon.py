@@ -127,6 +127,11 @@ SHORT_NOUNS = {"dir": "directory", "repo": "repository", "org": "organization", 
                "addr": "address", "desc": "description", "lib": "library"}  # fmt: skip
 
 
+def is_acronym(word: str) -> bool:
+    """Whether a word is said in capitals: a short one without a vowel (`nfs`, `vpc`; not `rhythm`)."""
+    return len(word) <= 4 and word.isalpha() and not set(word.lower()) & set("aeiouy")
+
+
 def in_full(word: str) -> str:
     """A word of a name said in full (`repo` -> `repository`, `repos` -> `repositories`)."""
     if word in SHORT_NOUNS:
