@@ -68,14 +68,18 @@ class Compiler:
     """One tool's compilation: its scope, what it reads and writes, its problems."""
 
     def __init__(
-        self, tables: dict[str, TableInfo], tool: Tool, fragments: dict[str, Fragment] | None = None
+        self,
+        tables: dict[str, TableInfo],
+        tool: Tool,
+        fragments: dict[str, Fragment] | None = None,
+        generated: bool = True,
     ):
         self.tables = tables
         self.tool = tool
         self.fragments = fragments or {}
         self.using: list[str] = []
         props = tool.input_schema.get("properties")
-        self.scope = Scope(props.keys() if isinstance(props, dict) else None)
+        self.scope = Scope(props.keys() if isinstance(props, dict) else None, generated=generated)
         self.uses_now = False
         self.read: set[str] = set()
         self.written: set[str] = set()

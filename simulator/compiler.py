@@ -282,7 +282,7 @@ def _use_fragment(c: Compiler, step: UseStep, scope: Scope, at: str) -> Run:
             f"fragment {step.use!r} takes {sorted(declared)}; missing {missing}, unknown {extra}",
         )
     params = {name: c.expr(value, scope, f"{at}.with.{name}") for name, value in step.with_.items()}
-    inner = Scope(None, fragment.params)
+    inner = Scope(None, fragment.params, scope.generated)
     inner.names.discard("args")  # a fragment sees only its parameters
     c.using.append(step.use)
     try:
@@ -293,10 +293,14 @@ def _use_fragment(c: Compiler, step: UseStep, scope: Scope, at: str) -> Run:
 
 
 def compile_tool(
-    tool: Tool, tables: dict[str, TableInfo], fragments: dict[str, Fragment] | None = None
+    tool: Tool,
+    tables: dict[str, TableInfo],
+    fragments: dict[str, Fragment] | None = None,
+    generated: bool = True,
 ) -> tuple[CompiledTool, set[tuple[str, str]]]:
-    """Compile one tool. Raises CompileError naming the path inside the tool."""
-    c = Compiler(tables, tool, fragments)
+    """Compile one tool. Raises CompileError naming the path inside the tool. Not `generated`:
+    the reference path, no generated function (plain closures, `CompiledTool.interpret`)."""
+    c = Compiler(tables, tool, fragments, generated)
     steps = c.steps(tool.steps, c.scope, "operation")
     if tool.kind == "read" and c.written:
         c.problems.append(
@@ -305,4 +309,7 @@ def compile_tool(
     if c.problems:
         first, *others = c.problems
         raise CompileError(first.where, first.message, others)
-    return CompiledTool.of(tool, steps, c.analysis()), c.indexed
+    compiled = CompiledTool.of(tool, steps, c.analysis())
+    if not generated:
+        compiled.interpret()
+    return compiled, c.indexed

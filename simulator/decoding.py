@@ -37,14 +37,23 @@ def _load_bool(value: Any) -> bool:
 
 #: how a column of each type comes back from SQLite (types not listed come back as stored)
 DECODERS: dict[str, Callable[[Any], Any]] = {"boolean": _load_bool, "json": load_json}
+#: `DECODERS` on the reference path (`load_domain(..., generated=False)`)
+PLAIN_DECODERS: dict[str, Callable[[Any], Any]] = {"boolean": bool, "json": json.loads}
+
+
+def column_decoder(kind: str, generated: bool = True) -> Callable[[Any], Any] | None:
+    """How a read turns a stored (non-null) value of a column of type `kind` back (None: as stored)."""
+    return (DECODERS if generated else PLAIN_DECODERS).get(kind)
 
 
 def row_decoder(
-    columns: Sequence[str], kinds: Sequence[str], start: int = 0
+    columns: Sequence[str], kinds: Sequence[str], start: int = 0, generated: bool = True
 ) -> Callable[[Any], dict[str, Any]]:
     """A function of a stored row (a tuple) -> {column: value}, reading `columns` (of the column
     types `kinds`) at positions `start`, `start + 1`, ...: a null stays null; a boolean or JSON
-    column's other values go through `DECODERS`."""
+    column's other values go through `DECODERS`. Not `generated`: `plain_row_decoder`."""
+    if not generated:
+        return plain_row_decoder(columns, kinds, start)
     parts = []
     helpers: dict[str, Any] = {}
     for i, (name, kind) in enumerate(zip(columns, kinds, strict=True), start):
@@ -57,4 +66,25 @@ def row_decoder(
     source = f"def decode(r):\n    return {{{', '.join(parts)}}}\n"
     namespace: dict[str, Any] = dict(helpers)
     decode: Callable[[Any], dict[str, Any]] = define(source, "<row decoder>", namespace, "decode")
+    return decode
+
+
+def plain_row_decoder(
+    columns: Sequence[str], kinds: Sequence[str], start: int = 0
+) -> Callable[[Any], dict[str, Any]]:
+    """`row_decoder` as the general code: the columns zipped with the row, then each non-null
+    boolean and JSON value restored (`PLAIN_DECODERS`)."""
+    names = tuple(columns)
+    end = start + len(names)
+    restore = [
+        (name, fn) for name, kind in zip(names, kinds, strict=True) if (fn := PLAIN_DECODERS.get(kind))
+    ]
+
+    def decode(r: Any) -> dict[str, Any]:
+        out = dict(zip(names, r[start:end], strict=True))
+        for name, fn in restore:
+            if out[name] is not None:
+                out[name] = fn(out[name])
+        return out
+
     return decode

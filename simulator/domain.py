@@ -59,6 +59,8 @@ class Domain:
     #: what one call of an episode may do (episodes may be given their own)
     budget: Budget = field(default_factory=Budget)
     _pool: ConnectionPool | None = field(default=None, repr=False)
+    #: whether its tools run generated code (False: the reference path, `load_domain(..., generated=False)`)
+    generated: bool = True
 
     def __post_init__(self) -> None:
         self.clock_start = parse_time(self.spec.clock.start)
@@ -73,7 +75,12 @@ class Domain:
         self._start_second = start.hour * 3600 + start.minute * 60 + start.second
         #: the seed rows `seed_lookup` read, by table (None: not in the seed)
         self._seed_found: dict[str, dict[Any, tuple[Any, ...] | None]] = {name: {} for name in self.tables}
-        self.checks = {name: compile_check(t.spec.input_schema) for name, t in self.tools.items()}
+        #: each tool's fast argument check (none on the reference path: the validator decides)
+        self.checks = (
+            {name: compile_check(t.spec.input_schema) for name, t in self.tools.items()}
+            if self.generated
+            else {}
+        )
         for name, info in self.tables.items():  # a counter continues after the seed's largest number
             info.ids = info.ids.with_floor(row.get(info.pk) for row in self.seed_rows.get(name, ()))
         self._tasks_by_id = {t.id: t for t in self.tasks}

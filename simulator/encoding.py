@@ -16,7 +16,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from .decoding import DECODERS
+from .decoding import column_decoder
 from .expr import Compiled
 from .lang.generated import define
 from .tables import INT64_MAX, INT64_MIN, TableInfo, ValueProblem, positional
@@ -53,7 +53,7 @@ def column_encoder(info: TableInfo, name: str) -> Encoder:
     def slow(value: Any) -> Any:
         return info.encode(name, value)
 
-    fast = encode_source(info, name, "value", "slow")
+    fast = encode_source(info, name, "value", "slow") if info.generated else None
     if fast is None:
         return slow
     namespace: dict[str, Any] = {"slow": slow}
@@ -63,7 +63,7 @@ def column_encoder(info: TableInfo, name: str) -> Encoder:
 
 def _decoder(info: TableInfo, name: str) -> Callable[[Any], Any] | None:
     """How a read turns a column's stored (non-null) value back (None: as stored)."""
-    return DECODERS.get(info.spec.columns[name].type)
+    return column_decoder(info.spec.columns[name].type, info.generated)
 
 
 # what a create's column gets, per kind of source
@@ -139,7 +139,10 @@ def row_builder(
 ) -> Callable[[list[Any], Any, Callable[[], str]], tuple[Any, ...]]:
     """A function (given values, key, now) -> the stored row: `template`'s constants, and each slot
     (column, source, payload, encoder) encoded, in column order (one tuple display; a given
-    value's own-type check written out, `encode_source`). `given`: how many values are given."""
+    value's own-type check written out, `encode_source`). `given`: how many values are given.
+    A table whose codecs are not `generated`: `plain_row_builder`."""
+    if not info.generated:
+        return plain_row_builder(template, slots)
     namespace: dict[str, Any] = {}
     parts = []
     by_column = {slot[0]: slot for slot in slots}
@@ -165,6 +168,28 @@ def row_builder(
     row: Callable[[list[Any], Any, Callable[[], str]], tuple[Any, ...]] = define(
         code, "<row builder>", namespace, "row"
     )
+    return row
+
+
+def plain_row_builder(
+    template: list[Any], slots: list[tuple[int, int, Any, Encoder]]
+) -> Callable[[list[Any], Any, Callable[[], str]], tuple[Any, ...]]:
+    """`row_builder` as plain code: `template` with each slot's value encoded, in column order."""
+    ordered = sorted(slots, key=lambda slot: slot[0])
+
+    def row(given: list[Any], key: Any, now: Callable[[], str]) -> tuple[Any, ...]:
+        out = list(template)
+        for at, source, payload, encode in ordered:
+            if source == GIVEN:
+                out[at] = encode(given[payload])
+            elif source == KEY:
+                out[at] = encode(key)
+            elif source == NOW:
+                out[at] = encode(now())
+            else:
+                out[at] = encode(payload)
+        return tuple(out)
+
     return row
 
 

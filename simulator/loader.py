@@ -9,6 +9,7 @@ its source. Design notes: docs/design/engine.md.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -159,8 +160,9 @@ def _validate(model: type[BaseModel], raw: Any, file: str, where: str, problems:
 
 
 class _Loader(SeedReader):
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, generated: bool = True):
         self.folder = folder
+        self.generated = generated  # the tools' code generated (False: the reference path)
         self.problems: list[Problem] = []
         self.tables: dict[str, Table] = {}
         self.warnings: list[Problem] = []
@@ -410,7 +412,7 @@ class _Loader(SeedReader):
             ):
                 self.problem(file, f"{where}.{at}", message)
             try:
-                ctool, indexed = compile_tool(checked, infos, spec.fragments)
+                ctool, indexed = compile_tool(checked, infos, spec.fragments, self.generated)
             except CompileError as exc:
                 for e in exc.all:
                     self._compile_problem(file, where, e)
@@ -424,7 +426,7 @@ class _Loader(SeedReader):
             ):
                 self.problem(file, f"{where}.{at}", message)
             try:
-                compile_tool(tool, infos, spec.fragments)
+                compile_tool(tool, infos, spec.fragments, self.generated)
             except CompileError as exc:
                 for e in exc.all:
                     self._compile_problem(file, where, e)
@@ -449,7 +451,7 @@ class _Loader(SeedReader):
             operation=[UseStep.model_validate({"use": name, "with": dict.fromkeys(fragment.params)})],
         )
         try:
-            compile_tool(probe, infos, spec.fragments)
+            compile_tool(probe, infos, spec.fragments, self.generated)
         except CompileError as exc:
             for e in exc.all:
                 if _IN_FRAGMENT in e.where:
@@ -582,11 +584,17 @@ class CheckReport:
     spellings: list[Spelling] = field(default_factory=list)  # in domain.yaml, for `toolgym migrate`
 
 
-def check_domain(ref: str | Path, warnings: bool = True) -> CheckReport:
+def reference_forced() -> bool:
+    """Whether `TOOLGYM_REFERENCE=1` puts every domain loaded on the reference path."""
+    return os.environ.get("TOOLGYM_REFERENCE") == "1"
+
+
+def check_domain(ref: str | Path, warnings: bool = True, *, generated: bool = True) -> CheckReport:
     """Load and compile a domain folder (or a bundled domain by name), collecting errors and (unless
-    `warnings` is false) warnings."""
+    `warnings` is false) warnings. `generated=False` (or `TOOLGYM_REFERENCE=1`): every tool call
+    runs the plain interpreted path, no generated code (the reference the generated code equals)."""
     folder = resolve(ref)
-    loader = _Loader(folder)
+    loader = _Loader(folder, generated and not reference_forced())
     spec = loader.read_spec()
     if spec is None:
         return CheckReport(folder, None, loader.problems, loader.warnings, loader.spellings)
@@ -597,7 +605,7 @@ def check_domain(ref: str | Path, warnings: bool = True) -> CheckReport:
     loader.tables = dict(spec.tables)
     if not spec.tables:
         return CheckReport(folder, None, loader.problems, loader.warnings, loader.spellings)
-    _, infos = build_tables(loader.check_tables(spec))
+    _, infos = build_tables(loader.check_tables(spec), loader.generated)
     loader.check_snapshot(spec)
     tools = loader.compile_tools(spec, infos)
     if warnings:
@@ -624,6 +632,7 @@ def check_domain(ref: str | Path, warnings: bool = True) -> CheckReport:
         validators=validators,
         seed_rows=seed,
         tasks=tasks,
+        generated=loader.generated,
     )
     loader.check_reference_paths(domain)
     return CheckReport(
@@ -631,9 +640,10 @@ def check_domain(ref: str | Path, warnings: bool = True) -> CheckReport:
     )
 
 
-def load_domain(ref: str | Path) -> Domain:
-    """Load and compile a domain folder (or a bundled domain by name). Raises SpecError with every problem."""
-    report = check_domain(ref, warnings=False)
+def load_domain(ref: str | Path, *, generated: bool = True) -> Domain:
+    """Load and compile a domain folder (or a bundled domain by name). Raises SpecError with every
+    problem. `generated=False` (or `TOOLGYM_REFERENCE=1`): the reference path (`check_domain`)."""
+    report = check_domain(ref, warnings=False, generated=generated)
     if report.domain is None:
         raise SpecError(report.errors)
     return report.domain

@@ -213,7 +213,8 @@ class Query:
         at = len(info.columns)
         for join in self.joins:
             key_at = tuple(at + i for i in join.info.key_index)
-            self._joined.append((join.name, key_at, row_decoder(join.info.columns, join.info.kinds, at)))
+            decode = row_decoder(join.info.columns, join.info.kinds, at, join.info.generated)
+            self._joined.append((join.name, key_at, decode))
             at += len(join.info.columns)
         #: a fetched row as the step returns it (joined rows under their names)
         self.decode: Callable[[tuple[Any, ...]], dict[str, Any]] = (

@@ -9,6 +9,7 @@ its own lines where it can, `Run.emit`); `run_steps` and `run_body` are what it 
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -332,16 +333,24 @@ class CompiledTool:
 
     def call_every_step(self) -> None:
         """Make this tool's bodies (its loops' and fragments' too) with every step called through
-        its method (`compile_steps(..., emit=False)`): the general path, which tests hold the written-out
-        bodies to and profiles time step by step."""
+        its method (`compile_steps(..., emit=False)`): what profiles time step by step."""
+        self._make_bodies(lambda steps, whole: compile_steps(steps, whole=whole, emit=False))
+
+    def interpret(self) -> None:
+        """Run this tool's bodies (its loops' and fragments' too) through `run_body` and
+        `run_steps`, no generated function: the reference path (`load_domain(..., generated=False)`)."""
+        self._make_bodies(lambda steps, whole: functools.partial(run_body if whole else run_steps, steps))
+
+    def _make_bodies(self, make: Callable[[list[Run], bool], Body]) -> None:
+        """Set the body of each step list of this tool to `make(steps, whole)`."""
         stack: list[Any] = list(self.steps)
         while stack:
             step = stack.pop()
             if isinstance(step, ForEachRun):
-                step._body = compile_steps(step.steps, emit=False)
+                step._body = make(step.steps, False)
             elif isinstance(step, UseRun):
-                step._body = compile_steps(step.steps, whole=True, emit=False)
+                step._body = make(step.steps, True)
             stack.extend(getattr(step, "steps", None) or [])
             if getattr(step, "inner", None) is not None:
                 stack.append(step.inner)
-        self._body = compile_steps(self.steps, whole=True, emit=False)
+        self._body = make(self.steps, True)

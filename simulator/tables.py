@@ -209,6 +209,8 @@ class TableInfo:
     select_all: str = ""
     next_int_key: str = ""
     select_changed: str = ""
+    #: codecs as generated functions where they can be (False: plain code, the reference path)
+    generated: bool = True
     composite: bool = field(init=False, default=False)
     counter: str = field(init=False, default="")  # the name of its id counter in `_toolgym_meta`
     _params: tuple[str, ...] = field(init=False, default=())
@@ -266,7 +268,7 @@ class TableInfo:
             .select_from(changes.outerjoin(t, on))
             .where(changes.c.tbl == sa.literal_column(f"'{self.name}'"))
         )
-        self.decode = row_decoder(self.columns, self.kinds)
+        self.decode = row_decoder(self.columns, self.kinds, generated=self.generated)
 
     @property
     def kinds(self) -> tuple[str, ...]:
@@ -336,8 +338,11 @@ class TableInfo:
         return int(value) if isinstance(value, bool) else value
 
 
-def build_tables(tables: dict[str, Table]) -> tuple[sa.MetaData, dict[str, TableInfo]]:
-    """SQLAlchemy tables for the spec (assumes references were checked); foreign keys are indexed."""
+def build_tables(
+    tables: dict[str, Table], generated: bool = True
+) -> tuple[sa.MetaData, dict[str, TableInfo]]:
+    """SQLAlchemy tables for the spec (assumes references were checked); foreign keys are indexed.
+    `generated`: the tables' codecs as generated functions (False: plain code, `TableInfo.generated`)."""
     metadata = sa.MetaData()
     infos: dict[str, TableInfo] = {}
     for tname, tspec in tables.items():
@@ -377,6 +382,7 @@ def build_tables(tables: dict[str, Table]) -> tuple[sa.MetaData, dict[str, Table
             pk_index=columns.index(key[-1]),
             key=key,
             ids=IdMaker.of(tname, tspec.ids, tspec.id_prefix),
+            generated=generated,
         )
     return metadata, infos
 

@@ -200,8 +200,10 @@ class UpdateRun(TargetedRun):
     def __post_init__(self) -> None:
         self._fns = tuple(self.sets.values())
         # the common shape, written out in `_apply`: one row by its key, one `set` column, no `patch`
+        # (not on the reference path: the general loop, `TableInfo.generated`)
         plan = self.plan
-        self._one = self.single and not self.patch and plan is not None and plan.width == 1
+        self._one = self.info.generated and self.single and not self.patch
+        self._one = self._one and plan is not None and plan.width == 1
         self._one = self._one and self.query.by_pk is not None
         # ... on a table keyed by one column that the update does not set: written out by `emit`
         self._simple = self._one and not self.info.composite and plan is not None and not plan.moves_key

@@ -120,7 +120,7 @@ def constant(node: Node) -> tuple[bool, Any]:
     from .compile import Scope, compile_node
 
     try:
-        return True, compile_node(node, Scope(None))({})
+        return True, compile_node(node, Scope(None, generated=False))({})  # (evaluated once)
     except (EvalError, ExprError):
         return False, None
 

@@ -21,14 +21,17 @@ from .values import json_type, show
 
 
 class Scope:
-    """Names visible to an expression: argument names and bound names."""
+    """Names visible to an expression: argument names and bound names. `generated`: whether
+    expressions compile to generated functions where they can (fused arithmetic, displays), or
+    only to plain closures (the reference path, `load_domain(..., generated=False)`)."""
 
-    def __init__(self, args: Iterable[str] | None, names: Iterable[str] = ()):
+    def __init__(self, args: Iterable[str] | None, names: Iterable[str] = (), generated: bool = True):
         self.args = None if args is None else set(args)
         self.names = set(names) | {"args", "now"}
+        self.generated = generated
 
     def child(self, *names: str) -> Scope:
-        scope = Scope(self.args, self.names)
+        scope = Scope(self.args, self.names, self.generated)
         scope.names.update(n for n in names if n)
         return scope
 
@@ -139,14 +142,16 @@ def compile_node(node: Node, scope: Scope) -> Compiled:
         return compile_reference(node, scope)
     if isinstance(node, Call):
         general = _compile_call(node, scope)
-        return fuse(node, general) or general
+        return (fuse(node, general) if scope.generated else None) or general
     if isinstance(node, ListNode):
         if all(_scalar(item) for item in node.items):  # `[a, b]` of plain values: a new list of them
             values = tuple(item.value for item in node.items if isinstance(item, Literal))
             return lambda env: list(values)
-        return _display("[", [(None, compile_node(item, scope)) for item in node.items], "]")
+        items = [compile_node(item, scope) for item in node.items]
+        return _display("[", [(None, fn) for fn in items], "]") if scope.generated else _list_of(items)
     if isinstance(node, ObjectNode):
-        return _display("{", [(k, compile_node(v, scope)) for k, v in node.fields], "}")
+        fields = [(k, compile_node(v, scope)) for k, v in node.fields]
+        return _display("{", [*fields], "}") if scope.generated else _object_of(fields)
     if isinstance(node, Template):
         return compile_template_node(node, scope)
     if isinstance(node, Binder):
@@ -172,6 +177,16 @@ def _display(opening: str, items: list[tuple[str | None, Compiled]], closing: st
     source = f"def display(env):\n    return {opening}{', '.join(parts)}{closing}\n"
     display: Compiled = define(source, "<display>", namespace, "display")
     return display
+
+
+def _list_of(items: list[Compiled]) -> Compiled:
+    """`_display` of a list, as a plain closure (the reference path)."""
+    return lambda env: [fn(env) for fn in items]
+
+
+def _object_of(fields: list[tuple[str, Compiled]]) -> Compiled:
+    """`_display` of an object, as a plain closure (the reference path)."""
+    return lambda env: {key: fn(env) for key, fn in fields}
 
 
 def operator_error(name: str, exc: Exception, values: Iterable[Any]) -> EvalError:
