@@ -1,7 +1,8 @@
 """Rows as SQLite returns them (tuples) -> rows as tools return them (dicts), once per table shape.
 
 `row_decoder` builds, once per table (and joined shape), a function that turns a stored tuple into
-a dict; `load_json` parses stored JSON text. Both give exactly what the general code gives.
+a dict; `load_json` parses stored JSON text. Both give exactly what the general code gives
+(`plain_row_decoder`, the reference path's decoder).
 Design notes: docs/design/engine.md.
 """
 

@@ -34,8 +34,9 @@ def write_domain(
     return folder
 
 
-def build(folder: Path, *args: Any, **kwargs: Any) -> Domain:
-    return load_domain(write_domain(folder, *args, **kwargs))
+def build(folder: Path, *args: Any, generated: bool = True, **kwargs: Any) -> Domain:
+    """`write_domain`, loaded (`generated=False`: on the reference path)."""
+    return load_domain(write_domain(folder, *args, **kwargs), generated=generated)
 
 
 def tool(name: str, kind: str, operation: Any, properties: dict[str, Any] | None = None) -> dict[str, Any]:

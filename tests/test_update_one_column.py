@@ -1,6 +1,8 @@
-"""A one-column update by key (UpdateRun's written-out write) refuses what SQLite refuses with the
-words of the general write: a unique or foreign-key constraint, a value that cannot bind; and
-changes nothing then. Each case is held to the same update with a second, unchanged column."""
+"""A one-column update by key (UpdateRun's written-out write, and `_one` in `_apply`) refuses what
+SQLite refuses with the words of the general write: a unique or foreign-key constraint, a value
+that cannot bind; and changes nothing then. Each case is held to the same update on the reference
+path (`load_domain(..., generated=False)`: the general write), and to the same update with a
+second, unchanged column."""
 
 from __future__ import annotations
 
@@ -48,8 +50,9 @@ TOOLS = [
 
 
 @functools.cache
-def _domain() -> Domain:
-    return build(Path(tempfile.mkdtemp(prefix="update_one")) / "d", TABLES, TOOLS, seed=SEED)
+def _domain(generated: bool = True) -> Domain:
+    folder = Path(tempfile.mkdtemp(prefix="update_one")) / "d"
+    return build(folder, TABLES, TOOLS, seed=SEED, generated=generated)
 
 
 def _outcome(ep: Any, name: str, args: dict[str, Any]) -> tuple[str, Any]:
@@ -66,11 +69,12 @@ VALUES = st.one_of(
 
 @given(st.sampled_from(["code", "gid"]), st.sampled_from(["i0", "i1", "i9"]), VALUES)
 def test_a_one_column_update_fails_as_the_general_write(column: str, key: str, value: Any) -> None:
-    d = _domain()
+    d, reference = _domain(), _domain(generated=False)
     one = d.tools[f"{column}_one"].steps[0]
     assert getattr(one, "_simple", False) and not getattr(d.tools[f"{column}_two"].steps[0], "_one", True)
-    with d.episode() as a, d.episode() as b:
-        got = _outcome(a, f"{column}_one", {"id": key, "value": value})
-        want = _outcome(b, f"{column}_two", {"id": key, "value": value})
-        assert got == want
-        assert a.digest() == b.digest()
+    assert not getattr(reference.tools[f"{column}_one"].steps[0], "_one", True)
+    args = {"id": key, "value": value}
+    with d.episode() as a, d.episode() as b, reference.episode() as c:
+        got = _outcome(a, f"{column}_one", args)
+        assert got == _outcome(b, f"{column}_two", args) == _outcome(c, f"{column}_one", args)
+        assert a.digest() == b.digest() == c.digest()
