@@ -874,6 +874,10 @@ def test_an_email_names_a_persons_row_and_an_acronym_stays_one():
     for named in ("users", "companies", "accounts", "invites", ""):
         assert handle_columns(table, named) == ["email", "label"], named
     assert title_case("nfs share") == "NFS Share" and title_case("rhythm") == "Rhythm"
+    named = Table.model_validate(
+        {"primary_key": "id", "columns": {"id": {"type": "string"}, "name": {"type": "string"}}}
+    )
+    assert handle_columns(named, "scheduled_messages") == [] and handle_columns(named, "widgets") == ["name"]
     import random
 
     from toolgen.synth.draws import Draw
@@ -907,6 +911,23 @@ def test_a_domain_is_named_by_its_host_name_and_a_stay_counts_nights() -> None:
     hosts = {"id": column("string"), "domain_name": column("string")}
     for r in seed_rows({"certificates": {"primary_key": "id", "columns": hosts}}, {}, rows=5)["certificates"]:
         assert re.fullmatch(r"[a-z0-9-]+(\.[a-z0-9-]+)+", r["domain_name"]), r
+
+
+def test_a_message_a_system_sends_reads_as_one() -> None:
+    """An email service's `two_factor_message` is a verification code's text and its
+    `validation_message` an error's, not a note about the day's work; a plain `message` stays one."""
+    columns = {
+        "id": column("string"),
+        "two_factor_message": column("string"),
+        "validation_message": column("string"),
+        "message": column("string"),
+    }
+    for r in seed_rows({"email_services": {"primary_key": "id", "columns": columns}}, {}, rows=5)[
+        "email_services"
+    ]:
+        assert re.fullmatch(r"Your verification code is \d{6}\.", r["two_factor_message"]), r
+        assert r["validation_message"].startswith("Something went wrong"), r
+        assert "verification" not in r["message"] and "went wrong" not in r["message"], r
 
 
 def test_a_bare_time_is_a_time_of_day() -> None:

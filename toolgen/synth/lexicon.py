@@ -213,6 +213,8 @@ HANDLE_ORDER = (
 
 #: things whose own email a person names them by (`the invite whose email is ...`)
 _MAILED = frozenset("account invite invitation submission registration signup lead login identity".split())
+#: things a person does not name, whatever field the API calls `name` (a Slack message's)
+_UNNAMED = frozenset("message comment reply reaction notification transaction payment charge refund".split())
 
 
 def handle_columns(table: Table, named: str = "") -> list[str]:
@@ -232,6 +234,8 @@ def handle_columns(table: Table, named: str = "") -> list[str]:
             continue
         if not mailed and "_".join(words(name)) in _EMAILS:
             continue
+        if own and own[-1] in _UNNAMED and words(name) == ("name",):
+            continue  # (no `the messages whose names are "Valley Message"`)
         rank = 1 if own and named_as(name, own) else _handle_rank(name)
         if rank is not None:
             ranked.append((0 if column.unique else 1, rank, position, name))

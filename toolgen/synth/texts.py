@@ -314,6 +314,9 @@ def _string_by_name(f: Field) -> Maker | None:
         return lambda d: f"{job_title(d)} based in {d.fake.city()}."  # (a bio says who one is)
     if last in ("description", "summary") and kind not in ("person", "company"):
         return description_of(f.table)  # (what the record is for, not a note)
+    system = _system_message(ws)
+    if system is not None:
+        return system
     if has_word(ws, TEXT_WORDS):
         return note_about(f.table) if kind not in ("person", "company") else sentence
     if has_word(ws, DATE_WORDS) or is_birth(ws) or is_future(ws):
@@ -323,6 +326,40 @@ def _string_by_name(f: Field) -> Maker | None:
     if last in ("at", "time", "timestamp", "datetime") or has_word(ws, ("created", "updated", "modified")):
         return datetime_maker(ws)
     return None
+
+
+#: the messages a system sends, by a word of what they are for (`two_factor_message`)
+_SYSTEM_MESSAGES = (
+    (("two", "factor", "2fa", "otp", "verification", "verify", "pin", "passcode"),
+     "Your verification code is {digits}."),
+    (("welcome", "greeting", "onboarding", "invite", "invitation"), "Welcome to {company}! We are glad to have you."),
+    (("error", "failure", "invalid", "validation", "rejection", "decline"),
+     "Something went wrong. Please check your details and try again."),
+    (("confirmation", "success", "thanks", "receipt"), "Thanks! We have received your request."),
+    (("reminder",), "Reminder: your appointment is on {day}."),
+    (("away", "vacation", "absence", "auto"), "I am away until {day} and will reply when I am back."),
+    (("commit",), "Update the {topic} page"),
+)  # fmt: skip
+
+
+def _system_message(ws: tuple[str, ...]) -> Maker | None:
+    """A message a system sends, for a field that says what its message is for (`welcome
+    message`, `two factor message`, a commit's `message`), else None."""
+    if not ws or ws[-1] not in ("message", "text", "template", "msg") or len(ws) < 2:
+        return None
+    text = next((text for marks, text in _SYSTEM_MESSAGES if has_word(ws[:-1], marks)), None)
+    if text is None:
+        return None
+
+    def make(d: Draw) -> str:
+        return text.format(
+            digits=f"{d.rng.randint(0, 999999):06d}",
+            company=d.fake.company(),
+            day=d.fake.day_of_week(),
+            topic=d.rng.choice(("pricing", "install", "contributing", "changelog", "faq")),
+        )
+
+    return make
 
 
 #: what a type, a kind or a tier with no listed values is said as
