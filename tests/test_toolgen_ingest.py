@@ -119,6 +119,16 @@ def test_function_formats_carry_their_schemas():
     ops, _ = read_file("q.json", bfcl.encode())
     assert len(ops) == 1 and ops[0].format == "bfcl"
     assert ops[0].input_schema == {"type": "object", "properties": {"x": {"type": "number"}}}
+    # RapidAPI sends a GET's arguments in the query string; a POST's stay arguments
+    group = {"tool_name": "Shop", "api_list": [
+        {"api_name": "products/list", "method": "GET", "required_parameters": [{"name": "curpage", "type": "NUMBER"}]},
+        {"api_name": "products/add", "method": "POST", "required_parameters": [{"name": "name", "type": "STRING"}]},
+    ]}  # fmt: skip
+    ops, _ = read_file("shop.json", json.dumps([group]).encode())
+    assert [(o.format, [p.location for p in o.parameters]) for o in ops] == [
+        ("toolbench", ["query"]),
+        ("toolbench", ["argument"]),
+    ]
 
 
 def test_alias_bomb_fails_fast_and_others_go_on(tmp_path):

@@ -6,13 +6,14 @@ group's `api_list`, a list of `{name, description}` objects (Docker catalogue to
 any container (MCP `tools/list` results, LiveMCPBench servers, tau2 tool summaries). BFCL question
 files (JSON lines, each line offering functions) yield each function once, by name. Each tool's
 format is told by its shape; its arguments become `input_schema` (a JSON Schema object, BFCL's
-Python type names mapped to JSON Schema's) and `parameters` (location `argument`).
+Python type names mapped to JSON Schema's) and `parameters` (location `argument`; `query` for a
+ToolBench GET, which RapidAPI sends in the query string).
 """
 
 from __future__ import annotations
 
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, Literal
 
 from toolgen.ingest.declared import WRAPPER_KEYS, http_declared, tool_declared
 from toolgen.ingest.openapi import escape
@@ -214,10 +215,14 @@ def _operation(
     props = schema.get("properties")
     props = props if isinstance(props, dict) else {}
     required = set(schema.get("required") or []) if isinstance(schema.get("required"), list) else set()
+    method = tool.get("method")
+    http = method.lower() if isinstance(method, str) and fmt == "toolbench" else None
+    # (RapidAPI sends a GET's or a DELETE's arguments in the query string)
+    location: Literal["query", "argument"] = "query" if http in ("get", "head", "delete") else "argument"
     params = [
         Parameter(
             name=str(key),
-            location="argument",
+            location=location,
             required=key in required,
             description=str(value.get("description") or "") if isinstance(value, dict) else "",
             schema=value if isinstance(value, dict) else {},
@@ -225,8 +230,6 @@ def _operation(
         for key, value in props.items()
     ]
     description = fn.get("description", fn.get("api_description", ""))
-    method = tool.get("method")
-    http = method.lower() if isinstance(method, str) and fmt == "toolbench" else None
     declared, declared_by = tool_declared(tool, wrapper)
     if declared is None and http is not None:
         declared, declared_by = http_declared(http, None)
