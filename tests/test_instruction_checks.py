@@ -57,6 +57,7 @@ def checks(instruction: str, calls: list[dict] | None = None, tools: tuple[str, 
         ("Can you authorize the order ZW97CBCC?", "opaque id"),
         ("What is the status of each of the inbound plans EWWZ2RUD, AJLFPF22 and BXRYXVKF?", "opaque id"),
         ('Create a new chord progression with key "cdbcb5fbc4bd" and chords 14.', "opaque id"),
+        ('Change the body of the attachment to "H8dYp8Q3w7QEJK57".', "opaque id"),
     ],
 )
 def test_the_quoted_faults_are_caught(instruction: str, check: str) -> None:
@@ -96,6 +97,7 @@ def test_values_from_earlier_calls_need_not_be_said() -> None:
         'Apply the code "SUMMER2024" to my order; the serial number is "COVID19XX".',
         'Delete the order of the customer whose name is "Bo" and the order of the store of the mall.',
         'Revert to commit b798596 and set the color to "deadbeefcafe" for 1234567890 effaced12.',
+        'Order the iPhone15ProMax and a MacBookPro2024 with the code "GPT4oMini2024".',
     ],
 )
 def test_what_a_person_says_passes(instruction: str) -> None:

@@ -98,7 +98,17 @@ def _opaque_found(text: str) -> str | None:
         spoken = any(sum(c in "AEIOU" for c in run) >= 2 for run in _RUN.findall(code))
         if vowels < 0.25 * len(letters) or (re.search(r"[0-9][A-Z]", code) and not spoken):
             return str(code)
+    for token in _MIXED.findall(text):
+        runs = _CLASS_RUN.findall(token)
+        spoken = any(sum(c in "aeiou" for c in run) >= 2 for run in runs if run.islower())
+        if 2 * len(runs) >= len(token) and not spoken:
+            return str(token)  # (`H8dYp8Q3w7QEJK57`: a random token; not `iPhone15ProMax`)
     return None
+
+
+#: a long token of capitals, small letters and digits, and the runs of one kind in it
+_MIXED = re.compile(r"\b(?=\w*[0-9])(?=\w*[a-z])(?=\w*[A-Z])[A-Za-z0-9]{12,}\b")
+_CLASS_RUN = re.compile(r"[A-Z]+|[a-z]+|[0-9]+")
 
 
 def _values(value: Any) -> Iterable[Any]:
