@@ -908,6 +908,13 @@ def test_a_domain_is_named_by_its_host_name_and_a_stay_counts_nights() -> None:
             if table == "domains":
                 assert re.fullmatch(r"[a-z0-9-]+(\.[a-z0-9-]+)+", r["name"]), r
             assert 1 <= r["nights"] <= 14 and 1 <= r["stay_duration"] <= 14 and 1 <= r["level"] <= 5, r
+    folders = {"id": column("string"), "name": column("string"), "directory_name": column("string")}
+    for r in seed_rows({"directories": {"primary_key": "id", "columns": folders}}, {}, rows=10)[
+        "directories"
+    ]:
+        assert re.fullmatch(r"[a-z]+(-\d{4})?", r["name"]) and re.fullmatch(
+            r"[a-z]+(-\d{4})?", r["directory_name"]
+        ), r
     hosts = {"id": column("string"), "domain_name": column("string")}
     for r in seed_rows({"certificates": {"primary_key": "id", "columns": hosts}}, {}, rows=5)["certificates"]:
         assert re.fullmatch(r"[a-z0-9-]+(\.[a-z0-9-]+)+", r["domain_name"]), r

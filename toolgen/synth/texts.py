@@ -119,6 +119,16 @@ DATE_FORMATS = {
 }
 
 
+#: what is named as a folder is
+_FOLDER_THINGS = ("directory", "folder", "dir")
+
+
+def folder_name(d: Draw) -> str:
+    """A folder's name as people name folders: `exports`, `reports-2024`."""
+    word = d.rng.choice(_FOLDERS)
+    return f"{word}-{d.rng.randint(2019, 2025)}" if d.rng.random() < 0.5 else word
+
+
 #: what is named by a host name
 _HOSTS = ("domain", "hostname", "host", "subdomain")
 #: words before `name` that say which name, not what kind of thing is named
@@ -174,6 +184,8 @@ def _string_by_name(f: Field) -> Maker | None:
         place = singular((words(f.table) or ("",))[-1])
         if has_word(ws, _HOSTS) or place in _HOSTS and not ws[:-1]:
             return fake_method("domain_name")  # (a domain's name is `example.com`, no `Main Domain`)
+        if has_word(ws, _FOLDER_THINGS) or place in _FOLDER_THINGS and not ws[:-1]:
+            return folder_name  # (`invoices-2024`, no `Warehouse Directory`)
         if has_word(ws, ("city", "town")) or place in ("city", "town", "village"):
             return fake_method("city")  # (a city's name is a city's)
         # (`league_name` of a scorer, `custom_script_name` of an instance: a league's, a script's)
