@@ -753,6 +753,33 @@ def test_changes_give_one_field_of_several_rows_each_its_own_value(tmp_path):
     assert found
 
 
+def test_no_request_types_out_a_file_s_body(tmp_path):
+    """An attachment's `body` is bytes: no task writes one or asks for one; its file name and
+    note still are."""
+    key = {"attachment_id": {"type": "string"}}
+    fields = {"file_name": {"type": "string"}, "note": {"type": "string"}, "body": {"type": "string"}}
+    ops = [
+        make_op("create_attachment", "create", fields, ["file_name"], entity="attachment"),
+        make_op("list_attachments", "read", {"file_name": {"type": "string"}}, entity="attachment"),
+        make_op("get_attachment", "read", key, ["attachment_id"], entity="attachment"),
+        make_op(
+            "update_attachment", "update", {**key, **fields}, ["attachment_id", "body"], entity="attachment"
+        ),
+    ]
+    said: set[str] = set()
+    texts: list[str] = []
+    for seed in range(3):
+        world, *_ = _world_of(*planned_from(*ops), seed, tmp_path / f"attachments{seed}")
+        try:
+            made = propose(world, random.Random(seed))
+        finally:
+            world.close()
+        said |= {k for c in made for x in c.calls if x["name"] != "list_attachments" for k in x["arguments"]}
+        texts += [c.instruction for c in made]
+    assert texts and "note" in said and "body" not in said, said
+    assert not any("body" in t for t in texts), [t for t in texts if "body" in t]
+
+
 def test_changes_never_set_a_state_to_a_number(tmp_path):
     """`the status of these contacts: ... to 367`: a number for a status is a code nothing
     explains, so no request sets one; the contacts' cities still change."""

@@ -22,6 +22,7 @@ from toolgen.naming import plural_phrase, words
 
 from . import instructions as say
 from .checks import opaque, unsayable
+from .lexicon import is_payload
 from .lookups import Args, Ref, Row, Tool, reveals, scalar, seq
 from .questions import _SURVEY_SIZES, Candidate, measures
 from .schema import TablePlan
@@ -586,6 +587,7 @@ def _changes(p: Proposer, tool: Tool) -> Candidate | None:
         and table.columns[b.column].type != "json"
         and not table.columns[b.column].server_set
         and not p.w.placeholder(table, b.column)
+        and not is_payload(table.entity, b.column)
     ]
     if not fields:
         return None

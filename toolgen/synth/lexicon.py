@@ -127,6 +127,21 @@ SHORT_NOUNS = {"dir": "directory", "repo": "repository", "org": "organization", 
                "addr": "address", "desc": "description", "lib": "library"}  # fmt: skip
 
 
+#: things whose body is bytes or code, and the words of that body: no request types one out
+_PAYLOAD_THINGS = frozenset(
+    "attachment file function script image photo picture blob object asset artifact upload archive "
+    "package layer module lambda binary media video audio font".split()
+)
+_PAYLOAD_WORDS = frozenset("body content contents data blob payload source code bytes".split())
+
+
+def is_payload(entity: str, column: str) -> bool:
+    """Whether a column is the body of a file-like thing (an attachment's `body`, a function's
+    `source`): bytes or code, which no request says in words."""
+    ws, own = words(column), words(entity)
+    return bool(ws and own) and ws[-1] in _PAYLOAD_WORDS and singular(own[-1]) in _PAYLOAD_THINGS
+
+
 def is_acronym(word: str) -> bool:
     """Whether a word is said in capitals: a short one without a vowel (`nfs`, `vpc`; not `rhythm`)."""
     return len(word) <= 4 and word.isalpha() and not set(word.lower()) & set("aeiouy")

@@ -18,7 +18,7 @@ from toolgen.naming import singular, words
 
 from . import instructions as say
 from .checks import opaque, text_problems
-from .lexicon import handle_columns
+from .lexicon import handle_columns, is_payload
 from .lookups import Args, Ref, Row, World, reveals, scalar, seq
 from .schema import ColumnPlan, TablePlan
 
@@ -543,6 +543,7 @@ def _answers(table: TablePlan) -> set[str]:
         c
         for c in found
         if not _SECRET_WORDS.intersection(words(c)[-1:])  # (nor a credential)
+        and not is_payload(table.entity, c)  # (nor an image's `content`: bytes)
         and not _stamp(table.columns[c])
         and not table.columns[
             c

@@ -22,6 +22,7 @@ from . import instructions as say
 from .checks import opaque, text_problems, unsayable
 from .effects import STATE_VERBS, Repoint, StateChange
 from .errands import batches, changes, errands, everys, goals, merged, sweeps
+from .lexicon import is_payload
 from .lookups import Args, Ref, Row, Tool, World, scalar, seq
 from .questions import Asker, Candidate
 from .schema import Binding, TablePlan
@@ -124,7 +125,8 @@ class Proposer(Asker):
                 value = self.w.value_for(self.rng, tool, b, current)
             col = tool.table.columns.get(b.column or "")
             flag = isinstance(value, bool) and col is not None and col.flag  # (`with is paid leave false`)
-            if value is None or flag or unsayable(b.column or "", say.plain(value)):
+            payload = is_payload(tool.table.entity, b.column or "")  # (an attachment's body)
+            if value is None or flag or payload or unsayable(b.column or "", say.plain(value)):
                 if b.param in tool.required:
                     return None  # (a record written out, a stand-in code or a UUID: no person says it)
                 continue
