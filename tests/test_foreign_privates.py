@@ -21,7 +21,10 @@ KNOWN = {
     ("simulator/fastcall.py", "_server_instances"): "fast call path; gated by fastcall.unsupported()",
     ("simulator/fastcall.py", "_session_owners"): "fast call path; gated by fastcall.unsupported()",
     ("simulator/server.py", "_mcp_server"): "installs the direct tools/call handler; gated likewise",
-    ("simulator/server.py", "_connection"): "read with getattr and a default: absent means no fast path",
+    (
+        "simulator/_serversessions.py",
+        "_connection",
+    ): "read with getattr and a default: absent means no fast path",
 }
 
 

@@ -20,17 +20,11 @@ from fastmcp import Client
 from scoring.curation.metrics import collect
 from scoring.validation.gold import replay_gold
 from simulator import Domain, load_domain
-from simulator.errors import SessionError
+from simulator._serversessions import NO_SESSION
+from simulator.errors import INJECTED_FAULT, INTERNAL_ERROR, SessionError
 from simulator.labels import call_fields, read_label, runs_key
-from simulator.server import (
-    INJECTED_FAULT,
-    INTERNAL_ERROR,
-    NO_SESSION,
-    NO_TASK,
-    SUBMIT_ANSWER_SCHEMA,
-    DomainServer,
-    tool_annotations,
-)
+from simulator.mcptools import SUBMIT_ANSWER_SCHEMA, tool_annotations
+from simulator.server import NO_TASK, DomainServer
 from simulator.serving import ServeConfig, TaskCatalog, TaskView
 from simulator.sessions import check_session_id, resolve_task
 from simulator.spec import Call, Task

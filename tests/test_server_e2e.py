@@ -28,8 +28,10 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from simulator import load_domain
+from simulator._serversessions import NO_SESSION
+from simulator.errors import INJECTED_FAULT
 from simulator.labels import read_label, runs_key
-from simulator.server import HANDLE_META, INJECTED_FAULT, NO_SESSION
+from simulator.mcptools import HANDLE_META
 from tests.conftest import FIXTURES
 from tests.helpers import calls_of, records, replay, text
 

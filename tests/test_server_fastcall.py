@@ -27,7 +27,8 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from simulator import Domain, load_domain
-from simulator.server import HANDLE_META, DomainServer
+from simulator.mcptools import HANDLE_META
+from simulator.server import DomainServer
 from tests.conftest import FIXTURES
 from tests.helpers import calls_of, records, text
 

@@ -181,7 +181,7 @@ def test_a_session_that_keeps_failing_is_slowed_and_its_results_are_unchanged(
 ) -> None:
     """After 4 tool errors in a row a session's calls wait, doubling per error (at most 1 s); a
     success clears it; a client's new sessions start from the streak of its failing sessions."""
-    import simulator.server as server_module
+    import simulator._servercalls as server_module
 
     waits: list[float] = []
     real_sleep = asyncio.sleep

@@ -25,8 +25,8 @@ from mcp.client.streamable_http import streamable_http_client
 from scoring import load_transcript, parse_transcript, score_rollout
 from scoring.validation.gold import replay_gold
 from simulator import Domain, load_domain
-from simulator.mcptools import ok_result
-from simulator.server import HANDLE_META, DomainServer
+from simulator.mcptools import HANDLE_META, ok_result
+from simulator.server import DomainServer
 from tests.conftest import FIXTURES
 from tests.helpers import calls_of, records, text
 from tests.test_server_fastcall import MODERN, Raw, serving

@@ -11,7 +11,7 @@ import yaml
 
 from simulator import Domain, load_domain
 from simulator.compiler import COMPILERS
-from simulator.server import tool_annotations
+from simulator.mcptools import tool_annotations
 from simulator.spec import STEP_KINDS, Tool
 
 TABLES: dict[str, Any] = {
