@@ -29,6 +29,11 @@ TRANSIENT_FAULTS = frozenset(k for k in ErrorKind if k.transient)
 MAX_ARGUMENT_DEPTH = 64
 #: How much of a value an error message quotes.
 PREVIEW_CHARS = 80
+#: Termination reasons (wrapper, metadata or an end record) that mean the harness cut the rollout
+#: off; compared lower-cased with '-' and ' ' read as '_'.
+TRUNCATION_REASONS = frozenset(
+    {"truncated", "max_steps", "max_turns", "step_limit", "turn_limit", "max_tokens", "length"}
+)
 
 
 @dataclass(frozen=True)
@@ -180,6 +185,13 @@ class CallLog:
 
     def settled(self, index: int) -> None:
         self._settled.add(index)
+
+
+def is_truncation(reason: Any) -> bool:
+    """Whether a termination reason says the harness cut the rollout off."""
+    if not isinstance(reason, str):
+        return False
+    return reason.strip().lower().replace("-", "_").replace(" ", "_") in TRUNCATION_REASONS
 
 
 def transcript_error(source: str | None, where: str, message: str) -> TranscriptError:
