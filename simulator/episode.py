@@ -11,7 +11,6 @@ Arguments nested deeper than `MAX_NESTING` are refused; the database may grow on
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import sqlite3
 import threading
 import time
@@ -19,6 +18,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from ._callargs import _clip_nesting, describe_schema_errors, shape_problem
+from ._episodestate import EpisodeState
 from .budget import Budget, Meter
 from .errors import (
     CallFailed,
@@ -28,22 +29,17 @@ from .errors import (
     StateTooLarge,
     StorageError,
     ToolError,
-    clip,
     clip_name,
 )
-from .fastschema import brief
 from .ids import MAX_TRIES
 from .observe import ReadObserver
 from .spec import Task
-from .tables import TableInfo, ValueProblem, stored_key
+from .tables import TableInfo, ValueProblem
 
 if TYPE_CHECKING:
     from .domain import Domain
     from .steps import CompiledTool
     from .transcript import TranscriptSink
-
-_SET_META = "INSERT INTO _toolgym_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value"
-_LOG_CHANGE = "INSERT OR IGNORE INTO _toolgym_changes (tbl, pk) VALUES (?, ?)"
 
 
 #: What a closed episode's `conn` is: a closed connection, so that any use fails as it always did
@@ -51,39 +47,6 @@ _LOG_CHANGE = "INSERT OR IGNORE INTO _toolgym_changes (tbl, pk) VALUES (?, ?)"
 _CLOSED = sqlite3.connect(":memory:", check_same_thread=False)
 _CLOSED_CURSOR = _CLOSED.cursor()
 _CLOSED.close()
-
-_PAUSE_ROWS = 64  # rows `digest` hashes between two calls of its `pause`
-_SHOWN_ERRORS = 10  # schema errors a message lists
-_ERROR_CHARS = 600  # characters one listed error may take (values in it are quoted by `brief`)
-
-#: The deepest an argument's lists and objects may nest (the arguments object is level 0).
-MAX_NESTING = 64
-_TOO_DEEP = f"a value is nested more than {MAX_NESTING} levels deep"
-_NO_PAGE_LIMIT = "PRAGMA max_page_count = 4294967294"
-
-
-def shape_problem(args: dict[str, Any]) -> str | None:
-    """What makes arguments unusable before any check reads them: nesting deeper than `MAX_NESTING`
-    (text that is not valid Unicode is the engine's to name, at its argument); None when there is none."""
-    stack: list[tuple[Any, int]] = [(args, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > MAX_NESTING:
-            return _TOO_DEEP
-        for value in item.values() if isinstance(item, dict) else item:
-            if isinstance(value, dict | list):
-                stack.append((value, depth + 1))
-    return None
-
-
-def _clip_nesting(value: Any, depth: int = 0) -> Any:
-    """`value` with its lists and objects below `MAX_NESTING` + 1 levels emptied (what a record of a
-    call refused for its nesting holds: still too deep, and writable)."""
-    if isinstance(value, dict):
-        return {} if depth > MAX_NESTING else {k: _clip_nesting(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, list):
-        return [] if depth > MAX_NESTING else [_clip_nesting(v, depth + 1) for v in value]
-    return value
 
 
 def page_limit(snapshot: bytes, growth_bytes: int) -> int:
@@ -93,22 +56,7 @@ def page_limit(snapshot: bytes, growth_bytes: int) -> int:
     return len(snapshot) // size + -(-growth_bytes // size)
 
 
-def describe_schema_errors(tool: str, errors: list[Any]) -> str:
-    """What is wrong with the arguments, quoting at most a bounded prefix of any value."""
-    parts = []
-    ordered = sorted(errors, key=lambda e: [str(p) for p in e.absolute_path])
-    for err in ordered[:_SHOWN_ERRORS]:
-        message = err.message
-        if len(message) > _ERROR_CHARS:
-            message = message.replace(repr(err.instance), brief(err.instance))
-        path = clip(".".join(str(p) for p in err.absolute_path), 200)
-        parts.append(clip(f"{path}: {message}" if path else message, _ERROR_CHARS))
-    if len(ordered) > _SHOWN_ERRORS:
-        parts.append(f"and {len(ordered) - _SHOWN_ERRORS} more problem(s)")
-    return f"Invalid arguments for {tool}: " + "; ".join(parts)
-
-
-class Episode:
+class Episode(EpisodeState):
     """One rollout on a domain: call tools, read the state's digest, export the tables."""
 
     def __init__(
@@ -367,34 +315,6 @@ class Episode:
         self._pending_int_keys.clear()
         self._handed = self._probe_from = None
 
-    def _save(self) -> None:
-        """Write the change log and counters of the calls committed since the last save to the
-        `_toolgym_*` tables (one transaction; the caller holds the lock)."""
-        if not self._unsaved_meta and not self._unsaved_changes:
-            return
-        conn = self.conn
-        in_step = conn.total_changes == self._written  # nothing wrote to conn outside a call
-        changes = self._unsaved_changes
-        conn.execute(_NO_PAGE_LIMIT)  # (the bookkeeping is the server's: never refused for size)
-        try:
-            conn.execute("BEGIN")
-            try:
-                conn.executemany(
-                    _LOG_CHANGE,
-                    [(t, stored_key(k)) for t, k in changes] if self.domain.composite_keys else changes,
-                )
-                conn.executemany(_SET_META, self._unsaved_meta.items())
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-        finally:
-            conn.execute(self._page_limit)
-        self._unsaved_changes = set()
-        self._unsaved_meta = {}
-        if in_step:
-            self._written = conn.total_changes
-
     def _execute(self, tool: CompiledTool, name: str, args: dict[str, Any]) -> Any:
         """Run the operation. The backstop of the rule "what the agent's arguments cause is its tool
         error": an exception no precise check turned into a ToolError becomes an OperationError
@@ -466,69 +386,6 @@ class Episode:
         }
         self.transcript.write(record)
         self.calls += 1
-
-    # -- state --------------------------------------------------------------------------------
-
-    def digest(self, pause: Callable[[], None] | None = None) -> str:
-        """A stable SHA-256 of the observable state, in time proportional to the rows changed.
-
-        It hashes the seed state's digest and every row (current value, or deleted) that differs
-        from the seed; rows that are not in the change log cannot differ. Two episodes of a domain
-        version have the same digest exactly when their states are equal (`full_digest` agrees).
-        `pause` is called every `_PAUSE_ROWS` rows (a server lets its other threads run there).
-        """
-        seed = self.domain.seed_index()
-        h = hashlib.sha256(self.domain.seed_digest().encode())
-        with self.lock:
-            self._save()
-            tables = sorted(r[0] for r in self.conn.execute("SELECT DISTINCT tbl FROM _toolgym_changes"))
-            for table in tables:
-                info = self.domain.tables[table]
-                base = seed[table]
-                rows = self.conn.execute(info.select_changed).fetchall()
-                for i, row in enumerate(sorted(rows, key=lambda r: repr(r[0]))):
-                    pk, current = info.unstored_key(row[0]), row[1:]
-                    if current[info.pk_index] is None:
-                        current = None  # deleted
-                    if current != base.get(pk):
-                        h.update(repr((table, pk, current)).encode())
-                        h.update(b"\n")
-                    if pause is not None and i % _PAUSE_ROWS == _PAUSE_ROWS - 1:
-                        pause()
-        return h.hexdigest()
-
-    def full_digest(self) -> str:
-        """A SHA-256 of every row of every table (cost: the whole database). Used to check `digest`."""
-        h = hashlib.sha256()
-        with self.lock:
-            for name in sorted(self.domain.tables):
-                h.update(f"\x00{name}\x00".encode())
-                h.update(repr(self.conn.execute(self.domain.tables[name].select_all).fetchall()).encode())
-        return h.hexdigest()
-
-    def export(self) -> dict[str, list[dict[str, Any]]]:
-        """Every domain table as a list of rows (decoded), in key order."""
-        with self.lock:
-            return {
-                name: [info.decode(r) for r in self.conn.execute(info.select_all)]
-                for name, info in sorted(self.domain.tables.items())
-            }
-
-    def changes(self) -> set[tuple[str, Any]]:
-        """(table, key) of every row a successful write touched (created, updated or deleted); a
-        composite key is a tuple of its columns' values."""
-        with self.lock:
-            self._save()
-            rows = self.conn.execute("SELECT tbl, pk FROM _toolgym_changes").fetchall()
-        tables = self.domain.tables
-        return {(t, tables[t].unstored_key(k)) for t, k in rows}
-
-    def row(self, table: str, key: Any) -> dict[str, Any] | None:
-        """The row of `table` with `key` (a tuple for a composite key), decoded; None when absent."""
-        info = self.domain.tables[table]
-        with self.lock:
-            raw = self.conn.execute(info.select_by_pk, info.key_params(key)).fetchone()
-        return None if raw is None else info.decode(raw)
 
     def end(self, reason: str = "done", pause: Callable[[], None] | None = None) -> None:
         """Write the transcript's end record, with the state's digest (`pause`: see `digest`)."""

@@ -18,8 +18,8 @@ import pytest
 from fastmcp import Client
 
 from simulator import Domain, ToolError, load_domain
+from simulator._callargs import MAX_NESTING
 from simulator.budget import Budget
-from simulator.episode import MAX_NESTING
 from simulator.errors import ErrorKind, InfraError
 from simulator.fastschema import DEFAULT_MAX_LENGTH
 from simulator.labels import read_label
