@@ -19,7 +19,7 @@ import time
 import _common
 from _common import build_report, print_results, result_row, write_report
 
-from scoring.validation.validate import validate_domains
+from scoring.validation.domains import validate_domains
 from simulator import SpecError, load_domain
 
 PEER_SCORE_ALL_S = 22.8

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from typer.testing import CliRunner
 
+from scoring.validation.domains import DomainValidation, ValidationReport
 from scoring.validation.fuzz import ToolFuzz, fuzz_domain, fuzz_tool, pools, strategy
-from scoring.validation.validate import DomainValidation, ValidationReport
 from simulator import Domain, load_domain
 from tests.conftest import FIXTURES
 from toolgym.cli import app

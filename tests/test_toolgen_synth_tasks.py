@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scoring.validation.validate import check_loaded_task, validate_domains
+from scoring.validation.domains import validate_domains
+from scoring.validation.validate import check_loaded_task
 from simulator import load_domain
 from simulator.errors import ToolError
 from simulator.spec import Task

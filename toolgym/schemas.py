@@ -37,7 +37,7 @@ def models() -> dict[str, type[BaseModel]]:
         found["score-report.schema.json"] = ScoreReport
         found["chat-transcript.schema.json"] = ChatTranscript
     try:
-        from scoring.validation.validate import ValidationReport
+        from scoring.validation.domains import ValidationReport
     except ImportError:
         pass
     else:

@@ -1,8 +1,8 @@
 """Validation: is a task fit to train on? The grading side; the runtime never imports it.
 
-Submodules: `gold` (the gold replay), `validate` (per-task checks, a domain's report), `fuzz`,
-`mutate`, `orders`, `reach`, `sandbox` and `manifest`. Import the submodules: this package
-imports nothing, so that `scoring.replay` can use `gold`.
+Submodules: `gold` (the gold replay), `validate` (per-task checks), `domains` (many domains and
+their report), `fuzz`, `mutate`, `orders`, `reach`, `sandbox` and `manifest`. Import the
+submodules: this package imports nothing, so that `scoring.replay` can use `gold`.
 Design notes: docs/design/scoring.md.
 """
 

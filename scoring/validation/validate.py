@@ -1,20 +1,20 @@
 """Task validation: a task is a candidate until it passes every check.
 
-Runs the per-task checks in order (`broken-gold`, `flaky`, `network`, `no-op-passes`,
-`unreachable-answer`, `weak-verifier`, `weak-answer`, `order-sensitive`, `unreachable-fact`);
-the first failure names the status. Every tool of a domain is also fuzzed. Reruns run in fresh
-worker processes, or on a Ray cluster with `--executor ray`.
+The checks of one task, in order (`broken-gold`, `flaky`, `network`, `no-op-passes`,
+`unreachable-answer`, `weak-verifier`, `weak-answer`, `order-sensitive`, `unreachable-fact`):
+the first failure names the status. `fuzz_unit` fuzzes one tool. `scoring.validation.domains`
+runs both over every task and tool of many domains, in worker processes or on Ray.
 Design notes: docs/design/scoring.md.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field
 
@@ -27,17 +27,12 @@ from ..expected import expected_state
 from ..facts import RuledOut, fact_text
 from ..rollout import Rollout, RolloutCall
 from ..score import score_rollout
-from . import DEFAULT_CALLS
-from .fuzz import ToolFinding, ToolFuzz, fuzz_tool, pools
+from .fuzz import ToolFuzz, fuzz_tool, pools
 from .gold import GoldOutcome, replay_gold
-from .manifest import Manifest
 from .mutate import key_values, mutations
 from .orders import Footprint, ReadTrace, alternative_orders
 from .reach import identifiers, unreachable, unreachable_answers
 from .sandbox import NetworkBlocked, no_network
-
-if TYPE_CHECKING:
-    from ..executor import Executor
 
 #: A task's verdict: valid, or the first check (in this order: most serious first) it fails.
 Status = Literal[
@@ -79,48 +74,6 @@ class TaskValidation(BaseModel):
         return self.status == "valid"
 
 
-class DomainValidation(BaseModel):
-    """One domain's verdicts and summary."""
-
-    domain: str = Field(description="name@version")
-    fingerprint: str
-    path: str
-    tasks: list[TaskValidation]
-    summary: dict[str, int] = Field(default_factory=dict, description="status -> number of tasks")
-    weak_verifier_rate: float = 0.0
-    fuzz_calls: int = Field(default=0, description="calls per tool the fuzz check made at most (0: skipped)")
-    tools: list[ToolFuzz] = Field(
-        default_factory=list, description="per tool: calls made with schema-valid arguments, and findings"
-    )
-
-    @property
-    def valid_ids(self) -> list[str]:
-        return [t.task for t in self.tasks if t.valid]
-
-    @property
-    def tool_findings(self) -> list[ToolFinding]:
-        """Tools that raised anything but a precise tool error while fuzzed."""
-        return [f for t in self.tools for f in t.findings]
-
-
-class ValidationReport(BaseModel):
-    """The report of `toolgym validate`."""
-
-    domains: list[DomainValidation]
-    reruns: int
-    workers: int
-    executor: str
-    seconds: float = 0.0
-    fuzz: int = Field(default=0, description="calls per tool of the fuzz check (0: skipped)")
-
-    @property
-    def failures(self) -> int:
-        """Invalid tasks plus tool findings (what `validate --strict` fails on)."""
-        return sum(1 for d in self.domains for t in d.tasks if not t.valid) + sum(
-            len(d.tool_findings) for d in self.domains
-        )
-
-
 # -- the checks of one task (run inside a worker) -----------------------------------------------
 
 
@@ -153,11 +106,6 @@ def fuzz_unit(path: str, tool: str, calls: int) -> ToolFuzz:
 @lru_cache(maxsize=8)
 def _pools(path: str) -> dict[str, list[Any]]:
     return pools(_domain(path))
-
-
-def _unit(kind: str, path: str, name: str, arg: Any) -> TaskValidation | ToolFuzz:
-    """One unit of work for the executor: a task's checks, or the fuzzing of a tool."""
-    return check_task(path, name, arg) if kind == "task" else fuzz_unit(path, name, arg)
 
 
 def gold_message(task: Task) -> str:
@@ -444,113 +392,3 @@ def _verdict(
         orders_tried=tried["orders"],
         seconds=round(time.perf_counter() - started, 4),
     )
-
-
-# -- many tasks, many domains (the orchestration) ----------------------------------------------
-
-
-def _combine(first: TaskValidation, reruns: list[TaskValidation]) -> TaskValidation:
-    """Fold rerun digests into a task's verdict: any disagreement is `flaky`."""
-    findings = list(first.findings)
-    digests = [r.digest for r in reruns]
-    broken = [r for r in [first, *reruns] if r.status == "broken-gold"]
-    if broken and len(broken) < 1 + len(reruns):
-        findings = [f for f in findings if f.check != "broken-gold"]
-        findings.append(
-            Finding(
-                check="flaky",
-                message=f"the gold calls failed in {len(broken)} of {1 + len(reruns)} runs: {broken[0].findings[0].message}",
-            )
-        )
-    elif first.digest is not None and any(d != first.digest for d in digests):
-        distinct = len({first.digest, *digests})
-        findings.append(
-            Finding(
-                check="flaky",
-                message=f"{1 + len(reruns)} runs in separate processes gave {distinct} different final states",
-            )
-        )
-    return first.model_copy(
-        update={
-            "findings": findings,
-            "status": status_of(findings),
-            "rerun_digests": [d or "" for d in digests],
-        }
-    )
-
-
-def validate_domains(
-    refs: Sequence[str | Path],
-    reruns: int = 2,
-    workers: int = 1,
-    executor: Executor = "local",
-    on_result: Any = None,
-    fuzz: int = DEFAULT_CALLS,
-) -> ValidationReport:
-    """Validate every task of every domain, and fuzz every tool with `fuzz` calls (0: skip).
-    `on_result(domain, TaskValidation | None)` reports progress (None: a rerun or a fuzzed tool)."""
-    from ..executor import run_units
-
-    started = time.perf_counter()
-    domains = [load_domain(r) for r in refs]
-    paths = [str(d.path) for d in domains]
-    units: list[tuple[str, str, str, Any]] = [
-        ("task", path, t.id, True) for d, path in zip(domains, paths, strict=True) for t in d.tasks
-    ]
-    if fuzz > 0:
-        units += [
-            ("fuzz", path, name, fuzz) for d, path in zip(domains, paths, strict=True) for name in d.tools
-        ]
-    first: dict[tuple[str, str], TaskValidation] = {}
-    fuzzed: dict[tuple[str, str], ToolFuzz] = {}
-    for (_kind, path, name, _), result in run_units(_unit, units, workers, executor):
-        if isinstance(result, ToolFuzz):
-            fuzzed[(path, name)] = result
-            if on_result:
-                on_result(path, None)
-            continue
-        assert isinstance(result, TaskValidation)
-        first[(path, name)] = result
-        if on_result:
-            on_result(path, result)
-    again: dict[tuple[str, str], list[TaskValidation]] = {k: [] for k in first}
-    for _ in range(max(0, reruns - 1)):  # each round: fresh worker processes
-        shallow = [(path, task_id, False) for kind, path, task_id, _ in units if kind == "task"]
-        for (path, task_id, _), result in run_units(check_task, shallow, workers, executor):
-            again[(path, task_id)].append(result)
-            if on_result:
-                on_result(path, None)
-    out = []
-    for domain, path in zip(domains, paths, strict=True):
-        verdicts = [_combine(first[(path, t.id)], again[(path, t.id)]) for t in domain.tasks]
-        summary: dict[str, int] = {}
-        for v in verdicts:
-            summary[v.status] = summary.get(v.status, 0) + 1
-        writes = sum(
-            1 for v in verdicts if v.mutations_tried or any(f.check == "weak-verifier" for f in v.findings)
-        )
-        weak = sum(1 for v in verdicts if any(f.check == "weak-verifier" for f in v.findings))
-        out.append(
-            DomainValidation(
-                domain=domain.ref,
-                fingerprint=domain.fingerprint(),
-                path=path,
-                tasks=verdicts,
-                summary=summary,
-                weak_verifier_rate=round(weak / writes, 4) if writes else 0.0,
-                fuzz_calls=max(0, fuzz),
-                tools=[fuzzed[(path, name)] for name in sorted(domain.tools) if (path, name) in fuzzed],
-            )
-        )
-    return ValidationReport(
-        domains=out,
-        reruns=reruns,
-        workers=workers,
-        executor=executor,
-        seconds=round(time.perf_counter() - started, 3),
-        fuzz=max(0, fuzz),
-    )
-
-
-def manifest(result: DomainValidation) -> Manifest:
-    return Manifest(domain=result.domain, fingerprint=result.fingerprint, valid_tasks=result.valid_ids)

@@ -13,7 +13,7 @@ from scoring.executor import EXECUTORS
 from scoring.validation import DEFAULT_CALLS
 
 if TYPE_CHECKING:
-    from scoring.validation.validate import ValidationReport
+    from scoring.validation.domains import ValidationReport
 
 from ..app import JsonOpt, app, choice, domain_errors, err, out, output_dir, print_json, progress_bar
 
@@ -67,7 +67,7 @@ def validate(
 
     Example: toolgym validate bank office --reruns 3 --workers 2 --manifest-dir runs/manifests
     """
-    from scoring.validation.validate import manifest, validate_domains
+    from scoring.validation.domains import manifest, validate_domains
     from simulator.loader import check_domain
 
     chosen = next(e for e in EXECUTORS if e == executor)
