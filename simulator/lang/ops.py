@@ -2,6 +2,7 @@
 
 Registered here, in docs order within each category. Messages name the operator as the agent
 would read it; a failure on the values is an `EvalError` (the agent's tool error).
+Over 500 lines on purpose: one registration table and the small functions it names, read together.
 """
 
 from __future__ import annotations
