@@ -878,6 +878,7 @@ def test_an_email_names_a_persons_row_and_an_acronym_stays_one():
         {"primary_key": "id", "columns": {"id": {"type": "string"}, "name": {"type": "string"}}}
     )
     assert handle_columns(named, "scheduled_messages") == [] and handle_columns(named, "widgets") == ["name"]
+    assert handle_columns(named, "user_sessions") == [] == handle_columns(named, "authorizations")
     import random
 
     from toolgen.synth.draws import Draw
@@ -915,6 +916,11 @@ def test_a_domain_is_named_by_its_host_name_and_a_stay_counts_nights() -> None:
         assert re.fullmatch(r"[a-z]+(-\d{4})?", r["name"]) and re.fullmatch(
             r"[a-z]+(-\d{4})?", r["directory_name"]
         ), r
+    for r in seed_rows({"files": {"primary_key": "id", "columns": folders}}, {}, rows=10)["files"]:
+        assert re.fullmatch(r"[a-z-]+(-\d{4}|-final)?\.\w+", r["name"]), r  # (no `Lotus File`)
+    people = {"id": column("string"), "name": column("string"), "billing_name": column("string")}
+    for r in seed_rows({"cardholders": {"primary_key": "id", "columns": people}}, {}, rows=10)["cardholders"]:
+        assert "Cardholder" not in r["name"] and "Billing" not in r["billing_name"], r
     hosts = {"id": column("string"), "domain_name": column("string")}
     for r in seed_rows({"certificates": {"primary_key": "id", "columns": hosts}}, {}, rows=5)["certificates"]:
         assert re.fullmatch(r"[a-z0-9-]+(\.[a-z0-9-]+)+", r["domain_name"]), r

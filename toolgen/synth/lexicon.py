@@ -24,7 +24,7 @@ PERSON_TABLES = frozenset(
     "subscriber recipient sender attendee participant player athlete buyer seller tenant "
     "volunteer doctor physician nurse instructor speaker host admin administrator account_holder "
     "profile reviewer assignee worker operator pilot rider courier donor beneficiary payee cast crew "
-    "actor actress artist director musician creator follower friend".split()
+    "actor actress artist director musician creator follower friend cardholder payer".split()
 )
 COMPANY_TABLES = frozenset(
     "company organization organisation org vendor supplier merchant business firm employer "
@@ -42,7 +42,7 @@ PERSON_NAME_WORDS = frozenset(
     "assignee reviewer manager agent signer cardholder beneficiary payee payer employee "
     "attendee organizer organiser patient doctor student teacher requester approver artist actor "
     "actress director musician composer singer writer player athlete coach instructor speaker "
-    "photographer designer creator".split()
+    "photographer designer creator billing shipping".split()
 )
 COMPANY_NAME_WORDS = frozenset(
     "company organization organisation org business vendor merchant employer brand carrier bank "
@@ -229,7 +229,10 @@ HANDLE_ORDER = (
 #: things whose own email a person names them by (`the invite whose email is ...`)
 _MAILED = frozenset("account invite invitation submission registration signup lead login identity".split())
 #: things a person does not name, whatever field the API calls `name` (a Slack message's)
-_UNNAMED = frozenset("message comment reply reaction notification transaction payment charge refund".split())
+_UNNAMED = frozenset(
+    "message comment reply reaction notification transaction payment charge refund session authorization "
+    "token".split()
+)
 
 
 def handle_columns(table: Table, named: str = "") -> list[str]:

@@ -186,6 +186,9 @@ def _string_by_name(f: Field) -> Maker | None:
             return fake_method("domain_name")  # (a domain's name is `example.com`, no `Main Domain`)
         if has_word(ws, _FOLDER_THINGS) or place in _FOLDER_THINGS and not ws[:-1]:
             return folder_name  # (`invoices-2024`, no `Warehouse Directory`)
+        if place == "file" and not ws[:-1]:
+            path = _file_path(tuple(words(f.table)))
+            return lambda d: path(d).rsplit("/", 1)[-1]  # (`budget-final.pdf`, no `Lotus File`)
         if has_word(ws, ("city", "town")) or place in ("city", "town", "village"):
             return fake_method("city")  # (a city's name is a city's)
         # (`league_name` of a scorer, `custom_script_name` of an instance: a league's, a script's)
