@@ -205,6 +205,7 @@ def test_phrases():
     assert say.row_phrase("dir", "dir_name", "Docs") == 'the directory whose directory name is "Docs"'
     assert say.noun("org_repos") == "organization repositories"  # (short forms said in full)
     assert say.noun("access_point_nfs") == "access point NFS"  # (an acronym in capitals)
+    assert say.noun("files_remote") == "remote file" and say.noun("remote") == "remote"
     assert plural_phrase(say.noun("nfs")) == "NFS" and plural_phrase(say.noun("vpc")) == "VPCs"
     assert say.row_where("order", [("total", 5)], ['the user whose email is "x"']) == (
         'the order whose total is 5 of the user whose email is "x"'

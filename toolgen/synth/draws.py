@@ -22,7 +22,16 @@ from typing import Any, cast
 from faker import Faker
 
 from ..naming import fold_ascii, singular, words
-from .lexicon import NAME_WORDS, PRODUCT_ADJECTIVES, PRODUCT_NOUNS, in_full, is_acronym, is_birth, is_future
+from .lexicon import (
+    AFTER_ADJECTIVES,
+    NAME_WORDS,
+    PRODUCT_ADJECTIVES,
+    PRODUCT_NOUNS,
+    in_full,
+    is_acronym,
+    is_birth,
+    is_future,
+)
 
 __all__ = [
     "Draw",
@@ -266,6 +275,8 @@ def _head_noun(entity: str) -> str:
     """An entity's last two words, singular and title-cased (`soundboard_default_sounds` →
     `Default Sound`): what a made-up name of one ends in."""
     ws = [in_full(w) for w in words(entity)[-2:]]
+    if len(ws) == 2 and ws[1] in AFTER_ADJECTIVES:  # (`files_remote`: a `Remote File`)
+        ws = [ws[1], ws[0]]
     return title_case(" ".join([*ws[:-1], singular(ws[-1])])) if ws else ""
 
 

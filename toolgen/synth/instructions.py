@@ -20,7 +20,7 @@ from typing import Any
 from toolgen.entities import is_verb
 from toolgen.naming import plural, plural_phrase, singular, words
 
-from .lexicon import SHORT_NOUNS, in_full, is_acronym, named_as
+from .lexicon import AFTER_ADJECTIVES, SHORT_NOUNS, in_full, is_acronym, named_as
 
 __all__ = [
     "Said",
@@ -67,6 +67,8 @@ def noun(entity: str) -> str:
     its head said in the singular as a modifier is (`realms_admin` → `realm admin`; not `sales`)."""
     ws = [w.upper() if is_acronym(w) else in_full(w) for w in words(entity)]  # (`NFS`, `VPC`)
     said = [w if w in _PLURAL_MODIFIERS or w.isupper() else singular(w) for w in ws[:-1]] + ws[-1:]
+    if len(said) > 1 and said[-1] in AFTER_ADJECTIVES:  # (Slack's `files.remote`: a remote file)
+        said = [said[-1], *said[:-1]]
     if said and said[-1] in _MASS:  # (`each of the weather`: `each of the weather records`)
         said.append(_MASS[said[-1]])
     return " ".join(said) or entity

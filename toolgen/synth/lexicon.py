@@ -147,6 +147,10 @@ def is_acronym(word: str) -> bool:
     return len(word) <= 4 and word.isalpha() and not set(word.lower()) & set("aeiouy")
 
 
+#: adjectives an API writes after the noun (`files_remote`), said before it (`remote file`)
+AFTER_ADJECTIVES = frozenset("remote local public private shared archived pending".split())
+
+
 def in_full(word: str) -> str:
     """A word of a name said in full (`repo` -> `repository`, `repos` -> `repositories`)."""
     if word in SHORT_NOUNS:
