@@ -129,6 +129,11 @@ def test_function_formats_carry_their_schemas():
         ("toolbench", ["query"]),
         ("toolbench", ["argument"]),
     ]
+    from toolgen.normalize import normalize
+
+    (listed, _added), _ = normalize(ops)
+    assert list(listed.input_schema["properties"]) == ["curpage"] and listed.query == ["curpage"]
+    assert not listed.renamed  # (no `argument_curpage` beside it)
 
 
 def test_alias_bomb_fails_fast_and_others_go_on(tmp_path):

@@ -249,7 +249,7 @@ def _parameters(r: RawOperation) -> list[_Param]:
     params = [_Param(p.name, p.location, p.required, p.description, p.schema_) for p in r.parameters]
     schema = r.input_schema
     if isinstance(schema, dict):
-        declared = {p.name for p in params if p.location == "argument"}
+        declared = {p.name for p in params if p.location in ("argument", "query")}  # (a ToolBench GET's)
         required = schema.get("required")
         required_set = set(required) if isinstance(required, list) else set()
         props = schema.get("properties")
