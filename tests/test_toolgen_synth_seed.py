@@ -943,6 +943,20 @@ def test_a_message_a_system_sends_reads_as_one() -> None:
         assert "verification" not in r["message"] and "went wrong" not in r["message"], r
 
 
+def test_a_region_is_a_real_one_shaped_as_the_example_and_a_location_a_town() -> None:
+    """A spec's `nyc3` gives `ams3` or `fra1`, not `xop3`; a location is named `Eddiefort`, not
+    `Eddiefort Location`."""
+    columns = {"id": column("string"), "region": column("string"), "name": column("string")}
+    rows = seed_rows(
+        {"locations": {"primary_key": "id", "columns": columns}},
+        {"locations": {"region": {"type": "string", "example": "nyc3"}}},
+        rows=20,
+    )["locations"]
+    known = "nyc1 nyc3 sfo2 sfo3 ams3 fra1 lon1 sgp1 tor1 blr1 syd1".split()
+    assert all(r["region"] in known for r in rows), [r["region"] for r in rows]
+    assert len({r["region"] for r in rows}) > 2 and not any("Location" in r["name"] for r in rows)
+
+
 def test_a_bare_time_is_a_time_of_day() -> None:
     # a BFCL flight's `time` beside its `date` was a timestamp (`2024-03-16T00:39:06Z`)
     from faker import Faker

@@ -300,6 +300,8 @@ def place_name(entity: str) -> Maker:
     noun = _head_noun(entity)  # (`Lake Ryan Deployed Branch`, not `... Deployed Branches`)
     if noun.split()[-1:] in (["Region"], ["Zone"]):  # (`EU West Region`, not `East Isabel Region`)
         return lambda d: f"{d.rng.choice(_AREAS)} {d.rng.choice(_SIDES)} {noun}"
+    if noun.split()[-1:] in (["Location"], ["Place"]):  # (a location is named as its town is)
+        return lambda d: str(d.fake.city())
     return lambda d: f"{d.fake.city()} {noun}"
 
 

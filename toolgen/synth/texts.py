@@ -459,6 +459,23 @@ def _short(f: Field, limit: int) -> bool:
     return isinstance(most, int) and most <= limit
 
 
+#: providers' real region codes: one shaped as a spec's example is drawn, not the shape redrawn
+_REGIONS = (
+    "nyc1 nyc3 sfo2 sfo3 ams3 fra1 lon1 sgp1 tor1 blr1 syd1 us-east-1 us-east-2 us-west-1 us-west-2 "
+    "eu-west-1 eu-west-2 eu-central-1 ap-south-1 ap-southeast-1 ap-northeast-1 westeurope eastus "
+    "westus2 northeurope centralus"
+).split()
+
+
+def _known_codes(ws: tuple[str, ...], example: str) -> Maker | None:
+    """Real region codes shaped as the spec's example (`nyc3`: `ams3`, `fra1`, not `xop3`)."""
+    if not ws or ws[-1] not in ("region", "regions", "location", "zone"):
+        return None
+    shape = re.sub(r"[a-z]+", "a", re.sub(r"[0-9]+", "0", example))
+    same = [r for r in _REGIONS if re.sub(r"[a-z]+", "a", re.sub(r"[0-9]+", "0", r)) == shape]
+    return (lambda d: d.rng.choice(same)) if len(same) > 1 else None
+
+
 def _example_shape(example: str) -> Maker:
     """A code-like example's shape: each digit and letter redrawn, the rest kept (`SKU-10442`)."""
 
@@ -549,7 +566,7 @@ def string_maker(f: Field) -> Maker:
         base = _string_by_name(f)
     examples = [e for e in examples_of(hint) if isinstance(e, str)] + quoted
     if base is None and examples and _code_like(examples[0]):
-        base = _example_shape(examples[0])
+        base = _known_codes(ws, examples[0]) or _example_shape(examples[0])
     if base is None:
         base = code_of(f.name)
     return _bounded_string(base, hint)
