@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .numbers import LIMIT, finite
+
 _TOKEN = re.compile(r"[ \t]*(?:([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)|(\*\*|//|[-+*/()]))", re.ASCII)
 _MAX_EXPONENT = 1000
 _MAX_LENGTH = 10_000
@@ -126,10 +128,8 @@ def calc(text: Any) -> int | float | None:
             return None
     except (_Bad, ZeroDivisionError, OverflowError, RecursionError, TypeError):
         return None
-    if isinstance(value, complex) or (
-        isinstance(value, float) and (value != value or value in (float("inf"), float("-inf")))
-    ):
+    if isinstance(value, complex) or (isinstance(value, float) and not finite(value)):
         return None
-    if isinstance(value, int) and abs(value) > 10**308:
+    if isinstance(value, int) and abs(value) > LIMIT:
         return None
     return value

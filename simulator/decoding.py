@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .lang.generated import define
+from .lang.generated import Source
 
 #: json's public decoder without `loads`'s wrappers: text -> (value, end)
 _raw_decode: Callable[[str], tuple[Any, int]] = json.JSONDecoder().raw_decode
@@ -55,18 +55,17 @@ def row_decoder(
     column's other values go through `DECODERS`. Not `generated`: `plain_row_decoder`."""
     if not generated:
         return plain_row_decoder(columns, kinds, start)
+    src = Source()
     parts = []
-    helpers: dict[str, Any] = {}
     for i, (name, kind) in enumerate(zip(columns, kinds, strict=True), start):
-        fn = DECODERS.get(kind)
+        key, at, fn = src.bind(name, "k"), src.integer(i), DECODERS.get(kind)
         if fn is None:
-            parts.append(f"{name!r}: r[{i}]")
+            parts.append(f"{key}: r[{at}]")
         else:
-            helpers[f"_{kind}"] = fn
-            parts.append(f"{name!r}: None if r[{i}] is None else _{kind}(r[{i}])")
-    source = f"def decode(r):\n    return {{{', '.join(parts)}}}\n"
-    namespace: dict[str, Any] = dict(helpers)
-    decode: Callable[[Any], dict[str, Any]] = define(source, "<row decoder>", namespace, "decode")
+            parts.append(f"{key}: None if r[{at}] is None else {src.bind(fn, 'd')}(r[{at}])")
+    with src.block("def decode(r):"):
+        src.add(f"return {{{', '.join(parts)}}}")
+    decode: Callable[[Any], dict[str, Any]] = src.define("decode", "<row decoder>")
     return decode
 
 

@@ -9,7 +9,6 @@ Design notes: docs/design/engine.md.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -18,18 +17,18 @@ import sqlalchemy as sa
 
 from .decoding import column_decoder
 from .expr import Compiled
-from .lang.generated import define
-from .tables import INT64_MAX, INT64_MIN, TableInfo, ValueProblem, positional
+from .lang.generated import Source
+from .numbers import INT64_MAX, INT64_MIN, in_range_source, int_source
+from .tables import TableInfo, ValueProblem, positional
 
 Encoder = Callable[[Any], Any]
 
-_FLOAT_MAX = sys.float_info.max
 
-
-def encode_source(info: TableInfo, name: str, value: str, slow: str) -> str | None:
-    """`column_encoder(info, name)` of the local `value` as a Python expression, its own-type check
-    written out and every other value handed to `slow` (a name of the column's encoder: it gives
-    what `info.encode` gives); None for a column that has no such check (an enum, a date, JSON...)."""
+def encode_source(info: TableInfo, name: str, value: str, slow: str, src: Source) -> str | None:
+    """`column_encoder(info, name)` of the local `value` as a Python expression of `src`, its
+    own-type check written out and every other value handed to `slow` (a name of the column's
+    encoder: it gives what `info.encode` gives); None for a column that has no such check (an enum,
+    a date, JSON...)."""
     col = info.spec.columns[name]
     if col.enum is not None:
         return None
@@ -37,11 +36,9 @@ def encode_source(info: TableInfo, name: str, value: str, slow: str) -> str | No
     if col.type == "string":
         return f"{v} if type({v}) is str else {slow}({v})"
     if col.type == "integer":
-        return f"{v} if type({v}) is int and {INT64_MIN} <= {v} <= {INT64_MAX} else {slow}({v})"
+        return f"{v} if {int_source(src, v, INT64_MIN, INT64_MAX)} else {slow}({v})"
     if col.type == "number":  # (a float in range: NaN and the infinities are not)
-        floats = f"type({v}) is float and {-_FLOAT_MAX!r} <= {v} <= {_FLOAT_MAX!r}"
-        ints = f"type({v}) is int and {INT64_MIN} <= {v} <= {INT64_MAX}"
-        return f"{v} if ({floats}) or ({ints}) else {slow}({v})"
+        return f"{v} if {in_range_source(src, v, INT64_MIN, INT64_MAX)} else {slow}({v})"
     if col.type == "boolean":
         return f"1 if {v} is True else 0 if {v} is False else {slow}({v})"
     return None
@@ -53,11 +50,15 @@ def column_encoder(info: TableInfo, name: str) -> Encoder:
     def slow(value: Any) -> Any:
         return info.encode(name, value)
 
-    fast = encode_source(info, name, "value", "slow") if info.generated else None
+    if not info.generated:
+        return slow
+    src = Source()
+    fast = encode_source(info, name, "value", src.bind(slow, "slow"), src)
     if fast is None:
         return slow
-    namespace: dict[str, Any] = {"slow": slow}
-    encode: Encoder = define(f"def encode(value):\n    return {fast}\n", "<encoder>", namespace, "encode")
+    with src.block("def encode(value):"):
+        src.add(f"return {fast}")
+    encode: Encoder = src.define("encode", "<encoder>")
     return encode
 
 
@@ -143,31 +144,29 @@ def row_builder(
     A table whose codecs are not `generated`: `plain_row_builder`."""
     if not info.generated:
         return plain_row_builder(template, slots)
-    namespace: dict[str, Any] = {}
+    src = Source()
     parts = []
     by_column = {slot[0]: slot for slot in slots}
     for i, constant in enumerate(template):
         slot = by_column.get(i)
         if slot is None:
-            namespace[f"c{i}"] = constant
-            parts.append(f"c{i}")
+            parts.append(src.bind(constant, "c"))
             continue
         _, source, payload, encode = slot
-        namespace[f"e{i}"] = encode
+        enc = src.bind(encode, "e")
         if source in (GIVEN, KEY):
-            value = f"g{payload}" if source == GIVEN else "key"
-            fast = encode_source(info, info.columns[i], value, f"e{i}")
-            parts.append(f"e{i}({value})" if fast is None else f"({fast})")
+            value = f"g_{src.integer(payload)}" if source == GIVEN else "key"
+            fast = encode_source(info, info.columns[i], value, enc, src)
+            parts.append(f"{enc}({value})" if fast is None else f"({fast})")
         elif source == NOW:
-            parts.append(f"e{i}(now())")
+            parts.append(f"{enc}(now())")
         else:
-            namespace[f"d{i}"] = payload
-            parts.append(f"e{i}(d{i})")
-    unpack = f"    {''.join(f'g{k}, ' for k in range(given))}= given\n" if given else ""
-    code = f"def row(given, key, now):\n{unpack}    return ({', '.join(parts)},)\n"
-    row: Callable[[list[Any], Any, Callable[[], str]], tuple[Any, ...]] = define(
-        code, "<row builder>", namespace, "row"
-    )
+            parts.append(f"{enc}({src.bind(payload, 'd')})")
+    with src.block("def row(given, key, now):"):
+        if given:
+            src.add(f"{''.join(f'g_{src.integer(k)}, ' for k in range(given))}= given")
+        src.add(f"return ({', '.join(parts)},)")
+    row: Callable[[list[Any], Any, Callable[[], str]], tuple[Any, ...]] = src.define("row", "<row builder>")
     return row
 
 

@@ -18,7 +18,7 @@ import jsonschema
 import re2
 
 from .errors import clip
-from .lang.generated import define
+from .lang.generated import Source
 
 Check = Callable[[Any], bool]
 
@@ -267,128 +267,119 @@ _BOUNDS = (("minimum", ">="), ("maximum", "<="), ("exclusiveMinimum", ">"), ("ex
 _DISPATCH_FROM = 12  # an object schema with this many properties finds a key's check in a dict
 
 
-class _Writer:
-    """The source of one check: a boolean expression per schema, a helper function per array's
-    items and per object's properties; constants (bounds, keys, patterns, enums) are names in the
-    namespace, so no schema value is ever evaluated as code."""
+class _Table(dict[str, str]):
+    """{key: the name of its property's helper}, made {key: helper} once the helpers exist."""
 
-    def __init__(self) -> None:
-        self.namespace: dict[str, Any] = {
-            "_equal": _equal,
-            "_in_enum": _in_enum,
-            "_unique_items": _unique_items,
-        }
-        self.functions: list[str] = []
-        self.tables: list[str] = []  # constants holding {key: helper name} (`_object`)
 
-    def const(self, value: Any) -> str:
-        name = f"c{len(self.namespace)}"
-        self.namespace[name] = value
-        return name
+def _function(src: Source, body: list[str]) -> str:
+    """A helper `f_N(v)` with these lines; its name."""
+    name = src.temp("f")
+    with src.block(f"def {name}(v):"):
+        src.add(*body)
+    return name
 
-    def function(self, body: list[str]) -> str:
-        """A helper `fN(v)` with these lines; its name."""
-        name = f"f{len(self.functions)}"
-        self.functions.append(f"def {name}(v):\n" + "".join(f"    {line}\n" for line in body))
-        return name
 
-    def test(self, schema: Any, v: str) -> str:
-        """A boolean expression: does the value in the local `v` pass `schema`?"""
-        if schema is True or schema == {}:
-            return "True"
-        if schema is False:
-            return "False"
-        if not isinstance(schema, dict) or set(schema) - _SUPPORTED:
+def _test(src: Source, schema: Any, v: str) -> str:
+    """A boolean expression: does the value in the local `v` pass `schema`? (Helpers per array's
+    items and per object's properties are defined first, in `src`.)"""
+    if schema is True or schema == {}:
+        return "True"
+    if schema is False:
+        return "False"
+    if not isinstance(schema, dict) or set(schema) - _SUPPORTED:
+        raise _Unsupported
+    parts: list[str] = []
+    if "type" in schema:
+        names = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+        if not names or any(not isinstance(n, str) or n not in _TYPES for n in names):
             raise _Unsupported
-        parts: list[str] = []
-        if "type" in schema:
-            names = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
-            if not names or any(not isinstance(n, str) or n not in _TYPES for n in names):
+        parts.append("(" + " or ".join(_TYPES[n].format(v=v) for n in names) + ")")
+    if "enum" in schema:
+        parts.append(f"_in_enum({v}, {src.bind(list(schema['enum']), 'c')})")
+    if "const" in schema:
+        parts.append(f"_equal({v}, {src.bind(schema['const'], 'c')})")
+    number = _TYPES["number"].format(v=v)
+    for key, op in _BOUNDS:  # (numbers only: any other value passes, as in JSON Schema)
+        if key in schema:
+            if not _num(schema[key]):
                 raise _Unsupported
-            parts.append("(" + " or ".join(_TYPES[n].format(v=v) for n in names) + ")")
-        if "enum" in schema:
-            parts.append(f"_in_enum({v}, {self.const(list(schema['enum']))})")
-        if "const" in schema:
-            parts.append(f"_equal({v}, {self.const(schema['const'])})")
-        number = _TYPES["number"].format(v=v)
-        for key, op in _BOUNDS:  # (numbers only: any other value passes, as in JSON Schema)
-            if key in schema:
-                if not _num(schema[key]):
-                    raise _Unsupported
-                parts.append(f"(not {number} or {v} {op} {self.const(schema[key])})")
-        self._lengths(schema, v, parts)
-        if "pattern" in schema:
-            try:
-                search = search_pattern(schema["pattern"])
-            except (BacktrackingPattern, TypeError) as exc:
-                raise _Unsupported from exc
-            parts.append(f"(not isinstance({v}, str) or {self.const(search)}({v}))")
-        if "items" in schema:
-            item = self.test(schema["items"], "x")
-            each = self.function(["for x in v:", f"    if not ({item}): return False", "return True"])
-            parts.append(f"(not isinstance({v}, list) or {each}({v}))")
-        if schema.get("uniqueItems") is True:
-            parts.append(f"_unique_items({v})")
-        members = self._object(schema)
-        if members is not None:
-            parts.append(f"{members}({v})")
-        return "(" + " and ".join(parts) + ")" if parts else "True"
+            parts.append(f"(not {number} or {v} {op} {src.bind(schema[key], 'c')})")
+    _lengths(src, schema, v, parts)
+    if "pattern" in schema:
+        try:
+            search = search_pattern(schema["pattern"])
+        except (BacktrackingPattern, TypeError) as exc:
+            raise _Unsupported from exc
+        parts.append(f"(not isinstance({v}, str) or {src.bind(search, 'c')}({v}))")
+    if "items" in schema:
+        item = _test(src, schema["items"], "x")
+        each = _function(src, ["for x in v:", f"    if not ({item}): return False", "return True"])
+        parts.append(f"(not isinstance({v}, list) or {each}({v}))")
+    if schema.get("uniqueItems") is True:
+        parts.append(f"_unique_items({v})")
+    members = _object(src, schema)
+    if members is not None:
+        parts.append(f"{members}({v})")
+    return "(" + " and ".join(parts) + ")" if parts else "True"
 
-    def _lengths(self, schema: dict[str, Any], v: str, parts: list[str]) -> None:
-        """minLength / maxLength of strings, minItems / maxItems of arrays (maxItems before `items`:
-        a long array is rejected without reading it)."""
-        for key, kind, op in (
-            ("minLength", "str", ">="),
-            ("maxLength", "str", "<="),
-            ("minItems", "list", ">="),
-            ("maxItems", "list", "<="),
-        ):
-            if key in schema:
-                parts.append(f"(not isinstance({v}, {kind}) or len({v}) {op} {self.const(schema[key])})")
 
-    def _object(self, schema: dict[str, Any]) -> str | None:
-        """The helper checking an object's required keys and its properties (any other value
-        passes: the type test is apart), or None when the schema says nothing of them."""
-        props = schema.get("properties") or {}
-        required = list(schema.get("required") or [])
-        extra = schema.get("additionalProperties", True)
-        if not props and not required and extra is True:
-            return None
-        body = ["if not isinstance(v, dict): return True"]
-        body += [f"if {self.const(key)} not in v: return False" for key in required]
-        others = None if extra is True else self.test(extra, "value")
-        if not props and others is None:
-            return self.function([*body, "return True"])
-        body.append("for key, value in v.items():")
-        if len(props) >= _DISPATCH_FROM:  # {key: helper}, filled once the helpers exist (`_compile`)
-            table = self.const(
-                {k: self.function([f"return {self.test(sub, 'v')}"]) for k, sub in props.items()}
-            )
-            self.tables.append(table)
-            body += [f"    prop = {table}.get(key)", "    if prop is not None:"]
-            body.append("        if not prop(value): return False")
-            if others is not None:
-                body.append(f"    elif not {others}: return False")
-        else:
-            for i, (key, sub) in enumerate(props.items()):
-                body.append(f"    {'if' if i == 0 else 'elif'} key == {self.const(key)}:")
-                body.append(f"        if not {self.test(sub, 'value')}: return False")
-            if others == "False":  # (`additionalProperties: false`)
-                body.append(f"    {'else' if props else 'if True'}: return False")
-            elif others is not None:
-                body.append(f"    {'else' if props else 'if True'}:")
-                body.append(f"        if not {others}: return False")
-        return self.function([*body, "return True"])
+def _lengths(src: Source, schema: dict[str, Any], v: str, parts: list[str]) -> None:
+    """minLength / maxLength of strings, minItems / maxItems of arrays (maxItems before `items`:
+    a long array is rejected without reading it)."""
+    for key, kind, op in (
+        ("minLength", "str", ">="),
+        ("maxLength", "str", "<="),
+        ("minItems", "list", ">="),
+        ("maxItems", "list", "<="),
+    ):
+        if key in schema:
+            parts.append(f"(not isinstance({v}, {kind}) or len({v}) {op} {src.bind(schema[key], 'c')})")
+
+
+def _object(src: Source, schema: dict[str, Any]) -> str | None:
+    """The helper checking an object's required keys and its properties (any other value
+    passes: the type test is apart), or None when the schema says nothing of them."""
+    props = schema.get("properties") or {}
+    required = list(schema.get("required") or [])
+    extra = schema.get("additionalProperties", True)
+    if not props and not required and extra is True:
+        return None
+    body = ["if not isinstance(v, dict): return True"]
+    body += [f"if {src.bind(key, 'c')} not in v: return False" for key in required]
+    others = None if extra is True else _test(src, extra, "value")
+    if not props and others is None:
+        return _function(src, [*body, "return True"])
+    body.append("for key, value in v.items():")
+    if len(props) >= _DISPATCH_FROM:  # {key: helper}, filled once the helpers exist (`_compile`)
+        table = src.bind(
+            _Table({k: _function(src, [f"return {_test(src, sub, 'v')}"]) for k, sub in props.items()}), "c"
+        )
+        body += [f"    prop = {table}.get(key)", "    if prop is not None:"]
+        body.append("        if not prop(value): return False")
+        if others is not None:
+            body.append(f"    elif not {others}: return False")
+    else:
+        for i, (key, sub) in enumerate(props.items()):
+            body.append(f"    {'if' if i == 0 else 'elif'} key == {src.bind(key, 'c')}:")
+            body.append(f"        if not {_test(src, sub, 'value')}: return False")
+        if others == "False":  # (`additionalProperties: false`)
+            body.append(f"    {'else' if props else 'if True'}: return False")
+        elif others is not None:
+            body.append(f"    {'else' if props else 'if True'}:")
+            body.append(f"        if not {others}: return False")
+    return _function(src, [*body, "return True"])
 
 
 def _compile(schema: Any) -> Check:
-    writer = _Writer()
-    test = writer.test(schema, "v")
-    source = "".join(writer.functions) + f"def check(v):\n    return {test}\n"
-    namespace = writer.namespace
-    check: Check = define(source, "<argument check>", namespace, "check")
-    for table in writer.tables:
-        namespace[table] = {key: namespace[helper] for key, helper in namespace[table].items()}
+    src = Source(_equal=_equal, _in_enum=_in_enum, _unique_items=_unique_items)
+    test = _test(src, schema, "v")
+    with src.block("def check(v):"):
+        src.add(f"return {test}")
+    check: Check = src.define("check", "<argument check>")
+    namespace = src.namespace
+    for name, value in src.bound.items():
+        if isinstance(value, _Table):
+            namespace[name] = {key: namespace[helper] for key, helper in value.items()}
     return check
 
 

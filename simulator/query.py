@@ -335,7 +335,7 @@ class Query:
         return cached
 
     def emit_row(self, src: Any, key: str, raw: str) -> None:
-        """Lines of `emit.Source` `src` setting local `raw` to `row_of(rt, key)` (`key`: a local
+        """Lines of `emit.StepSource` `src` setting local `raw` to `row_of(rt, key)` (`key`: a local
         holding the encoded key): a text key's row is looked up in the cache, then fetched, written
         out; any other key (and a fetch that fails to bind: it fails again the same way) goes
         through `row_of`."""
@@ -390,7 +390,7 @@ class Query:
         )
 
     def emit_rows(self, src: Any, limit: int) -> str:
-        """Lines of `emit.Source` `src` setting a local to `run(conn, env, limit, 0)` (`emits_rows`
+        """Lines of `emit.StepSource` `src` setting a local to `run(conn, env, limit, 0)` (`emits_rows`
         must hold; `limit` < 0: every row); its name. The filters' values are evaluated in order
         into the parameters, as `params` does."""
         always = self._always
@@ -403,9 +403,9 @@ class Query:
             value = src.value(f.value)
             if f.encode is not as_stored:
                 value = f"{src.bind(f.encode, 'enc')}({value})"
-            params.append(f"{self._names[i]!r}: {value}")
+            params.append(f"{src.bind(self._names[i], 'h')}: {value}")
         if paged:
-            params += [f"'limit': {int(limit)}", "'offset': 0"]
+            params += [f"'limit': {src.integer(int(limit))}", "'offset': 0"]
         given, rows = src.temp("params"), src.temp("rows")
         src.runtime = True
         src.add(f"{given} = {{{', '.join(params)}}}")

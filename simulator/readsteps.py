@@ -11,12 +11,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .emit import Source
+from .emit import StepSource
 from .errors import ToolError
 from .expr import Compiled, Env, brief
+from .numbers import INT64_MAX
 from .query import Query, Runtime
 from .steps import Run
-from .tables import INT64_MAX, TableInfo
+from .tables import TableInfo
 
 
 @dataclass
@@ -46,7 +47,7 @@ class GetRun(Run):
             return query.output(rt.conn, [raw])[0]
         return query.decode(raw)
 
-    def emit(self, src: Source, keep: bool) -> str | None:
+    def emit(self, src: StepSource, keep: bool) -> str | None:
         """`run` of a read by key (no related rows) written out (see `compile_steps`)."""
         query = self.query
         if query.by_pk is None or query.children:
@@ -94,7 +95,7 @@ class ListRun(Run):
             rt.reads.update(self.query.related_reads)
         return self.query.output(rt.conn, self.query.run(rt.conn, env, limit, offset))
 
-    def emit(self, src: Source, keep: bool) -> str | None:
+    def emit(self, src: StepSource, keep: bool) -> str | None:
         """`run` of a list the call gives no limit or offset, written out (see `compile_steps`)."""
         query = self.query
         if self.limit is not None or self.offset is not None or not query.emits_rows():

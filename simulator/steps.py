@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .budget import charge
-from .emit import Source
+from .emit import StepSource
 from .errors import ToolError
 from .expr import Compiled, Env, EvalError, brief
 from .lang.generated import define
@@ -43,7 +43,7 @@ class Run:
         errors; a step may skip building its value."""
         self.run(rt, env)
 
-    def emit(self, src: Source, keep: bool) -> str | None:
+    def emit(self, src: StepSource, keep: bool) -> str | None:
         """Lines of `src` doing what `run` does (`run_unread`, unless `keep`), and the expression of its
         value; None when the step is called instead (`compile_steps`)."""
         return None
@@ -102,7 +102,7 @@ class ForEachRun(Run):
             collected.append(body(rt, env))
         return collected
 
-    def emit(self, src: Source, keep: bool) -> str | None:
+    def emit(self, src: StepSource, keep: bool) -> str | None:
         """`run` written out, its body's steps inside the loop (`write_steps`); the list of their
         values is built only when read (`keep`)."""
         items, item, at, last, collected = (src.temp(n) for n in ("items", "item", "i", "last", "collected"))
@@ -114,9 +114,9 @@ class ForEachRun(Run):
         if keep:
             src.add(f"{collected} = []")
         with src.block(f"for {at}, {item} in enumerate({items}):"):
-            src.add(f"env[{self.name!r}] = {item}")
+            src.add(f"env[{src.bind(self.name, 'h')}] = {item}")
             if self.index:
-                src.add(f"env[{self.index!r}] = {at}")
+                src.add(f"env[{src.bind(self.index, 'h')}] = {at}")
             src.add(f"{last} = None")
             write_steps(src, self.steps, last, emit=True)
             if keep:
@@ -172,6 +172,21 @@ class ReturnRun(Run):
         raise ReturnSignal(self.value(env))
 
 
+#: the helpers every generated step function may name (its fixed text, not bound values)
+_FIXED: dict[str, Any] = {
+    "ReturnSignal": ReturnSignal,
+    "ToolError": ToolError,
+    "ValueProblem": ValueProblem,
+    "MISSING": MISSING,
+    "BIND_ERRORS": BIND_ERRORS,
+    "WRITE_ERRORS": (*BIND_ERRORS, sqlite3.IntegrityError),
+    "STORE_ERRORS": (ValueProblem, *BIND_ERRORS, sqlite3.IntegrityError),
+    "EvalError": EvalError,
+    "brief": brief,
+    "charge": charge,
+}
+
+
 def compile_steps(steps: list[Run], whole: bool = False, emit: bool = True) -> Body:
     """`run_steps` of this list (`run_body` when `whole`) as one generated function: each step's
     work, its binding and whether its value is the last one, written out in order (no loop, no
@@ -179,7 +194,7 @@ def compile_steps(steps: list[Run], whole: bool = False, emit: bool = True) -> B
     own lines (simulator.emit) are written out; any other step is called (`run`, or `run_unread` when
     nothing reads its value). Made on a list's first run, after compilation has set every step.
     `emit=False`: every step but `let` and `require` called (what tests hold the lines to)."""
-    src = Source()
+    src = StepSource(**_FIXED)
     ends_in_return = whole and bool(steps) and type(steps[-1]) is ReturnRun
     write_steps(src, steps[:-1] if ends_in_return else steps, "last", emit, ends_in_return)
     if ends_in_return:
@@ -198,23 +213,13 @@ def compile_steps(steps: list[Run], whole: bool = False, emit: bool = True) -> B
         setup = ""
     names = ", ".join(src.bound)
     source = f"def make({names}):\n    def run(rt, env):\n        last = None\n{setup}{text}    return run\n"
-    namespace: dict[str, Any] = {
-        "ReturnSignal": ReturnSignal,
-        "ToolError": ToolError,
-        "ValueProblem": ValueProblem,
-        "MISSING": MISSING,
-        "BIND_ERRORS": BIND_ERRORS,
-        "WRITE_ERRORS": (*BIND_ERRORS, sqlite3.IntegrityError),
-        "STORE_ERRORS": (ValueProblem, *BIND_ERRORS, sqlite3.IntegrityError),
-        "EvalError": EvalError,
-        "brief": brief,
-        "charge": charge,
-    }
-    run: Body = define(source, "<steps>", namespace, "make")(**src.bound)
+    run: Body = define(source, "<steps>", dict(src.fixed), "make")(**src.bound)
     return run
 
 
-def write_steps(src: Source, running: list[Run], last: str, emit: bool, ends_in_return: bool = False) -> None:
+def write_steps(
+    src: StepSource, running: list[Run], last: str, emit: bool, ends_in_return: bool = False
+) -> None:
     """The lines of `compile_steps` for `running` (its steps but a final `return`), keeping the last
     value in local `last` (`ends_in_return`: a `return` follows, so no value of these is the last)."""
     for i, step in enumerate(running):
@@ -244,7 +249,7 @@ def write_steps(src: Source, running: list[Run], last: str, emit: bool, ends_in_
         if unread:
             src.add(call)
         elif step.bind:
-            src.add(f"{last} = env[{step.bind!r}] = {call}")
+            src.add(f"{last} = env[{src.bind(step.bind, 'h')}] = {call}")
         elif step.yields is True:
             src.add(f"{last} = {call}")
         elif step.yields is None:

@@ -25,6 +25,7 @@ from .decoding import row_decoder
 from .errors import ToolError
 from .ids import IdMaker, generated_key
 from .lang.values import json_type
+from .numbers import INT64_MAX, INT64_MIN, finite, in_range
 from .spec import Table
 
 __all__ = ["IdMaker", "TableInfo", "build_tables", "ddl", "generated_key", "value_problem"]
@@ -81,8 +82,6 @@ def positional(statement: Any) -> tuple[str, list[str]]:
     return str(compiled), list(compiled.positiontup or ())
 
 
-_INFINITE = (float("inf"), float("-inf"))
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 OUT_OF_RANGE = "is out of range: integers must be between -2^63 and 2^63-1"
 
 #: what sqlite3 raises when a bound parameter's value cannot be stored (the value's fault)
@@ -145,7 +144,7 @@ def _check_type(kind: str, value: Any) -> Any:
     if kind == "number":
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ValueProblem(f"expected a number, got {_brief(value)}")
-        if value != value or value in _INFINITE:
+        if isinstance(value, float) and not finite(value):
             raise ValueProblem(f"expected a finite number, got {value}")
         if isinstance(value, int) and not INT64_MIN <= value <= INT64_MAX:
             raise ValueProblem(f"the value {OUT_OF_RANGE}")
@@ -305,13 +304,7 @@ class TableInfo:
                 return value
             if kind == "integer" and type(value) is int and INT64_MIN <= value <= INT64_MAX:
                 return value
-            if kind == "number" and (
-                type(value) is float
-                and value == value
-                and value not in _INFINITE
-                or type(value) is int
-                and INT64_MIN <= value <= INT64_MAX
-            ):
+            if kind == "number" and in_range(value, INT64_MIN, INT64_MAX):
                 return value
         if value is None:
             if not col.nullable:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .decoding import DECODERS
-from .emit import Source
+from .emit import StepSource
 from .encoding import InsertPlan, UpdatePlan, encode_source
 from .errors import ToolError
 from .expr import Compiled, Env
@@ -72,7 +72,7 @@ class CreateRun(Run):
             key = rt.now() if plan.key_now else plan.key_default
         return self._store(rt, given, key)
 
-    def emit(self, src: Source, keep: bool) -> str | None:
+    def emit(self, src: StepSource, keep: bool) -> str | None:
         """`run` (`run_unread` unless `keep`) written out: the values, the key and, on a table keyed by one
         column, `_store`'s first attempt; should it fail, `_attempts` makes it again (it failed
         before the row was stored, so it fails the same way) and goes on as `_store` does."""
@@ -80,7 +80,7 @@ class CreateRun(Run):
         given, key, stored = src.temp("given"), src.temp("key"), src.temp("stored")
         src.add(f"{given} = [{', '.join(src.value(fn) for fn in plan.values)}]")
         if plan.key_value is not None:
-            src.add(f"{key} = {given}[{plan.key_value}]")
+            src.add(f"{key} = {given}[{src.integer(plan.key_value)}]")
         else:
             src.runtime = True
             src.add(f"{key} = {'now()' if plan.key_now else src.bind(plan.key_default, 'k')}")
@@ -94,7 +94,11 @@ class CreateRun(Run):
             src.add(
                 f"if {key} is None: {key} = rt.next_id({src.bind(info, 'info')}, None, probe=not {unprobed})"
             )
-            params = stored if plan.order is None else f"({''.join(f'{stored}[{i}], ' for i in plan.order)})"
+            params = (
+                stored
+                if plan.order is None
+                else f"({''.join(f'{stored}[{src.integer(i)}], ' for i in plan.order)})"
+            )
             with src.block("try:"):
                 src.add(f"{stored} = {src.bind(plan.row, 'row')}({given}, {key}, now)")
                 src.add(f"cur.execute({src.bind(plan.statement, 'sql')}, {params})")
@@ -102,7 +106,7 @@ class CreateRun(Run):
                 src.add(f"{stored} = {me}._attempts(rt, {given}, {key}, {unprobed}, None)")
             with src.block("else:"):
                 pk = src.temp("pk")
-                src.add(f"{pk} = {stored}[{info.pk_index}]", f"changed({table}, {pk})")
+                src.add(f"{pk} = {stored}[{src.integer(info.pk_index)}]", f"changed({table}, {pk})")
                 src.add(f"cache[({table}, {pk})] = {stored}")
         if not keep:
             return "None"
@@ -208,7 +212,7 @@ class UpdateRun(TargetedRun):
         # ... on a table keyed by one column that the update does not set: written out by `emit`
         self._simple = self._one and not self.info.composite and plan is not None and not plan.moves_key
 
-    def emit(self, src: Source, keep: bool) -> str | None:
+    def emit(self, src: StepSource, keep: bool) -> str | None:
         """`_apply` of the one-column update of one row by its key, on a table keyed by a column it
         does not set (`_simple`), written out in `_apply`'s and `_write`'s order (see `compile_steps`)."""
         if not self._simple:
@@ -235,31 +239,31 @@ class UpdateRun(TargetedRun):
             src.add(f"else: env['row'] = {prev}")
         with src.block("try:"):
             encode = src.bind(plan.encoders[0], "enc")
-            fast = encode_source(info, plan.columns[0], value, encode)
+            fast = encode_source(info, plan.columns[0], value, encode, src)
             src.add(f"{encoded} = {encode}({value})" if fast is None else f"{encoded} = {fast}")
         with src.block("except ValueProblem as exc:"):
             src.add('raise ToolError(f"invalid value: {exc}") from None')
-        src.add(f"{pk} = {raw}[{info.pk_index}]")
+        src.add(f"{pk} = {raw}[{src.integer(info.pk_index)}]")
         with src.block("try:"):
             src.add(f"cur.execute({src.bind(plan.statement, 'sql')}, ({encoded}, {pk}))")
         with src.block("except WRITE_ERRORS as exc:"):
             src.add(f"raise {me}._write_error({src.bind(plan, 'plan')}, [{encoded}], {pk}, exc) from None")
         src.add(f"touched({table}, {pk})")  # (`_simple`: the key stays)
-        src.add(f"{row} = list({raw})", f"{row}[{plan.positions[0]}] = {encoded}")
+        src.add(f"{row} = list({raw})", f"{row}[{src.integer(plan.positions[0])}] = {encoded}")
         src.add(f"cache[({table}, {pk})] = tuple({row})")
         if not keep:
             return "None"
         after, column, decode = src.temp("after"), plan.columns[0], plan.decoders[0]
         src.add(f"{after} = {before}.copy()")
         if decode is None:
-            src.add(f"{after}[{column!r}] = {encoded}")
+            src.add(f"{after}[{src.bind(column, 'h')}] = {encoded}")
         else:
             src.add(
-                f"{after}[{column!r}] = None if {encoded} is None else {src.bind(decode, 'd')}({encoded})"
+                f"{after}[{src.bind(column, 'h')}] = None if {encoded} is None else {src.bind(decode, 'd')}({encoded})"
             )
         return after
 
-    def _row_field(self, src: Source, raw: str, name: str) -> str:
+    def _row_field(self, src: StepSource, raw: str, name: str) -> str:
         """`name: value` of a dict display of the row as `info.decode` gives it ('' when the table
         has no such column: the decoded row does not have it either)."""
         if name not in self.info.columns:
@@ -267,8 +271,10 @@ class UpdateRun(TargetedRun):
         at = self.info.columns.index(name)
         decode = DECODERS.get(self.info.kinds[at])
         if decode is None:
-            return f"{name!r}: {raw}[{at}]"
-        return f"{name!r}: None if {raw}[{at}] is None else {src.bind(decode, 'd')}({raw}[{at}])"
+            name_, at_ = src.bind(name, "h"), src.integer(at)
+            return f"{name_}: {raw}[{at_}]"
+        name_, at_ = src.bind(name, "h"), src.integer(at)
+        return f"{name_}: None if {raw}[{at_}] is None else {src.bind(decode, 'd')}({raw}[{at_}])"
 
     def _columns(self, env: Env) -> tuple[dict[str, Compiled], UpdatePlan | None]:
         """The columns this call sets (`set`, and the `patch` columns it gave), and their plan."""

@@ -11,6 +11,9 @@ same tables and change log.
 from __future__ import annotations
 
 import functools
+import io
+import keyword
+import tokenize
 from collections.abc import Generator, Sequence
 from pathlib import Path
 from typing import Any
@@ -268,3 +271,42 @@ def test_the_default_path_runs_generated_code() -> None:
     assert domain.generated and domain.checks
     _gold_replays(domain)
     assert any(tool._body is not None and tool._body.__name__ == "run" for tool in domain.tools.values())
+
+
+#: the only string literals generated source holds: the generators' own fixed text
+FIXED_TEXT = {
+    "'row'",
+    "'*'",
+    "'limit'",
+    "'offset'",
+    "'for_each: expected a list, got '",
+    'f"invalid value: {exc}"',
+}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_generated_source_pastes_no_value_of_a_spec(
+    name: str, folders: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The builder's safety rule (`simulator.lang.generated`): every generated text holds only
+    fixed text, names the builder made and ints; no name or literal of the spec."""
+    texts: list[str] = []
+    compile_code = simulator.lang.generated._code.__wrapped__
+
+    def record(source: str, filename: str) -> Any:
+        texts.append(source)
+        return compile_code(source, filename)
+
+    monkeypatch.setattr(simulator.lang.generated, "_code", record)
+    domain = load_domain(folders[name])
+    _gold_replays(domain)
+    _same_run([domain], _every_tool(domain), 0)
+    assert texts
+    for text in texts:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.STRING:
+                assert token.string in FIXED_TEXT, (token.string, text)
+            elif token.type == tokenize.NUMBER:
+                assert token.string.isdigit(), (token.string, text)
+            elif token.type == tokenize.NAME and not keyword.iskeyword(token.string):
+                assert token.string.isidentifier() and token.string.isascii(), (token.string, text)

@@ -124,7 +124,7 @@ def test_a_row_decoded_in_part_reads_as_the_whole_row(tmp_path: Path) -> None:
 
 
 def test_a_source_binds_each_object_once_and_equal_objects_apart() -> None:
-    from simulator.emit import Source
+    from simulator.lang.generated import Source
 
     src, first, second = Source(), [], []
     name = src.bind(first, "k")

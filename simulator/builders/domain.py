@@ -9,7 +9,6 @@ Example: docs/design/engine.md.
 from __future__ import annotations
 
 import json
-import math
 import tempfile
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -20,6 +19,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from ..calls import PREFIX, CallRef
+from ..numbers import finite
 from ..spec import DomainSpec, Fragment, Table, Task, Tool
 from .steps import Step, steps_raw
 
@@ -150,7 +150,7 @@ def _argument(value: Any) -> Any:
         return {str(k): _argument(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_argument(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
+    if isinstance(value, float) and not finite(value):
         raise ValueError(f"an argument number must be finite, got {value}")
     return value
 

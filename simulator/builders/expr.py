@@ -8,13 +8,13 @@ generated domain never mistakes data for code.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias, Union
 
 from ..lang import OPERATORS, lookup
+from ..numbers import finite
 
 __all__ = [
     "NOW",
@@ -65,7 +65,7 @@ def expr(value: ExprLike) -> Any:
     if value is None or isinstance(value, bool | int):
         return value
     if isinstance(value, float):
-        if not math.isfinite(value):
+        if not finite(value):
             raise ValueError(f"a literal number must be finite, got {value}")
         return value
     if isinstance(value, Mapping):
@@ -84,7 +84,7 @@ def _json(value: Any) -> Any:
     """`value` if it is JSON data (finite numbers, string keys), else TypeError/ValueError naming the part."""
     if isinstance(value, Expr):
         raise TypeError(f"literal() takes data, not a built expression ({value.raw!r})")
-    if isinstance(value, float) and not math.isfinite(value):
+    if isinstance(value, float) and not finite(value):
         raise ValueError(f"a literal number must be finite, got {value}")
     if value is None or isinstance(value, str | bool | int | float):
         return value

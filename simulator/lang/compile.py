@@ -13,7 +13,7 @@ from typing import Any
 
 from .errors import EvalError, ExprError
 from .fused import UNGUARDED, fuse
-from .generated import define
+from .generated import Source
 from .nodes import Binder, Call, ListNode, Literal, Node, ObjectNode, Ref, Template
 from .parse import parse_template
 from .registry import OPERATORS, VARIABLE, Compiled, Env
@@ -163,19 +163,15 @@ def compile_node(node: Node, scope: Scope) -> Compiled:
 
 def _display(opening: str, items: list[tuple[str | None, Compiled]], closing: str) -> Compiled:
     """A list (`[f0(env), ...]`) or an object (`{k0: f0(env), ...}`) as one generated function of
-    the environment, each item evaluated in order (keys and functions are names of its namespace,
-    never evaluated as code)."""
-    namespace: dict[str, Any] = {}
+    the environment, each item evaluated in order."""
+    src = Source()
     parts = []
-    for i, (key, fn) in enumerate(items):
-        namespace[f"f{i}"] = fn
-        if key is None:
-            parts.append(f"f{i}(env)")
-        else:
-            namespace[f"k{i}"] = key
-            parts.append(f"k{i}: f{i}(env)")
-    source = f"def display(env):\n    return {opening}{', '.join(parts)}{closing}\n"
-    display: Compiled = define(source, "<display>", namespace, "display")
+    for key, fn in items:
+        call = f"{src.bind(fn, 'f')}(env)"
+        parts.append(call if key is None else f"{src.bind(key, 'k')}: {call}")
+    with src.block("def display(env):"):
+        src.add(f"return {opening}{', '.join(parts)}{closing}")
+    display: Compiled = src.define("display", "<display>")
     return display
 
 

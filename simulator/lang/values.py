@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import json
-import math
-import sys
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from ..numbers import LIMIT, finite, in_range, is_number
 from .errors import EvalError
-
-LIMIT = 10**308  # numbers beyond a double's range are out of range, integers included
 
 __all__ = ["LIMIT", "brief", "dt", "dt_text", "json_type", "num", "ranged", "seq", "show", "whole"]
 
@@ -50,26 +47,21 @@ def brief(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-_FLOAT_MAX = sys.float_info.max
-
-
 def num(value: Any, op: str) -> float | int:
-    t = type(value)  # (the common cases first: every arithmetic operand passes here)
-    if t is int or t is float and -_FLOAT_MAX <= value <= _FLOAT_MAX:
+    if is_number(value):  # (the common cases first: every arithmetic operand passes here)
         return value
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise EvalError(f"{op}: expected a number, got {brief(value)}")
-    if isinstance(value, float) and not math.isfinite(value):
+    if isinstance(value, float) and not finite(value):
         raise EvalError(f"{op}: expected a finite number, got {value}")
     return value
 
 
 def ranged(value: float | int, op: str) -> float | int:
     """An arithmetic result, checked: an overflow is the agent's tool error, never inf or a giant integer."""
-    t = type(value)
-    if t is float and -_FLOAT_MAX <= value <= _FLOAT_MAX or t is int and -LIMIT <= value <= LIMIT:
+    if in_range(value):
         return value
-    if isinstance(value, float) and not math.isfinite(value) or isinstance(value, int) and abs(value) > LIMIT:
+    if isinstance(value, float) and not finite(value) or isinstance(value, int) and abs(value) > LIMIT:
         raise EvalError(f"{op}: the result is out of range (overflow)")
     return value
 
@@ -87,7 +79,7 @@ def whole(value: Any, op: str) -> int:
     """A whole number (an integer, or a float without a fraction) as an int."""
     if type(value) is int:
         return value
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+    if isinstance(value, float) and finite(value) and value.is_integer():
         return int(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise EvalError(f"{op}: expected a whole number, got {brief(value)}")
