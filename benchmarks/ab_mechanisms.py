@@ -5,9 +5,8 @@
     python benchmarks/ab_mechanisms.py --calls 20000 --json mech.json
 
 `display`: a read returning an object display of six fields and a list display of three (the
-generated `_display`, or the reference path's comprehension closures). `update-one`: a one-column
-update by key that sets the key column, the shape `UpdateRun._one` runs and `emit` does not write
-out (its own code, or the general loop). Each side is the same tool on its own episode; calls alternate.
+generated `_display`, or the reference path's comprehension closures). Each side is the same tool
+on its own episode; calls alternate, repeated with the sides swapped.
 """
 
 from __future__ import annotations
@@ -61,21 +60,6 @@ TOOLS = [
             },
         ],
     },
-    {
-        "name": "rekey",
-        "description": "Give an item its key again.",
-        "kind": "write",
-        "input_schema": {
-            "type": "object",
-            "properties": {"item_id": {"type": "string"}, "new_id": {"type": "string"}},
-            "required": ["item_id", "new_id"],
-        },
-        "operation": {
-            "update": "items",
-            "key": {"item_id": "$args.item_id"},
-            "set": {"item_id": "$args.new_id"},
-        },
-    },
 ]
 ROWS = 1000
 
@@ -108,16 +92,6 @@ def plain_displays(folder: Path) -> Domain:
         lang_compile._display = display  # type: ignore[assignment]
 
 
-def without_one(domain: Domain) -> Domain:
-    """The domain's `rekey` update through the general loop (what the reference path runs)."""
-    steps = domain.tools["rekey"].steps
-    for step in steps:
-        if hasattr(step, "_one"):
-            assert step._one, "rekey should take UpdateRun._one"
-            step._one = False
-    return domain
-
-
 def caller(domain: Domain, tool: str, arguments: Callable[[int], dict[str, Any]]) -> Callable[[int], Any]:
     episode = domain.episode(seed=0)
     return lambda i: episode.call(tool, arguments(i))
@@ -134,15 +108,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = write_domain(Path(tmp))
         card = lambda i: {"item_id": f"i{i % ROWS}"}  # noqa: E731
-        same = lambda i: {"item_id": f"i{i % ROWS}", "new_id": f"i{i % ROWS}"}  # noqa: E731
         pairs = {
             "display": (
                 caller(load_domain(folder), "card", card),
                 caller(plain_displays(folder), "card", card),
-            ),
-            "update-one": (
-                caller(load_domain(folder), "rekey", same),
-                caller(without_one(load_domain(folder)), "rekey", same),
             ),
         }
         report: dict[str, Any] = {"environment": environment(), "results": {}}

@@ -203,14 +203,12 @@ class UpdateRun(TargetedRun):
 
     def __post_init__(self) -> None:
         self._fns = tuple(self.sets.values())
-        # the common shape, written out in `_apply`: one row by its key, one `set` column, no `patch`
-        # (not on the reference path: the general loop, `TableInfo.generated`)
+        # the common shape, written out by `emit`: one row by its key, one `set` column, no `patch`,
+        # on a table keyed by one column that the update does not set (not on the reference path:
+        # the general loop, `TableInfo.generated`)
         plan = self.plan
-        self._one = self.info.generated and self.single and not self.patch
-        self._one = self._one and plan is not None and plan.width == 1
-        self._one = self._one and self.query.by_pk is not None
-        # ... on a table keyed by one column that the update does not set: written out by `emit`
-        self._simple = self._one and not self.info.composite and plan is not None and not plan.moves_key
+        self._simple = self.info.generated and self.single and not self.patch and self.query.by_pk is not None
+        self._simple = self._simple and plan is not None and plan.width == 1 and not plan.moves_key
 
     def emit(self, src: StepSource, keep: bool) -> str | None:
         """`_apply` of the one-column update of one row by its key, on a table keyed by a column it
@@ -293,26 +291,6 @@ class UpdateRun(TargetedRun):
     def _apply(self, rt: Runtime, env: Env, keep: bool) -> Any:
         """Update the rows; `keep`: return them after, as a read would (else None)."""
         info = self.info
-        if self._one:
-            raw = self.query.row_by_key(rt, env)
-            if raw is None:
-                raise ToolError(self.error(env))
-            previous = env.get("row", MISSING)
-            before = env["row"] = info.decode(raw)
-            try:
-                value = self._fns[0](env)
-            finally:
-                if previous is MISSING:
-                    env.pop("row", None)
-                else:
-                    env["row"] = previous
-            plan = self.plan
-            assert plan is not None
-            try:
-                encoded = plan.encoders[0](value)
-            except ValueProblem as exc:
-                raise ToolError(f"invalid value: {exc}") from None
-            return self._write(rt, plan, raw, before, [encoded], keep)
         rows = self.targets(rt, env)
         if self.patch:
             sets, plan = self._columns(env)

@@ -1,4 +1,4 @@
-"""A one-column update by key (UpdateRun's written-out write, and `_one` in `_apply`) refuses what
+"""A one-column update by key (UpdateRun's written-out write) refuses what
 SQLite refuses with the words of the general write: a unique or foreign-key constraint, a value
 that cannot bind; and changes nothing then. Each case is held to the same update on the reference
 path (`load_domain(..., generated=False)`: the general write), and to the same update with a
@@ -71,8 +71,8 @@ VALUES = st.one_of(
 def test_a_one_column_update_fails_as_the_general_write(column: str, key: str, value: Any) -> None:
     d, reference = _domain(), _domain(generated=False)
     one = d.tools[f"{column}_one"].steps[0]
-    assert getattr(one, "_simple", False) and not getattr(d.tools[f"{column}_two"].steps[0], "_one", True)
-    assert not getattr(reference.tools[f"{column}_one"].steps[0], "_one", True)
+    assert getattr(one, "_simple", False) and not getattr(d.tools[f"{column}_two"].steps[0], "_simple", True)
+    assert not getattr(reference.tools[f"{column}_one"].steps[0], "_simple", True)
     args = {"id": key, "value": value}
     with d.episode() as a, d.episode() as b, reference.episode() as c:
         got = _outcome(a, f"{column}_one", args)

@@ -212,7 +212,7 @@ def test_update_is_the_general_algorithm(things: Domain, new: dict[str, Any]) ->
 def test_a_one_column_update_is_the_general_algorithm(things: Domain, size: Any, key: Any) -> None:
     info = things.tables["things"]
     step = things.tools["resize"].steps[0]
-    assert getattr(step, "_one", False)
+    assert getattr(step, "_simple", False)
     with things.episode() as ep:
         before = ep.row("things", "T-1")
         assert before is not None
