@@ -96,3 +96,18 @@ def test_map_of_a_function_of_the_item_is_the_general_map(op: str, items: Any, k
         charged.append(meter.eval_steps)
     assert repr(results[0]) == repr(results[1])
     assert charged[0] == charged[1]
+
+
+DISPLAY_KEYS = st.sampled_from(["a", "b", "'", "x y", "__import__", "{k}"])
+
+
+@given(
+    fields=st.dictionaries(DISPLAY_KEYS, st.sampled_from(["$a", "$b.c", "$b", 1, "text"]), max_size=5),
+    env=st.fixed_dictionaries({"a": VALUES, "b": VALUES}),
+)
+def test_list_and_object_displays_are_the_plain_closures(fields: dict[str, Any], env: dict[str, Any]) -> None:
+    """A generated display (`_display`) gives what the reference path's comprehension gives, any keys."""
+    for expr in ({"object": fields}, list(fields.values())):
+        generated = compile_expr(expr, Scope(None, env))
+        plain = compile_expr(expr, Scope(None, env, generated=False))
+        assert outcome(generated, env) == outcome(plain, env)
