@@ -123,7 +123,7 @@ def calc(text: Any) -> int | float | None:
         return None
     try:
         parser = _Parser(_tokens(text))
-        value = parser.expr()
+        value: int | float | complex = parser.expr()
         if parser.peek() is not None:
             return None
     except (_Bad, ZeroDivisionError, OverflowError, RecursionError, TypeError):

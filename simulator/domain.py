@@ -256,7 +256,8 @@ class Domain:
     def query_seed(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
         """Every row a read statement finds in the seed state (on the pool's seed connection, so
         no episode's statement cache holds it)."""
-        return self.pool().read_seed(self.snapshot(), [(sql, params)], every=True)[0]
+        found: list[tuple[Any, ...]] = self.pool().read_seed(self.snapshot(), [(sql, params)], every=True)[0]
+        return found
 
     def seed_digest(self) -> str:
         """A SHA-256 of every seed row, table by table in key order."""

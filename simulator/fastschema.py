@@ -12,7 +12,7 @@ import copy
 import functools
 import reprlib
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypeGuard
 
 import jsonschema
 import re2
@@ -226,7 +226,7 @@ class _Unsupported(Exception):
     pass
 
 
-def _equal(a: Any, b: Any) -> bool:
+def _equal(a: object, b: object) -> bool:
     """JSON equality: 1 == 1.0, but true != 1; lists and objects compared deeply."""
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a == b
@@ -241,7 +241,7 @@ def _equal(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _num(v: Any) -> bool:
+def _num(v: Any) -> TypeGuard[int | float]:
     return isinstance(v, int | float) and not isinstance(v, bool)
 
 

@@ -8,7 +8,7 @@ as values. Callers word their own errors.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 if TYPE_CHECKING:
     from .lang.generated import Source
@@ -24,7 +24,7 @@ def finite(value: float) -> bool:
     return _LOW <= value <= _HIGH
 
 
-def is_number(value: Any) -> bool:
+def is_number(value: Any) -> TypeGuard[int | float]:
     """An int (not a bool) or a finite float."""
     t = type(value)
     return t is int or t is float and _LOW <= value <= _HIGH

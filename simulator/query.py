@@ -12,7 +12,7 @@ import json
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import sqlalchemy as sa
 
@@ -21,6 +21,9 @@ from .errors import ToolError
 from .expr import Compiled, Env
 from .observe import ReadObserver
 from .tables import BIND_ERRORS, TableInfo, bind_error, bind_problem, sql
+
+if TYPE_CHECKING:
+    from .emit import StepSource
 
 
 class Runtime(Protocol):
@@ -334,7 +337,7 @@ class Query:
                 raise bind_error({"pk": key}, {"pk": by_pk.label}, exc) from None
         return cached
 
-    def emit_row(self, src: Any, key: str, raw: str) -> None:
+    def emit_row(self, src: StepSource, key: str, raw: str) -> None:
         """Lines of `emit.StepSource` `src` setting local `raw` to `row_of(rt, key)` (`key`: a local
         holding the encoded key): a text key's row is looked up in the cache, then fetched, written
         out; any other key (and a fetch that fails to bind: it fails again the same way) goes
@@ -354,7 +357,7 @@ class Query:
         with src.block("else:"):
             src.add(f"{raw} = {me}.row_of(rt, {key})")
 
-    def emit_key(self, src: Any) -> str:
+    def emit_key(self, src: StepSource) -> str:
         """Lines setting a local to the encoded key `by_pk` gives; its name."""
         by_pk = self.by_pk
         assert by_pk is not None
@@ -389,7 +392,7 @@ class Query:
             and all(f.op not in ("in", "not_in") for f in self.filters)
         )
 
-    def emit_rows(self, src: Any, limit: int) -> str:
+    def emit_rows(self, src: StepSource, limit: int) -> str:
         """Lines of `emit.StepSource` `src` setting a local to `run(conn, env, limit, 0)` (`emits_rows`
         must hold; `limit` < 0: every row); its name. The filters' values are evaluated in order
         into the parameters, as `params` does."""

@@ -24,6 +24,10 @@ TYPED = ["simulator", "scoring", "toolgen", "toolgym"]
         pytest.param(["ruff", "check", *LINTED], id="ruff-check"),
         pytest.param(["ruff", "format", "--check", *LINTED], id="ruff-format"),
         pytest.param(["mypy", *TYPED], id="mypy"),
+        # the public API (`toolgym`'s exports and all they reach) under --strict, in a cache of its own
+        pytest.param(
+            ["mypy", "--strict", "--cache-dir", ".mypy_cache/strict", "toolgym/__init__.py"], id="mypy-strict"
+        ),
     ],
 )
 def test_gate_passes(args: list[str]) -> None:

@@ -10,8 +10,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ..budget import charge
-from .compile import UNGUARDED, specialized
+from .compile import specialized
 from .errors import ExprError
+from .fused import UNGUARDED
 from .nodes import Binder, Call, Literal, Node, ObjectNode, Ref
 from .parse import at, parse_template
 from .registry import Category, Compiled, CompileHook, Env, NullPolicy, Operator, register

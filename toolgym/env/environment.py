@@ -244,7 +244,8 @@ class Environment:
 
     def messages(self) -> list[dict[str, Any]]:
         """The episode's chat messages in OpenAI's form: system, user, assistant tool calls, tool results."""
-        return self.transcript()["messages"]
+        messages: list[dict[str, Any]] = self.transcript()["messages"]
+        return messages
 
     def transcript(self, truncated: bool = False) -> dict[str, Any]:
         """The episode as an OpenAI chat transcript that `toolgym score` reads: {"domain", "task",
