@@ -471,9 +471,13 @@ def _known_codes(ws: tuple[str, ...], example: str) -> Maker | None:
     """Real region codes shaped as the spec's example (`nyc3`: `ams3`, `fra1`, not `xop3`)."""
     if not ws or ws[-1] not in ("region", "regions", "location", "zone"):
         return None
-    shape = re.sub(r"[a-z]+", "a", re.sub(r"[0-9]+", "0", example))
-    same = [r for r in _REGIONS if re.sub(r"[a-z]+", "a", re.sub(r"[0-9]+", "0", r)) == shape]
+    same = [r for r in _REGIONS if _runs(r) == _runs(example)]
     return (lambda d: d.rng.choice(same)) if len(same) > 1 else None
+
+
+def _runs(code: str) -> str:
+    """A code's shape by runs: letters `a`, digits `0`, the rest kept (`us-east-1` -> `a-a-0`)."""
+    return re.sub(r"[a-z]+", "a", re.sub(r"[0-9]+", "0", code))
 
 
 def _example_shape(example: str) -> Maker:
