@@ -620,3 +620,20 @@ def test_an_extension_header_s_vendor_is_no_part_of_the_entity_it_keys():
 
     assert id_entity("x-apideck-consumer-id") == "consumer"
     assert id_entity("xero-tenant-id") == "xero_tenant" and id_entity("order_id") == "order"
+
+
+def test_a_history_s_rows_are_what_it_lists() -> None:
+    """Slack's `conversations.history` answers `messages`: its rows are messages, not `the
+    conversation histories whose name is ...`; an audit log's `entries` say no more than the log."""
+
+    def answer(key: str) -> dict[str, Any]:
+        item = {"type": "object", "properties": {"text": {"type": "string"}}}
+        return {
+            "type": "object",
+            "properties": {"ok": {"type": "boolean"}, key: {"type": "array", "items": item}},
+        }
+
+    op = one(openapi("get", "/conversations.history", api="Slack", response_schema=answer("messages")))
+    assert op.entity == "message"
+    op = one(openapi("get", "/audit_log", api="Audits", response_schema=answer("entries")))
+    assert op.entity == "audit_log"

@@ -110,6 +110,11 @@ _GENERIC_TAIL = frozenset(
 _SAYS_MORE = frozenset("info information details detail metadata detailed".split())
 _GENERIC_TAIL = _GENERIC_TAIL | {"metadata"}  # (`album_metadata` is an album's)
 _PATH_TAIL = frozenset("json xml api apis".split())
+#: last words of a name for a record of other records (`conversations.history`): its rows are
+#: the records its answer lists, when it lists some
+_RECORD_OF = frozenset("history histories timeline feed log logs".split())
+#: names of listed records that say no more than that (`entries` of an audit log)
+_BARE_ITEMS = frozenset("entry item record row line node edge hit element history log".split())
 # Schema names that say how a call went, not what it returns.
 _SAYS_NOTHING = frozenset("success successful error failure ok empty void ack".split())
 #: names of an answer's list that say nothing of what it lists
@@ -575,11 +580,13 @@ def guess(
             entity = candidate
             break
     entity_fallback = not entity
+    listed = noun_of(words(payload)) if payload and words(payload)[-1] not in _PAYLOAD_STOP else ""
+    if entity and words(entity)[-1] in _RECORD_OF and _wordlike(listed) and listed not in _BARE_ITEMS:
+        entity = listed  # (Slack's `conversations.history` answers `messages`: a message)
     if entity and operation_id:
         entity = _compound(entity, operation_id, (response_schema_name, request_schema_name, *fields))
     if not entity:  # no noun anywhere: the record its first id argument names, else the records
         api_noun = _api_noun(api)  # it answers with, else the api's
-        listed = noun_of(words(payload)) if payload and words(payload)[-1] not in _PAYLOAD_STOP else ""
         entity = (
             (id_nouns[0] if id_nouns else "")
             or (listed if _wordlike(listed) else "")
