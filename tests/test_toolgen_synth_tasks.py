@@ -206,6 +206,10 @@ def test_phrases():
     assert say.noun("org_repos") == "organization repositories"  # (short forms said in full)
     assert say.noun("access_point_nfs") == "access point NFS"  # (an acronym in capitals)
     assert say.noun("files_remote") == "remote file" and say.noun("remote") == "remote"
+    assert say.noun("error_history") == "error history entry"  # (a history is no row: its entries are)
+    assert (
+        say.field_phrase("email_pending") == "pending email" and say.field_phrase("is_public") == "is public"
+    )
     assert plural_phrase(say.noun("nfs")) == "NFS" and plural_phrase(say.noun("vpc")) == "VPCs"
     assert say.row_where("order", [("total", 5)], ['the user whose email is "x"']) == (
         'the order whose total is 5 of the user whose email is "x"'
@@ -1789,3 +1793,22 @@ def test_tasks_never_name_a_record_the_api_never_names():
     assert _named_after_api(make_op("find", "read", {}, api=fs, entity=fs))
     assert not _named_after_api(make_op("list_gorilla_file_systems", "read", {}, api=fs, entity=fs))
     assert not _named_after_api(make_op("find", "read", {}, api=fs, entity="file"))
+
+
+def test_a_new_row_is_never_made_for_a_type(tmp_path):
+    """A row is of a type, not for one: `create a new account for the account type whose name is
+    "Indigo Account Type"` is no request a person makes; the account is made for its user."""
+    name = {"name": {"type": "string", "description": "the name"}}
+    kinds = {"account_type_id": {"type": "string", "description": "the account type"}}
+    user = {"user_id": {"type": "string", "description": "the user"}}
+    ops = [
+        make_op("create_account_type", "create", name, ["name"], entity="account_type"),
+        make_op("list_account_types", "read", name, [], entity="account_type"),
+        make_op("create_user", "create", name, ["name"], entity="user"),
+        make_op("list_users", "read", name, [], entity="user"),
+        make_op("create_account", "create", {**name, **kinds, **user}, ["name"], entity="account"),
+        make_op("list_accounts", "read", {**name, **kinds, **user}, [], entity="account"),
+    ]
+    said = [t for t in _instructions_of(ops, tmp_path, 4) if "a new account " in t]
+    assert said and any(" for the user" in t for t in said), said
+    assert not any("for the account type" in t for t in said), said

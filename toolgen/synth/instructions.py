@@ -82,6 +82,7 @@ _MASS = {
     **dict.fromkeys("evidence information info data metadata".split(), "record"),
     **dict.fromkeys("news media".split(), "item"),
     "staff": "member",
+    "history": "entry",
 }
 #: plurals that stay plural before a noun (`sales order`, `sports team`, `goods receipt`)
 _PLURAL_MODIFIERS = frozenset("sales sports goods terms means savings earnings arms customs".split())
@@ -94,9 +95,15 @@ def field_phrase(column: str) -> str:
     if len(ws) == 1 and ws[0] in _ENDPOINTS:  # (`the from`: a message's sender)
         return _ENDPOINTS[ws[0]]
     said = [_SHORT.get(w, w) if w != "no" or ws[i + 1 : i + 2] == ["of"] else w for i, w in enumerate(ws)]
+    if (
+        len(said) == 2 and said[-1] in AFTER_ADJECTIVES and said[0] not in _FLAG_HEADS
+    ):  # (Slack's `email_pending`: a pending email)
+        said = [said[-1], said[0]]
     return " ".join(said) or column
 
 
+#: first words of a yes-or-no field (`is_public`), which stay where they are
+_FLAG_HEADS = frozenset("is has was are can should allow allows".split())
 #: fields named by a bare preposition: who or where a thing goes from and to
 _ENDPOINTS = {"from": "sender", "to": "recipient", "cc": "copy recipient", "bcc": "blind copy recipient"}
 #: short forms of words in field names

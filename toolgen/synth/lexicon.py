@@ -147,6 +147,16 @@ def is_acronym(word: str) -> bool:
     return len(word) <= 4 and word.isalpha() and not set(word.lower()) & set("aeiouy")
 
 
+#: last words of a table whose rows sort others (`account_types`): a row is of one, not for one
+_CLASSIFIERS = frozenset("type types kind kinds class classes category categories sort sorts".split())
+
+
+def is_classifier(entity: str) -> bool:
+    """Whether `entity` names a sort of other rows (`the type whose name is ...` owns nothing)."""
+    ws = words(entity)
+    return bool(ws) and ws[-1] in _CLASSIFIERS
+
+
 #: adjectives an API writes after the noun (`files_remote`), said before it (`remote file`)
 AFTER_ADJECTIVES = frozenset("remote local public private shared archived pending".split())
 

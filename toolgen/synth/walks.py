@@ -22,7 +22,7 @@ from . import instructions as say
 from .checks import opaque, text_problems, unsayable
 from .effects import STATE_VERBS, Repoint, StateChange
 from .errands import batches, changes, errands, everys, goals, merged, sweeps
-from .lexicon import is_payload
+from .lexicon import is_classifier, is_payload
 from .lookups import Args, Ref, Row, Tool, World, scalar, seq
 from .questions import Asker, Candidate
 from .schema import Binding, TablePlan
@@ -230,8 +230,10 @@ class Proposer(Asker):
         for b in tool.role("parent"):
             parent = self.w.parent_of(tool, b)
             optional = b.param not in tool.required
-            if parent is None or (
-                optional and (b.param not in used or len(owners) >= 2 or self.rng.random() < 0.5)
+            if (
+                parent is None
+                or is_classifier(parent.entity)
+                or (optional and (b.param not in used or len(owners) >= 2 or self.rng.random() < 0.5))
             ):  # (a new row for two of its owners at most: not for a consumer, a user, a lead, ...)
                 if b.param in tool.required:
                     return None
