@@ -275,8 +275,8 @@ def _head_noun(entity: str) -> str:
     """An entity's last two words, singular and title-cased (`soundboard_default_sounds` →
     `Default Sound`): what a made-up name of one ends in."""
     ws = [in_full(w) for w in words(entity)[-2:]]
-    if len(ws) == 2 and ws[1] in AFTER_ADJECTIVES:  # (`files_remote`: a `Remote File`)
-        ws = [ws[1], ws[0]]
+    if len(ws) == 2 and singular(ws[1]) in AFTER_ADJECTIVES:  # (`files_remotes`: a `Remote File`)
+        ws = [singular(ws[1]), ws[0]]
     return title_case(" ".join([*ws[:-1], singular(ws[-1])])) if ws else ""
 
 

@@ -134,7 +134,8 @@ _HOSTS = ("domain", "hostname", "host", "subdomain")
 #: words before `name` that say which name, not what kind of thing is named
 _NOT_KINDS = frozenset(
     "display full short long first last given family nick real official legal common user friendly "
-    "pretty canonical unique alias new old custom default".split()
+    "pretty canonical unique alias new old custom default preferred global public private primary "
+    "secondary alternate alternative original local formal internal external".split()
 )
 
 
