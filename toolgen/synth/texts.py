@@ -131,6 +131,11 @@ def folder_name(d: Draw) -> str:
 
 #: what is named by a host name
 _HOSTS = ("domain", "hostname", "host", "subdomain")
+#: things a person writes and titles in words (`Invoice reminder`, not `Bridge Post`)
+_WRITTEN = frozenset(
+    "post article thread topic story question ticket issue task discussion announcement message "
+    "comment note conversation email memo todo reminder request case".split()
+)
 #: words before `name` that say which name, not what kind of thing is named
 _NOT_KINDS = frozenset(
     "display full short long first last given family nick real official legal common user friendly "
@@ -219,8 +224,8 @@ def _string_by_name(f: Field) -> Maker | None:
     if last in ("title", "subject") or joined == "headline":
         if kind == "person" or singular(words(f.table)[-1] if words(f.table) else "") in JOB_TABLES:
             return fake_method("job")
-        if last == "subject":
-            return subject_line
+        if last == "subject" or singular(words(f.table)[-1] if words(f.table) else "") in _WRITTEN:
+            return subject_line  # (a post or a ticket is titled as a person writes: `Order update`)
         return thing_name(f.table)  # (`Quarterly Report`: what people title things)
     if has_word(
         ws,
