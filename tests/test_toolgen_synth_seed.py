@@ -1008,3 +1008,31 @@ def test_a_parent_the_api_keys_by_its_name_gets_names_for_keys() -> None:
     assert keys and all(re.fullmatch(r"[a-z]+-[a-z]+", k) for k in keys), keys
     roles = schema.tables[schema.by_entity["role"]]
     assert not roles.columns[roles.primary_key].hint.get(NAME_KEY)  # (its own tools make its keys)
+
+
+def test_an_agent_that_runs_a_model_is_named_as_a_thing_not_a_person() -> None:
+    """DigitalOcean's GenAI `agents` have a `model` and an `instruction`: `Billing Agent`, not
+    `Susan Garrison`; a support desk's agents (no model) are people."""
+    ai = {"id": column("string"), "name": column("string"), "model": column("string"),
+          "instruction": column("string")}  # fmt: skip
+    desk = {"id": column("string"), "name": column("string"), "email": column("string")}
+    rows = seed_rows({"agents": {"primary_key": "id", "columns": ai}}, {}, rows=10)
+    assert all(re.fullmatch(r"[A-Z][\w-]+ Agent", r["name"]) for r in rows["agents"]), rows["agents"]
+    rows = seed_rows({"agents": {"primary_key": "id", "columns": desk}}, {}, rows=10)
+    assert all(not r["name"].endswith(" Agent") for r in rows["agents"]), rows["agents"]
+
+
+def test_another_thing_s_code_names_no_row() -> None:
+    """A transaction's `packageCode` is its package's: no `the transaction whose package code is
+    ...`; a shipment's `tracking_number` and an invoice's `invoice_number` are their own."""
+    from simulator.spec import Table
+    from toolgen.synth.lexicon import handle_columns
+
+    def table(*names: str) -> Table:
+        columns = {"id": {"type": "string"}, **{n: {"type": "string"} for n in names}}
+        return Table.model_validate({"primary_key": "id", "columns": columns})
+
+    assert handle_columns(table("packageCode", "status"), "transactions") == []
+    assert handle_columns(table("tracking_number"), "shipments") == ["tracking_number"]
+    assert handle_columns(table("invoice_number"), "invoices") == ["invoice_number"]
+    assert handle_columns(table("phone_number"), "contacts") == ["phone_number"]

@@ -144,6 +144,8 @@ class Field:
     default: Any = None
     role: str | None = None
     description: str | None = None
+    #: what a row describes (`lexicon.row_kind`), when known beyond its table's name
+    kind: str | None = None
     depth: int = 0
 
 

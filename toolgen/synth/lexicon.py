@@ -186,6 +186,22 @@ def table_kind(table: str) -> str:
     return "thing"
 
 
+#: columns of a row that runs a model, not a person (DigitalOcean's GenAI `agents`)
+_SOFTWARE = frozenset(
+    "model model_id model_uuid instruction instructions prompt system_prompt temperature max_tokens "
+    "top_p top_k llm".split()
+)
+
+
+def row_kind(table: str, columns: Iterable[str]) -> str:
+    """`table_kind`, but a person's table whose rows run a model (`agents` with a `model` and an
+    `instruction`) describes a thing: its rows are named `Billing Agent`, not `Susan Garrison`."""
+    kind = table_kind(table)
+    if kind == "person" and any("_".join(words(c)) in _SOFTWARE for c in columns):
+        return "thing"
+    return kind
+
+
 def person_role(name: str, table: str, columns: Iterable[str]) -> str | None:
     """`first`, `last`, `full`, `email` or `username` when the column holds part of the row's person."""
     ws = words(name)
@@ -199,7 +215,7 @@ def person_role(name: str, table: str, columns: Iterable[str]) -> str | None:
     if joined in ("username", "user_name", "login", "handle", "screen_name"):
         return "username"
     if joined in ("full_name", "fullname", "contact_name", "display_name", "legal_name", "name"):
-        if joined == "name" and table_kind(table) != "person":
+        if joined == "name" and row_kind(table, columns := list(columns)) != "person":
             names = {"_".join(words(c)) for c in columns}
             if not names & {"first_name", "last_name", "given_name", "surname", "family_name"}:
                 return None
@@ -211,7 +227,7 @@ def has_person(table: str, columns: Iterable[str]) -> bool:
     """Whether a row of the table describes a person (its name, email, username agree)."""
     cols = list(columns)
     roles = {person_role(c, table, cols) for c in cols} - {None}
-    kind = table_kind(table)  # (a company with a contact's first and last name is no person)
+    kind = row_kind(table, cols)  # (a company with a contact's first and last name is no person)
     return kind == "person" and bool(roles) or kind == "thing" and len(roles) >= 2
 
 
@@ -269,9 +285,27 @@ def handle_columns(table: Table, named: str = "") -> list[str]:
         if own and own[-1] in _UNNAMED and words(name) == ("name",):
             continue  # (no `the messages whose names are "Valley Message"`)
         rank = 1 if own and named_as(name, own) else _handle_rank(name)
+        if rank == len(HANDLE_ORDER) * 2 - 1 and _others_code(words(name), own):
+            continue  # (a transaction's `package_code` is the package's: no `the transaction whose package code is`)
         if rank is not None:
             ranked.append((0 if column.unique else 1, rank, position, name))
     return [name for *_, name in sorted(ranked)]
+
+
+#: words before `code` or `number` that say which of the row's own codes it is (`tracking_number`)
+_OWN_CODES = frozenset(
+    "tracking confirmation booking reservation reference serial registration license licence plate "
+    "record document invoice receipt ticket case order account member membership customer employee "
+    "policy claim voucher coupon promo promotion gift access short part model catalog catalogue item "
+    "product article sku unique external internal public display phone mobile fax vat tax".split()
+)
+
+
+def _others_code(ws: tuple[str, ...], own: tuple[str, ...]) -> bool:
+    """Whether a code or number column (`package_code`) is another thing's: words before it that
+    neither name the row's own thing nor say which of its codes it is."""
+    said = [singular(w) for w in ws[:-1]]
+    return bool(said) and not set(said) <= _OWN_CODES | set(own)
 
 
 def named_as(column: str, entity: tuple[str, ...]) -> bool:

@@ -27,7 +27,7 @@ from simulator.spec import Clock, Column, DomainSpec, Table
 from simulator.tables import value_problem
 
 from ..naming import words
-from .lexicon import NAME_WORDS
+from .lexicon import NAME_WORDS, row_kind
 from .schema import NAME_KEY
 from .values import (
     Draw,
@@ -214,7 +214,8 @@ class _Seeder:
     def maker(self, table: str, column: str, role: str | None) -> Maker:
         col = self.tables[table].columns[column]
         hint = (self.hints.get(table) or {}).get(column) or {}
-        return plan_field(column_field(table, column, col, hint, role))
+        kind = row_kind(table, self.tables[table].columns)
+        return plan_field(column_field(table, column, col, hint, role, kind))
 
     # -- one table ------------------------------------------------------------------------------
 

@@ -149,7 +149,7 @@ def _string_by_name(f: Field) -> Maker | None:
     ws = words(f.name)
     joined = "_".join(ws)
     last = ws[-1] if ws else ""
-    kind = table_kind(f.table)
+    kind = f.kind or table_kind(f.table)
     if f.role is not None:
         role = f.role
         return lambda d: getattr(person_of(d), role)

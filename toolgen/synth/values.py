@@ -316,7 +316,9 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def column_field(table: str, name: str, column: Column, hint: Mapping[str, Any], role: str | None) -> Field:
+def column_field(
+    table: str, name: str, column: Column, hint: Mapping[str, Any], role: str | None, kind: str | None = None
+) -> Field:
     """The `Field` of a table column: its type, enum and default from the table, the rest from the hint."""
     return Field(
         table,
@@ -327,4 +329,5 @@ def column_field(table: str, name: str, column: Column, hint: Mapping[str, Any],
         default=column.default,
         role=role,
         description=column.description or _text(flatten_schema(hint).get("description")),
+        kind=kind,
     )
