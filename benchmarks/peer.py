@@ -46,9 +46,9 @@ from _common import ROOT, build_report, measure, print_results, result_row, writ
 
 from scoring import Rollout, RolloutCall, score_rollout
 from scoring.expected import clear_expected_states
+from scoring.tasks import Task
 from scoring.validation.validate import gold_message
 from simulator import Domain, Episode, load_domain
-from simulator.spec import Task
 
 DOMAIN = ROOT / "domains" / "tau2-retail"
 

@@ -32,8 +32,8 @@ from _common import (
 
 from scoring import Rollout, RolloutCall, diff_states, expected_episode, replay, score_rollout
 from scoring.expected import clear_expected_states, expected_state
+from scoring.tasks import Call, Task
 from simulator import Domain
-from simulator.spec import Call, Task
 
 TARGETS = (Target("diff", "median_us", 1000.0, "diff of a ~20-row change <= 1 ms median"),)
 IGNORE = ["orders.created_at"]  # the clock depends on the order of the writes

@@ -13,15 +13,17 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from simulator import Domain, TaskError, ToolgymError, TranscriptError, load_domain
+from simulator import Domain, TaskError, ToolgymError
 from simulator.labels import Key
 
+from .errors import TranscriptError
 from .expected import expected_state
 from .report import ScoreReport
 from .rollout import TRANSIENT_FAULTS, Rollout
 from .rollouts.layout import RESULTS, TRANSCRIPTS
 from .score import resolve_seed, resolve_task, score_calls
 from .stream import open_transcript
+from .tasks import load_domain
 from .validation.manifest import Manifest
 
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json")

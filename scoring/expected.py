@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from simulator import Domain, Episode
-from simulator.spec import Task
 
 from .facts import RuledOut, find_ruled_out
 from .replay import expected_episode
+from .tasks import Task, task_of
 
 #: The most expected states a process keeps ...
 MAX_STATES = 4096
@@ -123,7 +123,7 @@ def expected_state(
     `replayed` is an episode of the domain that the task's gold calls were just replayed on with
     this seed (validation's traced gold run): the state is captured from it, not replayed again,
     and kept for later scoring (the caller keeps and closes the episode)."""
-    gold = domain.task(task) if isinstance(task, str) else task
+    gold = task_of(domain, task)
     seed = gold.seed if seed is None else seed
     digest = task_digest(gold)
     key = (domain.fingerprint(), digest, seed)

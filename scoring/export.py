@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from simulator import Domain, Episode
-from simulator.errors import TranscriptError
 from simulator.layout import Collection, Part, SnapshotLayout
 from simulator.spec import Table
 
+from .errors import TranscriptError
 from .replay import expected_episode, replay_rollout
 from .score import names_domain
 from .transcripts import load_transcript

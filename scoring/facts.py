@@ -24,7 +24,8 @@ from .statements import chunks
 
 if TYPE_CHECKING:
     from simulator import Domain, Episode
-    from simulator.spec import Task
+
+    from .tasks import Task
 
 _TOKEN = re.compile(r"(?P<num>\d+(?:,\d{3})*(?:\.\d+)?)(?![^\W_])|(?P<word>[^\W_]+)")
 #: A '-' right before a number is its sign when it starts the text or follows one of these.

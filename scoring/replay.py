@@ -14,9 +14,9 @@ from typing import Any, Protocol
 
 from simulator import Domain, Episode
 from simulator.errors import CallFailed, ErrorKind
-from simulator.spec import Task
 
 from .rollout import Rollout, RolloutCall
+from .tasks import Task, task_of
 from .validation.gold import replay_gold
 
 
@@ -179,7 +179,7 @@ def expected_episode(domain: Domain, task: Task | str, seed: int | None = None) 
     The seed is the given one, else the task's. Raises TaskError naming the task and the call when
     a gold call fails unexpectedly or a call marked `expect_error` succeeds.
     """
-    gold = domain.task(task) if isinstance(task, str) else task
+    gold = task_of(domain, task)
     episode = domain.episode(seed=gold.seed if seed is None else seed)
     try:
         replay_gold(episode, gold)

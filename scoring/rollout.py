@@ -15,7 +15,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from simulator.errors import ErrorKind, TranscriptError
+from simulator.errors import ErrorKind
+
+from .errors import TranscriptError
 
 Outcome = Literal["ok", "tool-error", "fault", "unknown"]
 Format = Literal["toolgym", "openai", "anthropic", "mcp"]

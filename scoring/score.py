@@ -15,12 +15,12 @@ from typing import Any
 
 import yaml
 
-from simulator import Domain, Episode, TaskError, load_domain
+from simulator import Domain, Episode, TaskError
 from simulator import labels as server_labels
-from simulator.errors import ErrorKind, ToolgymError, TranscriptError
-from simulator.spec import Task
+from simulator.errors import ErrorKind, ToolgymError
 
 from .diff import diff_states
+from .errors import TranscriptError
 from .expected import ExpectedState, expected_state
 from .explain import CALLS, MISSING, Scored, call_sentence, explain, json_differences
 from .facts import NAMED, find_facts, shotgun, shotgun_sentence
@@ -28,6 +28,7 @@ from .replay import Calls, Replayed, RolloutCalls, Stepper
 from .report import Divergence, FactResult, ScoreReport, StateDiff, show
 from .rollout import TRANSIENT_FAULTS, Format, Rollout, RolloutCall, unknown_tool
 from .stream import open_transcript
+from .tasks import Task, load_domain, task_of
 from .trust import bind_faults, domain_warnings, label_warnings
 
 #: How many divergences a report lists (the first, by call).
@@ -52,7 +53,7 @@ def resolve_task(domain: Domain, rollout: Rollout, task: Task | str | None) -> T
     name = task or rollout.task
     if name is None:
         raise TaskError(f"{rollout.source or 'the transcript'} names no task: pass one (--task)")
-    return domain.task(name)
+    return task_of(domain, name)
 
 
 def resolve_seed(rollout: Rollout, task: Task, seed: int | None = None) -> int:
@@ -479,7 +480,7 @@ def score_transcript(
                 served if served is not None and (Path(served) / "domain.yaml").is_file() else rollout.domain
             )
             try:
-                loaded = load_domain(ref)
+                loaded: Domain = load_domain(ref)
             except ToolgymError as exc:
                 if not rollout.distrusted:
                     raise

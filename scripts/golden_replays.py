@@ -58,7 +58,7 @@ def record_domain(domain: Any) -> dict[str, Any]:
     from simulator import ToolError
 
     try:
-        from simulator.calls import resolve_arguments
+        from scoring.calls import resolve_arguments
     except ImportError:  # the code before issue 11 (the baseline records new fixtures)
         from simulator.gold import resolve_arguments  # type: ignore[no-redef]
 

@@ -1,6 +1,7 @@
 """toolgym's simulator: domains, compiled tools, isolated episodes, the MCP server.
 
-Public surface: `load_domain`, `Domain`, `Episode`, and the error tree.
+Public surface: `load_domain`, `Domain`, `Episode`, and the error tree. A domain loaded here holds
+task views (id, instruction, seed); the tasks' gold is the grading side's (`scoring.load_domain`).
 """
 
 from typing import TYPE_CHECKING
@@ -19,7 +20,6 @@ if TYPE_CHECKING:
         TaskError,
         ToolError,
         ToolgymError,
-        TranscriptError,
     )
     from .loader import list_domain_dirs, load_domain
 
@@ -36,7 +36,6 @@ __getattr__, __dir__ = lazy_exports(
         "TaskError": ".errors",
         "ToolError": ".errors",
         "ToolgymError": ".errors",
-        "TranscriptError": ".errors",
         "list_domain_dirs": ".loader",
         "load_domain": ".loader",
     },
@@ -53,7 +52,6 @@ __all__ = [
     "TaskError",
     "ToolError",
     "ToolgymError",
-    "TranscriptError",
     "list_domain_dirs",
     "load_domain",
 ]

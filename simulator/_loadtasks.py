@@ -1,111 +1,113 @@
-"""The loader's task checks: each line of tasks.jsonl validated, its calls naming known tools with
-arguments their schemas accept and `$calls` references to earlier calls that succeed; the tasks
-whose references reach into results are replayed to check the paths they name.
+"""The loader's reading of tasks.jsonl: what the runtime needs of each task, nothing of its grading.
+
+Each line gives a `TaskView` (id, instruction, seed) and its canonical text, what the domain's
+fingerprint hashes of it: the line's fields in the task format's order, those at their defaults
+left out, as compact JSON (the text `scoring.tasks.Task.model_dump_json(exclude_defaults=True)`
+gives; a test holds the two together). The gold calls, answer facts and columns to ignore are
+read and checked by the grading side (`scoring.tasks`), from the same file.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
+import pydantic_core
+from pydantic import ConfigDict, TypeAdapter, ValidationError
+
 from ._loadspec import _validate
-from ._loadtools import ToolChecker
-from .calls import CallRef, call_references, run_calls
-from .domain import Domain
-from .errors import CallReferenceError
-from .spec import Table, Task
+from .errors import Problem
+from .specbase import SpecModel
+from .taskviews import TaskView
 
-#: how many calls of an unknown tool its problem names
-MAX_PLACES = 11
+#: A field a task line must give.
+_REQUIRED: Any = object()
+#: A task line's fields, in the task format's order, and their defaults (`scoring.tasks.Task`).
+LINE_FIELDS: dict[str, Any] = {
+    "id": _REQUIRED,
+    "instruction": _REQUIRED,
+    "calls": [],
+    "answer_facts": [],
+    "answers": None,
+    "ignore_columns": [],
+    "difficulty": None,
+    "tags": [],
+    "notes": [],
+    "seed": 0,
+}
+#: A call's fields, in order, and their defaults (`scoring.tasks.Call`).
+CALL_FIELDS: dict[str, Any] = {"name": _REQUIRED, "arguments": {}, "expect_error": False, "free": []}
+#: the fields whose values the format coerces (a seed of `3.0` is 3), and how
+_COERCED: dict[str, TypeAdapter[Any]] = {"seed": TypeAdapter(int), "expect_error": TypeAdapter(bool)}
 
 
-class TaskReader(ToolChecker):
-    """tasks.jsonl read and checked against the tools."""
+class TaskHead(SpecModel):
+    """The part of a task line the runtime reads (the rest is the grading side's to check)."""
 
-    # set by the loader (simulator.loader)
-    tables: dict[str, Table]
-    lines: dict[str, int]
+    model_config = ConfigDict(extra="ignore", frozen=True)
 
-    def read_tasks(self, tools: set[str], validators: dict[str, Any]) -> list[Task]:
-        path = self.folder / "tasks.jsonl"
-        tasks: list[Task] = []
-        if not path.is_file():
-            return tasks
-        file = "tasks.jsonl"
-        unknown: dict[str, list[str]] = {}  # tool name -> the calls naming it
-        ids: dict[str, int] = {}
-        for lineno, text in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1):
-            if not text.strip():
-                continue
-            where = f"line {lineno}"
-            try:
-                raw = json.loads(text)
-            except json.JSONDecodeError as exc:
-                self.problem(file, where, f"not valid JSON: {exc.msg}")
-                continue
-            task = _validate(Task, raw, file, where, self.problems)
-            if task is None:
-                continue
-            if task.id in ids:
-                self.problem(file, where, f"duplicate task id {task.id!r} (first on line {ids[task.id]})")
-                continue
-            ids[task.id] = lineno
-            self.lines[task.id] = lineno
-            for i, call in enumerate(task.calls):
-                if call.name in self.invalid_tools:
-                    continue  # its definition is wrong, and reported there
-                if call.name not in tools:  # (a renamed tool: one problem, naming every call)
-                    unknown.setdefault(call.name, []).append(f"{where} (task {task.id}).calls[{i}]")
-                    continue
-                refs = call_references(call.arguments)
-                for ref in refs:
-                    self._check_reference(task, i, ref, f"{where} (task {task.id}).calls[{i}].arguments")
-                if call.expect_error or call.name not in validators or refs:
-                    continue
-                for err in validators[call.name].iter_errors(call.arguments):
-                    self.problem(
-                        file,
-                        f"{where} (task {task.id}).calls[{i}]",
-                        f"arguments rejected by {call.name}'s input schema: {err.message}",
-                    )
-            for entry in task.ignore_columns:
-                table, _, column = entry.partition(".")
-                if table not in self.tables or column not in self.tables[table].columns:
-                    self.problem(
-                        file, f"{where} (task {task.id}).ignore_columns", f"unknown column {entry!r}"
-                    )
-            tasks.append(task)
-        for name, places in unknown.items():
-            also = (
-                f" (also {', '.join(places[1:MAX_PLACES])}{' and more' if len(places) > MAX_PLACES else ''})"
+    id: str
+    instruction: str
+    seed: int = 0
+
+
+def _coerced(name: str, value: Any) -> Any:
+    adapter = _COERCED.get(name)
+    if adapter is None:
+        return value
+    try:
+        return adapter.validate_python(value)
+    except ValidationError:
+        return value  # not a valid line: the grading side's check reports it
+
+
+def _fields(raw: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, default in fields.items():
+        if name not in raw:
+            continue
+        value = _coerced(name, raw[name])
+        if name == "calls" and isinstance(value, list):
+            value = [_fields(c, CALL_FIELDS) if isinstance(c, dict) else c for c in value]
+        if default is _REQUIRED or value != default:
+            out[name] = value
+    return out
+
+
+def canonical_text(raw: dict[str, Any]) -> str:
+    """A valid task line's canonical text: what the fingerprint hashes of it."""
+    return pydantic_core.to_json(_fields(raw, LINE_FIELDS)).decode()
+
+
+def read_task_lines(folder: Path, problems: list[Problem]) -> tuple[list[TaskView], list[str]]:
+    """tasks.jsonl's tasks as views, and their canonical texts; a line that is not JSON, gives no
+    id, instruction or seed of the right type, or repeats an id is a problem."""
+    path = folder / "tasks.jsonl"
+    views: list[TaskView] = []
+    texts: list[str] = []
+    if not path.is_file():
+        return views, texts
+    file = "tasks.jsonl"
+    ids: dict[str, int] = {}
+    for lineno, text in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1):
+        if not text.strip():
+            continue
+        where = f"line {lineno}"
+        try:
+            raw = json.loads(text)
+        except json.JSONDecodeError as exc:
+            problems.append(Problem(file, where, f"not valid JSON: {exc.msg}"))
+            continue
+        head = _validate(TaskHead, raw, file, where, problems)
+        if head is None:
+            continue
+        if head.id in ids:
+            problems.append(
+                Problem(file, where, f"duplicate task id {head.id!r} (first on line {ids[head.id]})")
             )
-            self.problem(file, places[0], f"unknown tool {name!r}" + (also if len(places) > 1 else ""))
-        return tasks
-
-    def _check_reference(self, task: Task, index: int, ref: CallRef, where: str) -> None:
-        target = ref.target(index)
-        if isinstance(target, str):
-            self.problem("tasks.jsonl", where, target)
-        elif task.calls[target].expect_error:
-            self.problem(
-                "tasks.jsonl",
-                where,
-                f"{ref.text} refers to call {target}, which is expected to fail and has no result",
-            )
-
-    def check_reference_paths(self, domain: Domain) -> None:
-        """Replay the gold calls of each task that refers to earlier results, to find references to
-        fields those results do not have (only such tasks are replayed: the check costs their calls).
-        A gold call that misbehaves is validation's finding (broken-gold), not a load problem: the
-        replay stops there."""
-        for task in domain.tasks:
-            if not any(call_references(call.arguments) for call in task.calls):
-                continue
-            with domain.episode(seed=task.seed) as ep:
-                try:
-                    for step in run_calls(ep, task.calls, task.id):
-                        unguarded = getattr(step.error, "unguarded", False)
-                        if unguarded or step.ok == task.calls[step.index].expect_error:
-                            break
-                except CallReferenceError as exc:
-                    self.problem("tasks.jsonl", f"line {self.lines[task.id]} (task {task.id})", str(exc))
+            continue
+        ids[head.id] = lineno
+        views.append(TaskView(head.id, head.instruction, head.seed))
+        texts.append(canonical_text(raw))
+    return views, texts

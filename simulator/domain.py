@@ -1,8 +1,10 @@
-"""A loaded domain: its spec, compiled tables and tools, seed rows, tasks and seed snapshot.
+"""A loaded domain: its spec, compiled tables and tools, seed rows, task views and seed snapshot.
 
 The seed snapshot (a serialized SQLite database) is built once per domain and process; every
 episode starts on its own copy of it: a new one, or the connection of a closed episode of the
 domain put back to the seed state (`simulator.pool`), whose statements are already prepared.
+Of its tasks a domain holds what the runtime needs (`TaskView`: id, instruction, seed); the gold
+calls and answer facts are the grading side's (`scoring.tasks`).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import hashlib
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, timedelta
 from pathlib import Path
@@ -22,9 +24,10 @@ from .clock import format_time, parse_time, renderer
 from .errors import TaskError
 from .fastschema import compile_check
 from .pool import ConnectionPool
-from .spec import DomainSpec, Task, Tool
+from .spec import DomainSpec, Tool
 from .steps import CompiledTool
 from .tables import META_TABLES, TableInfo, ddl
+from .taskviews import TaskLike
 
 if TYPE_CHECKING:
     from .episode import Episode
@@ -50,7 +53,8 @@ class Domain:
     tools: dict[str, CompiledTool]
     validators: dict[str, Any]
     seed_rows: dict[str, list[dict[str, Any]]]
-    tasks: list[Task]
+    #: its tasks as the runtime knows them (`TaskView`s; a graded domain's are full `scoring` tasks)
+    tasks: Sequence[TaskLike]
     _snapshot: bytes | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _fingerprint: str | None = field(default=None, repr=False)
@@ -61,6 +65,9 @@ class Domain:
     _pool: ConnectionPool | None = field(default=None, repr=False)
     #: whether its tools run generated code (False: the reference path, `load_domain(..., generated=False)`)
     generated: bool = True
+    #: each task line's canonical text, what `fingerprint` hashes of the tasks (`simulator._loadtasks`);
+    #: dropped once the fingerprint is computed (a served domain holds none)
+    _task_texts: tuple[str, ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
         self.clock_start = parse_time(self.spec.clock.start)
@@ -141,7 +148,7 @@ class Domain:
     def tool_specs(self) -> list[Tool]:
         return [t.spec for t in self.tools.values()]
 
-    def task(self, task_id: str) -> Task:
+    def task(self, task_id: str) -> TaskLike:
         try:
             return self._tasks_by_id[task_id]
         except KeyError:
@@ -181,7 +188,7 @@ class Domain:
     def episode(
         self,
         seed: int = 0,
-        task: str | Task | None = None,
+        task: str | TaskLike | None = None,
         transcript: TranscriptSink | None = None,
         budget: Budget | None = None,
         observer: ReadObserver | None = None,
@@ -278,16 +285,23 @@ class Domain:
         layout is left out: it shapes exports only, never a tool's behaviour or a state.
         """
         if self._fingerprint is None:
-            h = hashlib.sha256()
-            spec = self.spec.model_dump_json(by_alias=True, exclude_defaults=True, exclude={"snapshot"})
-            h.update(spec.encode())
-            h.update(self.policy.encode())
-            # each row as json.dumps(row, sort_keys=True) gives it, one encoder for all of them
-            encode = json.JSONEncoder(sort_keys=True, check_circular=False).encode
-            for name in sorted(self.seed_rows):
-                h.update(name.encode())
-                h.update("".join(map(encode, self.seed_rows[name])).encode())
-            for task in self.tasks:
-                h.update(task.model_dump_json(exclude_defaults=True).encode())
-            self._fingerprint = f"{self.spec.version}-{h.hexdigest()[:16]}"
+            with self._lock:
+                if self._fingerprint is None:
+                    self._fingerprint = self._hash()
+                    self._task_texts = ()
         return self._fingerprint
+
+    def _hash(self) -> str:
+        """The fingerprint: the spec (defaults left out), policy, seed rows and task lines, hashed."""
+        h = hashlib.sha256()
+        spec = self.spec.model_dump_json(by_alias=True, exclude_defaults=True, exclude={"snapshot"})
+        h.update(spec.encode())
+        h.update(self.policy.encode())
+        # each row as json.dumps(row, sort_keys=True) gives it, one encoder for all of them
+        encode = json.JSONEncoder(sort_keys=True, check_circular=False).encode
+        for name in sorted(self.seed_rows):
+            h.update(name.encode())
+            h.update("".join(map(encode, self.seed_rows[name])).encode())
+        for text in self._task_texts:
+            h.update(text.encode())
+        return f"{self.spec.version}-{h.hexdigest()[:16]}"

@@ -33,8 +33,8 @@ from .errors import (
 )
 from .ids import MAX_TRIES
 from .observe import ReadObserver
-from .spec import Task
 from .tables import TableInfo, ValueProblem
+from .taskviews import TaskLike
 
 if TYPE_CHECKING:
     from .domain import Domain
@@ -63,7 +63,7 @@ class Episode(EpisodeState):
         self,
         domain: Domain,
         seed: int = 0,
-        task: str | Task | None = None,
+        task: str | TaskLike | None = None,
         transcript: TranscriptSink | None = None,
         budget: Budget | None = None,
         observer: ReadObserver | None = None,
@@ -71,7 +71,7 @@ class Episode(EpisodeState):
         self.domain = domain
         self.meter = Meter(budget or domain.budget)  # what one call may do (simulator.budget)
         self.seed = seed
-        self.task: Task | None = domain.task(task) if isinstance(task, str) else task
+        self.task: TaskLike | None = domain.task(task) if isinstance(task, str) else task
         self.conn = domain.connection()
         self._page_limit = (
             f"PRAGMA max_page_count = {page_limit(domain.snapshot(), self.meter.budget.growth_bytes)}"

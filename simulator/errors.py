@@ -3,8 +3,9 @@
 `ToolgymError` is the root. `ToolError` (an agent's failed call, for the agent to act on) and
 `InfraError` (a call failure that is not the agent's) are siblings; `except CallFailed` catches
 both. Each carries its `ErrorKind`, which transcripts record, metrics count and scoring rules on.
-`SpecError`, `SessionError`, `TranscriptError` and `TaskError` cover domains, sessions,
-transcripts and tasks. Anything else that escapes is a bug. Full tree: docs/design/engine.md.
+`SpecError`, `SessionError` and `TaskError` cover domains, sessions and tasks (the grading
+side's `TranscriptError` and `CallReferenceError` live in `scoring.errors`, on this tree).
+Anything else that escapes is a bug. Full tree: docs/design/engine.md.
 """
 
 from __future__ import annotations
@@ -191,16 +192,8 @@ def clip_name(name: str) -> str:
     return clip(name, NAME_CHARS)
 
 
-class TranscriptError(ToolgymError):
-    """A transcript cannot be read; the message names the line or message index."""
-
-
 class TaskError(ToolgymError):
     """A task is unknown, or broken (a gold call failed unexpectedly)."""
-
-
-class CallReferenceError(TaskError):
-    """A gold call's `$calls.N.path` argument names no earlier call, or a field its result does not have."""
 
 
 class StorageError(InfraError):

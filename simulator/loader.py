@@ -15,8 +15,8 @@ from typing import Any
 
 import jsonschema
 
-from ._loadtasks import TaskReader
-from ._loadtools import _check_schema
+from ._loadtasks import read_task_lines
+from ._loadtools import ToolChecker, _check_schema
 from .domain import Domain
 from .errors import Problem, SpecError
 from .fastschema import bound_inputs, input_validator
@@ -29,6 +29,7 @@ from .tables import build_tables
 __all__ = [
     "BUNDLED",
     "CheckReport",
+    "ToolsRead",
     "check_domain",
     "domain_folders",
     "domain_search_path",
@@ -39,7 +40,7 @@ __all__ = [
 ]
 
 
-class _Loader(TaskReader, SeedReader):
+class _Loader(ToolChecker, SeedReader):
     def __init__(self, folder: Path, generated: bool = True):
         self.folder = folder
         self.generated = generated  # the tools' code generated (False: the reference path)
@@ -48,13 +49,23 @@ class _Loader(TaskReader, SeedReader):
         self.warnings: list[Problem] = []
         self.spellings: list[Spelling] = []  # old spellings in domain.yaml (also among the warnings)
         self.tool_positions: list[int] = []  # index in domain.yaml of each valid tool
-        self.lines: dict[str, int] = {}  # task id -> its line in tasks.jsonl
         # what is wrong is reported once, at its source; these keep it from showing up again elsewhere
         self.stand_ins: dict[str, set[str]] = {}  # table -> columns whose definition is wrong
         self.invalid_tools: set[str] = set()  # tools whose definition is wrong
         self.stand_in_tools: list[tuple[str, Tool]] = []  # (label, what of it is right) of each
         self.rejected: dict[str, list[tuple[dict[str, Any], int]]] = {}  # table -> seed rows refused, lines
         self.seen: set[tuple[str, str]] = set()  # (location, message) of compile problems reported
+
+
+@dataclass(frozen=True)
+class ToolsRead:
+    """What the grading side checks gold calls against: the tools' names, the input validators
+    of those whose schema is valid, the tools whose definition is wrong (reported there), tables."""
+
+    names: set[str]
+    validators: dict[str, Any]
+    invalid: set[str]
+    tables: dict[str, Table]
 
 
 @dataclass
@@ -68,6 +79,8 @@ class CheckReport:
     errors: list[Problem]
     warnings: list[Problem]
     spellings: list[Spelling] = field(default_factory=list)  # in domain.yaml, for `toolgym migrate`
+    #: the tools as read (None: tasks.jsonl was not read, the spec or its tables being unusable)
+    tools: ToolsRead | None = None
 
 
 def reference_forced() -> bool:
@@ -104,9 +117,10 @@ def check_domain(ref: str | Path, warnings: bool = True, *, generated: bool = Tr
             continue
         validators.setdefault(tool.name, input_validator(tool.input_schema))
     seed = loader.read_seed(spec, infos)
-    tasks = loader.read_tasks({t.name for t in spec.tools}, validators)
+    views, texts = read_task_lines(folder, loader.problems)
+    read = ToolsRead({t.name for t in spec.tools}, validators, set(loader.invalid_tools), loader.tables)
     if loader.problems:
-        return CheckReport(folder, None, loader.problems, loader.warnings, loader.spellings)
+        return CheckReport(folder, None, loader.problems, loader.warnings, loader.spellings, read)
     policy_file = folder / "policy.md"
     policy = policy_file.read_text(encoding="utf-8") if policy_file.is_file() else (spec.policy or "")
     domain = Domain(
@@ -117,13 +131,11 @@ def check_domain(ref: str | Path, warnings: bool = True, *, generated: bool = Tr
         tools=tools,
         validators=validators,
         seed_rows=seed,
-        tasks=tasks,
+        tasks=views,
         generated=loader.generated,
+        _task_texts=tuple(texts),
     )
-    loader.check_reference_paths(domain)
-    return CheckReport(
-        folder, None if loader.problems else domain, loader.problems, loader.warnings, loader.spellings
-    )
+    return CheckReport(folder, domain, loader.problems, loader.warnings, loader.spellings, read)
 
 
 def load_domain(ref: str | Path, *, generated: bool = True) -> Domain:

@@ -21,7 +21,7 @@ from typing import Any
 from .domain import Domain
 from .errors import SessionError, TaskError, clip_name
 from .httpguard import MAX_BODY_BYTES
-from .spec import Task
+from .taskviews import TaskLike, TaskView
 
 
 @dataclass(frozen=True)
@@ -78,8 +78,8 @@ class ServeConfig:
             raise ValueError("header_timeout and body_timeout must be positive")
 
     def with_options(self, **options: Any) -> ServeConfig:
-        """A copy with some options changed (a `Task` for `task` stands for its id; lists for tuples)."""
-        if isinstance(options.get("task"), Task):
+        """A copy with some options changed (a task for `task` stands for its id; lists for tuples)."""
+        if isinstance(options.get("task"), TaskLike):
             options["task"] = options["task"].id
         if options.get("runs") is not None:
             options["runs"] = Path(options["runs"])
@@ -128,19 +128,6 @@ def _loopback(host: str) -> bool:
         return False
 
 
-@dataclass(frozen=True)
-class TaskView:
-    """What the server knows of a task: what the agent may read, and the seed its episode starts at."""
-
-    id: str
-    instruction: str
-    seed: int = 0
-
-    @classmethod
-    def of(cls, task: Task) -> TaskView:
-        return cls(task.id, task.instruction, task.seed)
-
-
 class TaskCatalog:
     """The tasks one server serves, by id, as views."""
 
@@ -177,8 +164,10 @@ class TaskCatalog:
 
 
 def serving_domain(domain: Domain) -> Domain:
-    """The domain without its tasks (what a server holds): the same compiled tools, tables, seed
-    snapshot and fingerprint (computed first, so transcripts still name the domain's version)."""
+    """The domain without its tasks (what a server holds): a plain `Domain`, even of a graded one,
+    with the same compiled tools, tables, seed snapshot and fingerprint (computed first, so
+    transcripts still name the domain's version)."""
     domain.fingerprint()
     domain.snapshot()
-    return dataclasses.replace(domain, tasks=[])
+    values = {f.name: getattr(domain, f.name) for f in dataclasses.fields(Domain) if f.init}
+    return Domain(**{**values, "tasks": [], "_task_texts": ()})

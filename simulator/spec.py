@@ -1,8 +1,9 @@
-"""The domain format as pydantic models: tables, tools and their operations, tasks.
+"""The domain format as pydantic models: tables, tools and their operations.
 
 These models are the contract; `schemas/*.schema.json` are generated from them
 (`python -m simulator.schemas`), and a test fails when a file drifts. The
-semantics of operations and expressions are in docs/domain-format.md.
+semantics of operations and expressions are in docs/domain-format.md. The model of a task line
+(tasks.jsonl: gold calls, answer facts) is the grading side's: `scoring.tasks.Task`.
 """
 
 from __future__ import annotations
@@ -54,7 +55,6 @@ from .specbase import SpecModel as _Model
 __all__ = [
     "ANSWER_TOOL",
     "Answers",
-    "Call",
     "Clock",
     "Collection",
     "Column",
@@ -93,7 +93,6 @@ __all__ = [
     "StepModel",
     "SumStep",
     "Table",
-    "Task",
     "Tool",
     "unregister_step",
     "UpdateStep",
@@ -323,40 +322,3 @@ class DomainSpec(_Model):
         if not re.match(r"^[a-z0-9][a-z0-9_-]*$", value):
             raise ValueError("a domain name is lower-case letters, digits, '_' and '-'")
         return value
-
-
-class Call(_Model):
-    """One tool call: a name and its arguments."""
-
-    name: str
-    arguments: dict[str, Any] = Field(default_factory=dict)
-    expect_error: bool = Field(default=False, description="the correct behaviour is that this call fails")
-    free: list[str] = Field(
-        default_factory=list,
-        description="arguments whose value the task leaves to the agent (e.g. a memo); validation does not mutate them",
-    )
-
-
-class Task(_Model):
-    """One task: an instruction, the gold calls, answer facts, columns to ignore when diffing."""
-
-    id: str
-    instruction: str
-    calls: list[Call] = Field(default_factory=list)
-    answer_facts: list[Any] = Field(default_factory=list)
-    answers: Answers | None = Field(
-        default=None,
-        description="where answer facts may appear: `final` (the last assistant message without tool calls) or `any` assistant message; null: the domain's `answers`",
-    )
-    ignore_columns: list[str] = Field(default_factory=list, description="`table.column` entries")
-    difficulty: str | None = None
-    tags: list[str] = Field(default_factory=list)
-    notes: list[str] = Field(default_factory=list, description="ungraded notes for people (e.g. rubric text)")
-    seed: int = 0
-
-    @model_validator(mode="after")
-    def _ignore_shape(self) -> Task:
-        for entry in self.ignore_columns:
-            if entry.count(".") != 1:
-                raise ValueError(f"ignore_columns entry {entry!r} is not `table.column`")
-        return self

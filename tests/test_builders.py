@@ -146,7 +146,7 @@ def test_any_json_literal_survives_as_a_python_value_and_as_literal(values: list
 
 def _resolve(arguments: Any, results: list[Any], index: int) -> Any:
     try:
-        from simulator.calls import resolve_arguments
+        from scoring.calls import resolve_arguments
     except ImportError:  # before the `$calls` parser moved out of gold replay
         from simulator.gold import resolve_arguments  # type: ignore[no-redef]
     return resolve_arguments(arguments, results, "echo", index)

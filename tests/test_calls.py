@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from simulator.calls import NO_RESULT, CallRef, call_references, resolve_arguments
-from simulator.errors import CallReferenceError
+from scoring.calls import NO_RESULT, CallRef, call_references, resolve_arguments
+from scoring.errors import CallReferenceError
 
 
 def test_parse_reads_the_index_and_the_path() -> None:

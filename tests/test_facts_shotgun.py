@@ -12,10 +12,10 @@ from scoring.facts import fact_text, find_facts, ruled_out, shotgun
 from scoring.replay import expected_episode
 from scoring.rollout import Rollout, RolloutCall
 from scoring.score import score_rollout
+from scoring.tasks import Task
 from scoring.validation.gold import replay_gold
 from scoring.validation.validate import check_task, gold_message
 from simulator import Domain, load_domain
-from simulator.spec import Task
 from tests.conftest import FIXTURES
 
 BUNDLED = ("bank", "office", "logistics", "tau2-retail")

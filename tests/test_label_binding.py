@@ -27,7 +27,8 @@ from fastmcp import Client
 
 from scoring import load_transcript, parse_transcript, score_rollout, score_transcript
 from scoring.batch import BatchScorer
-from simulator import Domain, ToolgymError, TranscriptError, labels, load_domain
+from scoring.errors import TranscriptError
+from simulator import Domain, ToolgymError, labels, load_domain
 from simulator.errors import INJECTED_FAULT
 from simulator.server import DomainServer
 from simulator.transcript import MemorySink

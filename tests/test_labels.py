@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from scoring import load_transcript, parse_transcript, score_rollout
+from scoring.tasks import Call, Task
 from simulator import Domain, ToolError, labels
 from simulator.errors import INJECTED_FAULT, INTERNAL_ERROR
-from simulator.spec import Call, Task
 from simulator.transcript import MemorySink
 from tests.test_scoring_properties import FORMATS, make_task
 

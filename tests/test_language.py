@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from scoring.tasks import Task
 from scoring.validation.gold import replay_gold
 from simulator import ToolError, load_domain
 from simulator.errors import TaskError
-from simulator.spec import Task
 
 TABLES = {
     "people": {

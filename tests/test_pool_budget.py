@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+from scoring.calls import resolve_arguments
 from simulator import Domain, load_domain
 from simulator.budget import PROGRESS_EVERY, Budget
-from simulator.calls import resolve_arguments
 from simulator.errors import ToolError, WorkLimitError
 
 #: gold solutions replayed (each on a fresh connection, then three times on the reused one)

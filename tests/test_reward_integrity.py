@@ -21,8 +21,8 @@ from typing import Any
 from fastmcp import Client
 
 from scoring import score_transcript
+from scoring.calls import resolve_arguments
 from simulator import load_domain
-from simulator.calls import resolve_arguments
 from simulator.errors import INJECTED_FAULT
 from simulator.labels import Key
 from simulator.server import DomainServer

@@ -22,9 +22,10 @@ from scoring import (
     parse_transcript,
     score_rollout,
 )
+from scoring.errors import TranscriptError
 from scoring.report import ScoreReport, render
-from simulator import TaskError, TranscriptError, labels, load_domain
-from simulator.spec import Call, Task
+from scoring.tasks import Call, Task
+from simulator import TaskError, labels, load_domain
 from tests.conftest import FIXTURES
 from tests.test_labels import SESSION, server_records
 from tests.test_scoring_properties import FORMATS, make_task, record, score

@@ -20,8 +20,8 @@ from scoring import Rollout, RolloutCall, score_rollout
 from scoring import expected as expected_mod
 from scoring.expected import cached_states, capture, clear_expected_states, expected_state
 from scoring.replay import expected_episode
+from scoring.tasks import Call, Task
 from simulator import Domain, load_domain
-from simulator.spec import Call, Task
 from tests.conftest import FIXTURES
 
 TASKS = [

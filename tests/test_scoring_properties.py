@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scoring import diff_states, parse_transcript, score_rollout
+from scoring.tasks import Call, Task
 from scoring.validation.gold import replay_gold
 from simulator import Domain, ToolError
-from simulator.spec import Call, Task
 from simulator.transcript import MemorySink
 from tests.test_properties import calls as any_call
 from tests.test_properties import run

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from scoring import facts
 from scoring.facts import RuledOut, _json, _tokens_of, fact_text, find_ruled_out, stated, tokens
+from scoring.tasks import Task
 from simulator import load_domain
-from simulator.spec import Task
 from tests.conftest import FIXTURES
 
 

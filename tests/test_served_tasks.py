@@ -18,11 +18,11 @@ import pytest
 from fastmcp import Client
 
 from scoring import score_transcript
+from scoring.calls import resolve_arguments
 from scoring.facts import fact_text
+from scoring.tasks import Task
 from simulator import Domain, load_domain
-from simulator.calls import resolve_arguments
 from simulator.server import DomainServer
-from simulator.spec import Task
 from tests.helpers import records, text
 from tests.test_server_e2e import ENV, ROOT, SERVE, http_server, wait_for_ends
 

@@ -18,6 +18,7 @@ import pytest
 from fastmcp import Client
 
 from scoring.curation.metrics import collect
+from scoring.tasks import Call, Task
 from scoring.validation.gold import replay_gold
 from simulator import Domain, load_domain
 from simulator._serversessions import NO_SESSION
@@ -27,7 +28,6 @@ from simulator.mcptools import SUBMIT_ANSWER_SCHEMA, tool_annotations
 from simulator.server import NO_TASK, DomainServer
 from simulator.serving import ServeConfig, TaskCatalog, TaskView
 from simulator.sessions import check_session_id, resolve_task
-from simulator.spec import Call, Task
 from tests.conftest import FIXTURES
 from tests.helpers import calls_of, records, replay, text
 from toolgym.cli import app

@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
+from scoring.calls import NO_RESULT, resolve_arguments
+from scoring.errors import CallReferenceError
 from simulator import Domain, load_domain
-from simulator.calls import NO_RESULT, resolve_arguments
-from simulator.errors import CallFailed, CallReferenceError
+from simulator.errors import CallFailed
 from tests.conftest import FIXTURES, ROOT
 
 FOLDERS = {"shop": FIXTURES / "shop", "tau2-retail": ROOT / "domains" / "tau2-retail"}

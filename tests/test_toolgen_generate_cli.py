@@ -366,8 +366,8 @@ def test_generated_tasks_served_over_http_score_one_with_gold_calls_and_fail_wit
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
+    from scoring.calls import resolve_arguments
     from scoring.validation.validate import gold_message
-    from simulator.calls import resolve_arguments
 
     from .helpers import records, text
     from .test_server_e2e import http_server, wait_for_ends

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from scoring.tasks import Task
 from scoring.validation.validate import TaskValidation, check_loaded_task, check_task, domain_ids
 from simulator import load_domain
 from simulator.builders import dump_jsonl
-from simulator.spec import Task
 from toolgen.synth import tasks as synth_tasks
 from toolgen.synth.lookups import World
 from toolgen.synth.run import PHASES, synthesize_domain

@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from scoring.tasks import Task
 from scoring.validation.domains import validate_domains
 from scoring.validation.validate import check_loaded_task
 from simulator import load_domain
 from simulator.errors import ToolError
-from simulator.spec import Task
 from toolgen.naming import plural_phrase
 from toolgen.synth import instructions as say
 from toolgen.synth.checks import CHECKS

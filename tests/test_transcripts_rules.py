@@ -12,9 +12,10 @@ import pytest
 from typer.testing import CliRunner
 
 from scoring import parse_transcript, score_rollout
+from scoring.errors import TranscriptError
 from scoring.explain import versus
-from simulator import TranscriptError, labels, load_domain
-from simulator.spec import Call
+from scoring.tasks import Call
+from simulator import labels, load_domain
 from tests.conftest import FIXTURES
 from tests.test_scoring_properties import FORMATS, make_task, record
 from toolgym.cli import app

@@ -11,7 +11,8 @@ from simulator.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from scoring import load_transcript, score_rollout
-    from simulator import Domain, Episode, ToolError, ToolgymError, load_domain
+    from scoring.tasks import load_domain
+    from simulator import Domain, Episode, ToolError, ToolgymError
 
     from .env import Environment, Observation, StepResult
 
@@ -25,7 +26,7 @@ __getattr__, __dir__ = lazy_exports(
         "StepResult": "toolgym.env",
         "ToolError": "simulator",
         "ToolgymError": "simulator",
-        "load_domain": "simulator",
+        "load_domain": "scoring.tasks",
         "load_transcript": "scoring",
         "score_rollout": "scoring",
     },

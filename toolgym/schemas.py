@@ -13,8 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from scoring.tasks import Task
 from simulator.lang.docs import with_expr_defs
-from simulator.spec import DomainSpec, Task
+from simulator.spec import DomainSpec
 from simulator.transcript import Transcript
 from toolgen.model import Operation, Plan
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from simulator import TranscriptError
+from ..errors import TranscriptError
 
 BUCKETS = (("hard", 0.0, 1 / 3), ("medium", 1 / 3, 2 / 3), ("easy", 2 / 3, 1.01))
 

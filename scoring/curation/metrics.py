@@ -14,8 +14,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from simulator.errors import INFRA_KINDS, ErrorKind, TranscriptError
+from simulator.errors import INFRA_KINDS, ErrorKind
 
+from ..errors import TranscriptError
 from ..transcripts import read_records, read_text
 
 #: every kind, the agent's first

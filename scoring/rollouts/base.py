@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from simulator import Domain
-from simulator.spec import Task
 
+from ..tasks import Task
 from .env import Env
 
 

@@ -24,7 +24,8 @@ from simulator.resends import CALL_ID_META
 from simulator.server import DomainServer
 from simulator.serving import ServeConfig, TaskView, serving_domain
 from simulator.sessions import SessionRegistry
-from simulator.spec import Task
+
+from ..tasks import Task
 
 
 @dataclass(frozen=True)

@@ -17,10 +17,11 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
 from simulator import Domain
-from simulator.calls import NO_RESULT, resolve_arguments
-from simulator.errors import CallReferenceError, ErrorKind
+from simulator.errors import ErrorKind
 from simulator.mcptools import SUBMIT_ANSWER
 
+from ..calls import NO_RESULT, resolve_arguments
+from ..errors import CallReferenceError
 from ..facts import fact_text
 from ..validation.fuzz import seen_pools, strategy
 from ..validation.mutate import key_values, mutations

@@ -23,14 +23,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from simulator import Domain, TaskError, ToolgymError, load_domain
+from simulator import Domain, TaskError, ToolgymError
 from simulator.errors import ErrorKind
 from simulator.labels import Key, runs_key
 from simulator.server import DomainServer
-from simulator.spec import Task
 
 from ..batch import BatchScorer, bounded
 from ..executor import Executor, run_units
+from ..tasks import Task, load_domain, task_of
 from ..transcripts import load_transcript
 from ..validation.manifest import Manifest
 from .base import Context, Ended, Policy
@@ -205,7 +205,7 @@ def rollout_unit(
     }
     started = time.perf_counter()
     try:
-        task = domain.task(task_id)
+        task = task_of(domain, task_id)
         base["tier"] = next((t for t in task.tags if t.startswith("tier-")), None)
         policy = parse_policy(policy_text)
         ctx = Context(

@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from simulator import load_domain
-
+from ..tasks import load_domain
 from . import DEFAULT_CALLS
 from .fuzz import ToolFinding, ToolFuzz
 from .manifest import Manifest

@@ -20,6 +20,8 @@ from simulator import Domain, ToolError
 from simulator.errors import CallFailed
 from simulator.fastschema import compile_check
 
+from ..tasks import graded
+
 #: Calls per tool unless told otherwise (`toolgym validate --fuzz N`).
 #: Distinct errors reported per tool, and the length arguments and errors are cut to.
 MAX_FINDINGS = 3
@@ -90,7 +92,7 @@ def pools(domain: Domain) -> Pools:
                 found.setdefault(column, []).append(value)
                 if column in uniques and isinstance(value, str):
                     ids.append(value)
-    for task in domain.tasks:
+    for task in graded(domain).tasks:
         for call in task.calls:
             _leaf_values(call.arguments, None, found)
     out = {k: _ordered(v) for k, v in found.items()}

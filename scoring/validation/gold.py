@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from simulator import Episode
-from simulator.calls import run_calls
 from simulator.errors import TaskError, ToolError
-from simulator.spec import Task
+
+from ..calls import run_calls
+from ..tasks import Task
 
 
 @dataclass

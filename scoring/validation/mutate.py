@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from simulator import Domain
-from simulator.calls import CallRef
+
+from ..calls import CallRef
 
 
 @dataclass(frozen=True)

@@ -20,10 +20,10 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from simulator import Domain, Episode, ToolgymError
-from simulator.calls import CallRef
-from simulator.spec import Task
 
+from ..calls import CallRef
 from ..facts import contains, fact_text, find_facts, tokens
+from ..tasks import Task
 from .gold import GoldOutcome
 
 

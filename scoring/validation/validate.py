@@ -18,15 +18,15 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field
 
-from simulator import Domain, Episode, TaskError, load_domain
-from simulator.calls import call_references, resolve_arguments
+from simulator import Domain, Episode, TaskError
 from simulator.errors import CallFailed
-from simulator.spec import Task
 
+from ..calls import call_references, resolve_arguments
 from ..expected import expected_state
 from ..facts import RuledOut, fact_text
 from ..rollout import Rollout, RolloutCall
 from ..score import score_rollout
+from ..tasks import Task, load_domain, task_of
 from .fuzz import ToolFuzz, fuzz_tool, pools
 from .gold import GoldOutcome, replay_gold
 from .mutate import key_values, mutations
@@ -191,7 +191,7 @@ def check_task(path: str, task_id: str, deep: bool = True) -> TaskValidation:
     started = time.perf_counter()
     try:
         domain = _domain(path)
-        return _check_task(domain, domain.task(task_id), deep, started, lambda: _ids(path))
+        return _check_task(domain, task_of(domain, task_id), deep, started, lambda: _ids(path))
     except Exception as exc:
         message = f"checking task {task_id} raised {error_text(exc)}"
         return _verdict(task_id, [Finding(check="broken-gold", message=message)], None, started)

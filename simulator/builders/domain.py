@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from ..calls import PREFIX, CallRef
+from .._loadtasks import LINE_FIELDS, TaskHead
+from ..callsyntax import PREFIX, CallRef
 from ..numbers import finite
-from ..spec import DomainSpec, Fragment, Table, Task, Tool
+from ..spec import DomainSpec, Fragment, Table, Tool
 from .steps import Step, steps_raw
 
 if TYPE_CHECKING:
@@ -130,7 +131,7 @@ def inputs(
 
 def calls_ref(index: int, *path: str | int) -> CallRef:
     """`"$calls.N.path"`: a path of gold call N's result (`calls_ref(0, "booking_id")`), resolved
-    at replay by `simulator.calls`, whose `CallRef` this is."""
+    at replay by `scoring.calls` (this `CallRef` is the syntax, `simulator.callsyntax`)."""
     if index < 0:
         raise ValueError(f"a call index is 0 or more, got {index}")
     segments = tuple(str(s) for s in path)
@@ -210,6 +211,22 @@ def _checked(model: type[BaseModel], raw: dict[str, Any], what: str) -> dict[str
             f"{'.'.join(str(p) for p in err['loc']) or '(top)'}: {err['msg']}" for err in exc.errors()[:5]
         )
         raise ValueError(f"{what}: {problems}") from None
+    return raw
+
+
+def _checked_task(raw: dict[str, Any], what: str) -> dict[str, Any]:
+    """`raw` if it is a task line (its fields the format's, an id, an instruction and a seed, ignored
+    columns as `table.column`); else ValueError. Its gold calls are checked when the folder is
+    loaded by the grading side (`scoring.load_domain`), against the tools."""
+    _checked(TaskHead, raw, what)
+    problems = [f"{name}: not a field of a task" for name in raw if name not in LINE_FIELDS]
+    problems += [
+        f"ignore_columns: entry {entry!r} is not `table.column`"
+        for entry in raw.get("ignore_columns", ())
+        if not isinstance(entry, str) or entry.count(".") != 1
+    ]
+    if problems:
+        raise ValueError(f"{what}: {'; '.join(problems[:5])}")
     return raw
 
 
@@ -324,7 +341,7 @@ class DomainBuilder:
             "ignore_columns": list(ignore_columns),
             **extra,
         }
-        self.tasks.append(_checked(Task, raw, f"task {id!r}"))
+        self.tasks.append(_checked_task(raw, f"task {id!r}"))
         return self
 
     def raw(self) -> dict[str, Any]:

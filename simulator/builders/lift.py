@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from .. import lang
-from ..calls import CallRef
+from ..callsyntax import CallRef
 from ..lang import nodes
 from ..spec import FILTER_ALIASES
 from .domain import NOW_DEFAULT, DomainBuilder, call, calls_ref, column

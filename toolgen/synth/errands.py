@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from simulator.calls import PREFIX as CALL_REF
+from scoring.calls import PREFIX as CALL_REF
 from toolgen.naming import plural_phrase, words
 
 from . import instructions as say

@@ -24,10 +24,10 @@ from typing import Any
 
 import httpx2
 
+from scoring.tasks import Task
 from scoring.validation.validate import check_loaded_task, domain_ids
 from simulator import Domain
 from simulator.builders import DomainBuilder
-from simulator.spec import Task
 from toolgen.model import PlannedDomain
 from toolgen.naming import words
 

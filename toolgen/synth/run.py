@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from scoring.executor import Executor, run_units
+from scoring.tasks import check_domain
 from scoring.validation.validate import CHECKED
 from simulator.builders import dump_jsonl
-from simulator.loader import check_domain
 from toolgen.model import Operation, PlannedDomain, SkippedOperation
 
 from .folder import build_domain, source_licenses, write_folder

@@ -19,12 +19,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from scoring.calls import run_calls
+from scoring.errors import CallReferenceError
+from scoring.tasks import Task, load_domain
 from scoring.validation.validate import check_loaded_task, domain_ids
-from simulator import Domain, load_domain
+from simulator import Domain
 from simulator.builders import DomainBuilder, dump_jsonl
-from simulator.calls import run_calls
-from simulator.errors import CallReferenceError
-from simulator.spec import Task
 from toolgen.model import Operation
 from toolgen.naming import plural_phrase, singular, words
 from toolgen.pure import path_params, verb_of

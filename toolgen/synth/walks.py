@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from scoring.calls import NO_RESULT, resolve_arguments
 from simulator.builders import call, calls_ref
-from simulator.calls import NO_RESULT, resolve_arguments
 from simulator.errors import ToolgymError
 from toolgen.naming import plural_phrase, words
 

@@ -31,7 +31,8 @@ from openenv.core.env_server.mcp_types import (
 from openenv.core.env_server.types import Action, Observation, State
 from pydantic import Field
 
-from simulator import Domain, load_domain
+from scoring.tasks import load_domain
+from simulator import Domain
 
 from ..env import Environment
 

@@ -22,7 +22,8 @@ def domains(as_json: JsonOpt = False) -> None:
 
     Example: toolgym domains --json
     """
-    from simulator import SpecError, list_domain_dirs, load_domain
+    from scoring.tasks import load_domain
+    from simulator import SpecError, list_domain_dirs
 
     for root in local_roots():
         if not root.is_dir():
@@ -97,7 +98,7 @@ def check(path: DomainArg, as_json: JsonOpt = False) -> None:
 
     Example: toolgym check domains/bank
     """
-    from simulator.loader import check_domain
+    from scoring.tasks import check_domain
 
     report = check_domain(path)
     errors = [p.__dict__ for p in report.errors]
@@ -155,7 +156,7 @@ def call(
 
     Example: toolgym call bank get_customer '{"customer_id": "CUS-090075c2"}'
     """
-    from simulator import load_domain
+    from scoring.tasks import load_domain
 
     d = load_domain(domain)
     with d.episode(seed=seed) as ep:

@@ -69,7 +69,7 @@ def export(
     Example: toolgym export tau2-retail --format snapshot --task 1 --out db-after-1.json
     """
     from scoring.export import export_snapshot, export_state, layout_of
-    from simulator import load_domain
+    from scoring.tasks import load_domain
 
     if task is not None and transcript is not None:
         raise typer.BadParameter("give --task or --transcript, not both", param_hint="'--transcript'")

@@ -15,8 +15,8 @@ from ..app import DomainArg, JsonOpt, app, err, out, print_json
 
 def _verified(folder: Path, text: str) -> None:
     """Load the migrated domain.yaml beside the folder's other files; a problem stops the migration."""
+    from scoring.tasks import check_domain
     from simulator import SpecError
-    from simulator.loader import check_domain
 
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / folder.name
@@ -55,8 +55,8 @@ def migrate(
 
     Example: toolgym migrate domains/bank --dry-run
     """
+    from scoring.tasks import check_domain
     from simulator import SpecError
-    from simulator.loader import check_domain
     from simulator.migrate import apply, plan
 
     report = check_domain(path)

@@ -55,8 +55,8 @@ def export_sft(
 
     Example: toolgym export-sft bank office --out sft.jsonl
     """
+    from scoring.tasks import load_domain
     from scoring.validation.manifest import load_manifest
-    from simulator import load_domain
 
     from ..env.sft import export_domain
 

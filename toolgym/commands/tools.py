@@ -39,7 +39,7 @@ def tools(
 
     Example: toolgym tools bank --format anthropic
     """
-    from simulator import load_domain
+    from scoring.tasks import load_domain
 
     from ..env.tools import ToolFormat, tool_list
 

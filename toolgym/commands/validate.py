@@ -67,8 +67,8 @@ def validate(
 
     Example: toolgym validate bank office --reruns 3 --workers 2 --manifest-dir runs/manifests
     """
+    from scoring.tasks import check_domain
     from scoring.validation.domains import manifest, validate_domains
-    from simulator.loader import check_domain
 
     chosen = next(e for e in EXECUTORS if e == executor)
     loaded = []

@@ -20,12 +20,12 @@ from typing import Any
 
 from scoring import Rollout, RolloutCall, ScoreReport, score_rollout
 from scoring.rollout import read_arguments
+from scoring.tasks import Task, graded, load_domain
 from scoring.validation.manifest import load_manifest
-from simulator import Domain, Episode, load_domain
+from simulator import Domain, Episode
 from simulator.budget import Budget
 from simulator.errors import CallFailed, InfraError, TaskError
 from simulator.mcptools import SUBMIT_ANSWER, ok_result
-from simulator.spec import Task
 
 from .tools import all_formats, has_answer_tasks
 
@@ -121,7 +121,7 @@ class Environment:
         budget: Budget | None = None,
         rng: int | None = 0,
     ):
-        self.domain = domain if isinstance(domain, Domain) else load_domain(domain)
+        self.domain = graded(domain) if isinstance(domain, Domain) else load_domain(domain)
         ids = list(tasks) if tasks is not None else None
         if manifest is not None:
             validated = load_manifest(manifest)

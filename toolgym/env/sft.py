@@ -13,10 +13,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from scoring.tasks import Task
 from scoring.validation.gold import replay_gold
 from simulator import Domain
 from simulator.errors import TaskError
-from simulator.spec import Task
 
 from .environment import Environment
 

@@ -14,6 +14,7 @@ from typing import Any, Literal, get_args
 
 from mcp_types import ToolAnnotations
 
+from scoring.tasks import graded
 from simulator import Domain
 from simulator.mcptools import (
     SUBMIT_ANSWER,
@@ -38,7 +39,7 @@ async def _not_served(name: str, arguments: dict[str, Any]) -> Any:  # pragma: n
 
 def has_answer_tasks(domain: Domain) -> bool:
     """Whether any task of the domain is graded on answer facts (then `submit_answer` is listed)."""
-    return any(task.answer_facts for task in domain.tasks)
+    return any(task.answer_facts for task in graded(domain).tasks)
 
 
 def mcp_tools(domain: Domain, answer: bool | None = None) -> list[dict[str, Any]]:

@@ -2,26 +2,39 @@
 
 A string `"$calls.N.path"` is replaced by that path of call N's result (`"$$..."` is a literal
 leading `$`). A missing field, an index past a list's end or a call that failed is a
-`CallReferenceError`, never a silent null. The loader, gold replay (`run_calls`), validation and
-mutation (`CallRef`) all use this parser. Design notes: docs/design/engine.md.
+`CallReferenceError`, never a silent null. The task checks (`scoring.tasks`), gold replay
+(`run_calls`), validation and mutation (`CallRef`) all use this parser; the runtime never does.
+Design notes: docs/design/engine.md.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .errors import CallFailed, CallReferenceError, InfraError, ToolError
-from .lang.values import json_type
+from simulator.callsyntax import INDEX as _INDEX
+from simulator.callsyntax import PREFIX
+from simulator.callsyntax import CallRef as CallText
+from simulator.errors import CallFailed, InfraError, ToolError
+from simulator.lang.values import json_type
+
+from .errors import CallReferenceError
 
 if TYPE_CHECKING:
-    from .episode import Episode
-    from .spec import Call
+    from simulator.episode import Episode
 
-PREFIX = "$calls."
-_INDEX = re.compile(r"-?[0-9]+", re.ASCII)
+    from .tasks import Call
+
+__all__ = [
+    "NO_RESULT",
+    "PREFIX",
+    "CallOutcome",
+    "CallRef",
+    "call_references",
+    "resolve_arguments",
+    "run_calls",
+]
 
 
 class _NoResult:
@@ -35,21 +48,8 @@ NO_RESULT: Any = _NoResult()
 
 
 @dataclass(frozen=True)
-class CallRef:
-    """One `$calls.N.path` reference: the text, the call it names (None: it names none) and the path."""
-
-    text: str
-    index: int | None
-    path: tuple[str, ...]
-
-    @classmethod
-    def parse(cls, value: Any) -> CallRef | None:
-        """The reference a value is, or None when it is not one (not a string starting `$calls.`)."""
-        if not isinstance(value, str) or not value.startswith(PREFIX):
-            return None
-        head, *path = value[len(PREFIX) :].split(".")
-        index = int(head) if _INDEX.fullmatch(head) and not head.startswith("-") else None
-        return cls(value, index, tuple(path))
+class CallRef(CallText):
+    """One `$calls.N.path` reference (`simulator.callsyntax`), and how it is followed into a result."""
 
     def target(self, at: int) -> int | str:
         """The index of the call this names, or why it names no call earlier than call `at`."""
