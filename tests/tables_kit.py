@@ -8,7 +8,8 @@ from typing import Any
 
 import yaml
 
-from simulator import Domain, load_domain
+from scoring import load_domain
+from simulator import Domain
 
 
 def write_domain(

@@ -16,7 +16,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simulator import InfraError, ToolError, load_domain
+from scoring import load_domain
+from simulator import InfraError, ToolError
 from simulator.budget import Budget, count_of, member
 from simulator.calc import calc
 from simulator.errors import CallTimeout, WorkLimitError

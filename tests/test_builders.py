@@ -444,7 +444,7 @@ def test_write_gives_a_folder_that_loads_and_a_spec() -> None:
             "policy.md",
             "tasks.jsonl",
         ]
-        from simulator import load_domain
+        from scoring import load_domain
 
         domain = load_domain(folder)
     assert domain.policy == "Be brief."
@@ -476,7 +476,7 @@ def test_write_refuses_a_folder_holding_a_domain_and_overwrites_leaving_nothing_
     assert (folder / "notes.txt").read_text(
         encoding="utf-8"
     ) == "mine"  # what the builder did not write is kept
-    from simulator import load_domain
+    from scoring import load_domain
 
     with load_domain(folder).episode() as ep:
         assert [r["id"] for r in ep.export()["notes"]] == [2]

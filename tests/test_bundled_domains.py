@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from scoring import load_domain
 from scoring.validation.gold import replay_gold
-from simulator import list_domain_dirs, load_domain
+from simulator import list_domain_dirs
 
 BUNDLED = [p for p in list_domain_dirs()]
 

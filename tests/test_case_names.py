@@ -12,7 +12,7 @@ import sqlite3
 import pytest
 from typer.testing import CliRunner
 
-from simulator.loader import check_domain
+from scoring import check_domain
 from tests.test_loader import copy_shop, edit_yaml, problems
 from toolgym.cli import app
 

@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 from typer.testing import CliRunner
 
-from simulator.loader import check_domain
+from scoring import check_domain
 from tests.conftest import FIXTURES
 from toolgym.cli import app
 

@@ -22,9 +22,9 @@ import typer
 from typer.models import ArgumentInfo, CommandInfo, OptionInfo
 from typer.testing import CliRunner
 
+from scoring import load_domain
 from scoring.batch import BatchScorer
 from scoring.validation.manifest import Manifest
-from simulator import load_domain
 from simulator.transcript import FileSink
 from tests.conftest import FIXTURES, ROOT
 from toolgym.app import ToolgymGroup, fail, output_dir, output_file

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from simulator import load_domain
+from scoring import load_domain
 from tests.conftest import FIXTURES
 from tests.test_cli_errors import one_error_line as errors_one_line
 from toolgym.cli import app

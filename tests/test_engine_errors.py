@@ -18,10 +18,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from scoring import load_domain
 from scoring.tasks import Task
 from scoring.validation.fuzz import pools, strategy
 from scoring.validation.gold import replay_gold
-from simulator import ToolError, list_domain_dirs, load_domain
+from simulator import ToolError, list_domain_dirs
 from simulator.errors import OperationError, TaskError
 from simulator.steps import CompiledTool, Run
 from tests.test_language import make, tool

@@ -18,8 +18,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from scoring import load_domain
 from scoring.validation.gold import replay_gold
-from simulator import load_domain
 from simulator.errors import TaskError
 from toolgym.cli import app
 from toolgym.env import FORMATS, Environment, tool_list

@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from scoring import load_domain
 from scoring.validation.gold import replay_gold
-from simulator import Domain, load_domain
+from simulator import Domain
 from tests.fake_openai import FakeOpenAI, call, say
 from toolgym.cli import app
 from toolgym.env import Environment

@@ -14,8 +14,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from scoring import load_domain
 from scoring.calls import resolve_arguments
-from simulator import Domain, load_domain
+from simulator import Domain
 from simulator.errors import ToolError
 from simulator.pool import new_connection
 from tests.conftest import ROOT

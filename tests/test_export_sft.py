@@ -8,8 +8,8 @@ from typing import Any
 
 from typer.testing import CliRunner
 
+from scoring import load_domain
 from scoring.validation.gold import replay_gold
-from simulator import load_domain
 from toolgym.cli import app
 from toolgym.env.tools import tool_list
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from scoring import load_domain
 from scoring.facts import fact_text, find_facts, ruled_out, shotgun
 from scoring.replay import expected_episode
 from scoring.rollout import Rollout, RolloutCall
@@ -15,7 +16,7 @@ from scoring.score import score_rollout
 from scoring.tasks import Task
 from scoring.validation.gold import replay_gold
 from scoring.validation.validate import check_task, gold_message
-from simulator import Domain, load_domain
+from simulator import Domain
 from tests.conftest import FIXTURES
 
 BUNDLED = ("bank", "office", "logistics", "tau2-retail")

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simulator import list_domain_dirs, load_domain
+from scoring import load_domain
+from simulator import list_domain_dirs
 from simulator.fastschema import compile_check, input_validator
 
 SCHEMAS = [

@@ -14,7 +14,7 @@ import subprocess
 import sys
 from typing import Any
 
-from simulator import load_domain
+from scoring import load_domain
 from simulator.builders import arg, get, inputs, param, ref, return_, update
 from tests.conftest import ROOT, shared_file
 from toolgen.snapshot import load_collections, read_snapshot, seed_domain

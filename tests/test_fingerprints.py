@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from pydantic import create_model
 
-from simulator import load_domain
+from scoring import load_domain
 from simulator.spec import DomainSpec
 
 PINNED = {

@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from scoring import load_domain
 from scoring.export import SnapshotDiff, snapshot_state
-from simulator import ToolError, load_domain
+from simulator import ToolError
 from simulator.errors import SpecError
 from toolgen.fromdata import generate_domain
 from toolgym.cli import app

@@ -11,9 +11,10 @@ import pytest
 from hypothesis import given, settings
 from typer.testing import CliRunner
 
+from scoring import load_domain
 from scoring.validation.domains import DomainValidation, ValidationReport
 from scoring.validation.fuzz import ToolFuzz, fuzz_domain, fuzz_tool, pools, strategy
-from simulator import Domain, load_domain
+from simulator import Domain
 from tests.conftest import FIXTURES
 from toolgym.cli import app
 

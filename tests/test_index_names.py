@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from simulator import load_domain
+from scoring import load_domain
 from simulator.tables import index_name
 from tests.test_loader import copy_shop, edit_yaml
 

@@ -16,8 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scoring import load_transcript
-from simulator import load_domain
+from scoring import load_domain, load_transcript
 from simulator.transcript import FileSink
 
 from .conftest import FIXTURES

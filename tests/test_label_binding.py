@@ -25,10 +25,10 @@ from typing import Any
 import pytest
 from fastmcp import Client
 
-from scoring import load_transcript, parse_transcript, score_rollout, score_transcript
+from scoring import load_domain, load_transcript, parse_transcript, score_rollout, score_transcript
 from scoring.batch import BatchScorer
 from scoring.errors import TranscriptError
-from simulator import Domain, ToolgymError, labels, load_domain
+from simulator import Domain, ToolgymError, labels
 from simulator.errors import INJECTED_FAULT
 from simulator.server import DomainServer
 from simulator.transcript import MemorySink

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from scoring import load_domain
 from scoring.tasks import Task
 from scoring.validation.gold import replay_gold
-from simulator import ToolError, load_domain
+from simulator import ToolError
 from simulator.errors import TaskError
 
 TABLES = {

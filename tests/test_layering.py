@@ -6,11 +6,20 @@ never imports a higher layer (any import counts: top-level, function-local or `T
 and no module takes part in an import cycle (a cycle hidden in a function is still a cycle; an
 annotation-only `TYPE_CHECKING` import runs nothing and is not part of one). The checker is shown
 to catch a planted import from the server into grading code, and a planted cycle.
+
+Within `simulator`, the server side (the modules an agent-facing server runs, and every module they
+import, transitively) holds no grading material, judged by what the code is, not by module names:
+no class with a task's grading fields (`answer_facts`, `ignore_columns`, `expect_error`), no
+grading type or error (`Task`, `GradedDomain`, `TranscriptError`, `CallReferenceError`), no
+`$calls.N.path` syntax (the gold calls' references), nothing imported from a module that holds
+any. A server process imports no grading module, and a server given a graded domain holds views.
 """
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import networkx as nx
@@ -26,7 +35,19 @@ ALLOWED = {
     "toolgym": {"simulator", "scoring", "toolgen"},
 }
 #: runtime modules the agent-facing server process loads must not even name grading material
-SERVER_SIDE = ("simulator.server", "simulator.sessions")
+SERVER_SIDE = (
+    "simulator.server",
+    "simulator.sessions",
+    "simulator._serversessions",
+    "simulator._servercalls",
+    "simulator.fastcall",
+)
+#: fields only a task's grading has: a class declaring one is a grading type, whatever its name
+GRADING_FIELDS = frozenset({"answer_facts", "ignore_columns", "expect_error"})
+#: the grading side's types and errors (`scoring.tasks`, `scoring.errors`)
+GRADING_CLASSES = frozenset({"Task", "GradedDomain", "TranscriptError", "CallReferenceError"})
+#: how a gold call's argument names an earlier call's result (`scoring.calls`)
+CALLS_SYNTAX = "$calls."
 
 
 def _module_name(path: Path) -> str:
@@ -116,6 +137,135 @@ def test_the_import_graph_breaks_no_layer_and_has_no_cycle() -> None:
     graph = import_graph(sources())
     assert graph.number_of_edges() > 100  # the graph was really derived
     assert violations(graph) == []
+
+
+def grading_material(text: str) -> list[str]:
+    """What in a module's source is grading material: classes declaring a task's grading fields,
+    the grading types and errors, the `$calls` syntax (see the module docstring)."""
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.ClassDef):
+            if node.name in GRADING_CLASSES:
+                found.append(f"defines {node.name}")
+            for stmt in node.body:
+                if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                    if stmt.target.id in GRADING_FIELDS:
+                        found.append(f"defines {node.name} with a task's field {stmt.target.id}")
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and node.value.startswith(CALLS_SYNTAX)
+        ):
+            found.append(f"holds the {CALLS_SYNTAX}N.path syntax")
+        elif isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                for name in {alias.name, alias.asname or alias.name} & (GRADING_CLASSES | GRADING_FIELDS):
+                    found.append(f"imports {name}")
+    return found
+
+
+def server_side(graph: nx.DiGraph) -> set[str]:
+    """The server-side modules and every module they import, transitively (type-only imports too)."""
+    return {m for root in SERVER_SIDE for m in {root, *nx.descendants(graph, root)}}
+
+
+def server_side_violations(texts: dict[str, tuple[Path, str]]) -> list[str]:
+    """Every server-side module (`server_side`) outside `simulator`, or holding grading material."""
+    out = []
+    for module in sorted(server_side(import_graph(texts))):
+        if not module.startswith("simulator"):
+            out.append(f"{module} is imported by the server side")
+            continue
+        out.extend(f"{module} {what}" for what in grading_material(texts[module][1]))
+    return out
+
+
+def test_the_server_side_holds_no_grading_types_or_imports() -> None:
+    texts = sources()
+    reached = server_side(import_graph(texts))
+    assert {"simulator.domain", "simulator.episode", "simulator.serving", "simulator.taskviews"} <= reached
+    assert server_side_violations(texts) == []
+    # the checker sees grading material where it is: in scoring, and in the builders' syntax
+    assert grading_material(texts["scoring.tasks"][1])
+    assert grading_material(texts["scoring.errors"][1])
+    assert grading_material(texts["simulator.callsyntax"][1])
+
+
+@pytest.mark.parametrize(
+    ("module", "planted", "caught"),
+    [
+        ("simulator.fastcall", "from .callsyntax import CallRef as _Ref\n", "simulator.callsyntax holds"),
+        ("simulator.domain", "from . import builders\n", "simulator.callsyntax holds"),
+        (
+            "simulator._servercalls",
+            "class Gold:\n    answer_facts: list[str]\n",
+            "simulator._servercalls defines Gold with a task's field answer_facts",
+        ),
+        ("simulator.errors", "class TranscriptError(ToolgymError):\n    pass\n", "defines TranscriptError"),
+        ("simulator.serving", "def ref(n):\n    return f'$calls.{n}.id'\n", "simulator.serving holds"),
+        ("simulator.sessions", "from scoring.tasks import Task\n", "scoring.tasks is imported"),
+        ("simulator._serversessions", "from .taskviews import TaskView as Task\n", "imports Task"),
+    ],
+)
+def test_a_planted_grading_type_or_import_on_the_server_side_fails(
+    module: str, planted: str, caught: str
+) -> None:
+    texts = sources()
+    path, text = texts[module]
+    texts[module] = (path, text + "\n" + planted)
+    found = server_side_violations(texts)
+    assert any(caught in v for v in found), found
+
+
+def test_a_server_process_imports_no_grading_code() -> None:
+    """Importing the server side loads no module of a higher layer, nor one holding grading material."""
+    texts = sources()
+    holding = sorted(
+        m for m, (_, text) in texts.items() if m.startswith("simulator") and grading_material(text)
+    )
+    code = (
+        f"import sys\nfor m in {list(SERVER_SIDE)!r}: __import__(m)\nprint('\\n'.join(sorted(sys.modules)))\n"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert "simulator.server" in loaded
+    assert [m for m in loaded if m.split(".")[0] in ("scoring", "toolgen", "toolgym")] == []
+    assert set(loaded) & set(holding) == set(), holding
+
+
+def test_a_server_given_a_graded_domain_holds_task_views_only() -> None:
+    """The types a server holds: a plain `Domain` without tasks, and a `TaskView` of each task; no
+    object reachable from the server is a task with gold, a gold call, or a graded domain."""
+    from scoring import load_domain
+    from scoring.tasks import Call, GradedDomain, Task
+    from simulator import Domain
+    from simulator.server import DomainServer
+    from simulator.taskviews import TaskView
+
+    domain = load_domain("bank")
+    assert isinstance(domain, GradedDomain) and domain.task("bank-001").calls
+    server = DomainServer(domain)
+    assert type(server.domain) is Domain and not server.domain.tasks
+    assert server.domain.fingerprint() == domain.fingerprint()
+    assert {type(v) for v in server.tasks.views.values()} == {TaskView}
+    assert len(server.tasks) == len(domain.tasks)
+    seen: set[int] = set()
+    stack: list[object] = [server]
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen or isinstance(obj, (str, bytes, int, float, type)) or obj is None:
+            continue
+        seen.add(id(obj))
+        assert not isinstance(obj, (Task, Call, GradedDomain)), type(obj)
+        if isinstance(obj, dict):
+            stack.extend(obj.keys())
+            stack.extend(obj.values())
+        elif isinstance(obj, (list, tuple, set, frozenset)):
+            stack.extend(obj)
+        elif hasattr(obj, "__dict__") and type(obj).__module__.split(".")[0] == "simulator":
+            stack.extend(vars(obj).values())
+    assert len(seen) > 100  # the walk really went through the server's objects
 
 
 def test_the_runtime_names_no_grading_material() -> None:

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from simulator import SpecError, load_domain
+from scoring import load_domain
+from simulator import SpecError
 from tests.conftest import FIXTURES
 
 

@@ -15,9 +15,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from simulator import load_domain
+from scoring import check_domain, load_domain
 from simulator.lint import Spelling
-from simulator.loader import check_domain
 from simulator.migrate import apply, plan, segments
 from tests.conftest import FIXTURES
 from toolgym.cli import app

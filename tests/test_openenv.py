@@ -22,8 +22,8 @@ from openenv.core import GenericEnvClient  # noqa: E402
 from openenv.core.mcp_client import MCPToolClient  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
+from scoring import load_domain
 from scoring.validation.gold import replay_gold  # noqa: E402
-from simulator import load_domain  # noqa: E402
 from toolgym.adapters.openenv import create_app  # noqa: E402
 from toolgym.cli import app as cli  # noqa: E402
 

@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
+from scoring import load_domain
 from scoring.calls import resolve_arguments
-from simulator import Domain, load_domain
+from simulator import Domain
 from simulator.budget import PROGRESS_EVERY, Budget
 from simulator.errors import ToolError, WorkLimitError
 

@@ -10,11 +10,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from scoring import load_domain
 from scoring.quality import manifests, quality, render_html
 from scoring.quality.metrics import kendall_tau
 from scoring.rollouts import run_rollouts
 from scoring.validation.manifest import Manifest, load_manifest
-from simulator import TaskError, load_domain
+from simulator import TaskError
 from simulator.server import DomainServer
 from toolgym.cli import app
 

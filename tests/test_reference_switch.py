@@ -23,11 +23,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import simulator.lang.generated
+from scoring import load_domain
 from scoring.calls import NO_RESULT, call_references, resolve_arguments
 from scoring.errors import CallReferenceError
 from scoring.tasks import Task
 from scoring.validation.fuzz import pools, seen_pools, strategy
-from simulator import Domain, list_domain_dirs, load_domain
+from simulator import Domain, list_domain_dirs
 from tests.conftest import FIXTURES
 
 SYNTH = FIXTURES / "synth"

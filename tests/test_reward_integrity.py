@@ -20,9 +20,8 @@ from typing import Any
 
 from fastmcp import Client
 
-from scoring import score_transcript
+from scoring import load_domain, score_transcript
 from scoring.calls import resolve_arguments
-from simulator import load_domain
 from simulator.errors import INJECTED_FAULT
 from simulator.labels import Key
 from simulator.server import DomainServer

@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from scoring import load_domain
 from scoring.batch import BatchScorer
 from scoring.quality import quality
 from scoring.rollouts import run_rollouts
 from scoring.rollouts.policies import parse_policy
 from scoring.validation.gold import replay_gold
 from scoring.validation.validate import gold_message
-from simulator import load_domain
 from tests.fake_openai import FakeOpenAI, call, say, scripted
 from toolgym.cli import app
 

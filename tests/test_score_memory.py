@@ -25,14 +25,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scoring import load_transcript, score_rollout, score_transcript
+from scoring import load_domain, load_transcript, score_rollout, score_transcript
 from scoring.errors import TranscriptError
 from scoring.rollout import Record, RolloutCall
 from scoring.score import DIVERGENCES
 from scoring.stream import StreamLog, open_transcript
 from scoring.tasks import Call
 from scoring.transcripts import LineReader, read_rollout
-from simulator import Domain, labels, load_domain
+from simulator import Domain, labels
 from simulator.errors import ErrorKind
 from simulator.transcript import FileSink, MemorySink
 from tests.test_labels import KEY, ORDER, READ, SESSION, server_records

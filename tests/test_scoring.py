@@ -18,6 +18,7 @@ from scoring import (
     diff_states,
     expected_episode,
     find_facts,
+    load_domain,
     load_transcript,
     parse_transcript,
     score_rollout,
@@ -25,7 +26,7 @@ from scoring import (
 from scoring.errors import TranscriptError
 from scoring.report import ScoreReport, render
 from scoring.tasks import Call, Task
-from simulator import TaskError, labels, load_domain
+from simulator import TaskError, labels
 from tests.conftest import FIXTURES
 from tests.test_labels import SESSION, server_records
 from tests.test_scoring_properties import FORMATS, make_task, record, score

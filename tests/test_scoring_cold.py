@@ -8,10 +8,9 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scoring import Rollout, RolloutCall, score_rollout
+from scoring import Rollout, RolloutCall, load_domain, score_rollout
 from scoring.statements import SIZES, chunks
 from scoring.validation.gold import replay_gold
-from simulator import load_domain
 
 from .tables_kit import build
 from .test_tables_keys import SEED, TABLES, TOOLS

@@ -16,12 +16,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scoring import Rollout, RolloutCall, score_rollout
+from scoring import Rollout, RolloutCall, load_domain, score_rollout
 from scoring import expected as expected_mod
 from scoring.expected import cached_states, capture, clear_expected_states, expected_state
 from scoring.replay import expected_episode
 from scoring.tasks import Call, Task
-from simulator import Domain, load_domain
+from simulator import Domain
 from tests.conftest import FIXTURES
 
 TASKS = [

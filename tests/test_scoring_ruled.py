@@ -15,10 +15,9 @@ from typing import Any
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from scoring import facts
+from scoring import facts, load_domain
 from scoring.facts import RuledOut, _json, _tokens_of, fact_text, find_ruled_out, stated, tokens
 from scoring.tasks import Task
-from simulator import load_domain
 from tests.conftest import FIXTURES
 
 

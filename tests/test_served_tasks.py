@@ -17,11 +17,11 @@ import mcp
 import pytest
 from fastmcp import Client
 
-from scoring import score_transcript
+from scoring import load_domain, score_transcript
 from scoring.calls import resolve_arguments
 from scoring.facts import fact_text
 from scoring.tasks import Task
-from simulator import Domain, load_domain
+from simulator import Domain
 from simulator.server import DomainServer
 from tests.helpers import records, text
 from tests.test_server_e2e import ENV, ROOT, SERVE, http_server, wait_for_ends

@@ -17,10 +17,11 @@ from typing import Any
 import pytest
 from fastmcp import Client
 
+from scoring import load_domain
 from scoring.curation.metrics import collect
 from scoring.tasks import Call, Task
 from scoring.validation.gold import replay_gold
-from simulator import Domain, load_domain
+from simulator import Domain
 from simulator._serversessions import NO_SESSION
 from simulator.errors import INJECTED_FAULT, INTERNAL_ERROR, SessionError
 from simulator.labels import call_fields, read_label, runs_key

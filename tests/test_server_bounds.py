@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 from fastmcp import Client
 
-from simulator import Domain, ToolError, load_domain
+from scoring import load_domain
+from simulator import Domain, ToolError
 from simulator._callargs import MAX_NESTING
 from simulator.budget import Budget
 from simulator.errors import ErrorKind, InfraError

@@ -20,7 +20,8 @@ from fastmcp import Client
 from hypothesis import given
 from hypothesis import strategies as st
 
-from simulator import Domain, load_domain
+from scoring import load_domain
+from simulator import Domain
 from simulator.episode import Episode
 from simulator.server import DomainServer
 from tests.conftest import FIXTURES

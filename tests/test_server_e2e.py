@@ -27,7 +27,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from simulator import load_domain
+from scoring import load_domain
 from simulator._serversessions import NO_SESSION
 from simulator.errors import INJECTED_FAULT
 from simulator.labels import read_label, runs_key

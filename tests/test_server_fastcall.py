@@ -26,7 +26,8 @@ import uvicorn
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from simulator import Domain, load_domain
+from scoring import load_domain
+from simulator import Domain
 from simulator.mcptools import HANDLE_META
 from simulator.server import DomainServer
 from tests.conftest import FIXTURES

@@ -21,7 +21,8 @@ import uvicorn
 from typer.testing import CliRunner
 
 import simulator.server
-from simulator import Domain, load_domain
+from scoring import load_domain
+from simulator import Domain
 from simulator.labels import read_label
 from simulator.server import DomainServer
 from simulator.serving import CONNECTION_MARGIN, connection_limit

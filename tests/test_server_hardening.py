@@ -21,7 +21,8 @@ from fastmcp import Client
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from simulator import Domain, load_domain
+from scoring import load_domain
+from simulator import Domain
 from simulator.errors import SessionError, StorageError
 from simulator.labels import read_label
 from simulator.server import DomainServer

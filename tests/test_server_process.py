@@ -21,7 +21,7 @@ import uvicorn
 from typer.testing import CliRunner
 
 import simulator.server
-from simulator import load_domain
+from scoring import load_domain
 from simulator.heap import MIDDLE_THRESHOLD, OLD_THRESHOLD, YOUNG_THRESHOLD
 from simulator.server import KEEP_ALIVE_S, DomainServer
 from toolgym.cli import app

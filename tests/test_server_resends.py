@@ -22,9 +22,9 @@ from fastmcp import Client
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from scoring import load_transcript, parse_transcript, score_rollout
+from scoring import load_domain, load_transcript, parse_transcript, score_rollout
 from scoring.validation.gold import replay_gold
-from simulator import Domain, load_domain
+from simulator import Domain
 from simulator.mcptools import HANDLE_META, ok_result
 from simulator.server import DomainServer
 from tests.conftest import FIXTURES

@@ -25,7 +25,8 @@ import pytest
 from starlette.requests import ClientDisconnect
 from starlette.types import Message, Receive, Scope, Send
 
-from simulator import Domain, load_domain
+from scoring import load_domain
+from simulator import Domain
 from simulator.episode import Episode
 from simulator.handshakes import HandshakeGuard
 from simulator.httpguard import SDK_TRANSPORT_LOGGER, quiet_disconnects

@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
+from scoring import load_domain
 from scoring.calls import NO_RESULT, resolve_arguments
 from scoring.errors import CallReferenceError
-from simulator import Domain, load_domain
+from simulator import Domain
 from simulator.errors import CallFailed
 from tests.conftest import FIXTURES, ROOT
 

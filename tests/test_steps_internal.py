@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from simulator import load_domain
+from scoring import load_domain
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))

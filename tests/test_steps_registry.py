@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
-from simulator import Domain, load_domain
+from scoring import load_domain
+from simulator import Domain
 from simulator.compiler import COMPILERS
 from simulator.mcptools import tool_annotations
 from simulator.spec import STEP_KINDS, Tool

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from simulator import Domain, load_domain
+from scoring import load_domain
+from simulator import Domain
 from tests.test_language import make, tool
 
 FRAGMENTS = {

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from scoring import load_domain
 from scoring.validation.gold import replay_gold
 from scripts import tau2_retail as port
-from simulator import ToolError, load_domain
+from simulator import ToolError
 
 from .conftest import NEEDS_SHARED
 

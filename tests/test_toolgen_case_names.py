@@ -15,9 +15,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from simulator import load_domain
+from scoring import check_domain, load_domain
 from simulator.episode import Episode
-from simulator.loader import check_domain
 from toolgen.synth.schema import infer_schema
 from toolgen.synth.tools import compile_tools
 from toolgym.cli import app

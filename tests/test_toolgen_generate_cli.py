@@ -10,9 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from simulator import load_domain
+from scoring import check_domain, load_domain
 from simulator.folders import BUNDLED
-from simulator.loader import check_domain
 from toolgen.synth.run import synthesize_domain
 from toolgym.cli import app
 

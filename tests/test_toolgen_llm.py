@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from scoring import load_domain
 from scoring.validation.validate import check_task
-from simulator import load_domain
 from toolgen.synth.llm import ChatModel, LLMOptions, rephrasing_problem, stated_values
 from toolgen.synth.run import synthesize_domain
 from toolgym.cli import app

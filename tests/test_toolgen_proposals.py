@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from simulator import ToolError, load_domain
+from scoring import load_domain
+from simulator import ToolError
 from toolgen.fromdata import Records, generate_domain, read_operations
 from toolgen.proposals import parse_steps, proposer, sample_arguments
 from toolgen.snapshot import read_snapshot

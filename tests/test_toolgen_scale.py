@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from scoring import load_domain
 from scoring.tasks import Task
 from scoring.validation.validate import TaskValidation, check_loaded_task, check_task, domain_ids
-from simulator import load_domain
 from simulator.builders import dump_jsonl
 from toolgen.synth import tasks as synth_tasks
 from toolgen.synth.lookups import World

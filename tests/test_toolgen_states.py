@@ -12,9 +12,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from simulator import load_domain
+from scoring import check_domain, load_domain
 from simulator.errors import ToolError
-from simulator.loader import check_domain
 from toolgen.cluster import cluster
 from toolgen.model import Operation
 from toolgen.synth.effects import Repoint, StateChange

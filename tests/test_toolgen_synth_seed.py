@@ -27,9 +27,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from simulator import load_domain
+from scoring import check_domain, load_domain
 from simulator.builders import DomainBuilder, column, counter_ids, dump_jsonl, hash_ids, pattern_ids
-from simulator.loader import check_domain
 from simulator.spec import Table
 from simulator.tables import ValueProblem, build_tables
 from toolgen.synth.lexicon import handle_columns

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from scoring import load_domain
 from scoring.tasks import Task
 from scoring.validation.domains import validate_domains
 from scoring.validation.validate import check_loaded_task
-from simulator import load_domain
 from simulator.errors import ToolError
 from toolgen.naming import plural_phrase
 from toolgen.synth import instructions as say

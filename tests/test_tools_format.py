@@ -12,7 +12,8 @@ import pytest
 from fastmcp import Client
 from typer.testing import CliRunner
 
-from simulator import Domain, load_domain
+from scoring import load_domain
+from simulator import Domain
 from simulator.server import DomainServer
 from toolgym.cli import app
 from toolgym.env.tools import FORMATS, has_answer_tasks, mcp_tools, tool_list

@@ -9,11 +9,11 @@ import shutil
 import pytest
 from typer.testing import CliRunner
 
+from scoring import load_domain
 from scoring.batch import BatchScorer, summarize
 from scoring.curation.health import health
 from scoring.curation.metrics import collect
 from scoring.errors import TranscriptError
-from simulator import load_domain
 from tests.conftest import FIXTURES
 from tests.test_scoring_properties import FORMATS, record
 from toolgym.cli import app

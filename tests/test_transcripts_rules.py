@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from scoring import parse_transcript, score_rollout
+from scoring import load_domain, parse_transcript, score_rollout
 from scoring.errors import TranscriptError
 from scoring.explain import versus
 from scoring.tasks import Call
-from simulator import labels, load_domain
+from simulator import labels
 from tests.conftest import FIXTURES
 from tests.test_scoring_properties import FORMATS, make_task, record
 from toolgym.cli import app

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner, Result
 
+from scoring import load_domain
 from scoring.curation.curate import curate, parse_mix
 from scoring.validation.domains import validate_domains
 from scoring.validation.orders import Footprint, ReadTrace, alternative_orders
 from scoring.validation.reach import searches
 from scoring.validation.sandbox import NetworkBlocked, no_network
 from scoring.validation.validate import check_task
-from simulator import load_domain
 from tests.conftest import FIXTURES
 from toolgym.cli import app
 

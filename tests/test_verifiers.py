@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from scoring import load_domain
 from scoring.validation.gold import replay_gold
-from simulator import load_domain
 from tests.conftest import ROOT
 from tests.fake_openai import FakeOpenAI, call, say
 from tests.test_env_api_readme import section_blocks
