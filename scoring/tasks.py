@@ -14,7 +14,6 @@ the full `Task`s. It never reaches a server: `simulator.serving.serving_domain` 
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +22,7 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from simulator import Domain
-from simulator._loadspec import _validate
+from simulator._loadtasks import TASKS_FILE, task_lines
 from simulator.errors import Problem, SpecError, TaskError
 from simulator.loader import CheckReport, ToolsRead
 from simulator.loader import check_domain as check_runtime
@@ -37,7 +36,6 @@ __all__ = ["Call", "GradedDomain", "Task", "check_domain", "graded", "load_domai
 
 #: how many calls of an unknown tool its problem names
 MAX_PLACES = 11
-TASKS_FILE = "tasks.jsonl"
 
 
 class Call(_Model):
@@ -139,26 +137,10 @@ class _TaskReader:
         self.problems.append(Problem(TASKS_FILE, where, message))
 
     def read_tasks(self) -> list[Task]:
-        path = self.folder / TASKS_FILE
         tasks: list[Task] = []
-        if not path.is_file():
-            return tasks
         unknown: dict[str, list[str]] = {}  # tool name -> the calls naming it
-        for lineno, text in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1):
-            if not text.strip():
-                continue
+        for lineno, _, task in task_lines(self.folder, Task, self.problems):
             where = f"line {lineno}"
-            try:
-                raw = json.loads(text)
-            except json.JSONDecodeError as exc:
-                self.problem(where, f"not valid JSON: {exc.msg}")
-                continue
-            task = _validate(Task, raw, TASKS_FILE, where, self.problems)
-            if task is None:
-                continue
-            if task.id in self.lines:
-                self.problem(where, f"duplicate task id {task.id!r} (first on line {self.lines[task.id]})")
-                continue
             self.lines[task.id] = lineno
             self._check_calls(task, where, unknown)
             for entry in task.ignore_columns:

@@ -10,16 +10,23 @@ read and checked by the grading side (`scoring.tasks`), from the same file.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pydantic_core
-from pydantic import ConfigDict, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from ._loadspec import _validate
 from .errors import Problem
 from .specbase import SpecModel
 from .taskviews import TaskView
+
+#: the file of a domain's tasks, one JSON object a line
+TASKS_FILE = "tasks.jsonl"
+
+
+M = TypeVar("M", bound=BaseModel)
 
 #: A field a task line must give.
 _REQUIRED: Any = object()
@@ -80,15 +87,12 @@ def canonical_text(raw: dict[str, Any]) -> str:
     return pydantic_core.to_json(_fields(raw, LINE_FIELDS)).decode()
 
 
-def read_task_lines(folder: Path, problems: list[Problem]) -> tuple[list[TaskView], list[str]]:
-    """tasks.jsonl's tasks as views, and their canonical texts; a line that is not JSON, gives no
-    id, instruction or seed of the right type, or repeats an id is a problem."""
-    path = folder / "tasks.jsonl"
-    views: list[TaskView] = []
-    texts: list[str] = []
+def task_lines(folder: Path, model: type[M], problems: list[Problem]) -> Iterator[tuple[int, Any, M]]:
+    """(line number, JSON value, `model` of it) of each line of tasks.jsonl that is JSON, a valid
+    `model` and a task id not seen before; each other non-blank line is a problem."""
+    path = folder / TASKS_FILE
     if not path.is_file():
-        return views, texts
-    file = "tasks.jsonl"
+        return
     ids: dict[str, int] = {}
     for lineno, text in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1):
         if not text.strip():
@@ -97,17 +101,26 @@ def read_task_lines(folder: Path, problems: list[Problem]) -> tuple[list[TaskVie
         try:
             raw = json.loads(text)
         except json.JSONDecodeError as exc:
-            problems.append(Problem(file, where, f"not valid JSON: {exc.msg}"))
+            problems.append(Problem(TASKS_FILE, where, f"not valid JSON: {exc.msg}"))
             continue
-        head = _validate(TaskHead, raw, file, where, problems)
-        if head is None:
+        task = _validate(model, raw, TASKS_FILE, where, problems)
+        if task is None:
             continue
-        if head.id in ids:
-            problems.append(
-                Problem(file, where, f"duplicate task id {head.id!r} (first on line {ids[head.id]})")
-            )
+        task_id = raw["id"]  # (a valid line's id is a string, whichever model read it)
+        if task_id in ids:
+            message = f"duplicate task id {task_id!r} (first on line {ids[task_id]})"
+            problems.append(Problem(TASKS_FILE, where, message))
             continue
-        ids[head.id] = lineno
+        ids[task_id] = lineno
+        yield lineno, raw, task
+
+
+def read_task_lines(folder: Path, problems: list[Problem]) -> tuple[list[TaskView], list[str]]:
+    """tasks.jsonl's tasks as views, and their canonical texts; a line that is not JSON, gives no
+    id, instruction or seed of the right type, or repeats an id is a problem."""
+    views: list[TaskView] = []
+    texts: list[str] = []
+    for _, raw, head in task_lines(folder, TaskHead, problems):
         views.append(TaskView(head.id, head.instruction, head.seed))
         texts.append(canonical_text(raw))
     return views, texts
