@@ -22,7 +22,8 @@ from typing import Any
 import yaml
 from _common import environment, measure_interleaved
 
-from simulator import Domain, load_domain
+from scoring import load_domain
+from simulator import Domain
 from simulator.lang import compile as lang_compile
 
 TABLES = {

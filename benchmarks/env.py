@@ -23,7 +23,7 @@ sys.path[:] = [p for p in sys.path if p not in ("", _HERE)] + [_HERE]
 
 from _common import Target, build_report, measure_pair, print_results, result_row, write_report  # noqa: E402
 
-from simulator import load_domain  # noqa: E402
+from scoring import load_domain  # noqa: E402
 from toolgym.env import Environment  # noqa: E402
 
 DOMAINS = ("bank", "office", "logistics", "tau2-retail")

@@ -42,8 +42,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # runnable from a checkout without `pip install -e .`
     sys.path.insert(0, str(ROOT))
 
+from scoring import load_domain  # noqa: E402
 from scoring.export import SnapshotDiff, layout_of  # noqa: E402
-from simulator import Domain, ToolError, load_domain  # noqa: E402
+from simulator import Domain, ToolError  # noqa: E402
 from toolgen.snapshot import load_collections  # noqa: E402
 
 DEFAULT = ROOT.parent / "shared" / "peers" / "tau2" / "retail"

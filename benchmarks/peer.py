@@ -44,11 +44,11 @@ from typing import Any
 
 from _common import ROOT, build_report, measure, print_results, result_row, write_report
 
-from scoring import Rollout, RolloutCall, score_rollout
+from scoring import Rollout, RolloutCall, load_domain, score_rollout
 from scoring.expected import clear_expected_states
 from scoring.tasks import Task
 from scoring.validation.validate import gold_message
-from simulator import Domain, Episode, load_domain
+from simulator import Domain, Episode
 
 DOMAIN = ROOT / "domains" / "tau2-retail"
 

@@ -36,8 +36,9 @@ from typing import Any
 
 from _common import load_shop, measure_interleaved
 
+from scoring import load_domain
 from scoring.calls import resolve_arguments
-from simulator import Domain, Episode, load_domain
+from simulator import Domain, Episode
 from simulator.errors import ToolError
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -34,9 +34,9 @@ sys.path[:] = [p for p in sys.path if p not in ("", _HERE)] + [_HERE]
 
 from _common import build_report, measure_interleaved, print_results, result_row, write_report  # noqa: E402
 
+from scoring import load_domain  # noqa: E402
 from scoring.rollouts.runner import Options, Via, rollout_unit  # noqa: E402
 from scoring.validation.gold import replay_gold  # noqa: E402
-from simulator import load_domain  # noqa: E402
 
 ROWS: list[tuple[str, Via]] = [
     ("gold", "inprocess"),

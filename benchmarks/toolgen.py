@@ -53,9 +53,9 @@ if str(ROOT / "benchmarks") not in sys.path:  # faithfulness.py beside this file
 from faithfulness import measure as measure_faithfulness  # noqa: E402
 from faithfulness import print_figures  # noqa: E402
 
+from scoring import load_domain  # noqa: E402
 from scoring.tasks import Task  # noqa: E402
 from scoring.validation.validate import check_loaded_task, domain_ids  # noqa: E402
-from simulator import load_domain  # noqa: E402
 from toolgen.graph import is_connected  # noqa: E402
 from toolgen.pipeline import generate, summarize  # noqa: E402
 from toolgen.synth.leftovers import toolbox_domains  # noqa: E402

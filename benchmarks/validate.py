@@ -19,8 +19,9 @@ import time
 import _common
 from _common import build_report, print_results, result_row, write_report
 
+from scoring import load_domain
 from scoring.validation.domains import validate_domains
-from simulator import SpecError, load_domain
+from simulator import SpecError
 
 PEER_SCORE_ALL_S = 22.8
 PEER_TASKS = 114
