@@ -70,8 +70,7 @@ FRESH_SCRIPT = textwrap.dedent(
     import json, sys, time
     sys.path.insert(0, sys.argv[1])
     from peer import DOMAIN, gold_rollout
-    from scoring import score_rollout
-    from simulator import load_domain
+    from scoring import load_domain, score_rollout
     t0 = time.perf_counter()
     domain = load_domain(DOMAIN)
     domain.snapshot()

@@ -1,14 +1,9 @@
 """Tasks as the grading side reads them: gold calls, answer facts, columns to ignore.
 
-The runtime reads of tasks.jsonl only what it serves (`simulator.taskviews.TaskView`: id,
-instruction, seed). This module holds the model of a whole task line (`Task`, `Call`), checks
-each line against the domain's tools (known tools, arguments their schemas accept, `$calls`
-references to earlier calls that succeed; the tasks whose references reach into results are
-replayed to check the paths they name), and loads a `GradedDomain`: a `Domain` whose tasks are
-the full `Task`s. It never reaches a server: `simulator.serving.serving_domain` keeps views only.
-
-    domain = load_domain("bank")          # scoring.load_domain: the domain and its gold
-    domain.task("bank-001").calls
+The runtime reads of tasks.jsonl only task views (id, instruction, seed). Here are the model of a
+whole line (`Task`, `Call`), its checks against the tools (known tools, schema-valid arguments,
+`$calls` references, replayed where they reach into results) and `load_domain`, which gives a
+`GradedDomain` (`domain.task("bank-001").calls`); a server is never given one (`serving_domain`).
 """
 
 from __future__ import annotations

@@ -65,8 +65,8 @@ class Domain:
     _pool: ConnectionPool | None = field(default=None, repr=False)
     #: whether its tools run generated code (False: the reference path, `load_domain(..., generated=False)`)
     generated: bool = True
-    #: each task line's canonical text, what `fingerprint` hashes of the tasks (`simulator._loadtasks`);
-    #: dropped once the fingerprint is computed (a served domain holds none)
+    #: each task line's canonical text, what `fingerprint` hashes of the tasks (`simulator._loadtasks`;
+    #: a served domain holds none, `serving_domain`)
     _task_texts: tuple[str, ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
@@ -288,7 +288,6 @@ class Domain:
             with self._lock:
                 if self._fingerprint is None:
                     self._fingerprint = self._hash()
-                    self._task_texts = ()
         return self._fingerprint
 
     def _hash(self) -> str:
