@@ -1,4 +1,4 @@
-"""`$calls.N.path`: the one parser of call references (simulator/calls.py).
+"""`$calls.N.path`: the one parser of call references (scoring/calls.py).
 
 The loader, gold replay, validation (orders) and mutation all read references through `CallRef`;
 these tests pin what it accepts, what it refuses and the words it refuses with.

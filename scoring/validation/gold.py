@@ -1,6 +1,6 @@
 """Replaying a task's gold calls: the one place that does it (scoring, validation and tests use it).
 
-The calls run through `simulator.calls.run_calls`, which resolves `$calls.N.path` references
+The calls run through `scoring.calls.run_calls`, which resolves `$calls.N.path` references
 against earlier results. A gold call that fails when it should succeed, succeeds when marked
 `expect_error`, or fails with an unguarded engine error (`OperationError`), makes the task broken:
 TaskError naming the task, the call and the message.
