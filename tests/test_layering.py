@@ -268,17 +268,14 @@ def test_a_server_given_a_graded_domain_holds_task_views_only() -> None:
     assert len(seen) > 100  # the walk really went through the server's objects
 
 
-def test_the_runtime_names_no_grading_material() -> None:
-    """The server side of the runtime does not import the modules that replay gold calls or read
-    manifests and metrics, even within `simulator` (they live in `scoring`)."""
+def test_the_runtime_holds_no_grading_material_but_the_builders_syntax() -> None:
+    """Nowhere in `simulator` is a grading type, field or error: the only grading material is the
+    `$calls` syntax the builders write gold calls with (`simulator.callsyntax`), which no server-side
+    module imports."""
     texts = sources()
-    assert not any(
-        name.startswith("simulator.") and name.endswith(("gold", "manifest", "metrics")) for name in texts
-    )
-    graph = import_graph(texts)
-    for module in SERVER_SIDE:
-        reached = nx.descendants(graph, module)
-        assert not {m for m in reached if not m.startswith("simulator")}, module
+    holding = {m for m, (_, text) in texts.items() if m.startswith("simulator") and grading_material(text)}
+    assert holding == {"simulator.callsyntax"}
+    assert not holding & server_side(import_graph(texts))
 
 
 @pytest.mark.parametrize(
