@@ -27,7 +27,7 @@ from .errors import (
     clip_name,
 )
 from .labels import Key, label_token
-from .mcprequest import request_call, request_handle, session_id_of
+from .mcprequest import request_call, request_handle
 from .mcptools import HANDLE_META, SUBMIT_ANSWER, error_result, ok_result
 from .resends import CallRef, Resend, call_digest
 from .sessions import Session
@@ -188,11 +188,11 @@ class ServerCalls(ServerSessions):
         if ref is None:
             return None
         try:
-            key, _, _, query, conn = self._session_key()
+            key, _, _, query, sid = self._session_key()
             session = self.sessions.recent.get(key)
             if session is None:
                 return None
-            self.check_owner(session, query, session_id_of(conn), request_handle())
+            self.check_owner(session, query, sid, request_handle())
         except SessionError:
             return None
         slot, digest = _slot(session, name, arguments, ref)

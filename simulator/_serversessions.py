@@ -1,6 +1,7 @@
 """The server's sessions as requests name them: a request's session key (`?session=`, the MCP
 session, the stdio process), the check that it owns that session, a session opened on its first
-call with its task, and ended with its connection. A part of `simulator.server.DomainServer`.
+call with its task, and ended with its connection (`end_connection`). A part of
+`simulator.server.DomainServer`.
 """
 
 from __future__ import annotations
@@ -13,12 +14,12 @@ from typing import Any
 import anyio.to_thread
 from fastmcp import FastMCP
 from fastmcp.server.context import Context
-from fastmcp.server.dependencies import fastmcp_request_ctx
+from fastmcp.server.dependencies import fastmcp_request_ctx, get_context
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from .domain import Domain
 from .errors import CapacityError, SessionError, clip_name
-from .mcprequest import explicit_session, http_query, request_client, request_handle, session_id_of
+from .mcprequest import explicit_session, http_query, request_client, request_handle
 from .mcptools import HANDLE_META
 from .serving import ServeConfig, TaskCatalog, TaskView
 from .sessions import Session, SessionRegistry, new_handle, resolve_task, yielding
@@ -30,7 +31,6 @@ NO_SESSION = (
     "clients do so by default), or add ?session=<id> to the server URL."
 )
 
-_CONNECTION_KEY = "toolgym.connection"
 _HANDSHAKE = frozenset(HANDSHAKE_PROTOCOL_VERSIONS)
 
 
@@ -52,12 +52,12 @@ class ServerSessions:
         request asks for (`?task=` over HTTP), else the server's default. Raises SessionError for an
         unknown task."""
         try:
-            key, _, _, query, conn = self._session_key()
+            key, _, _, query, sid = self._session_key()
         except SessionError:
-            key, query, conn = None, http_query(), None
+            key, query, sid = None, http_query(), None
         session = self.sessions.live.get(key) if key is not None else None
         if session is not None:
-            self.check_owner(session, query, session_id_of(conn), request_handle())
+            self.check_owner(session, query, sid, request_handle())
             return session.task
         if query is None:
             return self.default_task
@@ -66,20 +66,34 @@ class ServerSessions:
         )
         return task
 
-    def _session_key(self) -> tuple[str, str, bool, Any, Any]:
-        """(key, name, reapable, HTTP query or None, connection or None) of the current request."""
+    def _session_key(self) -> tuple[str, str, bool, Any, str | None]:
+        """(key, name, reapable, HTTP query or None, MCP session id or None) of the current request.
+
+        A handshake-era connection has an id for its whole life (fastmcp's `Context.session_id`):
+        over HTTP its `mcp-session-id`, over stdio and in memory one made for it. A 2026-07-28
+        request is a connection of its own, with no id."""
         rctx = fastmcp_request_ctx.get()
-        conn = getattr(rctx.session, "_connection", None) if rctx is not None else None
+        cid = self._connection_id() if rctx is not None and rctx.protocol_version in _HANDSHAKE else None
         query = http_query()
         if query is not None:
-            key, name = self.key_for(query, conn.session_id if conn is not None else None)
-            return key, name, True, query, conn
-        if conn is not None and conn.protocol_version in _HANDSHAKE:
-            cid = conn.state.get(_CONNECTION_KEY)
-            if cid is None:
-                cid = conn.state[_CONNECTION_KEY] = uuid.uuid4().hex
-            return "c:" + cid, cid, False, None, conn
-        return "local", "", False, None, conn
+            key, name = self.key_for(query, cid)
+            return key, name, True, query, cid
+        if cid is not None:
+            return "c:" + cid, cid, False, None, None
+        return "local", "", False, None, None
+
+    def _context(self) -> Context:
+        """The fastmcp `Context` of the current request (a fresh one reads the same request)."""
+        try:
+            return get_context()
+        except RuntimeError:
+            return Context(self.mcp)
+
+    def _connection_id(self) -> str | None:
+        try:
+            return self._context().session_id
+        except RuntimeError:  # no MCP session (yet)
+            return None
 
     def key_for(self, query: Any, connection_id: str | None) -> tuple[str, str]:
         """(key, name) of an HTTP request's session: its explicit `?session=` id, else its MCP
@@ -93,10 +107,10 @@ class ServerSessions:
 
     def current_session(self) -> Session:
         """The session of the current request, created on first use (raises SessionError)."""
-        key, name, reapable, query, conn = self._session_key()
+        key, name, reapable, query, sid = self._session_key()
         session = self.sessions.get(key)
         if session is not None:
-            self.check_owner(session, query, session_id_of(conn), request_handle())
+            self.check_owner(session, query, sid, request_handle())
             return session
         task, seed = resolve_task(
             self.tasks,
@@ -105,17 +119,16 @@ class ServerSessions:
             self.default_task,
             self.default_seed,
         )
-        # (no fastmcp Context is active on the direct path; a fresh one reads the transport it runs on)
-        transport = "streamable-http" if query is not None else (Context(self.mcp).transport or "memory")
+        transport = "streamable-http" if query is not None else (self._context().transport or "memory")
         if not name:
             name = f"{transport}-{uuid.uuid4().hex[:12]}"
         owner, handle = None, None
-        handshake = (
-            "s:" + conn.session_id if query is not None and conn is not None and conn.session_id else None
-        )
+        # over HTTP a handshake-era session ends with its connection (simulator.handshakes); over
+        # stdio and in memory with the server's lifespan, which those connections' ends end
+        handshake = "s:" + sid if query is not None and sid else None
         if key.startswith("q:"):  # an explicit id: bound to the connection, or to a handle we issue
-            if conn is not None and conn.session_id:
-                owner = "s:" + conn.session_id
+            if handshake is not None:
+                owner = handshake
             else:
                 handle = new_handle()
                 owner = "h:" + handle
@@ -130,6 +143,7 @@ class ServerSessions:
                 client=request_client(),
                 owner=owner,
                 handshake=handshake,
+                connection=handshake,
             )
         except CapacityError as exc:  # its label names the session it would have been
             exc.session, exc.task = name, task.id if task is not None else None
@@ -139,10 +153,6 @@ class ServerSessions:
         session.inline = self.config.inline_calls and transport != "streamable-http"
         session.stateful = key.startswith(("s:", "c:")) or (owner or "").startswith("s:")
         logger.info("session %s opened (task %s, seed %s)", session.name, task.id if task else None, seed)
-        # End with the MCP session that created it (never per request: modern-era connections
-        # last one request each and have no session id).
-        if conn is not None and (conn.session_id or key.startswith("c:")):
-            conn.exit_stack.push_async_callback(self._end, key, "session ended", handshake)
         return session
 
     def check_owner(
@@ -177,17 +187,25 @@ class ServerSessions:
                 "a session's task cannot change. Use a new session id for another task."
             )
 
-    async def _end(self, key: str, reason: str = "session ended", handshake: str | None = None) -> None:
-        """End the session `key`, and the connection `handshake` (when the connection ended); the
-        session is finished (end record, database freed) off the event loop (`finish`)."""
+    async def _end(self, key: str, reason: str = "session ended") -> None:
+        """End the session `key`; it is finished (end record, database freed) off the event loop."""
         session = None
         try:
             session = self.sessions.release(key, reason, finish=False)
-        except Exception:  # never let a problem here break the SDK's teardown
+        except Exception:  # never let a problem here break the caller's teardown
             logger.exception("error while ending session %s", key)
-        if handshake is not None:
-            self.sessions.end_handshake(handshake)
         if session is not None:
+            await self.finish(session)
+            logger.info("session %s ended after %d calls", session.name, session.episode.calls)
+
+    async def end_connection(self, key: str) -> None:
+        """The HTTP connection `key` (`s:<mcp-session-id>`) ended: end its sessions and free its slot."""
+        try:
+            ended = self.sessions.end_connection(key)
+        except Exception:  # never let a problem here break the caller's teardown
+            logger.exception("error while ending connection %s", key)
+            return
+        for session in ended:
             await self.finish(session)
             logger.info("session %s ended after %d calls", session.name, session.episode.calls)
 

@@ -1,11 +1,11 @@
-"""The fast paths for `tools/call`: over streamable HTTP in front of the SDK, and behind it.
+"""The fast paths for `tools/call`: over streamable HTTP in front of the SDK, and in fastmcp.
 
 Both end in the same `DomainServer` methods as the framework's path (the same results, refusals
 and transcript records); anything else goes the framework's way. `FastToolCalls` answers an HTTP
 POST of one JSON-RPC `tools/call` for an existing session with one JSON answer, and replays every
-other request to the SDK unchanged. `DirectToolCalls` is the `tools/call` handler on the SDK's
-low-level server (in memory, stdio, and HTTP requests left to the SDK), skipping fastmcp's
-per-call dispatch for calls without a task, a continuation or a component version.
+other request to the SDK unchanged. `DirectToolCalls` is a fastmcp middleware that answers a plain
+call itself (in memory, stdio, and HTTP requests left to the SDK), skipping fastmcp's tool lookup
+and run. Both use only the public APIs of fastmcp, the SDK and starlette.
 Design notes: docs/design/serving.md.
 """
 
@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
-import anyio
 import pydantic_core
+from fastmcp.server.middleware import Middleware
 from mcp.shared.inbound import (
     MCP_PARAM_HEADER_PREFIX,
     InboundModernRoute,
@@ -26,7 +25,7 @@ from mcp.shared.inbound import (
     find_duplicated_routing_header,
     validate_mcp_param_headers,
 )
-from mcp_types import SERVER_INFO_META_KEY, CallToolRequestParams, CallToolResult, JSONRPCRequest
+from mcp_types import SERVER_INFO_META_KEY, Implementation, JSONRPCRequest
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 from starlette.datastructures import Headers
@@ -37,8 +36,8 @@ from .mcptools import HANDLE_META, SUBMIT_ANSWER, SUBMIT_ANSWER_SCHEMA, error_re
 from .resends import CALL_ID_META, CallRef, call_id_of
 
 if TYPE_CHECKING:
+    from fastmcp import FastMCP
     from fastmcp.tools.base import ToolResult
-    from mcp.server.context import ServerRequestContext
 
     from .server import DomainServer
     from .sessions import Session
@@ -50,39 +49,6 @@ _MODERN = frozenset(v.encode() for v in MODERN_PROTOCOL_VERSIONS)
 _PARAM_PREFIX = MCP_PARAM_HEADER_PREFIX.lower()
 _PARAMS = frozenset({"name", "arguments", "_meta"})
 _JSON_HEADERS = [(b"content-type", b"application/json"), (b"cache-control", b"no-cache, no-transform")]
-
-
-#: the SDK and fastmcp releases whose private attributes these paths read (constraints.txt pins them)
-TESTED = {"mcp": "2.3.0", "fastmcp": "4.1.6"}
-#: what the paths read of the SDK's HTTP session manager and transports (checked before each use)
-_MANAGER_ATTRS = ("_server_instances", "_session_owners")
-_TRANSPORT_ATTRS = ("_requests_in_flight", "_idle_timeout", "idle_scope")
-
-
-def unsupported(mcp: Any) -> str | None:
-    """Why the fast paths cannot run beside this fastmcp server (None: they can): an SDK or fastmcp
-    release other than the tested one, or a private attribute they read gone. The server then
-    answers every call through the SDK and fastmcp."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    for dist, tested in TESTED.items():
-        try:
-            found = version(dist)
-        except PackageNotFoundError:
-            return f"{dist} is not installed"
-        if found != tested:
-            return f"{dist} {found} is installed; the fast paths read private attributes of {dist} {tested}"
-    low = getattr(mcp, "_mcp_server", None)
-    missing = [
-        name
-        for name, there in (
-            ("FastMCP._on_call_tool", hasattr(mcp, "_on_call_tool")),
-            ("FastMCP._mcp_server.add_request_handler", hasattr(low, "add_request_handler")),
-            ("FastMCP._mcp_server.server_info_stamp", hasattr(low, "server_info_stamp")),
-        )
-        if not there
-    ]
-    return f"missing: {', '.join(missing)}" if missing else None
 
 
 class _Query:
@@ -116,6 +82,7 @@ class FastToolCalls:
         #: each tool's input schema, exactly as `tools/list` serves it
         self.schemas: dict[str, Any] = {n: t.spec.input_schema for n, t in server.domain.tools.items()}
         self.schemas[SUBMIT_ANSWER] = SUBMIT_ANSWER_SCHEMA
+        self.server_info = server_info_stamp(server.mcp)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != self.path:
@@ -149,8 +116,8 @@ class FastToolCalls:
         if sid is None and version in _MODERN:
             await self._modern(scope, receive, send, version.decode())
             return
-        transport = self._transport(sid, version)
-        if transport is None:
+        connection = self._connection(scope, sid, version)
+        if connection is None:
             await self.app(scope, receive, send)
             return
         body, more = await read_body(receive)
@@ -158,27 +125,15 @@ class FastToolCalls:
         session = None
         if call is not None:
             query = _Query(scope.get("query_string", b""))
-            session = self._session(query, transport.mcp_session_id, None)
+            session = self._session(query, connection, None)
         if call is None or session is None:
             await self.app(scope, replay_body(body, more, receive), send)
             return
         rid, tool, arguments, message = call
         ref = CallRef(message["params"].get("_meta", {}).get(CALL_ID_META), rid)
-        # hold the session's idle countdown while the call runs, as the SDK's transport does
-        idle = transport.idle_scope if transport._idle_timeout is not None else None
-        if idle is not None:
-            transport._requests_in_flight += 1
-            idle.deadline = math.inf
-        try:
-            result = await self._run(session, tool, arguments, ref)
-        finally:
-            if idle is not None:
-                transport._requests_in_flight -= 1
-                if not transport._requests_in_flight:
-                    idle.deadline = anyio.current_time() + transport._idle_timeout
-        await self._send(
-            send, rid, wire_result(result), [(b"mcp-session-id", transport.mcp_session_id.encode())]
-        )
+        # (the connection's idle countdown is held by `HandshakeGuard`, in front of this path)
+        result = await self._run(session, tool, arguments, ref)
+        await self._send(send, rid, wire_result(result), [(b"mcp-session-id", connection.encode("latin-1"))])
 
     async def _modern(self, scope: Scope, receive: Receive, send: Send, version: str) -> None:
         """A 2026-07-28 request: answered here when it is a valid call of an existing session."""
@@ -195,30 +150,23 @@ class FastToolCalls:
         rid, tool, arguments, message = call
         ref = CallRef(message["params"]["_meta"].get(CALL_ID_META), rid)
         result = wire_result(await self._run(session, tool, arguments, ref))
-        stamp = self.server.mcp._mcp_server.server_info_stamp
-        result["_meta"] = {**result.get("_meta", {}), SERVER_INFO_META_KEY: stamp}
+        result["_meta"] = {**result.get("_meta", {}), SERVER_INFO_META_KEY: self.server_info}
         result["resultType"] = "complete"
         await self._send(send, rid, result, [])
 
-    def _transport(self, sid: bytes | None, version: bytes | None) -> Any | None:
-        """The SDK transport of a live, established handshake-era session, else None."""
+    def _connection(self, scope: Scope, sid: bytes | None, version: bytes | None) -> str | None:
+        """The MCP session id of a live, established handshake-era connection, else None.
+
+        The connections are toolgym's own record (`SessionRegistry.handshakes`, kept by
+        `simulator.handshakes.HandshakeGuard`): established by the SDK's answer to `initialize`,
+        ended by DELETE, by idling past `idle_timeout` (the server closes it) or by the SDK's 404.
+        An authenticated request is the SDK's: it binds a session to the credential that made it."""
         if sid is None or (version is not None and version not in _HANDSHAKE):
             return None
-        manager = self.server.session_manager
-        if manager is None or manager.stateless:
+        if getattr(scope.get("user"), "is_authenticated", False):
             return None
-        if not all(hasattr(manager, a) for a in _MANAGER_ATTRS):
-            return None  # (an SDK without them: its own path answers)
-        key = sid.decode("latin-1")
-        transport = manager._server_instances.get(key)
-        if transport is None or transport.is_terminated or manager._session_owners.get(key) is not None:
-            return None
-        if not all(hasattr(transport, a) for a in _TRANSPORT_ATTRS):
-            return None
-        idle = transport.idle_scope
-        if idle is not None and idle.cancel_called:
-            return None
-        return transport
+        key = "s:" + sid.decode("latin-1")
+        return key[2:] if key in self.server.sessions.handshakes else None
 
     def _session(self, query: _Query, connection_id: str | None, handle: str | None) -> Session | None:
         """The toolgym session the request belongs to, if it exists and the request may use it."""
@@ -251,43 +199,45 @@ class FastToolCalls:
         await send({"type": "http.response.body", "body": body})
 
 
-class DirectToolCalls:
-    """The SDK's `tools/call` handler: a plain call straight to the server's session logic.
+class DirectToolCalls(Middleware):
+    """A fastmcp middleware, the outermost: a plain tool call straight to the server's session logic.
 
-    Registered on the low-level server in place of fastmcp's adapter (`fallback`), which still
-    answers a task-augmented call, a multi-round-trip continuation and a call naming a fastmcp
-    component version. Everything else runs exactly what fastmcp's dispatch would end in —
-    `DomainServer.call` or `submit` (which open the session, or refuse the request, in the same
-    words) — and the answer is the `CallToolResult` fastmcp's adapter builds from that `ToolResult`.
+    A call without a multi-round-trip continuation and without a fastmcp component version is
+    answered here with what fastmcp's dispatch would end in — `DomainServer.call` or
+    `submit` (which open the session, or refuse the request, in the same words) — and the rest of
+    the chain (tool lookup, telemetry span, the tool's run) is skipped. Anything else goes on.
     """
 
     def __init__(self, server: DomainServer):
         self.server = server
-        self.fallback = server.mcp._on_call_tool
         self.answered = 0
 
-    async def __call__(self, ctx: ServerRequestContext, params: CallToolRequestParams) -> Any:
+    async def on_call_tool(self, context: Any, call_next: Any) -> Any:
+        params = context.message  # (no task here: the server adds no extension that runs one)
         if (
-            params.task is not None
-            or params.input_responses is not None
+            params.input_responses is not None
             or params.request_state is not None
             or (params.meta is not None and "fastmcp" in params.meta)  # a component version
         ):
-            return await self.fallback(ctx, params)
+            return await call_next(context)
         name, arguments = params.name, dict(params.arguments or {})
         self.answered += 1
         try:
-            ref = CallRef(call_id_of(params.meta), ctx.request_id)
-        except ValueError as exc:  # a malformed call id: nothing runs
-            return sdk_result(error_result(str(exc)))
-        try:
             if name == SUBMIT_ANSWER:
-                result = await self.server.submit(name, arguments, ref)
-            else:  # a domain tool, or a name the domain lacks (recorded, answered with the tool list)
-                result = await self.server.call(name, arguments, ref)
+                return await self.server.submit(name, arguments)
+            # a domain tool, or a name the domain lacks (recorded, answered with the tool list)
+            return await self.server.call(name, arguments)
         except Exception:  # a bug: masked as fastmcp masks it (mask_error_details)
-            result = masked_error(name)
-        return sdk_result(result)
+            return masked_error(name)
+
+
+def server_info_stamp(mcp: FastMCP) -> dict[str, Any]:
+    """The `serverInfo` stamp the SDK puts in a 2026-07-28 result's `_meta`: the server's identity
+    (fastmcp's public fields, as fastmcp hands them to the SDK) as the SDK dumps it."""
+    info = Implementation(
+        name=mcp.name, version=mcp.version or "", website_url=mcp.website_url, icons=mcp.icons or None
+    )
+    return info.model_dump(by_alias=True, mode="json", exclude_none=True)
 
 
 def masked_error(tool: str) -> ToolResult:
@@ -295,16 +245,6 @@ def masked_error(tool: str) -> ToolResult:
     the bug is logged with its traceback, the agent sees no detail."""
     logger.exception("internal error in %s", clip_name(tool))
     return error_result(f"Error calling tool {clip_name(tool)!r}")
-
-
-def sdk_result(result: ToolResult) -> CallToolResult:
-    """The `CallToolResult` fastmcp's `tools/call` adapter makes of a `ToolResult`."""
-    out = result.to_mcp_result()
-    if isinstance(out, CallToolResult):
-        return out
-    if isinstance(out, tuple):
-        return CallToolResult(content=out[0], structured_content=out[1])
-    return CallToolResult(content=out)
 
 
 def wire_result(result: ToolResult) -> dict[str, Any]:

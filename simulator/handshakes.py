@@ -2,7 +2,9 @@
 
 A request that would open an MCP connection takes a slot of every session cap
 (`SessionRegistry.admit`) before the SDK sees it, and is refused with 503 when there is none.
-A connection the registry reaps is closed by sending the SDK the DELETE a client would send.
+The guard is the server's record of live connections: established by the SDK's answer to
+`initialize`, ended by DELETE or the SDK's 404, idle while no request is in flight. A connection
+the registry reaps is closed by sending the SDK the DELETE a client would send.
 Opening requests reach the SDK one at a time, paced by `HANDSHAKE_PAUSE`, so a burst of
 handshakes cannot starve established sessions. A refusal closes the connection.
 Design notes: docs/design/serving.md.
@@ -14,6 +16,7 @@ import asyncio
 import itertools
 import json
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
@@ -68,16 +71,23 @@ class HandshakeGuard:
             await self._open(scope, receive, send)
         else:
             key = "s:" + sid.decode("latin-1")
-            if key not in self.registry.handshakes:  # a connection whose MCP session is gone, or another's
+            handshake = self.registry.handshakes.get(key)
+            if handshake is None:  # a connection whose MCP session is gone, or another's
                 send = _closing_on_404(send)
-            if scope["method"] == "POST" and key in self.registry.closed:
-                await self._closed(key[2:], scope, receive, send)
-            elif scope["method"] == "DELETE":
+                if scope["method"] == "POST" and key in self.registry.closed:
+                    await self._closed(key[2:], scope, receive, send)
+                else:
+                    await self.app(scope, receive, send)
+                return
+            handshake.in_flight += 1  # a request in flight (an open GET stream too) holds it
+            try:
                 status = await _status_of(self.app, scope, receive, send)
-                if status == 200:
-                    self.registry.end_handshake(key)
-            else:
-                await self.app(scope, receive, send)
+            finally:
+                handshake.in_flight -= 1
+                handshake.active = time.monotonic()
+            # ended by its client, or unknown to the SDK (its session ended there): it ends here too
+            if status == 404 or (status == 200 and scope["method"] == "DELETE"):
+                await self.server.end_connection(key)
 
     async def _open(self, scope: Scope, receive: Receive, send: Send) -> None:
         """A request that opens a connection: counted from now, until the connection ends."""
@@ -147,13 +157,15 @@ class HandshakeGuard:
             turn = closing[:batch] if batch > 0 else list(closing)
             del closing[: len(turn)]
             for key in turn:
-                logger.info("connection %s closed: no session for %g s", key, self.registry.handshake_timeout)
+                logger.info("connection %s closed: idle", key)
                 await self.close(key)
             if closing:
                 await asyncio.sleep(pause)
 
     async def close(self, key: str) -> None:
-        """Close the connection `key` (`s:<mcp-session-id>`) as its client would: DELETE."""
+        """Close the connection `key` (`s:<mcp-session-id>`) as its client would: DELETE. Its
+        sessions end with it."""
+        await self.server.end_connection(key)
         if self._scope is None:
             return
         scope = {

@@ -64,11 +64,6 @@ def request_call() -> CallRef:
     return CallRef(call_id_of(rctx.meta), rctx.request_id)
 
 
-def session_id_of(conn: Any) -> str | None:
-    """The MCP session id of a connection (None: no connection, or a stateless one)."""
-    return conn.session_id if conn is not None else None
-
-
 def explicit_session(query: Any) -> str | None:
     """The session id a request's query names (`?session=`), checked; None when it names none."""
     for name in SESSION_PARAMS:

@@ -20,14 +20,13 @@ from typing import Any
 import fastmcp
 from fastmcp import FastMCP
 from fastmcp.exceptions import PromptError, ResourceError
-from mcp_types import CallToolRequestParams, ToolAnnotations
+from mcp_types import ToolAnnotations
 from starlette.middleware import Middleware as StarletteMiddleware
 
 from ._servercalls import ServerCalls
 from .domain import Domain
 from .errors import SessionError, TaskError
 from .fastcall import DirectToolCalls, FastToolCalls
-from .fastcall import unsupported as unsupported_fast_paths
 from .handshakes import HandshakeGuard
 from .heap import settle_heap
 from .httpguard import body_limit, deadline_protocol, quiet_disconnects
@@ -110,9 +109,11 @@ class DomainServer(ServerCalls):
         self.internal_errors = 0
         self.unguarded_errors = 0
         self.fast_answered = 0  # tool calls the HTTP fast path answered (simulator.fastcall)
-        self._endpoints: list[Any] = []  # the HTTP app's MCP endpoints (their SDK session managers)
         self.handshake_guard: HandshakeGuard | None = None  # the HTTP app's (it closes connections)
         self._reap_now: asyncio.Event | None = None  # wakes the reaper (set while it runs)
+        self.fast_calls = config.fast_calls
+        # plain tool calls (a session's first included) skip fastmcp's tool lookup and run (simulator.fastcall)
+        self.direct = DirectToolCalls(self) if self.fast_calls else None
         self.mcp = FastMCP(
             domain.name,
             instructions=self.instructions(self.default_task),
@@ -120,7 +121,7 @@ class DomainServer(ServerCalls):
             mask_error_details=True,
             dereference_schemas=False,
             lifespan=self._lifespan,
-            middleware=[SessionMiddleware(self)],
+            middleware=[*([self.direct] if self.direct is not None else []), SessionMiddleware(self)],
         )
         for compiled in domain.tools.values():
             spec = compiled.spec
@@ -145,14 +146,6 @@ class DomainServer(ServerCalls):
             )
         )
         self._add_task_surface()
-        # plain tool calls (a session's first included) skip fastmcp's per-call dispatch (simulator.fastcall)
-        why_not = unsupported_fast_paths(self.mcp) if config.fast_calls else None
-        if why_not is not None:
-            logging.getLogger("toolgym.server").warning("fast tool-call paths off (%s)", why_not)
-        self.fast_calls = config.fast_calls and why_not is None
-        self.direct = DirectToolCalls(self) if self.fast_calls else None
-        if self.direct is not None:
-            self.mcp._mcp_server.add_request_handler("tools/call", CallToolRequestParams, self.direct)
 
     # -- what the agent reads ---------------------------------------------------------------
 
@@ -216,6 +209,10 @@ class DomainServer(ServerCalls):
                 reaper.cancel()
             self._reap_now = None
             self.sessions.on_reap = None
+            # In memory and over stdio the lifespan ends when the connections do (no public hook
+            # tells one connection's end sooner): their sessions ended with their connections.
+            for key in [k for k in self.sessions.live if k.startswith("c:")]:
+                self.sessions.release(key, "session ended")
             self.sessions.release_all("server stopped")
 
     def wake_reaper(self) -> None:
@@ -249,7 +246,10 @@ class DomainServer(ServerCalls):
             await self.handshake_guard.close_reaped(REAP_BATCH, REAP_PAUSE_S)
 
     def http_app(self, path: str = "/mcp") -> Any:
-        """The streamable-HTTP ASGI app: stateful sessions that end after `idle_timeout` (None: never)."""
+        """The streamable-HTTP ASGI app: stateful sessions that end after `idle_timeout` (None: never).
+
+        The server, not the SDK, ends an idle connection (`SessionRegistry.reap`): it sends the SDK
+        the DELETE its client would send, so the SDK runs with no idle timeout of its own."""
         quiet_disconnects()  # (the body deadline's closes would each log an SDK traceback)
         guards: dict[str, Any] = {
             "host_origin_protection": True,  # Host and Origin checked (DNS rebinding): localhost by default
@@ -262,32 +262,13 @@ class DomainServer(ServerCalls):
         }
         if self.fast_calls:  # behind the guards: see simulator.fastcall
             guards["middleware"].append(StarletteMiddleware(FastToolCalls, server=self, path=path))
-        if self.idle_timeout:
-            app = self.mcp.http_app(
-                path=path, stateless_http=False, session_idle_timeout=self.idle_timeout, **guards
-            )
-        else:
-            # http_app reads "never" (None) from the settings, not from its argument
-            saved = fastmcp.settings.http_session_idle_timeout
-            fastmcp.settings.http_session_idle_timeout = None
-            try:
-                app = self.mcp.http_app(path=path, stateless_http=False, **guards)
-            finally:
-                fastmcp.settings.http_session_idle_timeout = saved
-        self._endpoints = [
-            endpoint
-            for route in app.router.routes
-            if hasattr(endpoint := getattr(route, "endpoint", None), "session_manager")
-        ]
-        return app
-
-    @property
-    def session_manager(self) -> Any | None:
-        """The SDK's streamable-HTTP session manager of the running HTTP app, if any."""
-        for endpoint in self._endpoints:
-            if endpoint.session_manager is not None:
-                return endpoint.session_manager
-        return None
+        # http_app reads "never" (None) from the settings, not from its argument
+        saved = fastmcp.settings.http_session_idle_timeout
+        fastmcp.settings.http_session_idle_timeout = None
+        try:
+            return self.mcp.http_app(path=path, stateless_http=False, **guards)
+        finally:
+            fastmcp.settings.http_session_idle_timeout = saved
 
     async def run_async(
         self,

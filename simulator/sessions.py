@@ -2,9 +2,10 @@
 
 A session is created on its first tool call and holds its own `Episode` (its own SQLite copy of
 the domain's seed state), its task and seed, and its transcript `RUNS/<name>.jsonl`. It ends when
-its MCP session ends (`release`), after `idle_timeout` seconds idle (`reap`) or when the server
-stops (`release_all`); ending writes the transcript's `end` record and closes the database.
-An HTTP connection's handshake takes a slot of every cap from its opening request (`admit`).
+its MCP session ends (`release`, `end_connection`), after `idle_timeout` seconds idle (`reap`) or
+when the server stops (`release_all`); ending writes the transcript's `end` record and closes the
+database. An HTTP connection's handshake takes a slot of every cap from its opening request
+(`admit`), and the connection ends after `idle_timeout` seconds without a request in flight.
 The registry is used from the server's event loop only; it holds no locks of its own.
 Design notes: docs/design/serving.md.
 """
@@ -154,6 +155,7 @@ class Session:
     ended: str | None = None
     finished: bool = False  # its end record written and its database freed (`finish`)
     handshake: str | None = None  # the handshake whose slot it uses (`SessionRegistry.admit`)
+    connection: str | None = None  # the HTTP connection (`s:<mcp-session-id>`) whose end ends it
     stateful: bool = False  # bound to one stateful MCP connection (its JSON-RPC ids are unique)
     calls: CallMemory = field(default_factory=CallMemory)  # its answers to resends (`simulator.resends`)
 
@@ -196,6 +198,8 @@ class Handshake:
     since: float = field(default_factory=time.monotonic)  # admitted, or its last session ended
     rider: str | None = None  # the key of the live session that uses its slot
     used: bool = False  # a session used it
+    active: float = field(default_factory=time.monotonic)  # when its last request ended
+    in_flight: int = 0  # its requests being served: they hold its idle countdown
 
 
 class SessionRegistry:
@@ -226,6 +230,7 @@ class SessionRegistry:
         self.live: dict[str, Session] = {}
         self.handshakes: dict[str, Handshake] = {}
         self.closing: list[str] = []  # handshakes reaped: the server closes their connections
+        self.bound: dict[str, set[str]] = {}  # a connection's live sessions (they end with it)
         #: sessions ended but not finished, for the server to finish off its event loop (None: `reap`
         #: finishes them itself; the serving server sets a list)
         self.finishing: list[Session] | None = None
@@ -267,6 +272,7 @@ class SessionRegistry:
         client: str = "local",
         owner: str | None = None,
         handshake: str | None = None,
+        connection: str | None = None,
     ) -> Session:
         """Create the session `key` (a fresh episode and transcript).
 
@@ -274,7 +280,8 @@ class SessionRegistry:
         this client, unless it uses the free slot of its connection's `handshake`, and on a
         handshake closed unused; refuses (SessionError) a name that already has a transcript in
         RUNS (an id used before a restart never silently starts afresh).
-        `reapable` sessions are released after `idle_timeout` seconds without a call.
+        `reapable` sessions are released after `idle_timeout` seconds without a call; a session of a
+        `connection` (`s:<mcp-session-id>`) ends with it (`end_connection`).
         """
         if key in self.live:
             raise ValueError(f"session {key!r} is already open")
@@ -322,6 +329,9 @@ class SessionRegistry:
             slot.rider, slot.used, session.handshake = key, True, handshake
         else:
             self._take(client)
+        if connection is not None:
+            session.connection = connection
+            self.bound.setdefault(connection, set()).add(key)
         self.opened += 1
         return session
 
@@ -381,6 +391,30 @@ class SessionRegistry:
         else:
             self._give(handshake.client)
 
+    def end_connection(self, key: str, reason: str = "session ended") -> list[Session]:
+        """The HTTP connection `key` (`s:<mcp-session-id>`) ended: release its live sessions, whose
+        end records and databases are left to the caller (`Session.finish`), and its handshake."""
+        ended = [s for k in sorted(self.bound.pop(key, ())) if (s := self.release(k, reason, finish=False))]
+        self.end_handshake(key)
+        return ended
+
+    def _expire_connections(self, now: float) -> list[Session]:
+        """End the HTTP connections with no request in flight for `idle_timeout` (the server then
+        closes them: `closing`); returns the sessions that ended with them, not yet finished."""
+        if self.idle_timeout is None:
+            return []
+        cutoff = now - self.idle_timeout
+        idle = [
+            k
+            for k, h in self.handshakes.items()
+            if not h.in_flight and h.active < cutoff and k.startswith("s:")
+        ]
+        ended: list[Session] = []
+        for key in idle:
+            ended += self.end_connection(key)
+            self.closing.append(key)
+        return ended
+
     def _reap_handshakes(self, now: float) -> None:
         """Free the slots of established handshakes without a session for `handshake_timeout`."""
         if self.handshake_timeout is None:
@@ -429,6 +463,12 @@ class SessionRegistry:
             handshake.rider, handshake.since = None, time.monotonic()
         else:
             self._give(session.client)
+        if session.connection is not None:
+            bound = self.bound.get(session.connection)
+            if bound is not None:
+                bound.discard(key)
+                if not bound:
+                    del self.bound[session.connection]
         self._remember(key, reason)
         if session.ended is None:
             session.ended = reason
@@ -449,23 +489,26 @@ class SessionRegistry:
 
     def reap(self, now: float | None = None) -> list[str]:
         """Release every reapable session idle for longer than `idle_timeout` (returns their keys),
-        and the handshakes idle past `handshake_timeout` (their keys go to `closing`). The sessions
-        are finished here, or go to `finishing` when the server finishes them."""
+        then the HTTP connections idle as long (with the sessions still bound to them) and the
+        handshakes idle past `handshake_timeout` (both go to `closing`). The sessions are finished
+        here, or go to `finishing` when the server finishes them."""
         now = time.monotonic() if now is None else now
         idle: list[str] = []
+        ended: list[Session] = []
+        closing = len(self.closing)
         if self.idle_timeout is not None:
             cutoff = now - self.idle_timeout
             idle = [k for k, s in self.live.items() if s.reapable and s.last_used < cutoff]
-            deferred = self.finishing
-            for key in idle:
-                session = self.release(
-                    key, f"idle for more than {self.idle_timeout:g} s", finish=deferred is None
-                )
-                if deferred is not None and session is not None:
-                    deferred.append(session)
-        closing = len(self.closing)
+            reason = f"idle for more than {self.idle_timeout:g} s"
+            ended = [s for key in idle if (s := self.release(key, reason, finish=False))]
+            ended += self._expire_connections(now)
+        if self.finishing is not None:
+            self.finishing += ended
+        else:
+            for session in ended:
+                session.finish()
         self._reap_handshakes(now)
-        if self.on_reap is not None and (idle or len(self.closing) > closing):
+        if self.on_reap is not None and (ended or len(self.closing) > closing):
             self.on_reap()
         return idle
 
@@ -480,6 +523,7 @@ class SessionRegistry:
         self.ended.clear()
         self.recent.clear()
         self.handshakes.clear()
+        self.bound.clear()
         self.closed.clear()
         self.per_client.clear()
         self.in_use = 0

@@ -1,8 +1,8 @@
 """No shipped module reaches into another package's private names (read from the AST).
 
 A private name is an attribute, a `getattr`/`hasattr`/`setattr` string or an imported module or
-name with a leading underscore (not a dunder) that none of the project's packages defines. The
-ones left are listed below with why each stays; a new one fails this test.
+name with a leading underscore (not a dunder) that none of the project's packages defines. There
+are none: the server uses only the public APIs of fastmcp, the MCP SDK and starlette (issue #27).
 """
 
 from __future__ import annotations
@@ -12,20 +12,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("simulator", "scoring", "toolgen", "toolgym")
-
-#: (module, private name): why it stays (each is removed with its reason)
-KNOWN = {
-    ("simulator/fastcall.py", "_on_call_tool"): "fast call path; gated by fastcall.unsupported()",
-    ("simulator/fastcall.py", "_mcp_server"): "fast call path; gated by fastcall.unsupported()",
-    ("simulator/fastcall.py", "_idle_timeout"): "fast call path; gated by fastcall.unsupported()",
-    ("simulator/fastcall.py", "_server_instances"): "fast call path; gated by fastcall.unsupported()",
-    ("simulator/fastcall.py", "_session_owners"): "fast call path; gated by fastcall.unsupported()",
-    ("simulator/server.py", "_mcp_server"): "installs the direct tools/call handler; gated likewise",
-    (
-        "simulator/_serversessions.py",
-        "_connection",
-    ): "read with getattr and a default: absent means no fast path",
-}
 
 
 def _private(name: str) -> bool:
@@ -88,10 +74,9 @@ def foreign_privates(root: Path = ROOT) -> set[tuple[str, str]]:
     return found
 
 
-def test_no_new_private_name_of_another_package() -> None:
+def test_no_private_name_of_another_package() -> None:
     found = foreign_privates()
-    assert not found - KNOWN.keys(), sorted(found - KNOWN.keys())
-    assert not KNOWN.keys() - found, f"no longer used, drop from KNOWN: {sorted(KNOWN.keys() - found)}"
+    assert not found, sorted(found)
 
 
 def test_the_check_sees_attributes_getattr_strings_and_imports(tmp_path: Path) -> None:

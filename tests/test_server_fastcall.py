@@ -194,6 +194,8 @@ def test_the_fast_path_answers_the_newest_revision_exactly_as_the_sdk(shop: Doma
             answers.append(out)
     assert answers[0] == answers[1]
     assert answers[0][1][1]["result"]["resultType"] == "complete"
+    # the serverInfo stamp, made from fastmcp's public fields, is the SDK's own
+    assert answers[0][1][1]["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "shop"
     # all but the opening call and the refusal after the end; the refusals above went to the SDK
     assert fast.fast_answered == len(SCRIPT) - 2 and slow.fast_answered == 0
     (mine,), (theirs,) = (tmp_path / "fast").glob("*.jsonl"), (tmp_path / "slow").glob("*.jsonl")
@@ -261,24 +263,56 @@ def test_what_the_fast_path_must_not_answer_gets_the_sdks_answer(shop: Domain) -
         assert server.fast_answered == answered + 1
 
 
-def test_another_sdk_release_turns_the_fast_paths_off(
-    shop: Domain, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
-) -> None:
-    """The fast paths read private attributes of the tested SDK and fastmcp: with any other
-    release installed they stay off and the SDK answers every call, with the same answers."""
-    from simulator import fastcall
-
-    assert fastcall.unsupported(DomainServer(shop, runs=tmp_path / "a").mcp) is None
-    monkeypatch.setitem(fastcall.TESTED, "mcp", "0.0.1")
-    with caplog.at_level("WARNING", logger="toolgym.server"):
-        server = DomainServer(shop, runs=tmp_path / "b", error_backoff_ms=0)
-    assert not server.fast_calls and server.direct is None
-    assert "fast tool-call paths off (mcp 2.3.0 is installed" in caplog.text
+def test_the_server_closes_an_idle_connection_and_ends_its_sessions(shop: Domain, tmp_path: Path) -> None:
+    """The SDK runs without an idle timeout: the server ends a connection with no request in flight
+    for `idle_timeout` (its sessions end with it) and closes it in the SDK as its client would, so
+    a later request on it gets the SDK's 404. Until then its calls take the fast path."""
+    server = DomainServer(shop, runs=tmp_path, error_backoff_ms=0, idle_timeout=0.6, handshake_timeout=None)
     with serving(server) as url:
-        raw = Raw(url)
+        raw, other = Raw(url), Raw(url, "?session=bound")
         raw.open()
-        answers = [raw.call(tool, arguments) for tool, arguments in SCRIPT]
-    assert server.fast_answered == 0
-    assert [status for status, _, _ in answers] == [200] * len(SCRIPT)
-    errors = [message["result"]["isError"] for _, _, message in answers]
-    assert errors == [False, False, True, True, False, False, False, True, False, True]
+        other.open()
+        raw.call("get_customer", {"customer_id": "C-0001"})  # opens the episode
+        other.call("get_customer", {"customer_id": "C-0001"})  # an explicit id, bound to its connection
+        key = "s:" + str(raw.sid)
+        for _ in range(4):  # calls closer together than the timeout keep it (the fast path's too)
+            time.sleep(0.3)
+            assert not raw.call("get_customer", {"customer_id": "C-0001"})[2]["result"]["isError"]
+        assert server.fast_answered == 4 and key in server.sessions.handshakes
+        deadline = time.monotonic() + 10
+        while len(list(tmp_path.glob("*.jsonl"))) < 2 or any(
+            records(p)[-1]["type"] != "end" for p in tmp_path.glob("*.jsonl")
+        ):
+            assert time.monotonic() < deadline, "the idle connections were not closed"
+            time.sleep(0.05)
+        assert key not in server.sessions.handshakes and not server.sessions.live
+        while (answer := raw.call("get_customer", {"customer_id": "C-0001"}))[0] != 404:  # closed in the SDK
+            assert "has ended" in json.dumps(answer[2]), answer  # (until the server's DELETE is through)
+            assert time.monotonic() < deadline, "the idle connection was not closed in the SDK"
+            time.sleep(0.05)
+        assert server.fast_answered == 4
+    for path in tmp_path.glob("*.jsonl"):
+        assert "idle" in records(path)[-1]["reason"]
+
+
+def test_a_connection_ends_with_its_delete_and_takes_its_bound_sessions(shop: Domain, tmp_path: Path) -> None:
+    """A client's DELETE ends its connection: the sessions bound to it end ("session ended") and a
+    call on it is no longer the fast path's."""
+    server = DomainServer(shop, runs=tmp_path, error_backoff_ms=0)
+    with serving(server) as url:
+        raw = Raw(url, "?session=mine")
+        raw.open()
+        raw.call("get_customer", {"customer_id": "C-0001"})
+        assert raw.call("get_customer", {"customer_id": "C-0001"})[0] == 200 and server.fast_answered == 1
+        raw.conn.request("DELETE", raw.path, headers={"mcp-session-id": str(raw.sid)})
+        assert raw.conn.getresponse().status == 200
+        raw.conn.close()
+        deadline = time.monotonic() + 10
+        while server.sessions.live:
+            assert time.monotonic() < deadline, "the session did not end with its connection"
+            time.sleep(0.02)
+        assert not server.sessions.handshakes and not server.sessions.bound
+        assert raw.call("get_customer", {"customer_id": "C-0001"})[0] == 404
+        assert server.fast_answered == 1
+    (path,) = tmp_path.glob("*.jsonl")
+    assert records(path)[-1]["reason"] == "session ended"
