@@ -1,7 +1,7 @@
-"""The direct `tools/call` handler (`simulator.fastcall.DirectToolCalls`): fastmcp's answers, cheaper.
+"""The direct `tools/call` middleware (`simulator.fastcall.DirectToolCalls`): fastmcp's answers, cheaper.
 
 In memory (fastmcp's `Client(server)`), over stdio and for the HTTP requests the HTTP fast path
-leaves to the SDK, a plain tool call skips fastmcp's per-call dispatch. The same calls go to a
+leaves to the SDK, a plain tool call skips fastmcp's tool lookup and run. The same calls go to a
 server with it (`fast_calls`, the default) and one without: the answers must be the same wire
 results (refusals worded the same: another connection's session, an ended session) and the
 transcripts the same records. A call naming a fastmcp component version stays fastmcp's.
