@@ -377,6 +377,7 @@ class SessionRegistry:
         """The connection admitted as `key` got its MCP session id: it is `new_key` from now on."""
         handshake = self.handshakes.pop(key, None)
         if handshake is not None:
+            handshake.active = time.monotonic()  # (its idle countdown starts with its first answer)
             self.handshakes[new_key] = handshake
 
     def end_handshake(self, key: str) -> None:

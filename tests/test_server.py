@@ -212,6 +212,42 @@ def test_idle_sessions_are_reaped_and_not_restarted(shop: Domain, tmp_path: Path
     registry.release_all()
 
 
+def test_an_idle_connection_ends_with_its_sessions_and_a_request_in_flight_holds_it(
+    shop: Domain, tmp_path: Path
+) -> None:
+    """The server's own idle expiry of HTTP connections (the SDK runs without one): a connection
+    with no request in flight for `idle_timeout` ends, the sessions bound to it end with it, and
+    it goes to `closing` (the server then closes it in the SDK); one with a request in flight, or
+    a recent one, stays."""
+    server = DomainServer(shop, runs=tmp_path, idle_timeout=60, handshake_timeout=None)
+    registry = server.sessions
+    registry.admit("p:0", "local")
+    registry.established("p:0", "s:a")
+    registry.admit("p:1", "local")
+    registry.established("p:1", "s:b")
+    a, b = registry.handshakes["s:a"], registry.handshakes["s:b"]
+    rider = registry.open("s:a", "a", None, 0, transport="streamable-http", handshake="s:a", connection="s:a")
+    rider.reapable = False  # (so that only the connection's end can end it)
+    bound = registry.open("q:x", "x", None, 0, transport="streamable-http", connection="s:a")
+    bound.reapable = False
+    assert registry.bound == {"s:a": {"s:a", "q:x"}} and registry.in_use == 3  # the rider uses a's slot
+    a.in_flight = 1  # a long request (an open GET stream, say) holds it
+    now = max(a.active, b.active)
+    assert registry.reap(now=now + 61) == [] and list(registry.handshakes) == ["s:a"]
+    assert registry.closing == ["s:b"] and len(registry.live) == 2
+    a.in_flight, a.active = 0, now + 30
+    registry.reap(now=now + 61)
+    assert "s:a" in registry.handshakes and len(registry.live) == 2  # its last request ended 31 s ago
+    registry.reap(now=now + 91)
+    assert registry.closing == ["s:b", "s:a"] and not registry.handshakes and not registry.live
+    assert not registry.bound and registry.in_use == 0 and not registry.per_client
+    for name in ("a", "x"):
+        end = records(tmp_path / f"{name}.jsonl")[-1]
+        assert end["type"] == "end" and end["reason"] == "session ended"
+    with pytest.raises(SessionError, match=r"has ended \(session ended\)"):
+        registry.get("q:x")
+
+
 def test_task_and_seed_resolution(bank: Domain) -> None:
     task = bank.tasks[0]
     tasks = TaskCatalog(bank)
