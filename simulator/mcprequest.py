@@ -2,8 +2,8 @@
 
 The server's session logic (`simulator.server`) asks these of the request it serves: the HTTP
 query (`?session=`, `?task=`, `?seed=`, `&handle=`), the client's address (per-client limits), the
-episode handle and the call id in the request's `_meta`, and the MCP connection's id. `SessionMiddleware` is the
-fastmcp middleware of the server: per-session instructions, the protocol-era steering of
+episode handle and the call id in the request's `_meta` (the connection's id is fastmcp's
+`Context.session_id`). `SessionMiddleware` is the fastmcp middleware of the server: per-session instructions, the protocol-era steering of
 `server/discover`, and unknown tools recorded in the transcript like any other call.
 """
 
