@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -368,6 +368,12 @@ def _documents(draw: Any) -> dict[str, Any]:
 
 
 @given(_documents())
+@example(  # nested fields keyed `0` and `00`: a column prefixed `00_` starts with a digit
+    {
+        "users": [{"key": k, "a": None} for k in ("0", "1", "00", "000")],
+        "orders": [{"key": "0", "a": [{"0": {"sku": "0", "v": None}, "00": {"sku": "00", "v": None}}]}],
+    }
+)
 def test_any_document_reads_and_exports_back_exactly(tmp_path_factory, document):
     tmp = tmp_path_factory.mktemp("doc")
     snap = read_snapshot(write_json(tmp / "db.json", document))  # (checks its own round trip)

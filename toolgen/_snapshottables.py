@@ -126,6 +126,8 @@ class _Reader:
         name, n = base, 2
         if name.lower() in taken and prefix:
             name = base = f"{_NAME.sub('_', prefix).strip('_')}_{base}"
+            if base[0].isdigit():  # (a prefix from a numbered key, `00`: `f_00_sku`)
+                name = base = f"f_{base}"
         while name.lower() in taken:
             name, n = f"{base}_{n}", n + 1
         self.tables[table][name] = Column(type="json", nullable=True)
