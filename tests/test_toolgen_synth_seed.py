@@ -693,7 +693,14 @@ def test_a_name_under_a_permissive_pattern_reads_as_a_name() -> None:
         ("instance_profiles", "instance_profile_name", r"[A-Z][\w-]+ Instance Profile"),
         ("bots", "preferred_global_name", r"[A-Z][\w-]+ Bot"),  # which name, not `... Preferred Global`
         ("files_remotes", "title", r"[A-Z][\w-]+ Remote File"),  # not `... Files Remote`
-        ("posts", "title", r"(?!.* Post$)[A-Z][\w-]*( [\w-]+)+"),  # `Invoice reminder`, not `Bridge Post`
+        ("posts", "title", r"(?!.* Post$)[A-Z][\w-]*( [\w-]+)+"),
+        ("vector_stores", "name", r"[A-Z][\w-]+ Vector Store"),  # no shop: not `Kelley Group`
+        ("recipes", "recipe_name", r"[A-Z]\w+ [A-Z]\w+ [A-Z][\w-]+"),  # a dish, not `Vendor Recipe`
+        (
+            "recipes",
+            "title",
+            r"(?!.* Recipe$)[A-Z]\w+ [A-Z]\w+ [A-Z][\w-]+",
+        ),  # `Invoice reminder`, not `Bridge Post`
     ],
 )
 def test_a_made_up_name_says_what_it_names(table: str, name: str, shape: str) -> None:

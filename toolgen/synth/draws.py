@@ -298,6 +298,17 @@ def product_name(d: Draw) -> str:
     return f"{d.rng.choice(PRODUCT_ADJECTIVES)} {d.fake.color_name()} {d.rng.choice(PRODUCT_NOUNS)}"
 
 
+#: what a dish is called: how it is made, what of, and what it is (`Roasted Salmon Salad`)
+_DISH_STYLES = "Spicy Creamy Roasted Grilled Lemon Garlic Honey Smoky Crispy Classic Herb Baked".split()
+_DISH_BASES = "Chicken Beef Salmon Mushroom Tofu Shrimp Pork Vegetable Lentil Chickpea Potato Spinach".split()
+_DISHES = "Curry Tacos Risotto Pasta Stir-Fry Soup Salad Stew Casserole Burger Pie Skewers".split()
+
+
+def dish_name(d: Draw) -> str:
+    """A recipe's or a dish's name as a cook writes one (`Creamy Mushroom Risotto`)."""
+    return f"{d.rng.choice(_DISH_STYLES)} {d.rng.choice(_DISH_BASES)} {d.rng.choice(_DISHES)}"
+
+
 def place_name(entity: str) -> Maker:
     noun = _head_noun(entity)  # (`Lake Ryan Deployed Branch`, not `... Deployed Branches`)
     if noun.split()[-1:] in (["Region"], ["Zone"]):  # (`EU West Region`, not `East Isabel Region`)

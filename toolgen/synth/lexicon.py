@@ -169,12 +169,21 @@ def in_full(word: str) -> str:
     return plural_phrase(SHORT_NOUNS[one]) if one != word and one in SHORT_NOUNS else word
 
 
+#: what software keeps in a store (`vector_store`, `key_value_store`), which makes it no shop
+_KEPT_THINGS = frozenset(
+    "vector data object key value secret feature document blob file config configuration state session "
+    "token cache event record metric log artifact credential parameter".split()
+)
+
+
 def table_kind(table: str) -> str:
     """`person`, `company`, `place`, `product` or `thing`: what a row of the table describes."""
     ws = tuple(singular(w) for w in words(table))
     last = ws[-1] if ws else ""
     if last == "profile" and len(ws) > 1 and ws[-2] not in PERSON_TABLES:
         return "thing"  # (an instance profile, a scan profile: no one's; a user profile is a person's)
+    if last == "store" and len(ws) > 1 and ws[-2] in _KEPT_THINGS:
+        return "thing"  # (a vector store keeps vectors: no shop; a grocery store is one)
     for kind, vocabulary in (
         ("person", PERSON_TABLES),
         ("company", COMPANY_TABLES),

@@ -28,6 +28,7 @@ from .draws import (
     datetime_maker,
     description_of,
     digits,
+    dish_name,
     examples_of,
     fake_method,
     full_name,
@@ -131,6 +132,8 @@ def folder_name(d: Draw) -> str:
 
 #: what is named by a host name
 _HOSTS = ("domain", "hostname", "host", "subdomain")
+#: things named as a dish is
+_DISH_THINGS = frozenset("recipe dish meal".split())
 #: things a person writes and titles in words (`Invoice reminder`, not `Bridge Post`)
 _WRITTEN = frozenset(
     "post article thread topic story question ticket issue task discussion announcement message "
@@ -201,6 +204,8 @@ def _string_by_name(f: Field) -> Maker | None:
         named = tuple(w for w in ws[:-1] if w not in _NOT_KINDS)
         if has_word(named, ("product", "item")):
             return product_name
+        if named[-1:] and singular(named[-1]) in _DISH_THINGS or not named and place in _DISH_THINGS:
+            return dish_name  # (`Creamy Mushroom Risotto`, no `Vendor Recipe`)
         if last == "name" and named and singular(named[-1]) not in {singular(w) for w in words(f.table)}:
             return thing_name("_".join(named))
         if kind == "person":
@@ -224,7 +229,10 @@ def _string_by_name(f: Field) -> Maker | None:
     if last in ("title", "subject") or joined == "headline":
         if kind == "person" or singular(words(f.table)[-1] if words(f.table) else "") in JOB_TABLES:
             return fake_method("job")
-        if last == "subject" or singular(words(f.table)[-1] if words(f.table) else "") in _WRITTEN:
+        head = singular(words(f.table)[-1] if words(f.table) else "")
+        if head in _DISH_THINGS:
+            return dish_name
+        if last == "subject" or head in _WRITTEN:
             return subject_line  # (a post or a ticket is titled as a person writes: `Order update`)
         return thing_name(f.table)  # (`Quarterly Report`: what people title things)
     if has_word(
