@@ -206,7 +206,12 @@ def test_phrases():
     assert say.noun("org_repos") == "organization repositories"  # (short forms said in full)
     assert say.noun("access_point_nfs") == "access point NFS"  # (an acronym in capitals)
     assert say.noun("files_remote") == "remote file" and say.noun("remote") == "remote"
+    assert say.noun("adult_content") == "adult content item"  # (no `adult contents`)
     assert say.noun("error_history") == "error history entry"  # (a history is no row: its entries are)
+    assert (
+        say.field_phrase("amount_total") == "total amount"
+        and say.field_phrase("grand_total") == "grand total"
+    )
     assert (
         say.field_phrase("email_pending") == "pending email" and say.field_phrase("is_public") == "is public"
     )
@@ -1812,3 +1817,23 @@ def test_a_new_row_is_never_made_for_a_type(tmp_path):
     said = [t for t in _instructions_of(ops, tmp_path, 4) if "a new account " in t]
     assert said and any(" for the user" in t for t in said), said
     assert not any("for the account type" in t for t in said), said
+
+
+def test_a_row_a_new_one_only_uses_is_no_owner():
+    """DigitalOcean's `POST /cdn/endpoints` takes an optional `certificate_id`: `create a new CDN
+    endpoint ... using the certificate ...`, not `for the certificate`; a row the path is under, a
+    required one, a person or any row of a function list owns the new one."""
+    from toolgen.synth.walks import owns
+
+    cdn = make_op("create_cdn", "create", {}, format="openapi-3.0", pointer="/paths/~1cdn~1endpoints/post")
+    keys = make_op(
+        "create_key", "create", {}, format="openapi-3.0", pointer="/paths/~1projects~1{project_id}~1keys/post"
+    )
+    assert not owns(cdn, "certificate_id", "certificate", optional=True)
+    assert owns(cdn, "certificate_id", "certificate", optional=False) and owns(
+        cdn, "user_id", "user", optional=True
+    )
+    assert owns(keys, "project_id", "project", optional=True)
+    assert owns(make_op("create_cdn", "create", {}), "certificate_id", "certificate", optional=True)
+    said = say.create_clause("create", "cdn_endpoint", [], [("origin", "a.com")], ['the certificate "C"'])
+    assert said == 'create a new CDN endpoint with origin "a.com" using the certificate "C"'

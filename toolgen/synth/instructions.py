@@ -83,6 +83,7 @@ _MASS = {
     **dict.fromkeys("news media".split(), "item"),
     "staff": "member",
     "history": "entry",
+    "content": "item",
 }
 #: plurals that stay plural before a noun (`sales order`, `sports team`, `goods receipt`)
 _PLURAL_MODIFIERS = frozenset("sales sports goods terms means savings earnings arms customs".split())
@@ -95,13 +96,14 @@ def field_phrase(column: str) -> str:
     if len(ws) == 1 and ws[0] in _ENDPOINTS:  # (`the from`: a message's sender)
         return _ENDPOINTS[ws[0]]
     said = [_SHORT.get(w, w) if w != "no" or ws[i + 1 : i + 2] == ["of"] else w for i, w in enumerate(ws)]
-    if (
-        len(said) == 2 and said[-1] in AFTER_ADJECTIVES and said[0] not in _FLAG_HEADS
-    ):  # (Slack's `email_pending`: a pending email)
+    after = said[-1] in AFTER_ADJECTIVES and said[0] not in _FLAG_HEADS  # (`email_pending`)
+    if len(said) == 2 and (after or said[-1] == "total" and said[0] in _TOTALLED):  # (`amount_total`)
         said = [said[-1], said[0]]
     return " ".join(said) or column
 
 
+#: measures whose total an API names measure first (`amount_total`: the total amount)
+_TOTALLED = frozenset("amount price tax cost count weight discount fee distance duration quantity".split())
 #: first words of a yes-or-no field (`is_public`), which stay where they are
 _FLAG_HEADS = frozenset("is has was are can should allow allows".split())
 #: fields named by a bare preposition: who or where a thing goes from and to
@@ -493,8 +495,15 @@ def creates(verb: str) -> bool:
     return verb in _ACTS or verb in ("create", "new", "insert", "make", "post") or not is_verb(verb)
 
 
-def create_clause(verb: str, entity: str, owners: Sequence[str], settings: Sequence[tuple[str, Any]]) -> str:
-    """`create a new <entity> for <owner> with <field> <value>, ...` (`send a new ...`; `book a ...`)."""
+def create_clause(
+    verb: str,
+    entity: str,
+    owners: Sequence[str],
+    settings: Sequence[tuple[str, Any]],
+    using: Sequence[str] = (),
+) -> str:
+    """`create a new <entity> for <owner> with <field> <value>, ... using <row>` (`send a new
+    ...`; `book a ...`): `using` names rows the new one uses, not its owners."""
     verb = verb if verb in _ACTS else "create"
     thing = noun(entity)
     a = ("an" if thing[:1] in "aeiou" else "a") if verb in _BOOKS else "a new"  # (`book a hotel`)
@@ -508,6 +517,8 @@ def create_clause(verb: str, entity: str, owners: Sequence[str], settings: Seque
         text += " for " + join_clauses(owners)
     if settings:
         text += " with " + join_clauses([_with(c, v) for c, v in settings])
+    if using:
+        text += " using " + join_clauses(using)
     return text
 
 

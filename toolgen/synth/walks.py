@@ -16,13 +16,15 @@ from typing import Any
 from scoring.calls import NO_RESULT, resolve_arguments
 from simulator.builders import call, calls_ref
 from simulator.errors import ToolgymError
+from toolgen.model import Operation
 from toolgen.naming import plural_phrase, words
+from toolgen.pure import path_params
 
 from . import instructions as say
 from .checks import opaque, text_problems, unsayable
 from .effects import STATE_VERBS, Repoint, StateChange
 from .errands import batches, changes, errands, everys, goals, merged, sweeps
-from .lexicon import is_classifier, is_payload
+from .lexicon import is_classifier, is_payload, table_kind
 from .lookups import Args, Ref, Row, Tool, World, scalar, seq
 from .questions import Asker, Candidate
 from .schema import Binding, TablePlan
@@ -225,6 +227,7 @@ class Proposer(Asker):
             return None  # (`calculate a new area circle`, `create a new array`: no record)
         args: Args = {}
         owners: list[str] = []
+        used_rows: list[str] = []  # (a CDN made with a certificate: not `a new CDN for the certificate`)
         lookups: list[tuple[str, Args]] = []
         used = self.w.domain.tools[tool.name].arguments_read
         for b in tool.role("parent"):
@@ -246,7 +249,7 @@ class Proposer(Asker):
                 continue
             row, ref = named
             args[b.param] = row[parent.primary_key]
-            owners.append(ref.phrase)
+            (owners if owns(tool.op, b.param, parent.entity, optional) else used_rows).append(ref.phrase)
             lookups = seq(lookups, ref.calls)
         key = tool.key
         if key is not None and key.param in tool.required:
@@ -260,7 +263,7 @@ class Proposer(Asker):
         settings = [(b.param, v) for b, v in fields]
         if key is not None and key.param in args:
             settings.insert(0, (key.param, args[key.param]))
-        text = say.create_clause(verb, tool.table.entity, owners, settings)
+        text = say.create_clause(verb, tool.table.entity, owners, settings, used_rows)
         return Write(text, lookups, tool.name, args)
 
     def _new_key(self, table: TablePlan) -> Any:
@@ -551,3 +554,14 @@ def propose(world: World, rng: random.Random) -> list[Candidate]:
                 if found:
                     out.append(found.pop(0))
     return out[:MAX_CANDIDATES]
+
+
+def owns(op: Operation, param: str, parent: str, optional: bool) -> bool:
+    """Whether the row an argument names owns the new row (`for the user ...`): a person's or a
+    company's, a required one, or one its HTTP path is under (`POST /projects/{id}/keys`); a
+    row an optional argument in the body of a request names is one the new row uses (a CDN's
+    certificate: `create a new CDN ... using the certificate ...`)."""
+    if table_kind(parent) in ("person", "company") or not optional:
+        return True
+    scope = path_params(op)
+    return param in scope or not scope and not op.pointer.startswith("/paths/")
