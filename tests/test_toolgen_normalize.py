@@ -75,6 +75,7 @@ def test_nested_action_path_merges_parameters_renames_clashes_and_drops_headers(
             p("X-Amz-Security-Token", "header", schema={"type": "string"}),
             p("x-apideck-app-id", "header", required=True, schema={"type": "string"}),
             p("xero-tenant-id", "header", required=True, schema={"type": "string"}),
+            p("x-apideck-consumer-id", "header", required=True, schema={"type": "string"}),
             p(
                 "X-Amz-Target",
                 "header",
@@ -99,6 +100,7 @@ def test_nested_action_path_merges_parameters_renames_clashes_and_drops_headers(
         "X-Amz-Security-Token": "credential header",
         "x-apideck-app-id": "caller header",
         "xero-tenant-id": "tenant header",
+        "x-apideck-consumer-id": "tenant header",
         "X-Amz-Target": "fixed header",
     }
     assert {(r["from"], r["to"]) for r in op.renamed} == {

@@ -308,7 +308,10 @@ def _drop_reason(p: _Param) -> str | None:
             return "tracing header: set by the client"
         if _CALLER_WORDS.intersection(ws) and ws[-1] in ("id", "appid", "clientid", "applicationid"):
             return "caller header: which application calls, as its key does"
-        if "tenant" in ws and ws[-1] in ("id", "key"):
+        if {"tenant", "consumer"} & set(ws) and ws[-1] in (
+            "id",
+            "key",
+        ):  # (Apideck's `x-apideck-consumer-id`)
             return "tenant header: which account the session acts for, as its credential says"
         if _SIGNING_WORDS.intersection(ws) or ws[-2:] == ("security", "token"):
             return "signing header: the client signs each request"
