@@ -1039,6 +1039,8 @@ def test_another_thing_s_code_names_no_row() -> None:
         return Table.model_validate({"primary_key": "id", "columns": columns})
 
     assert handle_columns(table("packageCode", "status"), "transactions") == []
+    assert handle_columns(table("promotion_code"), "subscriptions") == []  # (one code, many subscriptions)
+    assert handle_columns(table("promotion_code"), "promotion_codes") == ["promotion_code"]
     assert handle_columns(table("tracking_number"), "shipments") == ["tracking_number"]
     assert handle_columns(table("invoice_number"), "invoices") == ["invoice_number"]
     assert handle_columns(table("phone_number"), "contacts") == ["phone_number"]

@@ -206,6 +206,8 @@ def test_phrases():
     assert say.noun("org_repos") == "organization repositories"  # (short forms said in full)
     assert say.noun("access_point_nfs") == "access point NFS"  # (an acronym in capitals)
     assert say.noun("files_remote") == "remote file" and say.noun("remote") == "remote"
+    said = say.create_clause("create", "tax_rate", [], [("inclusive", True), ("is_public", False)])
+    assert said == "create a new tax rate with inclusive and not public"  # (no `inclusive true`)
     assert say.noun("adult_content") == "adult content item"  # (no `adult contents`)
     assert say.noun("error_history") == "error history entry"  # (a history is no row: its entries are)
     assert (
@@ -1448,6 +1450,10 @@ def test_no_question_asks_a_field_named_as_the_thing_itself():
         {c: ColumnPlan(c, "string") for c in ("number_id", "phone_number", "url")},
     )
     assert _answers(numbers) == {"number_id", "url"}  # (not `the phone number of each of the numbers`)
+    sessions = TablePlan(
+        "user_sessions", "user_session", "id", {c: ColumnPlan(c, "string") for c in ("id", "name", "ip")}
+    )
+    assert _answers(sessions) == {"id", "ip"}  # (no one asks the name of a session)
 
 
 def test_settings_are_not_quoted_by_id():

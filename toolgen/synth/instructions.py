@@ -270,6 +270,10 @@ def _with(column: str, value: Any) -> str:
     """`status "open"`; a copied value `the same city as the user whose ...`."""
     if isinstance(value, Said) and value.copy:
         return f"the same {field_phrase(column)} as {value.text}"
+    if isinstance(value, bool):  # (`inclusive`, `not public`: no `inclusive true`)
+        ws = field_phrase(column).split()
+        flag = " ".join(ws[1:] if len(ws) > 1 and ws[0] in _FLAG_HEADS else ws)
+        return flag if value else f"not {flag}"
     return f"{field_phrase(column)} {value_text(value)}"
 
 

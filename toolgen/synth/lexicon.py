@@ -274,6 +274,13 @@ _UNNAMED = frozenset(
 )
 
 
+def is_unnamed(entity: str) -> bool:
+    """Whether a person never names a row of `entity`, whatever its `name` field holds (a Slack
+    message's, a session's): no row is named by it, and no question asks it."""
+    ws = words(entity)
+    return bool(ws) and singular(ws[-1]) in _UNNAMED
+
+
 def handle_columns(table: Table, named: str = "") -> list[str]:
     """The columns a person would point at a row with (an email, a name, a title, a code), best
     first: string columns, neither key nor foreign key; unique ones before the rest. With the
@@ -291,7 +298,7 @@ def handle_columns(table: Table, named: str = "") -> list[str]:
             continue
         if not mailed and "_".join(words(name)) in _EMAILS:
             continue
-        if own and own[-1] in _UNNAMED and words(name) == ("name",):
+        if is_unnamed(named) and words(name) == ("name",):
             continue  # (no `the messages whose names are "Valley Message"`)
         rank = 1 if own and named_as(name, own) else _handle_rank(name)
         if rank == len(HANDLE_ORDER) * 2 - 1 and _others_code(words(name), own):
@@ -305,7 +312,7 @@ def handle_columns(table: Table, named: str = "") -> list[str]:
 _OWN_CODES = frozenset(
     "tracking confirmation booking reservation reference serial registration license licence plate "
     "record document invoice receipt ticket case order account member membership customer employee "
-    "policy claim voucher coupon promo promotion gift access short part model catalog catalogue item "
+    "policy claim access short part model catalog catalogue item "
     "product article sku unique external internal public display phone mobile fax vat tax".split()
 )
 

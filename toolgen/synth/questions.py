@@ -18,7 +18,7 @@ from toolgen.naming import singular, words
 
 from . import instructions as say
 from .checks import opaque, text_problems
-from .lexicon import handle_columns, is_payload
+from .lexicon import handle_columns, is_payload, is_unnamed
 from .lookups import Args, Ref, Row, World, reveals, scalar, seq
 from .schema import ColumnPlan, TablePlan
 
@@ -551,6 +551,7 @@ def _answers(table: TablePlan) -> set[str]:
         and words(c)[-len(words(table.entity)) :]
         != words(table.entity)  # (nor `the phone number of the number`)
         and not _twin(words(table.entity), words(c), spelled)  # (`name` beside `library_name`: one fact)
+        and not (is_unnamed(table.entity) and words(c) == ("name",))  # (`the name of each of the sessions`)
         and not any(
             table.columns[c].references is None and len(words(c)) > len(ws) and words(c)[: len(ws)] == ws
             for ws in parents
