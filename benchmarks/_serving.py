@@ -77,7 +77,7 @@ def run_bare(transport: str, port: int) -> None:
         return
     import uvicorn
 
-    from simulator.server import KEEP_ALIVE_S
+    from simulator.serve.server import KEEP_ALIVE_S
 
     config = uvicorn.Config(
         server.http_app(path="/mcp"),

@@ -1,4 +1,4 @@
-"""A/B of the step engine: `simulator/steps.py`, `readsteps.py` and `writesteps.py` at a git revision against the working tree, interleaved.
+"""A/B of the step engine: `simulator/plan/runsteps.py`, `readsteps.py` and `writesteps.py` at a git revision against the working tree, interleaved.
 
     python benchmarks/ab_steps.py HEAD~1            # HEAD~1's step engine vs the working tree's
     python benchmarks/ab_steps.py --aa              # the working tree against itself (the harness's bias)
@@ -39,12 +39,12 @@ from _common import load_shop
 from core import order_arguments
 
 from simulator import Domain
-from simulator import steps as live_steps
+from simulator.plan import runsteps as live_steps
 
 ROOT = Path(__file__).resolve().parent.parent
 #: the step engine's files, in `simulator/`; `steps.py` is the one every revision has
 ENGINE = ("steps", "readsteps", "writesteps")
-STEPS = "simulator/steps.py"
+STEPS = "simulator/plan/runsteps.py"
 
 
 def rewrite(source: str, tag: str, names: Iterable[str]) -> tuple[str, set[str]]:

@@ -145,7 +145,7 @@ def median(samples: list[float]) -> float:
 async def call_memory(domain: Any, runs: Path, reps: int) -> dict[str, list[float]]:
     from fastmcp import Client
 
-    from simulator.server import DomainServer
+    from simulator.serve.server import DomainServer
 
     ours = DomainServer(domain, runs=runs)
     bare = bare_server()
@@ -189,7 +189,7 @@ async def first_call_memory(domain: Any, runs: Path, reps: int) -> dict[str, lis
     """A new in-memory handshake session: initialize, then the first tool result."""
     from fastmcp import Client
 
-    from simulator.server import DomainServer
+    from simulator.serve.server import DomainServer
 
     ours = DomainServer(domain, runs=runs)
     bare = bare_server()

@@ -1,4 +1,4 @@
-"""A/B of the connection pool (`simulator/pool.py`): an episode's open + first call, and its close.
+"""A/B of the connection pool (`simulator/runtime/_pool.py`): an episode's open + first call, and its close.
 
     python benchmarks/pool.py                      # HEAD's pool.py vs the working tree's
     python benchmarks/pool.py tree tree            # the working tree against itself (the noise floor)
@@ -17,7 +17,7 @@ sides alternate (`_common.measure_interleaved`); each of `--rounds` rounds print
 median, then the median of the rounds' medians and the ratio to the first side, with the load.
 With `--steps` nothing is timed: each bundled task's gold calls run on a new connection, then three
 times again on the same connection, and the calls that count other SQLite steps there (the step
-budget's count, simulator.budget) are counted per side.
+budget's count, simulator.runtime.budget) are counted per side.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from simulator import Domain, Episode
 from simulator.errors import ToolError
 
 ROOT = Path(__file__).resolve().parent.parent
-POOL = "simulator/pool.py"
+POOL = "simulator/runtime/_pool.py"
 BUNDLED = ("bank", "tau2-retail", "office", "logistics")
 
 

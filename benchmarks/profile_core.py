@@ -397,7 +397,8 @@ def _in_txn(ep: Episode, fn: Callable[[], Any]) -> Any:
 def step_table(domain: Domain, ids: ShopIds, calls: int) -> Table:
     """Each step kind's share of a write call: every runnable step class's `run` (and its own `run_unread`,
     what runs a step whose value nothing reads), timed."""
-    from simulator import readsteps, steps, writesteps
+    from simulator.plan import readsteps, writesteps
+    from simulator.plan import runsteps as steps
 
     kinds = [readsteps.GetRun, writesteps.CreateRun, writesteps.UpdateRun, steps.RequireRun, steps.LetRun]
     kinds += [steps.ForEachRun, steps.ReturnRun]

@@ -36,7 +36,7 @@ DOMAIN, TASK, TOOL, ARGUMENTS = "bank", "bank-001", "get_customer", {"customer_i
 def write_toolgym(path: Path, calls: int) -> None:
     """A toolgym JSONL transcript of `calls` reads, as the server writes one."""
     from scoring import load_domain
-    from simulator.transcript import FileSink
+    from simulator.runtime.transcript import FileSink
 
     sink = FileSink(path)
     episode = load_domain(DOMAIN).episode(seed=0, task=TASK, transcript=sink)

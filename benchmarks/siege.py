@@ -79,10 +79,10 @@ SERVE = [sys.executable, "-c", "from toolgym.cli import main; main()", "serve"]
 ATTACKER_CPUS = {0}
 SERVER_CPUS = {1}
 HOST = "127.0.0.1"
-GROWTH_CAP = 16 * 2**20  # simulator.budget.Budget.growth_bytes
+GROWTH_CAP = 16 * 2**20  # simulator.runtime.budget.Budget.growth_bytes
 MAX_BODY = 2**20  # --max-body-bytes
 STALL_S = 30.0  # an attack request unanswered this long counts as a stall
-CONNECTION_MARGIN = 32  # simulator.serving.CONNECTION_MARGIN: --max-connections is --max-sessions + 32
+CONNECTION_MARGIN = 32  # simulator.serve.serving.CONNECTION_MARGIN: --max-connections is --max-sessions + 32
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from simulator.resends import CALL_ID_META
+from simulator.serve.resends import CALL_ID_META
 
 from .chat import Labels, add_call, settle, text_of
 from .rollout import CallLog, Record, Rollout, RolloutCall, preview, transcript_error

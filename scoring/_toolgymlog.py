@@ -11,9 +11,9 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from simulator import labels
 from simulator.errors import ErrorKind
-from simulator.transcript import CallRecord, EndRecord, HeaderRecord, MessageRecord, ResendRecord
+from simulator.runtime.transcript import CallRecord, EndRecord, HeaderRecord, MessageRecord, ResendRecord
+from simulator.serve import labels
 
 from .chat import Labels, say
 from .rollout import (

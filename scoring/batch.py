@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from simulator import Domain, TaskError, ToolgymError
-from simulator.labels import Key
+from simulator.serve.labels import Key
 
 from .errors import TranscriptError
 from .expected import expected_state

@@ -13,16 +13,16 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from simulator.callsyntax import INDEX as _INDEX
-from simulator.callsyntax import PREFIX
-from simulator.callsyntax import CallRef as CallText
 from simulator.errors import CallFailed, InfraError, ToolError
+from simulator.format.callsyntax import INDEX as _INDEX
+from simulator.format.callsyntax import PREFIX
+from simulator.format.callsyntax import CallRef as CallText
 from simulator.lang.values import json_type
 
 from .errors import CallReferenceError
 
 if TYPE_CHECKING:
-    from simulator.episode import Episode
+    from simulator.runtime.episode import Episode
 
     from .tasks import Call
 
@@ -49,7 +49,7 @@ NO_RESULT: Any = _NoResult()
 
 @dataclass(frozen=True)
 class CallRef(CallText):
-    """One `$calls.N.path` reference (`simulator.callsyntax`), and how it is followed into a result."""
+    """One `$calls.N.path` reference (`simulator.format.callsyntax`), and how it is followed into a result."""
 
     def target(self, at: int) -> int | str:
         """The index of the call this names, or why it names no call earlier than call `at`."""

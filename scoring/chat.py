@@ -11,9 +11,9 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from simulator import labels
 from simulator.errors import ErrorKind
-from simulator.spec import ANSWER_TOOL
+from simulator.format.spec import ANSWER_TOOL
+from simulator.serve import labels
 
 from .rollout import CallLog, Outcome, Record, Rollout, RolloutCall, new_call, transcript_error
 
@@ -22,7 +22,7 @@ SUBMIT_ANSWER = ANSWER_TOOL
 
 
 class Labels:
-    """Checks the server labels of one transcript (`simulator.labels`): a label is believed only
+    """Checks the server labels of one transcript (`simulator.serve.labels`): a label is believed only
     when it verifies with the runs key (None: nothing verifies), is in the current format, and is
     bound to this rollout: the call's index, the rollout's session (given, else its first believed
     label's) and its task (given, else its first believed label's). `ignored` says why each other

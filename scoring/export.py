@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from simulator import Domain, Episode
-from simulator.layout import Collection, Part, SnapshotLayout
-from simulator.spec import Table
+from simulator.format.layout import Collection, Part, SnapshotLayout
+from simulator.format.spec import Table
 
 from .errors import TranscriptError
 from .replay import expected_episode, replay_rollout

@@ -14,7 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from simulator.ids import IdMaker
+from simulator.plan.ids import IdMaker
 
 Row = dict[str, Any]
 Key = Any
@@ -95,7 +95,7 @@ def generated_keys(seed: int, shape: TableShape, keys: set[Key], count: int) -> 
     """The keys among `keys` that an episode with `seed` generated, when it created `count` rows.
 
     Integer keys are max+1: all generated. String keys are the table's id scheme's candidates
-    n = 1, 2, ... (`simulator.ids`: by default the prefix and 8 hex digits of sha256("seed:table:n");
+    n = 1, 2, ... (`simulator.plan.ids`: by default the prefix and 8 hex digits of sha256("seed:table:n");
     `Episode.next_id` skips past a key that exists, hence the slack). For a composite key, its
     last value is the generated one.
     """

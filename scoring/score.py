@@ -16,8 +16,8 @@ from typing import Any
 import yaml
 
 from simulator import Domain, Episode, TaskError
-from simulator import labels as server_labels
 from simulator.errors import ErrorKind, ToolgymError
+from simulator.serve import labels as server_labels
 
 from .diff import diff_states
 from .errors import TranscriptError

@@ -1,6 +1,6 @@
 """Statements that scoring runs on an episode's connection, kept to a few shapes.
 
-Each statement text an episode's connection runs stays prepared in its cache (`simulator.pool`:
+Each statement text an episode's connection runs stays prepared in its cache (`simulator.runtime._pool`:
 256, least recently used out), and pooled connections keep it for later episodes: one
 `IN (?, ?, ...)` statement per number of values would fill the cache with statements used once
 and push out the tools' own. So values go in chunks of a few fixed sizes, the last chunk padded

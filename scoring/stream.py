@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from simulator import labels
+from simulator.serve import labels
 
 from .replay import CallSeen
 from .rollout import CallLog, Format, Record, Rollout, RolloutCall, transcript_error

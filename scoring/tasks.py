@@ -17,12 +17,12 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from simulator import Domain
-from simulator._loadtasks import TASKS_FILE, task_lines
 from simulator.errors import Problem, SpecError, TaskError
-from simulator.loader import CheckReport, ToolsRead
-from simulator.loader import check_domain as check_runtime
-from simulator.spec import Answers
-from simulator.specbase import SpecModel as _Model
+from simulator.format._loadtasks import TASKS_FILE, task_lines
+from simulator.format.loader import CheckReport, ToolsRead
+from simulator.format.loader import check_domain as check_runtime
+from simulator.format.spec import Answers
+from simulator.format.specbase import SpecModel as _Model
 
 from .calls import CallRef, call_references, run_calls
 from .errors import CallReferenceError
@@ -197,7 +197,7 @@ class _TaskReader:
 
 
 def check_domain(ref: str | Path, warnings: bool = True, *, generated: bool = True) -> CheckReport:
-    """`simulator.loader.check_domain` with the tasks checked in full: the report's domain (None
+    """`simulator.format.loader.check_domain` with the tasks checked in full: the report's domain (None
     when there are errors) is a `GradedDomain`; tasks.jsonl's problems are this module's (every
     one the runtime's reading finds, and the gold calls' own)."""
     report = check_runtime(ref, warnings, generated=generated)

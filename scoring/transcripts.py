@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from simulator import labels
+from simulator.serve import labels
 
 from ._mcplog import read_mcp
 from ._toolgymlog import _ToolgymReader, read_toolgym

@@ -9,8 +9,6 @@ from typing import TYPE_CHECKING
 from .lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from .domain import Domain
-    from .episode import Episode
     from .errors import (
         ErrorKind,
         InfraError,
@@ -21,13 +19,15 @@ if TYPE_CHECKING:
         ToolError,
         ToolgymError,
     )
-    from .loader import list_domain_dirs, load_domain
+    from .format.loader import list_domain_dirs, load_domain
+    from .runtime.domain import Domain
+    from .runtime.episode import Episode
 
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "Domain": ".domain",
-        "Episode": ".episode",
+        "Domain": ".runtime.domain",
+        "Episode": ".runtime.episode",
         "ErrorKind": ".errors",
         "InfraError": ".errors",
         "Problem": ".errors",
@@ -36,8 +36,8 @@ __getattr__, __dir__ = lazy_exports(
         "TaskError": ".errors",
         "ToolError": ".errors",
         "ToolgymError": ".errors",
-        "list_domain_dirs": ".loader",
-        "load_domain": ".loader",
+        "list_domain_dirs": ".format.loader",
+        "load_domain": ".format.loader",
     },
 )
 

@@ -144,7 +144,7 @@ CallFailed = (ToolError, InfraError)
 
 
 class WorkLimitError(ToolError):
-    """A call needs more work than one call may do (see simulator.budget): its arguments ask too much."""
+    """A call needs more work than one call may do (see simulator.runtime.budget): its arguments ask too much."""
 
     def __init__(self, what: str, limit: int):
         super().__init__(

@@ -57,7 +57,7 @@ def test_each_side_loads_its_own_engine_files_importing_each_other() -> None:
         "['steps', 'readsteps', 'writesteps'] ['steps']",
         "True",
         "True",
-        "simulator.query True",
+        "simulator.plan._query True",
     ]
 
 
@@ -66,5 +66,5 @@ def test_ab_steps_unknown_revision_is_one_error_line() -> None:
         [sys.executable, str(SCRIPT), "no-such-revision"], capture_output=True, text=True, timeout=60
     )
     assert proc.returncode == 1
-    assert proc.stderr.startswith("error: cannot read simulator/steps.py at 'no-such-revision'")
+    assert proc.stderr.startswith("error: cannot read simulator/plan/runsteps.py at 'no-such-revision'")
     assert proc.stderr.count("\n") == 1

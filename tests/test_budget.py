@@ -18,12 +18,17 @@ from hypothesis import strategies as st
 
 from scoring import load_domain
 from simulator import InfraError, ToolError
-from simulator.budget import Budget, count_of, member
-from simulator.calc import calc
+from simulator.codegen.fastschema import (
+    DEFAULT_MAX_ITEMS,
+    DEFAULT_MAX_LENGTH,
+    input_validator,
+    search_pattern,
+)
 from simulator.errors import CallTimeout, WorkLimitError
-from simulator.expr import Scope, compile_expr
-from simulator.fastschema import DEFAULT_MAX_ITEMS, DEFAULT_MAX_LENGTH, input_validator, search_pattern
-from simulator.transcript import MemorySink
+from simulator.lang.calc import calc
+from simulator.lang.expressions import Scope, compile_expr
+from simulator.runtime.budget import Budget, count_of, member
+from simulator.runtime.transcript import MemorySink
 
 from .conftest import FIXTURES
 
@@ -178,7 +183,7 @@ def test_the_step_counts_agree_in_another_process(retail):
     here = [_verdict(retail, budget, i) for i in range(len(_CALLS))]
     script = (
         "import json, sys; sys.path.insert(0, '.'); from tests.test_budget import _verdict, _CALLS;"
-        "from simulator import load_domain; from simulator.budget import Budget;"
+        "from simulator import load_domain; from simulator.runtime.budget import Budget;"
         "d = load_domain('tau2-retail');"
         "print(json.dumps([_verdict(d, Budget(wall_seconds=3600), i) for i in range(len(_CALLS))]))"
     )

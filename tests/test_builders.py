@@ -624,8 +624,8 @@ def test_update_patch_sets_only_what_the_call_gave_and_lifts_back(tmp_path: Path
 def test_every_registered_step_kind_and_operator_has_a_builder() -> None:
     """A step kind or operator added to its registry without a builder fails here."""
     from simulator.builders.steps import STEP_BUILDERS
+    from simulator.format.spec import STEP_KINDS
     from simulator.lang import OPERATORS
-    from simulator.spec import STEP_KINDS
 
     assert set(STEP_BUILDERS) == set(STEP_KINDS)
     from simulator.builders.expr import _SPECIAL

@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 from scoring import load_domain
 from scoring.batch import BatchScorer
 from scoring.validation.manifest import Manifest
-from simulator.transcript import FileSink
+from simulator.runtime.transcript import FileSink
 from tests.conftest import FIXTURES, ROOT
 from toolgym.app import ToolgymGroup, fail, output_dir, output_file
 from toolgym.cli import app
@@ -521,7 +521,7 @@ def test_a_transcript_of_a_domain_served_by_path_scores_with_domain_path(tmp_pat
 
     from fastmcp import Client
 
-    from simulator.server import DomainServer
+    from simulator.serve.server import DomainServer
 
     folder = tmp_path / "mybank"
     shutil.copytree(ROOT / "domains" / "bank", folder)

@@ -120,7 +120,7 @@ DOMAIN_COMMANDS = {
 
 @pytest.fixture(scope="module")
 def transcript(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from simulator.transcript import FileSink
+    from simulator.runtime.transcript import FileSink
 
     path = tmp_path_factory.mktemp("run") / "s1.jsonl"
     bank = load_domain("bank")

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from simulator import Domain
-from simulator.spec import Clock
+from simulator.format.spec import Clock
 
 from .tables_kit import build, tool
 

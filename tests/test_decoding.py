@@ -1,4 +1,4 @@
-"""Row decoding (simulator.decoding): the fast paths give exactly what the general code gives: the
+"""Row decoding (simulator.codegen.decoding): the fast paths give exactly what the general code gives: the
 generated row decoder what the reference path's decoder gives (`generated=False`), on any stored
 values and at any place in a row (joined rows), and `load_json` what `json.loads` gives on any text."""
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from simulator.decoding import load_json, row_decoder
+from simulator.codegen.decoding import load_json, row_decoder
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),

@@ -24,7 +24,7 @@ from scoring.validation.fuzz import pools, strategy
 from scoring.validation.gold import replay_gold
 from simulator import ToolError, list_domain_dirs
 from simulator.errors import OperationError, TaskError
-from simulator.steps import CompiledTool, Run
+from simulator.plan.runsteps import CompiledTool, Run
 from tests.test_language import make, tool
 
 BIG = 2**63  # one past SQLite's largest integer

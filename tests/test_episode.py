@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from simulator import ToolError
-from simulator.transcript import MemorySink
+from simulator.runtime.transcript import MemorySink
 
 
 def test_read_and_filters(shop):

@@ -1,4 +1,4 @@
-"""Episode connections reused through the domain's pool (simulator.pool) start in the seed state.
+"""Episode connections reused through the domain's pool (simulator.runtime._pool) start in the seed state.
 
 A restored connection must answer every query as a fresh copy of the snapshot: the same rows with
 the same rowids (so scans and aggregates in rowid order agree), no generated-id counters, no clock
@@ -18,7 +18,7 @@ from scoring import load_domain
 from scoring.calls import resolve_arguments
 from simulator import Domain
 from simulator.errors import ToolError
-from simulator.pool import new_connection
+from simulator.runtime._pool import new_connection
 from tests.conftest import ROOT
 from tests.test_properties import calls, run
 

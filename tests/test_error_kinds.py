@@ -29,8 +29,8 @@ from simulator.errors import (
     ToolgymError,
     WorkLimitError,
 )
-from simulator.labels import SIGNED, Key, label_token, read_label
-from simulator.transcript import CallRecord
+from simulator.runtime.transcript import CallRecord
+from simulator.serve.labels import SIGNED, Key, label_token, read_label
 
 
 def test_the_vocabulary_and_its_properties() -> None:

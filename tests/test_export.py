@@ -15,7 +15,7 @@ from scoring import load_domain
 from scoring.replay import expected_episode, replay_rollout
 from scoring.transcripts import load_transcript
 from simulator import Domain, ToolError
-from simulator.transcript import FileSink
+from simulator.runtime.transcript import FileSink
 from tests import test_tables_keys as keys
 from tests.tables_kit import write_domain
 from toolgym.cli import app

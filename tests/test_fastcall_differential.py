@@ -1,6 +1,6 @@
 """One answer, whatever the path: the HTTP fast path refuses exactly what the SDK refuses.
 
-Two servers of the same domain run in this process, one with the fast path (`simulator.fastcall`)
+Two servers of the same domain run in this process, one with the fast path (`simulator.serve._fastcall`)
 and one without; hypothesis generates malformed and plain `tools/call` requests (body encodings and
 byte-order marks, lone surrogates in ids and arguments, id types, envelope shapes, nesting, batches,
 repeated or odd Content-Type / Accept headers) and sends each to an established session on both.
@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from scoring import load_domain
 from simulator import Domain
-from simulator.server import DomainServer
+from simulator.serve.server import DomainServer
 from tests.conftest import FIXTURES
 from tests.helpers import calls_of
 from tests.test_server_fastcall import Raw, serving

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from scoring import load_domain
 from simulator import list_domain_dirs
-from simulator.fastschema import compile_check, input_validator
+from simulator.codegen.fastschema import compile_check, input_validator
 
 SCHEMAS = [
     (f"{d.name}.{t.spec.name}", t.spec.input_schema)

@@ -13,7 +13,7 @@ import pytest
 from pydantic import create_model
 
 from scoring import load_domain
-from simulator.spec import DomainSpec
+from simulator.format.spec import DomainSpec
 
 PINNED = {
     "bank": "1.1.0-8368ad606c639772",

@@ -7,7 +7,7 @@ import json
 from typer.testing import CliRunner
 
 from simulator import ToolError
-from simulator.transcript import FileSink
+from simulator.runtime.transcript import FileSink
 from toolgym.cli import app
 
 runner = CliRunner()

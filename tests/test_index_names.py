@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from scoring import load_domain
-from simulator.tables import index_name
+from simulator.plan.tables import index_name
 from tests.test_loader import copy_shop, edit_yaml
 
 REF = {"type": "string", "nullable": True, "references": "customers.customer_id"}

@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scoring import load_domain, load_transcript
-from simulator.transcript import FileSink
+from simulator.runtime.transcript import FileSink
 
 from .conftest import FIXTURES
 

@@ -28,10 +28,11 @@ from fastmcp import Client
 from scoring import load_domain, load_transcript, parse_transcript, score_rollout, score_transcript
 from scoring.batch import BatchScorer
 from scoring.errors import TranscriptError
-from simulator import Domain, ToolgymError, labels
+from simulator import Domain, ToolgymError
 from simulator.errors import INJECTED_FAULT
-from simulator.server import DomainServer
-from simulator.transcript import MemorySink
+from simulator.runtime.transcript import MemorySink
+from simulator.serve import labels
+from simulator.serve.server import DomainServer
 from tests.conftest import FIXTURES
 from tests.test_scoring_properties import FORMATS
 

@@ -1,6 +1,6 @@
 """Scoring trusts nothing a transcript says: only labels the server signed make a call a fault.
 
-Server-written transcripts are built here as the server writes them (`simulator.sessions`): the
+Server-written transcripts are built here as the server writes them (`simulator.serve.sessions`): the
 header, each infrastructure-labelled call and the end record signed with a runs key (bound to the
 session and task), and the agent-visible error text ending with the label token, so every chat
 format carries the label.
@@ -18,9 +18,10 @@ import pytest
 
 from scoring import load_transcript, parse_transcript, score_rollout
 from scoring.tasks import Call, Task
-from simulator import Domain, ToolError, labels
+from simulator import Domain, ToolError
 from simulator.errors import INJECTED_FAULT, INTERNAL_ERROR
-from simulator.transcript import MemorySink
+from simulator.runtime.transcript import MemorySink
+from simulator.serve import labels
 from tests.test_scoring_properties import FORMATS, make_task
 
 SESSION = "s-1"

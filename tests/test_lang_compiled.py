@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from simulator.budget import Budget, Meter
 from simulator.errors import ToolError
-from simulator.expr import Scope, compile_expr
 from simulator.lang import OPERATORS
+from simulator.lang.expressions import Scope, compile_expr
+from simulator.runtime.budget import Budget, Meter
 
 VALUES = st.recursive(
     st.none() | st.booleans() | st.integers(-5, 5) | st.floats(allow_nan=False) | st.text(max_size=3),

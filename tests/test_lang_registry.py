@@ -10,6 +10,7 @@ import jsonschema
 import pytest
 
 from simulator import ToolError
+from simulator.format.spec import DomainSpec
 from simulator.lang import (
     OPERATORS,
     EvalError,
@@ -23,7 +24,6 @@ from simulator.lang import (
     unregister,
 )
 from simulator.lang.docs import BEGIN, DOCS, END, operator_table, with_table
-from simulator.spec import DomainSpec
 from tests.test_language import make, tool
 from toolgym import schemas
 

@@ -9,7 +9,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from simulator.errors import ToolError
-from simulator.expr import OPERATORS, argument_name, compile_expr
 from simulator.lang import (
     Binder,
     Call,
@@ -30,6 +29,7 @@ from simulator.lang import (
     uses_now,
     walk,
 )
+from simulator.lang.expressions import OPERATORS, argument_name, compile_expr
 
 
 def test_each_form_parses_to_its_node():

@@ -36,11 +36,11 @@ ALLOWED = {
 }
 #: runtime modules the agent-facing server process loads must not even name grading material
 SERVER_SIDE = (
-    "simulator.server",
-    "simulator.sessions",
-    "simulator._serversessions",
-    "simulator._servercalls",
-    "simulator.fastcall",
+    "simulator.serve.server",
+    "simulator.serve.sessions",
+    "simulator.serve._serversessions",
+    "simulator.serve._servercalls",
+    "simulator.serve._fastcall",
 )
 #: fields only a task's grading has: a class declaring one is a grading type, whatever its name
 GRADING_FIELDS = frozenset({"answer_facts", "ignore_columns", "expect_error"})
@@ -183,28 +183,45 @@ def server_side_violations(texts: dict[str, tuple[Path, str]]) -> list[str]:
 def test_the_server_side_holds_no_grading_types_or_imports() -> None:
     texts = sources()
     reached = server_side(import_graph(texts))
-    assert {"simulator.domain", "simulator.episode", "simulator.serving", "simulator.taskviews"} <= reached
+    assert {
+        "simulator.runtime.domain",
+        "simulator.runtime.episode",
+        "simulator.serve.serving",
+        "simulator.format.taskviews",
+    } <= reached
     assert server_side_violations(texts) == []
     # the checker sees grading material where it is: in scoring, and in the builders' syntax
     assert grading_material(texts["scoring.tasks"][1])
     assert grading_material(texts["scoring.errors"][1])
-    assert grading_material(texts["simulator.callsyntax"][1])
+    assert grading_material(texts["simulator.format.callsyntax"][1])
 
 
 @pytest.mark.parametrize(
     ("module", "planted", "caught"),
     [
-        ("simulator.fastcall", "from .callsyntax import CallRef as _Ref\n", "simulator.callsyntax holds"),
-        ("simulator.domain", "from . import builders\n", "simulator.callsyntax holds"),
         (
-            "simulator._servercalls",
+            "simulator.serve._fastcall",
+            "from ..format.callsyntax import CallRef as _Ref\n",
+            "simulator.format.callsyntax holds",
+        ),
+        ("simulator.runtime.domain", "from .. import builders\n", "simulator.format.callsyntax holds"),
+        (
+            "simulator.serve._servercalls",
             "class Gold:\n    answer_facts: list[str]\n",
-            "simulator._servercalls defines Gold with a task's field answer_facts",
+            "simulator.serve._servercalls defines Gold with a task's field answer_facts",
         ),
         ("simulator.errors", "class TranscriptError(ToolgymError):\n    pass\n", "defines TranscriptError"),
-        ("simulator.serving", "def ref(n):\n    return f'$calls.{n}.id'\n", "simulator.serving holds"),
-        ("simulator.sessions", "from scoring.tasks import Task\n", "scoring.tasks is imported"),
-        ("simulator._serversessions", "from .taskviews import TaskView as Task\n", "imports Task"),
+        (
+            "simulator.serve.serving",
+            "def ref(n):\n    return f'$calls.{n}.id'\n",
+            "simulator.serve.serving holds",
+        ),
+        ("simulator.serve.sessions", "from scoring.tasks import Task\n", "scoring.tasks is imported"),
+        (
+            "simulator.serve._serversessions",
+            "from ..format.taskviews import TaskView as Task\n",
+            "imports Task",
+        ),
     ],
 )
 def test_a_planted_grading_type_or_import_on_the_server_side_fails(
@@ -229,7 +246,7 @@ def test_a_server_process_imports_no_grading_code() -> None:
     loaded = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout.split()
-    assert "simulator.server" in loaded
+    assert "simulator.serve.server" in loaded
     assert [m for m in loaded if m.split(".")[0] in ("scoring", "toolgen", "toolgym")] == []
     assert set(loaded) & set(holding) == set(), holding
 
@@ -240,8 +257,8 @@ def test_a_server_given_a_graded_domain_holds_task_views_only() -> None:
     from scoring import load_domain
     from scoring.tasks import Call, GradedDomain, Task
     from simulator import Domain
-    from simulator.server import DomainServer
-    from simulator.taskviews import TaskView
+    from simulator.format.taskviews import TaskView
+    from simulator.serve.server import DomainServer
 
     domain = load_domain("bank")
     assert isinstance(domain, GradedDomain) and domain.task("bank-001").calls
@@ -270,11 +287,11 @@ def test_a_server_given_a_graded_domain_holds_task_views_only() -> None:
 
 def test_the_runtime_holds_no_grading_material_but_the_builders_syntax() -> None:
     """Nowhere in `simulator` is a grading type, field or error: the only grading material is the
-    `$calls` syntax the builders write gold calls with (`simulator.callsyntax`), which no server-side
+    `$calls` syntax the builders write gold calls with (`simulator.format.callsyntax`), which no server-side
     module imports."""
     texts = sources()
     holding = {m for m, (_, text) in texts.items() if m.startswith("simulator") and grading_material(text)}
-    assert holding == {"simulator.callsyntax"}
+    assert holding == {"simulator.format.callsyntax"}
     assert not holding & server_side(import_graph(texts))
 
 
@@ -289,20 +306,20 @@ def test_the_runtime_holds_no_grading_material_but_the_builders_syntax() -> None
 )
 def test_a_planted_import_from_the_server_into_grading_code_fails(planted: str) -> None:
     texts = sources()
-    path, text = texts["simulator.server"]
-    texts["simulator.server"] = (path, text + "\n" + planted)
+    path, text = texts["simulator.serve.server"]
+    texts["simulator.serve.server"] = (path, text + "\n" + planted)
     found = violations(import_graph(texts))
-    assert found and all(v.startswith("simulator.server imports ") for v in found), found
+    assert found and all(v.startswith("simulator.serve.server imports ") for v in found), found
 
 
 def test_a_planted_cycle_fails() -> None:
     """A runtime module importing one that imports it back (the old domain <-> episode: `Domain.episode`
     makes episodes, so an episode may name `Domain` only for type checking) is refused."""
     texts = sources()
-    path, text = texts["simulator.episode"]
-    texts["simulator.episode"] = (path, text + "\ndef f():\n    from .domain import Domain\n")
+    path, text = texts["simulator.runtime.episode"]
+    texts["simulator.runtime.episode"] = (path, text + "\ndef f():\n    from .domain import Domain\n")
     found = violations(import_graph(texts))
-    assert any(v.startswith("import cycle:") and "simulator.domain" in v for v in found), found
+    assert any(v.startswith("import cycle:") and "simulator.runtime.domain" in v for v in found), found
 
 
 def test_package_level_edges_only_go_down() -> None:

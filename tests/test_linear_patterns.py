@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from simulator import SpecError
-from simulator.fastschema import BacktrackingPattern, compile_check, input_validator, search_pattern
+from simulator.codegen.fastschema import BacktrackingPattern, compile_check, input_validator, search_pattern
 from toolgen.synth.inputs import clean_schema
 from toolgym.cli import app
 

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from scoring import check_domain, load_domain
-from simulator.lint import Spelling
-from simulator.migrate import apply, plan, segments
+from simulator.format.lint import Spelling
+from simulator.format.migrate import apply, plan, segments
 from tests.conftest import FIXTURES
 from toolgym.cli import app
 

@@ -1,4 +1,4 @@
-"""The one numeric check (`simulator.numbers`): its generated form is the same condition."""
+"""The one numeric check (`simulator.lang.numbers`): its generated form is the same condition."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from simulator.lang.generated import Source
-from simulator.numbers import (
+from simulator.lang.numbers import (
     INT64_MAX,
     INT64_MIN,
     LIMIT,

@@ -4,8 +4,8 @@ per statement it runs, so its verdict differs from a fresh connection's only at 
 SQLite calls the progress handler when a statement's step count crosses a multiple of
 `PROGRESS_EVERY`, and that count is the statement's whole life, not one execution: it survives
 `sqlite3_reset`, so a cached statement carries it from one episode on a connection to the next
-(the first test shows it on plain sqlite3). No public API resets it (simulator.pool keeps the
-statements; simulator.budget states the bound these tests hold).
+(the first test shows it on plain sqlite3). No public API resets it (simulator.runtime._pool keeps the
+statements; simulator.runtime.budget states the bound these tests hold).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import pytest
 from scoring import load_domain
 from scoring.calls import resolve_arguments
 from simulator import Domain
-from simulator.budget import PROGRESS_EVERY, Budget
 from simulator.errors import ToolError, WorkLimitError
+from simulator.runtime.budget import PROGRESS_EVERY, Budget
 
 #: gold solutions replayed (each on a fresh connection, then three times on the reused one)
 TASKS = 12

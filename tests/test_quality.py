@@ -16,7 +16,7 @@ from scoring.quality.metrics import kendall_tau
 from scoring.rollouts import run_rollouts
 from scoring.validation.manifest import Manifest, load_manifest
 from simulator import TaskError
-from simulator.server import DomainServer
+from simulator.serve.server import DomainServer
 from toolgym.cli import app
 
 runner = CliRunner()

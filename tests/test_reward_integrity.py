@@ -23,8 +23,8 @@ from fastmcp import Client
 from scoring import load_domain, score_transcript
 from scoring.calls import resolve_arguments
 from simulator.errors import INJECTED_FAULT
-from simulator.labels import Key
-from simulator.server import DomainServer
+from simulator.serve.labels import Key
+from simulator.serve.server import DomainServer
 from tests.helpers import calls_of, text
 from tests.test_served_tasks import answer_of
 

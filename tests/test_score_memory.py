@@ -32,9 +32,10 @@ from scoring.score import DIVERGENCES
 from scoring.stream import StreamLog, open_transcript
 from scoring.tasks import Call
 from scoring.transcripts import LineReader, read_rollout
-from simulator import Domain, labels
+from simulator import Domain
 from simulator.errors import ErrorKind
-from simulator.transcript import FileSink, MemorySink
+from simulator.runtime.transcript import FileSink, MemorySink
+from simulator.serve import labels
 from tests.test_labels import KEY, ORDER, READ, SESSION, server_records
 from tests.test_scoring_properties import FORMATS, make_task
 

@@ -26,7 +26,8 @@ from scoring import (
 from scoring.errors import TranscriptError
 from scoring.report import ScoreReport, render
 from scoring.tasks import Call, Task
-from simulator import TaskError, labels
+from simulator import TaskError
+from simulator.serve import labels
 from tests.conftest import FIXTURES
 from tests.test_labels import SESSION, server_records
 from tests.test_scoring_properties import FORMATS, make_task, record, score

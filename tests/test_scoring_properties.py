@@ -18,7 +18,7 @@ from scoring import diff_states, parse_transcript, score_rollout
 from scoring.tasks import Call, Task
 from scoring.validation.gold import replay_gold
 from simulator import Domain, ToolError
-from simulator.transcript import MemorySink
+from simulator.runtime.transcript import MemorySink
 from tests.test_properties import calls as any_call
 from tests.test_properties import run
 

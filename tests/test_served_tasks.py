@@ -22,7 +22,7 @@ from scoring.calls import resolve_arguments
 from scoring.facts import fact_text
 from scoring.tasks import Task
 from simulator import Domain
-from simulator.server import DomainServer
+from simulator.serve.server import DomainServer
 from tests.helpers import records, text
 from tests.test_server_e2e import ENV, ROOT, SERVE, http_server, wait_for_ends
 

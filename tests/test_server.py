@@ -22,13 +22,13 @@ from scoring.curation.metrics import collect
 from scoring.tasks import Call, Task
 from scoring.validation.gold import replay_gold
 from simulator import Domain
-from simulator._serversessions import NO_SESSION
 from simulator.errors import INJECTED_FAULT, INTERNAL_ERROR, SessionError
-from simulator.labels import call_fields, read_label, runs_key
-from simulator.mcptools import SUBMIT_ANSWER_SCHEMA, tool_annotations
-from simulator.server import NO_TASK, DomainServer
-from simulator.serving import ServeConfig, TaskCatalog, TaskView
-from simulator.sessions import check_session_id, resolve_task
+from simulator.serve._serversessions import NO_SESSION
+from simulator.serve.labels import call_fields, read_label, runs_key
+from simulator.serve.mcptools import SUBMIT_ANSWER_SCHEMA, tool_annotations
+from simulator.serve.server import NO_TASK, DomainServer
+from simulator.serve.serving import ServeConfig, TaskCatalog, TaskView
+from simulator.serve.sessions import check_session_id, resolve_task
 from tests.conftest import FIXTURES
 from tests.helpers import calls_of, records, replay, text
 from toolgym.cli import app

@@ -19,13 +19,13 @@ from fastmcp import Client
 
 from scoring import load_domain
 from simulator import Domain, ToolError
-from simulator._callargs import MAX_NESTING
-from simulator.budget import Budget
+from simulator.codegen.fastschema import DEFAULT_MAX_LENGTH
 from simulator.errors import ErrorKind, InfraError
-from simulator.fastschema import DEFAULT_MAX_LENGTH
-from simulator.labels import read_label
-from simulator.server import DomainServer
-from simulator.transcript import FileSink
+from simulator.runtime._callargs import MAX_NESTING
+from simulator.runtime.budget import Budget
+from simulator.runtime.transcript import FileSink
+from simulator.serve.labels import read_label
+from simulator.serve.server import DomainServer
 from tests.conftest import FIXTURES
 from tests.helpers import calls_of, records, replay, text
 

@@ -1,4 +1,4 @@
-"""The direct `tools/call` middleware (`simulator.fastcall.DirectToolCalls`): fastmcp's answers, cheaper.
+"""The direct `tools/call` middleware (`simulator.serve._fastcall.DirectToolCalls`): fastmcp's answers, cheaper.
 
 In memory (fastmcp's `Client(server)`), over stdio and for the HTTP requests the HTTP fast path
 leaves to the SDK, a plain tool call skips fastmcp's tool lookup and run. The same calls go to a
@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 from scoring import load_domain
 from simulator import Domain
-from simulator.episode import Episode
-from simulator.server import DomainServer
+from simulator.runtime.episode import Episode
+from simulator.serve.server import DomainServer
 from tests.conftest import FIXTURES
 from tests.helpers import calls_of, records, replay
 from tests.test_server_fastcall import SCRIPT, Raw, serving

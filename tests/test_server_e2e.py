@@ -28,10 +28,10 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from scoring import load_domain
-from simulator._serversessions import NO_SESSION
 from simulator.errors import INJECTED_FAULT
-from simulator.labels import read_label, runs_key
-from simulator.mcptools import HANDLE_META
+from simulator.serve._serversessions import NO_SESSION
+from simulator.serve.labels import read_label, runs_key
+from simulator.serve.mcptools import HANDLE_META
 from tests.conftest import FIXTURES
 from tests.helpers import calls_of, records, replay, text
 

@@ -1,4 +1,4 @@
-"""The HTTP fast path for `tools/call` (`simulator.fastcall`): the same answers as the SDK path.
+"""The HTTP fast path for `tools/call` (`simulator.serve._fastcall`): the same answers as the SDK path.
 
 Two servers of the same domain run in this process (uvicorn on free 127.0.0.1 ports), one with
 the fast path and one without; the same raw JSON-RPC requests go to both and their answers must
@@ -28,8 +28,8 @@ from mcp.client.streamable_http import streamable_http_client
 
 from scoring import load_domain
 from simulator import Domain
-from simulator.mcptools import HANDLE_META
-from simulator.server import DomainServer
+from simulator.serve.mcptools import HANDLE_META
+from simulator.serve.server import DomainServer
 from tests.conftest import FIXTURES
 from tests.helpers import calls_of, records, text
 

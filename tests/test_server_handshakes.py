@@ -20,12 +20,12 @@ import pytest
 import uvicorn
 from typer.testing import CliRunner
 
-import simulator.server
+import simulator.serve.server
 from scoring import load_domain
 from simulator import Domain
-from simulator.labels import read_label
-from simulator.server import DomainServer
-from simulator.serving import CONNECTION_MARGIN, connection_limit
+from simulator.serve.labels import read_label
+from simulator.serve.server import DomainServer
+from simulator.serve.serving import CONNECTION_MARGIN, connection_limit
 from tests.conftest import FIXTURES
 from tests.test_server_fastcall import Raw, serving
 from toolgym.cli import app
@@ -202,7 +202,7 @@ def test_the_serve_command_passes_the_new_limits_on(monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setattr(DomainServer, "uvicorn_config", uvicorn_config)
     monkeypatch.setattr(uvicorn.Server, "serve", serve)
-    monkeypatch.setattr(simulator.server, "settle_heap", lambda: None)  # (this process is pytest's)
+    monkeypatch.setattr(simulator.serve.server, "settle_heap", lambda: None)  # (this process is pytest's)
     args = ["serve", "bank", "--transport", "http", "--port", "0", "--max-sessions", "16"]
     args += ["--handshake-timeout", "7", "--header-timeout", "2", "--body-timeout", "3"]
     result = CliRunner().invoke(app, [*args, "--max-connections", "20"])
@@ -211,7 +211,9 @@ def test_the_serve_command_passes_the_new_limits_on(monkeypatch: pytest.MonkeyPa
     assert (config.handshake_timeout, config.header_timeout, config.body_timeout) == (7, 2, 3)
     assert config.max_connections == 20
     assert served.http.__name__ == "DeadlineProtocol"  # uvicorn's httptools protocol with the deadlines
-    assert served.backlog == simulator.server.BACKLOG  # (connections past the cap: refused a batch at a time)
+    assert (
+        served.backlog == simulator.serve.server.BACKLOG
+    )  # (connections past the cap: refused a batch at a time)
     seen.clear()
     assert CliRunner().invoke(app, args).exit_code == 0
     assert seen[0].max_connections is None  # the default: --max-sessions + CONNECTION_MARGIN

@@ -24,9 +24,9 @@ from mcp.client.streamable_http import streamable_http_client
 from scoring import load_domain
 from simulator import Domain
 from simulator.errors import SessionError, StorageError
-from simulator.labels import read_label
-from simulator.server import DomainServer
-from simulator.sessions import check_session_id
+from simulator.serve.labels import read_label
+from simulator.serve.server import DomainServer
+from simulator.serve.sessions import check_session_id
 from tests.conftest import FIXTURES
 from tests.helpers import calls_of, records, text
 from tests.test_server_e2e import SHOP, http_server
@@ -182,7 +182,7 @@ def test_a_session_that_keeps_failing_is_slowed_and_its_results_are_unchanged(
 ) -> None:
     """After 4 tool errors in a row a session's calls wait, doubling per error (at most 1 s); a
     success clears it; a client's new sessions start from the streak of its failing sessions."""
-    import simulator._servercalls as server_module
+    import simulator.serve._servercalls as server_module
 
     waits: list[float] = []
     real_sleep = asyncio.sleep

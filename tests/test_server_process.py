@@ -1,4 +1,4 @@
-"""The serving process: its garbage collector (`simulator.heap`) and its HTTP connections.
+"""The serving process: its garbage collector (`simulator.serve._heap`) and its HTTP connections.
 
 The tail these settings remove is measured by `benchmarks/sessions.py` (tests never time things);
 here: the start-up heap is frozen, young collections are rarer and middle-generation ones smaller
@@ -20,16 +20,16 @@ import pytest
 import uvicorn
 from typer.testing import CliRunner
 
-import simulator.server
+import simulator.serve.server
 from scoring import load_domain
-from simulator.heap import MIDDLE_THRESHOLD, OLD_THRESHOLD, YOUNG_THRESHOLD
-from simulator.server import KEEP_ALIVE_S, DomainServer
+from simulator.serve._heap import MIDDLE_THRESHOLD, OLD_THRESHOLD, YOUNG_THRESHOLD
+from simulator.serve.server import KEEP_ALIVE_S, DomainServer
 from toolgym.cli import app
 
 PROBE = """
 import gc, json
 from simulator import load_domain
-from simulator.heap import settle_heap
+from simulator.serve._heap import settle_heap
 load_domain("bank")
 before = gc.get_threshold()
 settle_heap()
@@ -80,7 +80,7 @@ def test_http_keeps_idle_connections_and_settles_only_its_own_process(
         configs.append(self.config)
 
     monkeypatch.setattr(uvicorn.Server, "serve", serve)
-    monkeypatch.setattr(simulator.server, "settle_heap", lambda: settled.append(True))
+    monkeypatch.setattr(simulator.serve.server, "settle_heap", lambda: settled.append(True))
     server = DomainServer(load_domain("bank"))
     asyncio.run(server.run_async("http", port=0, own_process=own_process))
     assert configs[0].timeout_keep_alive == KEEP_ALIVE_S > 60  # an agent's turn is longer than 5 s

@@ -1,4 +1,4 @@
-"""Exactly once under retries (`simulator.resends`): a resent call gets the first answer and runs once.
+"""Exactly once under retries (`simulator.serve.resends`): a resent call gets the first answer and runs once.
 
 A write resent with the same `_meta["toolgym/call-id"]` — through fastmcp's in-memory client in
 both protocol eras, the official client over HTTP (stateful and 2026-07-28), and raw HTTP posting
@@ -25,15 +25,15 @@ from mcp.client.streamable_http import streamable_http_client
 from scoring import load_domain, load_transcript, parse_transcript, score_rollout
 from scoring.validation.gold import replay_gold
 from simulator import Domain
-from simulator.mcptools import HANDLE_META, ok_result
-from simulator.server import DomainServer
+from simulator.serve.mcptools import HANDLE_META, ok_result
+from simulator.serve.server import DomainServer
 from tests.conftest import FIXTURES
 from tests.helpers import calls_of, records, text
 from tests.test_server_fastcall import MODERN, Raw, serving
 
 pytestmark = pytest.mark.timeout(120)
 
-CALL_ID_META = "toolgym/call-id"  # the documented wire name (`simulator.resends.CALL_ID_META`)
+CALL_ID_META = "toolgym/call-id"  # the documented wire name (`simulator.serve.resends.CALL_ID_META`)
 KEEP_ANSWERS = 64
 ORDER = {"customer_id": "C-0020", "items": [{"sku": "SKU-006", "quantity": 1}]}
 READ = {"customer_id": "C-0001"}
@@ -253,8 +253,8 @@ def test_a_session_keeps_a_bounded_memory_and_never_reruns_a_forgotten_answer(
     assert resends(path)[-1]["outcome"] == "expired"
     assert final_digest(server, path) == one_order_digest(shop)
 
-    from simulator.resends import ANSWER_CHARS, KEEP_KEYS, CallMemory
-    from simulator.resends import CALL_ID_META as WIRE_NAME
+    from simulator.serve.resends import ANSWER_CHARS, KEEP_KEYS, CallMemory
+    from simulator.serve.resends import CALL_ID_META as WIRE_NAME
 
     assert WIRE_NAME == CALL_ID_META
     memory = CallMemory()

@@ -27,11 +27,11 @@ from starlette.types import Message, Receive, Scope, Send
 
 from scoring import load_domain
 from simulator import Domain
-from simulator.episode import Episode
-from simulator.handshakes import HandshakeGuard
-from simulator.httpguard import SDK_TRANSPORT_LOGGER, quiet_disconnects
-from simulator.server import REAP_BATCH, DomainServer
-from simulator.turns import Turns
+from simulator.runtime.episode import Episode
+from simulator.serve._handshakes import HandshakeGuard
+from simulator.serve._httpguard import SDK_TRANSPORT_LOGGER, quiet_disconnects
+from simulator.serve._turns import Turns
+from simulator.serve.server import REAP_BATCH, DomainServer
 from tests.conftest import FIXTURES
 from tests.helpers import records
 from tests.test_server_fastcall import Raw, serving

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from scoring import load_domain
 from scoring.export import SnapshotDiff, export_snapshot, snapshot_state, write_snapshot
 from simulator import SpecError
-from simulator.layout import Part, SnapshotLayout
+from simulator.format.layout import Part, SnapshotLayout
 from tests.conftest import ROOT, shared_file
 from toolgen.snapshot import MAX_DEPTH, Snapshot, load_collections, read_snapshot, seed_domain
 from toolgym.cli import app

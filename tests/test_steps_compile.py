@@ -1,4 +1,4 @@
-"""A step list run as one generated function (`simulator.steps.compile_steps`) does what `run_steps` and
+"""A step list run as one generated function (`simulator.plan.runsteps.compile_steps`) does what `run_steps` and
 `run_body` do: the same value, the same bindings left in the environment, the same `return`."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from simulator.errors import ToolError
-from simulator.steps import (
+from simulator.plan.runsteps import (
     LetRun,
     RequireRun,
     ReturnRun,

@@ -138,7 +138,7 @@ def test_a_create_that_fails_first_does_what_the_reference_create_does(tmp_path:
     """The written-out create's first attempt failing: a generated key the seed already holds (it
     is replaced by the next free one), a given key that exists (the agent's error), a value that
     does not fit its column, a bad reference, and a composite key (its create is called)."""
-    from simulator.ids import IdMaker
+    from simulator.plan.ids import IdMaker
     from tests.tables_kit import build, tool
 
     taken = [IdMaker("notes", prefix="N-").key(7, n) for n in (1, 2)]  # (seed 7: `_outcome`'s)

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from simulator import Domain
 from simulator.errors import SpecError
-from simulator.query import PREDICATES
-from simulator.spec import FILTER_ALIASES, Tool, step_spellings
+from simulator.format.spec import FILTER_ALIASES, Tool, step_spellings
+from simulator.plan._query import PREDICATES
 
 from .test_steps_registry import MENTORED, MENTORS, domain, tool
 

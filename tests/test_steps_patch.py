@@ -114,7 +114,7 @@ def test_patch_mistakes_are_load_problems(tmp_path: Path, step: dict[str, Any], 
 def test_the_agent_cannot_grow_the_update_statement_cache_without_bound(tmp_path: Path) -> None:
     """A tool patching n columns has 2^n column sets, and each call picks one: the UPDATE statements
     kept per table are bounded, and every set still updates exactly what it gave."""
-    from simulator.compiler import UPDATE_PLANS_KEPT
+    from simulator.plan.compiler import UPDATE_PLANS_KEPT
 
     names = [f"c{i}" for i in range(10)]  # 1,024 subsets
     columns = {"id": {"type": "string"}, **{n: {"type": "string", "nullable": True} for n in names}}
@@ -143,7 +143,7 @@ def test_the_agent_cannot_grow_the_update_statement_cache_without_bound(tmp_path
 def test_the_agent_cannot_grow_a_search_statement_cache_without_bound(tmp_path: Path) -> None:
     """A search with n optional filters has 2^n statements, one per set of filters given: the
     statements kept are bounded, and every set still filters by what it gave."""
-    from simulator.query import STATEMENTS_KEPT
+    from simulator.plan._query import STATEMENTS_KEPT
 
     names = [f"c{i}" for i in range(10)]
     columns = {"id": {"type": "string"}, **{n: {"type": "string", "nullable": True} for n in names}}

@@ -11,9 +11,9 @@ import yaml
 
 from scoring import load_domain
 from simulator import Domain
-from simulator.compiler import COMPILERS
-from simulator.mcptools import tool_annotations
-from simulator.spec import STEP_KINDS, Tool
+from simulator.format.spec import STEP_KINDS, Tool
+from simulator.plan.compiler import COMPILERS
+from simulator.serve.mcptools import tool_annotations
 
 TABLES: dict[str, Any] = {
     "teams": {
@@ -217,10 +217,10 @@ def test_clock_and_arguments_come_from_each_expression_tree(tmp_path: Path) -> N
 def test_a_step_kind_added_through_the_registry_alone_loads_compiles_and_is_analysed(tmp_path: Path) -> None:
     from pydantic import Field
 
-    from simulator.compiler import compiles
-    from simulator.query import Query
-    from simulator.readsteps import CountRun
-    from simulator.spec import DomainSpec, Filter, StepModel, register_step, unregister_step
+    from simulator.format.spec import DomainSpec, Filter, StepModel, register_step, unregister_step
+    from simulator.plan._query import Query
+    from simulator.plan.compiler import compiles
+    from simulator.plan.readsteps import CountRun
 
     class ExistsStep(StepModel):
         """Whether any row matches the filters."""

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from simulator.clock import format_time, parse_time, renderer
 from simulator.errors import SpecError
+from simulator.runtime.clock import format_time, parse_time, renderer
 
 from .tables_kit import build, tool
 

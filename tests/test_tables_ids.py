@@ -15,9 +15,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scoring.diff import diff_states
-from simulator import Domain, ToolError, ids
+from simulator import Domain, ToolError
 from simulator.errors import SpecError
-from simulator.ids import IdMaker, generated_key
+from simulator.plan import ids
+from simulator.plan.ids import IdMaker, generated_key
 
 from .tables_kit import build, tool
 
@@ -164,7 +165,7 @@ def test_generated_keys_are_the_same_in_another_process() -> None:
         IdMaker("t", prefix="T-"),
     ]
     here = [m.candidates(seed, 4) for m in makers for seed in (0, 7, 2**40)]
-    code = (  # simulator/ids.py alone (stdlib only), so the process starts fast
+    code = (  # simulator/plan/ids.py alone (stdlib only), so the process starts fast
         "import importlib.util, json, sys; "
         f"spec = importlib.util.spec_from_file_location('ids', {str(Path(ids.__file__))!r}); "
         "m = sys.modules['ids'] = importlib.util.module_from_spec(spec); spec.loader.exec_module(m); "

@@ -18,11 +18,11 @@ from scoring import GradedDomain, Task, check_domain
 from scoring import load_domain as load_graded
 from scoring.tasks import graded
 from simulator import Domain, TaskError, load_domain
-from simulator._loadtasks import CALL_FIELDS, LINE_FIELDS, canonical_text
 from simulator.errors import SpecError
-from simulator.loader import check_domain as check_runtime
-from simulator.serving import serving_domain
-from simulator.taskviews import TaskView
+from simulator.format._loadtasks import CALL_FIELDS, LINE_FIELDS, canonical_text
+from simulator.format.loader import check_domain as check_runtime
+from simulator.format.taskviews import TaskView
+from simulator.serve.serving import serving_domain
 
 from .conftest import ROOT
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from scoring import check_domain, load_domain
-from simulator.episode import Episode
+from simulator.runtime.episode import Episode
 from toolgen.synth.schema import infer_schema
 from toolgen.synth.tools import compile_tools
 from toolgym.cli import app

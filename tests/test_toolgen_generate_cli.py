@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from scoring import check_domain, load_domain
-from simulator.folders import BUNDLED
+from simulator.format.folders import BUNDLED
 from toolgen.synth.run import synthesize_domain
 from toolgym.cli import app
 

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from simulator.builders import column, dump_jsonl
-from simulator.fastschema import search_pattern
+from simulator.codegen.fastschema import search_pattern
 from toolgen.synth import pattern_draw, texts
 from toolgen.synth.seed import seed_rows
 from toolgym.cli import app

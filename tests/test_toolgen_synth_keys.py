@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from simulator.builders import DomainBuilder, arg, column, create, inputs, param, ref, return_, uuid_ids
-from simulator.ids import IdMaker, parse_pattern
+from simulator.plan.ids import IdMaker, parse_pattern
 from toolgen.pipeline import generate
 from toolgen.synth.folder import build_domain
 from toolgen.synth.keys import key_samples, key_shape, pattern_slots, relaxed

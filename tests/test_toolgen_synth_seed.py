@@ -29,8 +29,8 @@ from hypothesis import strategies as st
 
 from scoring import check_domain, load_domain
 from simulator.builders import DomainBuilder, column, counter_ids, dump_jsonl, hash_ids, pattern_ids
-from simulator.spec import Table
-from simulator.tables import ValueProblem, build_tables
+from simulator.format.spec import Table
+from simulator.plan.tables import ValueProblem, build_tables
 from toolgen.synth.lexicon import handle_columns
 from toolgen.synth.seed import SeedError, seed_rows, table_order
 from toolgen.synth.values import handle_column
@@ -868,7 +868,7 @@ def test_a_company_with_a_contacts_name_is_no_person():
 def test_an_email_names_a_persons_row_and_an_acronym_stays_one():
     # a card's or an audit's email is someone's, no name of the card (not `its card whose email
     # is ...`); a person's, a company's, an account's or an invite's email names it
-    from simulator.spec import Table
+    from simulator.format.spec import Table
     from toolgen.synth.draws import thing_name, title_case
     from toolgen.synth.lexicon import handle_columns
 
@@ -1031,7 +1031,7 @@ def test_an_agent_that_runs_a_model_is_named_as_a_thing_not_a_person() -> None:
 def test_another_thing_s_code_names_no_row() -> None:
     """A transaction's `packageCode` is its package's: no `the transaction whose package code is
     ...`; a shipment's `tracking_number` and an invoice's `invoice_number` are their own."""
-    from simulator.spec import Table
+    from simulator.format.spec import Table
     from toolgen.synth.lexicon import handle_columns
 
     def table(*names: str) -> Table:

@@ -24,7 +24,7 @@ def test_the_top_level_names_are_the_packages_own() -> None:
 
 
 def test_importing_toolgym_imports_none_of_them() -> None:
-    code = "import sys, toolgym; print(any(m in sys.modules for m in ('simulator.loader', 'scoring', 'toolgym.env')))"
+    code = "import sys, toolgym; print(any(m in sys.modules for m in ('simulator.format.loader', 'scoring', 'toolgym.env')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "False"
 

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from scoring import load_domain
 from simulator import Domain
-from simulator.server import DomainServer
+from simulator.serve.server import DomainServer
 from toolgym.cli import app
 from toolgym.env.tools import FORMATS, has_answer_tasks, mcp_tools, tool_list
 

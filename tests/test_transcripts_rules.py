@@ -15,7 +15,7 @@ from scoring import load_domain, parse_transcript, score_rollout
 from scoring.errors import TranscriptError
 from scoring.explain import versus
 from scoring.tasks import Call
-from simulator import labels
+from simulator.serve import labels
 from tests.conftest import FIXTURES
 from tests.test_scoring_properties import FORMATS, make_task, record
 from toolgym.cli import app

@@ -324,7 +324,7 @@ def test_curate_filters_buckets_and_mixes():
 
 
 def test_score_refuses_tasks_outside_the_manifest(broken, tmp_path):
-    from simulator.transcript import FileSink
+    from simulator.runtime.transcript import FileSink
 
     runner = CliRunner()
     assert validate_cli(broken, tmp_path).exit_code == 0

@@ -1,4 +1,4 @@
-"""The write plans (simulator.encoding) do exactly what the general code does.
+"""The write plans (simulator.codegen.encoding) do exactly what the general code does.
 
 `column_encoder` against `TableInfo.encode` (values, types and error messages), and `create` /
 `update` through real tool calls against the general algorithm written out here as the oracle:
@@ -16,8 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from simulator import Domain, ToolError
-from simulator.encoding import UpdatePlan, column_encoder
-from simulator.tables import TableInfo, ValueProblem
+from simulator.codegen.encoding import UpdatePlan, column_encoder
+from simulator.plan.tables import TableInfo, ValueProblem
 
 from .tables_kit import build
 from .tables_kit import tool as build_tool

@@ -13,8 +13,8 @@ from collections import Counter
 from functools import lru_cache
 from typing import Any
 
-from simulator.layout import Collection, Part
-from simulator.spec import Column, ColumnType
+from simulator.format.layout import Collection, Part
+from simulator.format.spec import Column, ColumnType
 from toolgen.naming import singular
 
 from .snapshotfiles import MAX_DEPTH

@@ -18,8 +18,8 @@ from typing import Any
 
 from simulator.builders import DomainBuilder
 from simulator.errors import Problem, SpecError
-from simulator.layout import Collection, SnapshotLayout
-from simulator.spec import Table
+from simulator.format.layout import Collection, SnapshotLayout
+from simulator.format.spec import Table
 
 from ._snapshottables import _Fail, _Reader, _references
 from .snapshotfiles import MAX_DEPTH, read_collections

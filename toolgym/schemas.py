@@ -14,9 +14,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from scoring.tasks import Task
+from simulator.format.spec import DomainSpec
 from simulator.lang.docs import with_expr_defs
-from simulator.spec import DomainSpec
-from simulator.transcript import Transcript
+from simulator.runtime.transcript import Transcript
 from toolgen.model import Operation, Plan
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"

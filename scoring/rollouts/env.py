@@ -18,12 +18,12 @@ from fastmcp import Client
 
 from simulator import Domain, InfraError, ToolError
 from simulator.errors import INJECTED_FAULT, ErrorKind
-from simulator.labels import Key, read_label
-from simulator.mcptools import SUBMIT_ANSWER, SUBMIT_ANSWER_DESCRIPTION, SUBMIT_ANSWER_SCHEMA
-from simulator.resends import CALL_ID_META
-from simulator.server import DomainServer
-from simulator.serving import ServeConfig, TaskView, serving_domain
-from simulator.sessions import SessionRegistry
+from simulator.serve.labels import Key, read_label
+from simulator.serve.mcptools import SUBMIT_ANSWER, SUBMIT_ANSWER_DESCRIPTION, SUBMIT_ANSWER_SCHEMA
+from simulator.serve.resends import CALL_ID_META
+from simulator.serve.server import DomainServer
+from simulator.serve.serving import ServeConfig, TaskView, serving_domain
+from simulator.serve.sessions import SessionRegistry
 
 from ..tasks import Task
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx2
 
-from simulator.mcptools import SUBMIT_ANSWER
+from simulator.serve.mcptools import SUBMIT_ANSWER
 
 from .base import Context, Ended
 from .env import Env

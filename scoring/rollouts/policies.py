@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from simulator import Domain
 from simulator.errors import ErrorKind
-from simulator.mcptools import SUBMIT_ANSWER
+from simulator.serve.mcptools import SUBMIT_ANSWER
 
 from ..calls import NO_RESULT, resolve_arguments
 from ..errors import CallReferenceError

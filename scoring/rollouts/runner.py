@@ -25,8 +25,8 @@ from pydantic import BaseModel, Field
 
 from simulator import Domain, TaskError, ToolgymError
 from simulator.errors import ErrorKind
-from simulator.labels import Key, runs_key
-from simulator.server import DomainServer
+from simulator.serve.labels import Key, runs_key
+from simulator.serve.server import DomainServer
 
 from ..batch import BatchScorer, bounded
 from ..executor import Executor, run_units

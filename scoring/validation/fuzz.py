@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
 from simulator import Domain, ToolError
+from simulator.codegen.fastschema import compile_check
 from simulator.errors import CallFailed
-from simulator.fastschema import compile_check
 
 from ..tasks import graded
 

@@ -16,7 +16,7 @@ Row = tuple[str, Any]
 
 
 class ReadTrace:
-    """A read observer (`simulator.observe.ReadObserver`) that keeps the rows read since they were
+    """A read observer (`simulator.runtime.observe.ReadObserver`) that keeps the rows read since they were
     last taken: one call's reads. `stop()` ends the tracing (later calls cost nothing more)."""
 
     def __init__(self) -> None:

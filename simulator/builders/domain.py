@@ -18,15 +18,15 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from .._loadtasks import LINE_FIELDS, TaskHead
-from ..callsyntax import PREFIX, CallRef
-from ..numbers import finite
-from ..spec import DomainSpec, Fragment, Table, Tool
+from ..format._loadtasks import LINE_FIELDS, TaskHead
+from ..format.callsyntax import PREFIX, CallRef
+from ..format.spec import DomainSpec, Fragment, Table, Tool
+from ..lang.numbers import finite
 from .steps import Step, steps_raw
 
 if TYPE_CHECKING:
-    from ..domain import Domain
-    from ..loader import CheckReport
+    from ..format.loader import CheckReport
+    from ..runtime.domain import Domain
 
 __all__ = [
     "NOW_DEFAULT",
@@ -131,7 +131,7 @@ def inputs(
 
 def calls_ref(index: int, *path: str | int) -> CallRef:
     """`"$calls.N.path"`: a path of gold call N's result (`calls_ref(0, "booking_id")`), resolved
-    at replay by `scoring.calls` (this `CallRef` is the syntax, `simulator.callsyntax`)."""
+    at replay by `scoring.calls` (this `CallRef` is the syntax, `simulator.format.callsyntax`)."""
     if index < 0:
         raise ValueError(f"a call index is 0 or more, got {index}")
     segments = tuple(str(s) for s in path)
@@ -394,14 +394,14 @@ class DomainBuilder:
 
     def check(self) -> CheckReport:
         """What `toolgym check` says of the domain: every error and warning, each at its source."""
-        from ..loader import check_domain
+        from ..format.loader import check_domain
 
         with tempfile.TemporaryDirectory(prefix=f"toolgym-build-{self.head['name']}-") as tmp:
             return check_domain(self.write(Path(tmp) / str(self.head["name"])))
 
     def load(self) -> Domain:
         """Write to a temporary folder and load it (SpecError lists every problem, as `check` does)."""
-        from ..loader import load_domain
+        from ..format.loader import load_domain
 
         with tempfile.TemporaryDirectory(prefix=f"toolgym-build-{self.head['name']}-") as tmp:
             return load_domain(self.write(Path(tmp) / str(self.head["name"])))

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias, Union
 
 from ..lang import OPERATORS, lookup
-from ..numbers import finite
+from ..lang.numbers import finite
 
 __all__ = [
     "NOW",

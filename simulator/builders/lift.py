@@ -18,9 +18,9 @@ from typing import Any
 import yaml
 
 from .. import lang
-from ..callsyntax import CallRef
+from ..format.callsyntax import CallRef
+from ..format.spec import FILTER_ALIASES
 from ..lang import nodes
-from ..spec import FILTER_ALIASES
 from .domain import NOW_DEFAULT, DomainBuilder, call, calls_ref, column
 from .expr import Expr, Formatted, Ref, Template, expr, filter_, has, literal, map_, obj, op, ref, template
 from .steps import (

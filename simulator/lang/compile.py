@@ -74,7 +74,7 @@ def check_ref(ref: Ref, scope: Scope) -> None:
 def shape_of(fn: Any) -> tuple[Any, ...] | None:
     """What a compiled closure is, when it is plain: `("literal", value)` (it returns `value`, the
     same object each time) or `("ref", head, rest)` (the reference `$head.rest...`); else None.
-    `simulator.emit` writes these out as source."""
+    `simulator.codegen.emit` writes these out as source."""
     return getattr(fn, "_toolgym_shape", None)
 
 

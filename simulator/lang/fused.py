@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..numbers import finite_source, in_range_source, is_number
 from .errors import EvalError
 from .generated import Source
 from .nodes import Call, Literal, Node, Ref
+from .numbers import finite_source, in_range_source, is_number
 from .registry import OPERATORS, Compiled
 from .values import whole
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..budget import charge
+from ..runtime.budget import charge
 from .compile import specialized
 from .errors import ExprError
 from .fused import UNGUARDED

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from ..budget import charge, count_of, member
-from ..calc import calc
+from ..runtime.budget import charge, count_of, member
+from .calc import calc
 from .errors import EvalError
 from .registry import VARIABLE, Category, NullPolicy, Operator, register
 from .values import brief, dt, dt_text, json_type, num, ranged, seq, show, whole

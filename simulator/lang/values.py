@@ -6,8 +6,8 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ..numbers import LIMIT, finite, in_range, is_number
 from .errors import EvalError
+from .numbers import LIMIT, finite, in_range, is_number
 
 __all__ = ["LIMIT", "brief", "dt", "dt_text", "json_type", "num", "ranged", "seq", "show", "whole"]
 

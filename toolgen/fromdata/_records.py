@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from simulator.layout import Collection, Part
+from simulator.format.layout import Collection, Part
 from toolgen.naming import singular, words
 from toolgen.snapshot import Snapshot
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from simulator.fastschema import KNOWN_KEYWORDS, linear_time_problem
+from simulator.codegen.fastschema import KNOWN_KEYWORDS, linear_time_problem
 from toolgen.model import Operation
 
 __all__ = ["clean_schema", "input_schema"]

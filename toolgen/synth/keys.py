@@ -18,7 +18,7 @@ from typing import Any
 
 import jsonschema
 
-from simulator.ids import SLOTS, IdMaker, parse_pattern
+from simulator.plan.ids import SLOTS, IdMaker, parse_pattern
 
 from .columns import column_type
 

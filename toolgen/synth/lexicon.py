@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from simulator.spec import Table
+from simulator.format.spec import Table
 
 from ..entities import QUALIFIERS
 from ..naming import plural_phrase, singular, words

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from urllib.parse import unquote
 
 from simulator.builders import counter_ids
-from simulator.tables import value_problem
+from simulator.plan.tables import value_problem
 from toolgen.entities import PathInfo, analyse_path, id_entity
 from toolgen.model import Operation, PlannedDomain
 from toolgen.naming import singular, snake, words

@@ -22,9 +22,9 @@ from typing import Any
 
 from faker import Faker
 
-from simulator.ids import parse_pattern
-from simulator.spec import Clock, Column, DomainSpec, Table
-from simulator.tables import value_problem
+from simulator.format.spec import Clock, Column, DomainSpec, Table
+from simulator.plan.ids import parse_pattern
+from simulator.plan.tables import value_problem
 
 from ..naming import words
 from .lexicon import NAME_WORDS, row_kind

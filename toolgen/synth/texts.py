@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from simulator.fastschema import linear_time_problem, search_pattern
+from simulator.codegen.fastschema import linear_time_problem, search_pattern
 
 from ..naming import singular, words
 from .checks import is_placeholder

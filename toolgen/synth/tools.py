@@ -37,7 +37,7 @@ from simulator.builders import (
     template,
     update,
 )
-from simulator.spec import ANSWER_TOOL, NAME
+from simulator.format.spec import ANSWER_TOOL, NAME
 from toolgen.model import Operation, SkippedOperation
 from toolgen.naming import words
 from toolgen.pure import NOT_MODELLED, NOTHING

@@ -15,7 +15,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from simulator.spec import Column
+from simulator.format.spec import Column
 
 from ..naming import singular, words
 from .checks import is_placeholder

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from simulator.folders import domain_folders, local_roots
+from simulator.format.folders import domain_folders, local_roots
 
 from ..app import DomainArg, JsonOpt, app, count, domain_errors, err, out, print_json
 

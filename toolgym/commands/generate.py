@@ -11,7 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from scoring.executor import EXECUTORS
-from simulator.folders import BUNDLED
+from simulator.format.folders import BUNDLED
 
 from ..app import (
     JsonOpt,

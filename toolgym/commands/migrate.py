@@ -57,7 +57,7 @@ def migrate(
     """
     from scoring.tasks import check_domain
     from simulator import SpecError
-    from simulator.migrate import apply, plan
+    from simulator.format.migrate import apply, plan
 
     report = check_domain(path)
     if report.errors:

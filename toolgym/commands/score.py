@@ -99,7 +99,7 @@ def score(
     """
     from scoring.batch import BatchScorer
     from scoring.validation.manifest import load_manifest
-    from simulator.labels import load_key
+    from simulator.serve.labels import load_key
 
     manifests = [load_manifest(p) for p in manifest] if manifest else None
     try:

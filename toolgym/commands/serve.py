@@ -17,8 +17,8 @@ from rich.table import Table
 from ..app import DomainArg, JsonOpt, app, choice, disposable, err, fail, out, output_dir, print_json
 
 if TYPE_CHECKING:  # imported when serving, after fastmcp's settings are in the environment
-    from simulator.server import DomainServer
-    from simulator.serving import ServeConfig
+    from simulator.serve.server import DomainServer
+    from simulator.serve.serving import ServeConfig
 
 
 #: the --log-level values (`logging`'s level names, in lower case)
@@ -140,8 +140,8 @@ def serve(
 
     Example: toolgym serve bank --transport http --port 8000 --task bank-001 --runs runs
     """
-    from simulator.labels import KEY_FILE
-    from simulator.serving import ServeConfig
+    from simulator.serve.labels import KEY_FILE
+    from simulator.serve.serving import ServeConfig
 
     os.environ.setdefault("FASTMCP_CHECK_FOR_UPDATES", "off")  # no network, ever
     os.environ.setdefault("FASTMCP_LOG_LEVEL", log_level.upper())
@@ -199,7 +199,7 @@ def _server(ref: str, config: ServeConfig, manifest: Path | None) -> DomainServe
     and all, is not kept: the server holds task views and a domain without tasks."""
     from scoring.validation.manifest import load_manifest
     from simulator import load_domain
-    from simulator.server import DomainServer
+    from simulator.serve.server import DomainServer
 
     domain = load_domain(ref)
     if manifest is not None:

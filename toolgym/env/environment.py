@@ -23,9 +23,9 @@ from scoring.rollout import read_arguments
 from scoring.tasks import Task, graded, load_domain
 from scoring.validation.manifest import load_manifest
 from simulator import Domain, Episode
-from simulator.budget import Budget
 from simulator.errors import CallFailed, InfraError, TaskError
-from simulator.mcptools import SUBMIT_ANSWER, ok_result
+from simulator.runtime.budget import Budget
+from simulator.serve.mcptools import SUBMIT_ANSWER, ok_result
 
 from .tools import all_formats, has_answer_tasks
 

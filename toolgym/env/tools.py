@@ -16,7 +16,7 @@ from mcp_types import ToolAnnotations
 
 from scoring.tasks import graded
 from simulator import Domain
-from simulator.mcptools import (
+from simulator.serve.mcptools import (
     SUBMIT_ANSWER,
     SUBMIT_ANSWER_DESCRIPTION,
     SUBMIT_ANSWER_SCHEMA,
