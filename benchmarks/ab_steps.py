@@ -5,9 +5,9 @@
     python benchmarks/ab_steps.py HEAD --rows 1000 --calls 500 --json ab.json
 
 Both sides are loaded the same way, so that the comparison measures the code and not the harness:
-each side's engine files (`ENGINE`; at a revision, those of them it has: one before the split has
-only `steps.py`) are executed from their source as modules of the side's own, their imports of
-each other rewritten to the side's modules (`from .steps import` -> `from ._ab_a_steps import`;
+each side's engine files (`ENGINE`, in `simulator/plan/`; at a revision, those of them it has: a
+revision before the stage folders of issue #27 has none) are executed from their source as modules of the side's own, their imports of
+each other rewritten to the side's modules (`from .runsteps import` -> `from ._ab_a_runsteps import`;
 every other import resolves to the working tree's package), and every step of the side's own copy
 of the benchmark shop (`_common.write_shop_domain`) is given the side's class of its name, its
 operations and loops the side's `compile_steps`; so each side's classes, `isinstance`/`type` checks and
@@ -42,9 +42,11 @@ from simulator import Domain
 from simulator.plan import runsteps as live_steps
 
 ROOT = Path(__file__).resolve().parent.parent
-#: the step engine's files, in `simulator/`; `steps.py` is the one every revision has
-ENGINE = ("steps", "readsteps", "writesteps")
-STEPS = "simulator/plan/runsteps.py"
+#: the step engine's files, in `FOLDER` (the package `PACKAGE`); `runsteps.py` is the one a side must have
+ENGINE = ("runsteps", "readsteps", "writesteps")
+FOLDER = "simulator/plan"
+PACKAGE = "simulator.plan"
+STEPS = f"{FOLDER}/runsteps.py"
 
 
 def rewrite(source: str, tag: str, names: Iterable[str]) -> tuple[str, set[str]]:
@@ -62,21 +64,21 @@ def rewrite(source: str, tag: str, names: Iterable[str]) -> tuple[str, set[str]]
 
 def engine_modules(sources: dict[str, str], tag: str) -> dict[str, types.ModuleType]:
     """Each engine file's source (by name) run as a module of the `simulator` package, named
-    `simulator._ab_<tag>_<name>` and importing the side's engine files instead of the working tree's
+    `simulator.plan._ab_<tag>_<name>` and importing the side's engine files instead of the working tree's
     (each after those it imports); the modules by name."""
     rewritten, needs = {}, {}
     for name, source in sources.items():
         rewritten[name], needs[name] = rewrite(source, tag, sources)
     modules: dict[str, types.ModuleType] = {}
     for name in graphlib.TopologicalSorter(needs).static_order():
-        module = types.ModuleType(f"simulator._ab_{tag}_{name}")
-        module.__package__ = "simulator"
+        module = types.ModuleType(f"{PACKAGE}._ab_{tag}_{name}")
+        module.__package__ = PACKAGE
         sys.modules[module.__name__] = module  # (dataclasses look their module up; siblings import it)
         try:
-            exec(compile(rewritten[name], f"<simulator/{name}.py {tag}>", "exec"), module.__dict__)  # noqa: S102
+            exec(compile(rewritten[name], f"<{FOLDER}/{name}.py {tag}>", "exec"), module.__dict__)  # noqa: S102
         except ImportError as exc:  # (only the engine is the side's own: the rest is the working tree's)
             raise SystemExit(
-                f"error: simulator/{name}.py of side {tag.upper()} needs what the working tree lacks: {exc}"
+                f"error: {FOLDER}/{name}.py of side {tag.upper()} needs what the working tree lacks: {exc}"
             ) from None
         modules[name] = module
     return modules
@@ -84,22 +86,22 @@ def engine_modules(sources: dict[str, str], tag: str) -> dict[str, types.ModuleT
 
 def sources_at(rev: str | None) -> dict[str, str]:
     """The engine files' sources at a git revision (None: the working tree), by name: those of
-    `ENGINE` that exist there; `steps.py` must."""
+    `ENGINE` that exist there; `runsteps.py` must."""
     if rev is None:
-        files = {name: ROOT / "simulator" / f"{name}.py" for name in ENGINE}
+        files = {name: ROOT / FOLDER / f"{name}.py" for name in ENGINE}
         return {name: path.read_text(encoding="utf-8") for name, path in files.items() if path.exists()}
     proc = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:{STEPS}"], capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"error: cannot read {STEPS} at {rev!r}: {proc.stderr.strip()}")
-    out = {"steps": proc.stdout}
+    out = {"runsteps": proc.stdout}
     listed = subprocess.run(
-        ["git", "-C", str(ROOT), "ls-tree", "--name-only", rev, "--", *(f"simulator/{n}.py" for n in ENGINE)],
+        ["git", "-C", str(ROOT), "ls-tree", "--name-only", rev, "--", *(f"{FOLDER}/{n}.py" for n in ENGINE)],
         capture_output=True,
         text=True,
         check=True,
     ).stdout.split()
     for name in ENGINE[1:]:
-        path = f"simulator/{name}.py"
+        path = f"{FOLDER}/{name}.py"
         if path in listed:
             out[name] = subprocess.run(
                 ["git", "-C", str(ROOT), "show", f"{rev}:{path}"], capture_output=True, text=True, check=True
@@ -149,7 +151,7 @@ def adopt(domain: Domain, modules: dict[str, types.ModuleType]) -> dict[str, str
             post(step)  # (what the side's class derives from the fields is its own)
         adopted[cls.__name__] = file
     for tool in domain.tools.values():
-        tool._body = _compiler(modules["steps"])(tool.steps, whole=True)
+        tool._body = _compiler(modules["runsteps"])(tool.steps, whole=True)
     return dict(sorted(adopted.items()))
 
 
@@ -192,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
         dom_a, shop_ids = load_shop(work / "a", opts.rows)
         dom_b, _ = load_shop(work / "b", opts.rows)
         engine = {"a": adopt(dom_a, mod_a), "b": adopt(dom_b, mod_b)}
-        assert _compiler(live_steps) is not _compiler(mod_b["steps"])  # (each side runs its own copy)
+        assert _compiler(live_steps) is not _compiler(mod_b["runsteps"])  # (each side runs its own copy)
         report: dict[str, Any] = {"a": label_a, "b": "working tree", "rows": opts.rows, "tools": {}}
         report["engine"] = {
             side: {"files": list(mods), "classes": engine[side]}

@@ -57,7 +57,7 @@ class _UnresetStatements:
 
 
 def pool_module(side: str, tag: int) -> types.ModuleType:
-    """The side's pool.py run from its source as `simulator._ab_pool_<tag>`."""
+    """The side's pool.py run from its source as `simulator.runtime._ab_pool_<tag>`."""
     if side in ("tree", "fresh", "unreset"):
         source = (ROOT / POOL).read_text(encoding="utf-8")
     else:
@@ -67,8 +67,8 @@ def pool_module(side: str, tag: int) -> types.ModuleType:
         if proc.returncode != 0:
             raise SystemExit(f"error: cannot read {POOL} at {side!r}: {proc.stderr.strip()}")
         source = proc.stdout
-    module = types.ModuleType(f"simulator._ab_pool_{tag}")
-    module.__package__ = "simulator"
+    module = types.ModuleType(f"simulator.runtime._ab_pool_{tag}")
+    module.__package__ = "simulator.runtime"
     sys.modules[module.__name__] = module  # (dataclasses look their module up)
     exec(compile(source, f"<{POOL} {side}>", "exec"), module.__dict__)  # noqa: S102
     if side == "unreset":

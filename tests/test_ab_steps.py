@@ -25,36 +25,36 @@ def test_ab_steps_reports_both_sides(tmp_path: Path) -> None:
     assert "transfer_credit" in proc.stdout and "load" in proc.stdout
     for side in ("a", "b"):  # every engine file is the side's own, and each step's class comes from it
         engine = report["engine"][side]
-        assert engine["files"] == ["steps", "readsteps", "writesteps"]
+        assert engine["files"] == ["runsteps", "readsteps", "writesteps"]
         assert engine["classes"]["GetRun"] == "readsteps" and engine["classes"]["UpdateRun"] == "writesteps"
-        assert engine["classes"]["ForEachRun"] == "steps"
+        assert engine["classes"]["ForEachRun"] == "runsteps"
 
 
 SIDES = r"""
 import sys
 sys.path.insert(0, "benchmarks")
 import ab_steps
-from simulator import steps
+from simulator.plan import runsteps as steps
 base = "class Run:\n    pass\ndef compile_steps(s, whole=False):\n    return Run\n"
-reads = "from .steps import (\n    Run,\n)\nfrom .query import Query\nclass GetRun(Run):\n    pass\n"
-writes = "from .readsteps import GetRun\nfrom .steps import Run\nclass UpdateRun(GetRun):\n    pass\n"
-split = ab_steps.engine_modules({"writesteps": writes, "readsteps": reads, "steps": base}, "x")
-old = ab_steps.engine_modules({"steps": base + "class GetRun(Run):\n    pass\n"}, "y")
+reads = "from .runsteps import (\n    Run,\n)\nfrom ._query import Query\nclass GetRun(Run):\n    pass\n"
+writes = "from .readsteps import GetRun\nfrom .runsteps import Run\nclass UpdateRun(GetRun):\n    pass\n"
+split = ab_steps.engine_modules({"writesteps": writes, "readsteps": reads, "runsteps": base}, "x")
+old = ab_steps.engine_modules({"runsteps": base + "class GetRun(Run):\n    pass\n"}, "y")
 print(list(split), list(old))
 print(split["writesteps"].UpdateRun.__mro__[1] is split["readsteps"].GetRun)
-print(split["readsteps"].GetRun.__mro__[1] is split["steps"].Run is not steps.Run)
-print(split["readsteps"].Query.__module__, old["steps"].GetRun.__mro__[1] is old["steps"].Run)
+print(split["readsteps"].GetRun.__mro__[1] is split["runsteps"].Run is not steps.Run)
+print(split["readsteps"].Query.__module__, old["runsteps"].GetRun.__mro__[1] is old["runsteps"].Run)
 """
 
 
 def test_each_side_loads_its_own_engine_files_importing_each_other() -> None:
     """The side's files are run after those they import, their imports of each other resolved to the
-    side's modules (any other import to the working tree's package); a side with only `steps.py` (a
+    side's modules (any other import to the working tree's package); a side with only `runsteps.py` (a
     revision before the split) loads alone."""
     proc = subprocess.run([sys.executable, "-c", SIDES], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split("\n")[:4] == [
-        "['steps', 'readsteps', 'writesteps'] ['steps']",
+        "['runsteps', 'readsteps', 'writesteps'] ['runsteps']",
         "True",
         "True",
         "simulator.plan._query True",

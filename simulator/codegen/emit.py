@@ -1,4 +1,4 @@
-"""Python source for a step list (`steps.compile_steps`): the one builder with what steps need.
+"""Python source for a step list (`runsteps.compile_steps`): the one builder with what steps need.
 
 `compile_steps` turns a list of steps into one generated function; a step that can write its own work
 out (`emit`) adds lines to a `StepSource` instead of being called through its method. `value(fn)` is

@@ -1,7 +1,7 @@
 """The compiler's state while it compiles one tool, and the registry of compile functions.
 
 `Compiler` walks a tool's steps (fragments inlined), compiles every expression from its tree
-(`simulator.lang`), every filter to SQL (`query.py`), and gathers what the tool does (tables read and
+(`simulator.lang`), every filter to SQL (`_query.py`), and gathers what the tool does (tables read and
 written, destructive, the clock, the arguments read) and every problem, each at its place. The compile
 function of each step kind (`COMPILERS`, filled by `compiles`) is in `compiler.py`.
 """

@@ -3,8 +3,8 @@
 Compilation happens once, when the domain loads. Every SQL statement is built with SQLAlchemy
 Core and compiled to SQLite text with named parameters; argument values only ever travel as
 bound parameters. Filters whose value may be null (optional arguments) compile to one statement
-per combination of present filters, built on first use and cached (`query.py`); the runnable
-steps are in `steps.py`, `readsteps.py` and `writesteps.py`.
+per combination of present filters, built on first use and cached (`_query.py`); the runnable
+steps are in `runsteps.py`, `readsteps.py` and `writesteps.py`.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ when the server stops (`release_all`); ending writes the transcript's `end` reco
 database. An HTTP connection's handshake takes a slot of every cap from its opening request
 (`admit`), and the connection ends after `idle_timeout` seconds without a request in flight.
 The registry is used from the server's event loop only; it holds no locks of its own.
-Design notes: docs/design/serving.md.
+Over 500 lines: one state (caps, admission, ending), read together. Design: docs/design/serving.md.
 """
 
 from __future__ import annotations
