@@ -2,6 +2,8 @@
 
 Public surface: `load_domain`, `Domain`, `Episode`, and the error tree. A domain loaded here holds
 task views (id, instruction, seed); the tasks' gold is the grading side's (`scoring.load_domain`).
+The folders are the pipeline's stages, in order: `format` -> `plan` -> `codegen` -> `runtime` ->
+`serve`, with `lang` (expressions) beneath; docs/architecture.md draws it.
 """
 
 from typing import TYPE_CHECKING
