@@ -694,6 +694,7 @@ def test_a_name_under_a_permissive_pattern_reads_as_a_name() -> None:
         ("bots", "preferred_global_name", r"[A-Z][\w-]+ Bot"),  # which name, not `... Preferred Global`
         ("files_remotes", "title", r"[A-Z][\w-]+ Remote File"),  # not `... Files Remote`
         ("posts", "title", r"(?!.* Post$)[A-Z][\w-]*( [\w-]+)+"),
+        ("activities", "title", r"(?!.* Activity$)[A-Z][\w-]*( [\w-]+)+"),  # not `Product Activity`
         ("vector_stores", "name", r"[A-Z][\w-]+ Vector Store"),  # no shop: not `Kelley Group`
         ("recipes", "recipe_name", r"[A-Z]\w+ [A-Z]\w+ [A-Z][\w-]+"),  # a dish, not `Vendor Recipe`
         (

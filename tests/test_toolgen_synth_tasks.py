@@ -1378,7 +1378,7 @@ def test_no_task_names_a_table_its_function_list_never_says_as_a_thing(tmp_path)
                     "properties": {**args, **forecast, "max_temp": {"type": "number"}},
                 },
             )
-            for entity in ("daily", "get_membership")
+            for entity in ("daily", "get_membership", "eligible")
             for verb, args in (
                 ("get", {f"{entity}_id": {"type": "string"}}),
                 ("list", {"city": forecast["city"]}),
@@ -1391,6 +1391,7 @@ def test_no_task_names_a_table_its_function_list_never_says_as_a_thing(tmp_path)
     schema = infer_schema(plan, by_id)
     unsaid = _tools_on_unsaid_things(schema, compile_tools(schema))
     assert {"get_daily", "list_daily", "get_get_membership", "list_get_membership"} <= unsaid
+    assert {"get_eligible", "list_eligible"} <= unsaid  # (`order an eligible`: an adjective)
     assert not unsaid & {"get_widget", "list_widgets"}
     result = synthesize_domain(plan, by_id, tmp_path, {}, seed=0)
     assert result.kept, result.reason

@@ -84,7 +84,7 @@ _SEARCHES = frozenset("search find list query lookup filter".split())
 QUALIFIERS = frozenset(
     "daily hourly weekly monthly yearly quarterly annual minutely nightly current latest recent "
     "popular trending upcoming featured recommended similar related random outgoing incoming "
-    "optional available today tonight now".split()
+    "optional available today tonight now eligible".split()
 )
 # Verbs that are as often the records they make ("order_create", "get_report", "list_tags").
 _NOUN_VERBS = frozenset(

@@ -137,7 +137,7 @@ _DISH_THINGS = frozenset("recipe dish meal".split())
 #: things a person writes and titles in words (`Invoice reminder`, not `Bridge Post`)
 _WRITTEN = frozenset(
     "post article thread topic story question ticket issue task discussion announcement message "
-    "comment note conversation email memo todo reminder request case".split()
+    "comment note conversation email memo todo reminder request case activity meeting appointment".split()
 )
 #: words before `name` that say which name, not what kind of thing is named
 _NOT_KINDS = frozenset(
