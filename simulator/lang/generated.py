@@ -77,7 +77,16 @@ class Source:
         pad = "    " * indent
         return "".join(f"{pad}{line}\n" for line in self.lines)
 
-    def define(self, name: str, filename: str) -> Any:
-        """Compile the lines (defining `name`) with the bound values as globals; the object `name`."""
-        self.namespace = {**self.fixed, **self.bound}
-        return define(self.text(), filename, self.namespace, name)
+    def define(self, name: str, filename: str, closure: bool = False) -> Any:
+        """Compile the lines (defining `name`) with the bound values as globals; the object `name`.
+        `closure`: the bound values are instead closure variables of `name` (the lines are the body
+        of a function `make` taking them by their identifiers, called once), so the same text
+        compiles once whatever the values and `name` reads them as locals of its closure."""
+        if not closure:
+            self.namespace = {**self.fixed, **self.bound}
+            return define(self.text(), filename, self.namespace, name)
+        if not name.isidentifier():
+            raise ValueError(f"not an identifier: {name!r}")
+        self.namespace = dict(self.fixed)
+        source = f"def make({', '.join(self.bound)}):\n{self.text(1)}    return {name}\n"
+        return define(source, filename, self.namespace, "make")(**self.bound)

@@ -19,7 +19,6 @@ from ..codegen.emit import StepSource
 from ..errors import ToolError
 from ..format.spec import Tool
 from ..lang.expressions import Compiled, Env, EvalError, brief
-from ..lang.generated import define
 from ..runtime.budget import charge
 from ._query import MISSING, Runtime
 from .tables import BIND_ERRORS, ValueProblem
@@ -203,17 +202,20 @@ def compile_steps(steps: list[Run], whole: bool = False, emit: bool = True) -> B
         src.add(f"return {src.value(ret.value)}")
     else:
         src.add("return last")
-    setup = "        cur, cache, reads, now = rt.cursor, rt.cache, rt.reads, rt.now\n"
-    setup += "        changed, touched = rt.changed, rt.touched\n"
-    if whole:  # a `return` inside a loop or a `when` ends the run
-        text = f"        try:\n{src.text(3)}        except ReturnSignal as signal:\n            return signal.value\n"
-    else:
-        text = src.text(2)
-    if not src.runtime:
-        setup = ""
-    names = ", ".join(src.bound)
-    source = f"def make({names}):\n    def run(rt, env):\n        last = None\n{setup}{text}    return run\n"
-    run: Body = define(source, "<steps>", dict(src.fixed), "make")(**src.bound)
+    body, src.lines = src.lines, []
+    with src.block("def run(rt, env):"):
+        src.add("last = None")
+        if src.runtime:
+            src.add("cur, cache, reads, now = rt.cursor, rt.cache, rt.reads, rt.now")
+            src.add("changed, touched = rt.changed, rt.touched")
+        if whole:  # a `return` inside a loop or a `when` ends the run
+            with src.block("try:"):
+                src.add(*body)
+            with src.block("except ReturnSignal as signal:"):
+                src.add("return signal.value")
+        else:
+            src.add(*body)
+    run: Body = src.define("run", "<steps>", closure=True)
     return run
 
 
