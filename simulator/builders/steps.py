@@ -139,6 +139,14 @@ def _filters(where: Sequence[Filter]) -> list[dict[str, Any]]:
     return [f.raw for f in where]
 
 
+def _read(raw: dict[str, Any], where: Sequence[Filter]) -> dict[str, Any]:
+    """A list/count/sum step's mapping: `raw` (`{KIND: TABLE}` and what it needs), then `where`
+    (when any filter is given)."""
+    if where:
+        raw["where"] = _filters(where)
+    return raw
+
+
 def _targeted(
     raw: dict[str, Any],
     key: Mapping[str, ExprLike] | None,
@@ -202,9 +210,7 @@ def list_(
     when: ExprLike = None,
 ) -> Step:
     """`list: TABLE`: matching rows, ordered, capped at `max_limit` (None: no cap); `join` as in `get`."""
-    raw: dict[str, Any] = {"list": table}
-    if where:
-        raw["where"] = _filters(where)
+    raw = _read({"list": table}, where)
     if order_by:
         raw["order_by"] = list(order_by)
     if limit is not None:
@@ -227,10 +233,7 @@ def count(
     when: ExprLike = None,
 ) -> Step:
     """`count: TABLE`: the number of matching rows."""
-    raw: dict[str, Any] = {"count": table}
-    if where:
-        raw["where"] = _filters(where)
-    return _common(raw, as_, when, internal)
+    return _common(_read({"count": table}, where), as_, when, internal)
 
 
 def sum_(
@@ -243,10 +246,7 @@ def sum_(
     when: ExprLike = None,
 ) -> Step:
     """`sum: TABLE`: the sum of `column` over matching rows (0 when none)."""
-    raw: dict[str, Any] = {"sum": table, "column": column}
-    if where:
-        raw["where"] = _filters(where)
-    return _common(raw, as_, when, internal)
+    return _common(_read({"sum": table, "column": column}, where), as_, when, internal)
 
 
 def create(
