@@ -344,10 +344,10 @@ def test_arguments_that_say_how_an_answer_is_written_are_options_not_columns():
 
 def test_a_name_of_no_words_is_no_control():
     """An argument named `_` or `{}` (no words) neither crashes nor becomes a control."""
-    from toolgen.synth.schema import _control_role
+    from toolgen.synth.argroles import control_role
 
     for name in ("_", "{}", "--"):
-        assert _control_role(name, {"type": "boolean"}, "read") is None
+        assert control_role(name, {"type": "boolean"}, "read") is None
 
 
 def test_cursors_and_page_counts_are_not_columns():

@@ -6,6 +6,7 @@ leading verb. An HTTP method decides the kind (POST by its target); a function's
 otherwise; what the spec declares (READ / WRITE, MCP annotations) overrides every guess. Names
 that are not words, codes and process nouns are skipped for the next candidate.
 Design notes: docs/design/toolgen.md.
+Over 500 lines: the path, name and schema readings all feed the one `guess`.
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ result, sorted by source then pointer. Parameters of every location merge into o
 (names a tool-calling API rejects made valid, credentials and transport headers dropped, each
 with its reason); entity and kind come from `toolgen.entities`.
 Design notes: docs/design/toolgen.md.
+Over 500 lines: one pass whose steps feed each other (parameters, input schema, record, links).
 """
 
 from __future__ import annotations

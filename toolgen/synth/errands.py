@@ -7,6 +7,7 @@ A batch: one change to several named rows. An every-row write: each row of a par
 a value. A sweep: of rows a person lists, the ones with a value, each read then written or left.
 Changes: one field of several rows, each its own value. `merged` says alike clauses once.
 Design notes: docs/design/toolgen.md.
+Over 500 lines: five kinds of request over related rows, sharing `goals` and `merged`.
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ never with a tool's name; values are quoted as they must be given. The phrasing 
 seeded `random.Random`, so the same seed gives the same text. `row_phrase`, `value_text` and
 `write_sentence` make the phrases for a row, a value and a write.
 Design notes: docs/design/toolgen.md.
+Over 500 lines: the phrase makers every instruction is assembled from, read together.
 """
 
 from __future__ import annotations

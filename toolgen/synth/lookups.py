@@ -7,6 +7,7 @@ A row is named by a handle a read tool filters on or lists, else by the values a
 requires, else through a row that refers to it; each only when the read's result shows the row's
 id. `copied` and `value_for` give values for a tool's arguments.
 Design notes: docs/design/toolgen.md.
+Over 500 lines: one class, `World`, whose lookups share its indexes of the rows.
 """
 
 from __future__ import annotations

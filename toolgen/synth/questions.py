@@ -3,6 +3,7 @@
     Asker(world, rng).reads() -> [Candidate]   # then .surveys(most), .roundups(most), .compares(most)
 
 The question kinds of `walks` (which adds the writes), with the candidate every kind makes.
+Over 500 lines: one class, `Asker`, whose question kinds share the world's lookups.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ Every value depends only on the seed, table, column and row number, and comes fr
 unique columns and keys are unique. `rows` sizes every table (an int) or those it names (a
 mapping); the rest get a default size that grows with their levels of parents.
 Design notes: docs/design/toolgen.md.
+Over 500 lines: one class, `_Seeder`, whose tables are filled from one shared state.
 """
 
 from __future__ import annotations

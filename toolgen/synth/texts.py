@@ -4,6 +4,7 @@ code-like example's shape; then `pattern`, `minLength` and `maxLength` enforced 
 misses the pattern is redrawn from the pattern (`pattern_draw`), seeded from the column's stream; whether a
 value meets a pattern is asked on RE2, in linear time, and a draw's work is bounded by
 PATTERN_DRAW_BUDGET).
+Over 500 lines: one table of string makers by column name (`_string_by_name`), read as one.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ matching builder steps; state verbs and reference changes set the row's state or
 other actions a status transition or an `action_log` row. The input schema keeps the spec's
 arguments; an operation that cannot be compiled is in `not_compiled` with the reason.
 Design notes: docs/design/toolgen.md.
+Over 500 lines: one compiler, `_Compiler`, whose steps share the schema's bindings.
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@
     propose(world, rng) -> [Candidate]   # each kind up to its quota, interleaved
 
 See `toolgen.synth.tasks` for the kinds and for how candidates are validated and kept.
+Over 500 lines: one class, `Proposer`, whose candidate kinds share quotas and lookups.
 """
 
 from __future__ import annotations
