@@ -143,6 +143,9 @@ def test_nested_action_path_merges_parameters_renames_clashes_and_drops_headers(
         ("get", "/screenshot/info", "screenshot", "read"),
         ("get", "/CommunityContent/Get/{sort}/{page}/", "community_content", "read"),
         ("post", "/GroupV2/{groupId}/Members/{id}/SetMembershipType/{type}/", "membership_type", "update"),
+        ("get", "/anonymization/keys/{id}", "anonymization_key", "read"),
+        ("get", "/users/{id}/keys", "key", "read"),
+        ("get", "/users/keys", "key", "read"),
     ],
 )
 def test_entity_and_kind_from_the_path(method: str, path: str, entity: str, kind: str) -> None:
@@ -556,6 +559,13 @@ def test_a_root_key_or_a_counted_page_gives_its_records() -> None:
     assert one(openapi("get", "/orders/{id}", response_schema=order)).record_schema == order
     scalar = {"type": "object", "properties": {"count": count}}
     assert one(openapi("get", "/things/count", response_schema=scalar)).record_schema == scalar
+
+
+def test_a_page_of_values_keeps_the_values_and_drops_its_count() -> None:
+    """ClearBlade's `{Data: [...], Total}`: the values, not a `Total` column of every row."""
+    page = {"type": "object", "properties": {"Data": {"type": "array"}, "Total": {"type": "integer"}}}
+    record = one(openapi("get", "/v2/things", response_schema=page)).record_schema
+    assert set(record["properties"]) == {"Data"}
 
 
 def test_an_answer_holding_another_record_the_path_names_is_not_the_entitys() -> None:

@@ -594,3 +594,15 @@ def test_an_entity_two_unrelated_apis_share_gets_a_table_of_each():
     assert {"histories", "religion_histories"} <= set(schema.tables)
     assert "till_century" in schema.tables["religion_histories"].columns
     assert "till_century" not in schema.tables["histories"].columns
+
+
+def test_a_state_given_as_a_number_code_is_no_plain_field():
+    """SIGNL4's `messageStatus: {enum: [0, ..., 10]}`: no one names a row by "status 9" or asks
+    for it; a rating of 1 to 5 and a status in words stay plain."""
+    from toolgen.synth.schema import ColumnPlan
+
+    code = ColumnPlan("messageStatus", "integer", enum=list(range(11)))
+    assert code.coded and not code.plain
+    assert ColumnPlan("rating", "integer", enum=[1, 2, 3, 4, 5]).plain
+    assert ColumnPlan("status", "string", enum=["open", "closed", "error"]).plain
+    assert ColumnPlan("channel_type", "integer", enum=[0, 1]).coded is False

@@ -370,6 +370,22 @@ def _is_stop(text: str) -> bool:
     return lowered in _STOP_SEGMENTS or bool(_VERSION.match(lowered)) or not words(text)
 
 
+#: nouns that name a thing only with the noun before them (`/anonymization/keys`: an anonymization key)
+_VAGUE = frozenset("key value setting option entry field property attribute rule".split())
+
+
+def _qualified(noun: str, before: _Segment | None) -> str:
+    """`noun`, led by the one word of the static segment just before it when the noun alone
+    is vague and that word names no collection (`/anonymization/keys` → anonymization_key;
+    `/users/{id}/keys` and `/users/keys` stay key: a user's)."""
+    if noun not in _VAGUE or before is None or before.param is not None or before.rpc is not None:
+        return noun
+    ws = words(before.text)
+    if len(ws) != 1 or _is_stop(before.text) or singular(ws[0]) != ws[0] or ws[0] in _VERB_KINDS:
+        return noun
+    return f"{ws[0]}_{noun}"
+
+
 @lru_cache(maxsize=65536)
 def analyse_path(path: str) -> PathInfo:
     """Entity noun, trailing verb, prefix and parameter owners of a path template."""
@@ -383,7 +399,7 @@ def analyse_path(path: str) -> PathInfo:
 
     collection_of: dict[str, str] = {}
     last_noun = ""
-    for seg in segments:
+    for at, seg in enumerate(segments):
         if seg.param is not None and last_noun:
             collection_of[seg.param] = last_noun
         if seg.text and not _is_stop(seg.text):
@@ -393,7 +409,7 @@ def analyse_path(path: str) -> PathInfo:
             elif len(ws) > 1 and ws[0] in _LEADING_VERBS and ws[0] not in _NOUN_VERBS:
                 last_noun = noun_of(ws[1:], generic=_PATH_TAIL)  # "/GetContentById/{id}": a content's
             elif not (len(ws) == 1 and ws[0] in _VERB_KINDS):
-                last_noun = noun_of(ws, generic=_PATH_TAIL)
+                last_noun = _qualified(noun_of(ws, generic=_PATH_TAIL), segments[at - 1] if at else None)
 
     verb_kind: Kind | None = None
     noun = ""
@@ -448,6 +464,7 @@ def analyse_path(path: str) -> PathInfo:
         if noun in _SAYS_MORE:  # "/screenshot/info": the screenshot's
             noun = ""
         if noun:
+            noun = _qualified(noun, segments[index - 1] if index else None)
             break
     params = tuple(seg.param for seg in segments if seg.param)
     name_words: list[str] = []

@@ -596,7 +596,7 @@ def _unwrapped(schema: dict[str, Any]) -> dict[str, Any]:
     if _is_records(props[arrays[0]]) and isinstance(items, dict):
         return _wrapped_record(items)
     # a page of values (`{AccountAliases: [string], IsTruncated, Marker}`): the list, not its paging
-    kept = {k: v for k, v in raw.items() if not _is_paging(str(k))}
+    kept = {k: v for k, v in raw.items() if not _is_paging(str(k)) and k not in alone}
     required = [r for r in schema.get("required") or [] if r in kept]
     base = {k: v for k, v in schema.items() if k not in ("allOf", "properties", "required")}
     return {**base, "type": "object", "properties": kept, **({"required": required} if required else {})}

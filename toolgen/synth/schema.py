@@ -97,6 +97,8 @@ _PLAIN_HEADS = frozenset(
     "industry headline caption instructions ingredients calories servings cuisine venue host "
     "sport league nickname surname website homepage country path folder directory handle".split()
 )
+#: last words of a field whose number codes name states or kinds (`message status: 3`)
+_CODE_HEADS = frozenset("status state type kind mode category reason method channel code source".split())
 #: a field named by one of these words alone says nothing of what it holds (`count`, `value`)
 _BARE = frozenset("count value number code result data info text".split())
 #: first words of a flag's name (`show_title`, `is_private`, `use_content_as_indexable_text`),
@@ -166,9 +168,18 @@ class ColumnPlan:
             or len(ws) > 3
             or self.flag
             or (len(ws) == 1 and ws[0] in _BARE)
+            or self.coded
         ):
             return False  # (`access code lifespan user action`, `show title`: no one says those)
         return ws[-1] in _PLAIN_HEADS or self.hint.get("format") == "email"
+
+    @property
+    def coded(self) -> bool:
+        """Whether the field holds a state or a kind as a number code (SIGNL4's `messageStatus:
+        {enum: [0, 1, ..., 10]}`): a person knows the state by its word, never by its number."""
+        ints = [v for v in self.enum or [] if isinstance(v, int) and not isinstance(v, bool)]
+        ws = words(self.name)
+        return len(ints) > 2 and len(ints) == len(self.enum or []) and bool(ws) and ws[-1] in _CODE_HEADS
 
 
 @dataclass
