@@ -649,3 +649,22 @@ def test_a_history_s_rows_are_what_it_lists() -> None:
     assert op.entity == "message"
     op = one(openapi("get", "/audit_log", api="Audits", response_schema=answer("entries")))
     assert op.entity == "audit_log"
+
+
+def test_a_page_of_several_kinds_of_record_gives_the_records() -> None:
+    """OpenAI's `{object, data: [message | function call], first_id, last_id, has_more}`: the
+    records are the kinds of item, not a row holding the page's `first_id`."""
+    message = {"type": "object", "properties": {"id": {"type": "string"}, "role": {"type": "string"}}}
+    call = {"type": "object", "properties": {"id": {"type": "string"}, "name": {"type": "string"}}}
+    page = {
+        "type": "object",
+        "properties": {
+            "object": {"type": "string"},
+            "data": {"type": "array", "items": {"anyOf": [message, call]}},
+            "first_id": {"type": "string"},
+            "last_id": {"type": "string"},
+            "has_more": {"type": "boolean"},
+        },
+    }
+    op = one(openapi("get", "/conversations/{conversation_id}/items", response_schema=page))
+    assert op.record_schema == {"anyOf": [message, call]}

@@ -702,6 +702,7 @@ def test_a_name_under_a_permissive_pattern_reads_as_a_name() -> None:
             "title",
             r"(?!.* Recipe$)[A-Z]\w+ [A-Z]\w+ [A-Z][\w-]+",
         ),  # `Invoice reminder`, not `Bridge Post`
+        ("issues", "label", r"[a-z-]+"),  # `bug`, not `West Issue`
     ],
 )
 def test_a_made_up_name_says_what_it_names(table: str, name: str, shape: str) -> None:

@@ -546,11 +546,17 @@ def _named_part(schema: dict[str, Any], entity: str) -> dict[str, Any] | None:
 
 
 def _is_records(node: Any) -> bool:
-    """An array of objects (records), not of scalars."""
+    """An array of objects (records), not of scalars; of one of several kinds of object too
+    (OpenAI's conversation `data: [anyOf: [message, function call, ...]]`)."""
     if not isinstance(node, dict) or node.get("type") not in ("array", None):
         return False
     items = node.get("items")
-    return isinstance(items, dict) and (items.get("type") == "object" or "properties" in items)
+    if not isinstance(items, dict):
+        return False
+    kinds = items.get("anyOf") or items.get("oneOf")
+    if isinstance(kinds, list) and kinds and "properties" not in items:
+        return all(isinstance(k, dict) and (k.get("type") == "object" or "properties" in k) for k in kinds)
+    return items.get("type") == "object" or "properties" in items
 
 
 def _unwrapped(schema: dict[str, Any]) -> dict[str, Any]:

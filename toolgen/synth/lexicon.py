@@ -281,6 +281,21 @@ def is_unnamed(entity: str) -> bool:
     return bool(ws) and singular(ws[-1]) in _UNNAMED
 
 
+#: things a person writes and titles in words (`Invoice reminder`, not `Bridge Post`)
+WRITTEN = frozenset(
+    "post article thread topic story question ticket issue task discussion announcement message "
+    "comment note conversation email memo todo reminder request case activity meeting appointment".split()
+)
+#: what labels and tags name on a written thing: a kind of it (`bug`), shared by many
+_LABELS = frozenset(("label", "labels", "tag", "tags"))
+
+
+def labels_written(column: str, table: str) -> bool:
+    """Whether `column` is a label of a written thing (an issue's `bug`): a kind, no name of it."""
+    ws = words(table)
+    return "_".join(words(column)) in _LABELS and bool(ws) and singular(ws[-1]) in WRITTEN
+
+
 def handle_columns(table: Table, named: str = "") -> list[str]:
     """The columns a person would point at a row with (an email, a name, a title, a code), best
     first: string columns, neither key nor foreign key; unique ones before the rest. With the
@@ -300,6 +315,8 @@ def handle_columns(table: Table, named: str = "") -> list[str]:
             continue
         if is_unnamed(named) and words(name) == ("name",):
             continue  # (no `the messages whose names are "Valley Message"`)
+        if labels_written(name, named):
+            continue  # (an issue's label `bug` is no name of it)
         rank = 1 if own and named_as(name, own) else _handle_rank(name)
         if rank == len(HANDLE_ORDER) * 2 - 1 and _others_code(words(name), own):
             continue  # (a transaction's `package_code` is the package's: no `the transaction whose package code is`)

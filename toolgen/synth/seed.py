@@ -28,7 +28,7 @@ from simulator.plan.ids import parse_pattern
 from simulator.plan.tables import value_problem
 
 from ..naming import words
-from .lexicon import NAME_WORDS, row_kind
+from .lexicon import NAME_WORDS, labels_written, row_kind
 from .schema import NAME_KEY
 from .values import (
     Draw,
@@ -250,7 +250,7 @@ class _Seeder:
         # a self-reference to a non-key column is filled after that column
         later = [c for c in columns if c in by_column and by_column[c].later]
         derived = self.derivable(name, refs)
-        handles = handle_columns(table)
+        handles = [c for c in handle_columns(table) if not labels_written(c, name)]
         for column in [c for c in columns if c not in table.key_columns and c not in later]:
             if column in derived:
                 continue

@@ -54,9 +54,11 @@ from .lexicon import (
     PERSON_NAME_WORDS,
     TEXT_WORDS,
     VOCABULARY,
+    WRITTEN,
     has_word,
     is_birth,
     is_future,
+    labels_written,
     table_kind,
 )
 from .pattern_draw import TooCostly, Unsupported
@@ -135,10 +137,18 @@ def folder_name(d: Draw) -> str:
 _HOSTS = ("domain", "hostname", "host", "subdomain")
 #: things named as a dish is
 _DISH_THINGS = frozenset("recipe dish meal".split())
-#: things a person writes and titles in words (`Invoice reminder`, not `Bridge Post`)
-_WRITTEN = frozenset(
-    "post article thread topic story question ticket issue task discussion announcement message "
-    "comment note conversation email memo todo reminder request case activity meeting appointment".split()
+#: labels a person puts on what they write
+_LABELS = (
+    "bug",
+    "urgent",
+    "billing",
+    "question",
+    "follow-up",
+    "documentation",
+    "enhancement",
+    "support",
+    "blocked",
+    "security",
 )
 #: words before `name` that say which name, not what kind of thing is named
 _NOT_KINDS = frozenset(
@@ -180,6 +190,8 @@ def _string_by_name(f: Field) -> Maker | None:
         return _file_path(ws + tuple(singular(w) for w in words(f.table)))
     if joined == "zip" and _ARCHIVE.search(str(f.hint.get("description") or "")):
         return _file_path(("zip",))  # (a deploy's `zip`: "a zip file of the site", no postcode)
+    if labels_written(f.name, f.table):
+        return lambda d: d.rng.choice(_LABELS)  # (an issue's label is `bug`, no `West Issue`)
     if last == "name" or joined in ("label", "display_name", "full_name"):
         if has_word(ws[:-1], ("color", "colour")):
             return fake_method("color_name")  # (a color's name is a color's: `MidnightBlue`)
@@ -233,7 +245,7 @@ def _string_by_name(f: Field) -> Maker | None:
         head = singular(words(f.table)[-1] if words(f.table) else "")
         if head in _DISH_THINGS:
             return dish_name
-        if last == "subject" or head in _WRITTEN:
+        if last == "subject" or head in WRITTEN:
             return subject_line  # (a post or a ticket is titled as a person writes: `Order update`)
         return thing_name(f.table)  # (`Quarterly Report`: what people title things)
     if has_word(
