@@ -194,15 +194,29 @@ def test_small_apis_sharing_an_entity_merge_across_sources():
     assert domain.apis == ["pay0", "pay1", "pay2"] and len(domain.operations) == 6
 
 
+def listed(ops: list[Operation]) -> list[Operation]:
+    """The same operations as a list of functions (no one service's api)."""
+    return [o.model_copy(update={"format": "function-list"}) for o in ops]
+
+
 def test_a_small_piece_joins_the_domain_it_shares_an_entity_with():
-    ops = shop() + [op("reviews", "get_review", "review", consumes=("order",))]
+    ops = listed(shop()) + [op("reviews", "get_review", "review", consumes=("order",))]
     plan = cluster(ops)
     check_invariants(ops, plan, 5, 40)
     assert domain_of(plan, "reviews:get_review") == domain_of(plan, "shop:get_order")
 
 
-def test_a_small_piece_never_overfills_a_domain():
+def test_a_service_with_domains_of_its_own_takes_no_other_apis_tools():
+    """Slicebox's `/log` tools are no Kubernetes pod's logs: a service's records are its own."""
     ops = shop() + [op("reviews", "get_review", "review", consumes=("order",))]
+    plan = cluster(ops)
+    check_invariants(ops, plan, 5, 40)
+    assert [s.id for s in plan.skipped] == ["reviews:get_review"]
+    assert all(d.apis == ["shop"] for d in plan.domains)
+
+
+def test_a_small_piece_never_overfills_a_domain():
+    ops = listed(shop()) + [op("reviews", "get_review", "review", consumes=("order",))]
     plan = cluster(ops, max_tools=15)
     check_invariants(ops, plan, 5, 15)
     assert [s.id for s in plan.skipped] == ["reviews:get_review"]

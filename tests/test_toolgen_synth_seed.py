@@ -703,6 +703,13 @@ def test_a_name_under_a_permissive_pattern_reads_as_a_name() -> None:
             r"(?!.* Recipe$)[A-Z]\w+ [A-Z]\w+ [A-Z][\w-]+",
         ),  # `Invoice reminder`, not `Bridge Post`
         ("issues", "label", r"[a-z-]+"),  # `bug`, not `West Issue`
+        ("tasks", "name", r"[A-Z][a-z]+ the [a-z]+"),  # `Renew the subscription`, not `South Task`
+        ("genres", "name", r"(?!.* Genre$)[A-Z][a-z]+( [A-Z][a-z]+)?"),  # `True Crime`, not `Inventory Genre`
+        (
+            "members",
+            "additional_name",
+            r"[A-Z][\w'.-]+( [A-Z][\w'.-]+)+",
+        ),  # a person's, not `Creek Additional`
     ],
 )
 def test_a_made_up_name_says_what_it_names(table: str, name: str, shape: str) -> None:

@@ -3,8 +3,9 @@
     cluster(ops, min_tools=5, max_tools=40, seed=0) -> Plan
 
 Each api's operations are cut into connected parts; a part over `max_tools` is cut where its links
-are weakest; pieces under `min_tools` merge into their nearest neighbour sharing an entity, or are
-skipped with the reason; the domains are then named. Every step runs in a fixed order, so the
+are weakest; pieces under `min_tools` merge into their nearest neighbour sharing an entity (of the
+same api, where either is a service big enough for domains of its own), or are skipped with the
+reason; the domains are then named. Every step runs in a fixed order, so the
 same operations and seed give a byte-identical plan whatever order they come in.
 Design notes: docs/design/toolgen.md.
 """
@@ -30,6 +31,9 @@ JOIN = 1.0
 CANDIDATES_PER_ENTITY = 64
 #: Affinity of two pieces drawn from the same api (on top of their shared entities).
 SAME_API = 2.0
+#: Formats whose api is one service: its records are its own (Slicebox's logs are no Kubernetes
+#: pod's), unlike a list of functions gathered from many sources
+_SERVICES = frozenset(("openapi-3.0", "openapi-3.1", "swagger-2.0", "mcp-tools"))
 
 
 @dataclass
@@ -84,7 +88,9 @@ def cluster(
     for api in sorted(by_api):
         parts.extend(_split_api(by_api[api], max_tools, weights))
     pieces = [_Piece.of(i, part) for i, part in enumerate(parts)]
-    _merge_small(pieces, min_tools, max_tools, weights)
+    # a service with room for a domain of its own shares no domain with another api
+    fenced = frozenset(a for a, o in by_api.items() if len(o) >= min_tools and o[0].format in _SERVICES)
+    _merge_small(pieces, min_tools, max_tools, weights, fenced)
     domains: list[list[Operation]] = []
     skipped: list[SkippedOperation] = []
     for piece in pieces:
@@ -96,7 +102,8 @@ def cluster(
         entities = ", ".join(sorted(piece.entities))
         reason = (
             f"too small and unrelated: its group of {len(piece.ops)} operation(s) on {entities} "
-            f"shares no entity with a domain that has room, and min_tools is {min_tools}"
+            f"shares no entity with a domain that has room and may take it (a service big enough "
+            f"for domains of its own shares none with another api), and min_tools is {min_tools}"
         )
         skipped.extend(SkippedOperation(id=op.id, reason=reason) for op in piece.ops)
     return Plan(
@@ -272,7 +279,9 @@ def _affinity(a: _Piece, b: _Piece, weights: Weights) -> float:
     )
 
 
-def _merge_small(pieces: list[_Piece], min_tools: int, max_tools: int, weights: Weights) -> None:
+def _merge_small(
+    pieces: list[_Piece], min_tools: int, max_tools: int, weights: Weights, fenced: frozenset[str]
+) -> None:
     """Merge each piece smaller than min_tools into its nearest neighbour with room, smallest first;
     again while a pass merges anything (a piece may gain a neighbour from a later merge)."""
     by_entity: dict[str, list[int]] = {}
@@ -289,7 +298,7 @@ def _merge_small(pieces: list[_Piece], min_tools: int, max_tools: int, weights: 
             piece = pieces[index]
             if not piece.alive or len(piece.ops) != size:
                 continue
-            best = _nearest(piece, pieces, by_entity, max_tools, weights)
+            best = _nearest(piece, pieces, by_entity, max_tools, weights, fenced)
             if best is None:
                 continue
             for entity in sorted(piece.entities - best.entities):  # best now holds them too
@@ -302,9 +311,15 @@ def _merge_small(pieces: list[_Piece], min_tools: int, max_tools: int, weights: 
 
 
 def _nearest(
-    piece: _Piece, pieces: list[_Piece], by_entity: dict[str, list[int]], max_tools: int, weights: Weights
+    piece: _Piece,
+    pieces: list[_Piece],
+    by_entity: dict[str, list[int]],
+    max_tools: int,
+    weights: Weights,
+    fenced: frozenset[str],
 ) -> _Piece | None:
     room = max_tools - len(piece.ops)
+    own_fenced = not fenced.isdisjoint(piece.apis)
     best: tuple[bool, float, int, int] | None = None
     for entity in sorted(piece.entities):
         members = by_entity[entity]
@@ -314,6 +329,9 @@ def _nearest(
         for i in live:
             if i == piece.index or len(pieces[i].ops) > room:
                 continue
+            other = pieces[i]
+            if piece.apis.keys().isdisjoint(other.apis) and (own_fenced or not fenced.isdisjoint(other.apis)):
+                continue  # (no Slicebox log tools in a Kubernetes domain)
             distinct = piece.names.isdisjoint(pieces[i].names)  # better no two tools of one name
             key = (distinct, _affinity(piece, pieces[i], weights), -len(pieces[i].ops), -i)
             if best is None or key > best:

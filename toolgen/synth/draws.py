@@ -309,6 +309,39 @@ def dish_name(d: Draw) -> str:
     return f"{d.rng.choice(_DISH_STYLES)} {d.rng.choice(_DISH_BASES)} {d.rng.choice(_DISHES)}"
 
 
+_TODO_VERBS = "Review Send Update Check Renew Schedule Confirm Prepare Sign Pay".split()
+
+
+def todo_line(d: Draw) -> str:
+    """A task as a person writes it on a list (`Renew the subscription`)."""
+    return f"{d.rng.choice(_TODO_VERBS)} the {d.rng.choice(_TOPICS)}"
+
+
+_GENRES = (
+    "Comedy",
+    "True Crime",
+    "Jazz",
+    "Drama",
+    "History",
+    "Science Fiction",
+    "Business",
+    "Documentary",
+    "Hip Hop",
+    "Technology",
+    "Country",
+    "Horror",
+    "Classical",
+    "Sports",
+    "Health",
+    "Education",
+)
+
+
+def genre_name(d: Draw) -> str:
+    """A genre as a catalogue names it (`True Crime`)."""
+    return d.rng.choice(_GENRES)
+
+
 def place_name(entity: str) -> Maker:
     noun = _head_noun(entity)  # (`Lake Ryan Deployed Branch`, not `... Deployed Branches`)
     if noun.split()[-1:] in (["Region"], ["Zone"]):  # (`EU West Region`, not `East Isabel Region`)

@@ -33,6 +33,7 @@ from .draws import (
     examples_of,
     fake_method,
     full_name,
+    genre_name,
     hex_digits,
     job_title,
     note_about,
@@ -44,6 +45,7 @@ from .draws import (
     sentence,
     subject_line,
     thing_name,
+    todo_line,
     uuid_value,
     whole,
 )
@@ -135,6 +137,8 @@ def folder_name(d: Draw) -> str:
 
 #: what is named by a host name
 _HOSTS = ("domain", "hostname", "host", "subdomain")
+#: things a person writes on a to-do list
+_TODO_THINGS = frozenset("task todo to_do reminder chore".split())
 #: things named as a dish is
 _DISH_THINGS = frozenset("recipe dish meal".split())
 #: labels a person puts on what they write
@@ -154,7 +158,7 @@ _LABELS = (
 _NOT_KINDS = frozenset(
     "display full short long first last given family nick real official legal common user friendly "
     "pretty canonical unique alias new old custom default preferred global public private primary "
-    "secondary alternate alternative original local formal internal external".split()
+    "secondary alternate alternative original local formal internal external additional middle extra".split()
 )
 
 
@@ -219,6 +223,10 @@ def _string_by_name(f: Field) -> Maker | None:
             return product_name
         if named[-1:] and singular(named[-1]) in _DISH_THINGS or not named and place in _DISH_THINGS:
             return dish_name  # (`Creamy Mushroom Risotto`, no `Vendor Recipe`)
+        if not named and place in _TODO_THINGS:
+            return todo_line
+        if named[-1:] == ("genre",) or not named and place == "genre":
+            return genre_name  # (`True Crime`, no `Inventory Genre`)
         if last == "name" and named and singular(named[-1]) not in {singular(w) for w in words(f.table)}:
             return thing_name("_".join(named))
         if kind == "person":
@@ -245,6 +253,8 @@ def _string_by_name(f: Field) -> Maker | None:
         head = singular(words(f.table)[-1] if words(f.table) else "")
         if head in _DISH_THINGS:
             return dish_name
+        if head in _TODO_THINGS and last == "title":
+            return todo_line  # (`Renew the subscription`, no `South Task`)
         if last == "subject" or head in WRITTEN:
             return subject_line  # (a post or a ticket is titled as a person writes: `Order update`)
         return thing_name(f.table)  # (`Quarterly Report`: what people title things)
