@@ -606,3 +606,23 @@ def test_a_state_given_as_a_number_code_is_no_plain_field():
     assert ColumnPlan("rating", "integer", enum=[1, 2, 3, 4, 5]).plain
     assert ColumnPlan("status", "string", enum=["open", "closed", "error"]).plain
     assert ColumnPlan("channel_type", "integer", enum=[0, 1]).coded is False
+
+
+def test_the_size_of_a_picture_an_action_draws_is_an_option():
+    """PayPal's `generate-qr-code(invoice_id, width, height)`: no invoice has a width."""
+    pixels = {"type": "integer", "description": "The width, in pixels, of the QR code image."}
+    record = {"type": "object", "properties": {"id": {"type": "string"}, "title": {"type": "string"}}}
+    schema = infer_schema(
+        *planned_from(
+            make_op("get_widget", "read", {"widget_id": {"type": "string"}}, record_schema=record),
+            make_op(
+                "generate_widget_qr_code",
+                "create",
+                {"widget_id": {"type": "string"}, "width": pixels},
+                format="openapi-3.0",
+                pointer="/paths/~1widgets~1{widget_id}~1generate-qr-code/post",
+            ),
+        )
+    )
+    roles = {b.param: b.role for b in schema.bindings["t:generate_widget_qr_code"]}
+    assert roles["width"] == "option" and "width" not in schema.tables["widgets"].columns

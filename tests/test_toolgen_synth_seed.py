@@ -703,6 +703,9 @@ def test_a_name_under_a_permissive_pattern_reads_as_a_name() -> None:
             r"(?!.* Recipe$)[A-Z]\w+ [A-Z]\w+ [A-Z][\w-]+",
         ),  # `Invoice reminder`, not `Bridge Post`
         ("issues", "label", r"[a-z-]+"),  # `bug`, not `West Issue`
+        ("policies", "tag_key", r"[a-z-]+"),  # `team`, not `firmware`
+        ("admin_api_keys", "name", r"[A-Z][\w-]+ API Key"),  # not `Beta Api Key`
+        ("byoip_prefixes", "name", r"[A-Z][\w-]+ BYOIP Prefix"),
         ("tasks", "name", r"[A-Z][a-z]+ the [a-z]+"),  # `Renew the subscription`, not `South Task`
         ("genres", "name", r"(?!.* Genre$)[A-Z][a-z]+( [A-Z][a-z]+)?"),  # `True Crime`, not `Inventory Genre`
         (

@@ -1,7 +1,7 @@
 """What an operation's argument is for, from its name and schema: a request control, a range end,
 a condition in a query language, a page of a listing, or data.
 
-    control_role(prop, schema, kind) -> Role | None    # "limit", "sort", "option", ... or data
+    control_role(prop, schema, kind, entity) -> Role | None   # "limit", "option", ... or data
     range_role(prop, schema) -> ("min" | "max", column) | None
     paging_field(name, record) -> bool                 # a response field that pages, never a column
 
@@ -49,6 +49,13 @@ _OPTION = frozenset(
     "result_format results_format send_notifications send_updates notify".split()
 )
 _CONTROLS = _LIMIT | _OFFSET | _PAGE | _SORT
+#: the size of a picture an action renders, in pixels: how it is drawn, no field of the record
+_DIMENSIONS = frozenset("width height size resolution dpi".split())
+_PIXELS = re.compile(r"(?i)\b(pixels?|px)\b")
+#: things that are pictures, whose size in pixels is their own
+_PICTURES = frozenset(
+    "image picture photo screenshot thumbnail banner avatar icon logo sticker video frame".split()
+)
 #: response fields that page a list, and the lists they page
 _PAGE_STATE = frozenset(
     "total_count total_results total_records num_found has_more total_pages is_truncated truncated next_page prev_page previous_page next_link "
@@ -84,7 +91,7 @@ _LOW = frozenset("min from since after start gte gt lower begin earliest".split(
 _HIGH = frozenset("max to until before end lte lt upper latest".split())
 
 
-def control_role(prop: str, schema: Mapping[str, Any], kind: str) -> Role | None:
+def control_role(prop: str, schema: Mapping[str, Any], kind: str, entity: str = "") -> Role | None:
     enum = schema.get("enum")
     if "const" in schema or (isinstance(enum, list) and len(enum) == 1):
         return "option"  # one possible value (an RPC target, a fixed version): it carries no data
@@ -93,6 +100,14 @@ def control_role(prop: str, schema: Mapping[str, Any], kind: str) -> Role | None
         ws = ws[1:]
     joined = "_".join(ws)
     numeric = schema.get("type") in ("integer", "number")
+    pictured = bool(words(entity)) and singular(words(entity)[-1]) in _PICTURES
+    if (
+        ws[-1:]
+        and ws[-1] in _DIMENSIONS
+        and not pictured
+        and _PIXELS.search(str(schema.get("description") or ""))
+    ):
+        return "option"  # PayPal's `generate-qr-code(width)`: the picture's size, not the invoice's
     if len(ws) > 1 and ws[0] in ("max", "min") and "_".join(ws[1:]) in _CONTROLS | _OPTION:
         # `MaxResultsPerPage`, `max_cursor`: a bound on a control, not a range over a column
         return "limit" if kind == "read" and numeric and ws[0] == "max" else "option"

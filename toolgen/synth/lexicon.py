@@ -142,9 +142,21 @@ def is_payload(entity: str, column: str) -> bool:
     return bool(ws and own) and ws[-1] in _PAYLOAD_WORDS and singular(own[-1]) in _PAYLOAD_THINGS
 
 
+#: acronyms with a vowel, said in capitals all the same (`API key`, `BYOIP prefix`)
+_SPELLED = frozenset(
+    "api url uri ip ui aws iam ai byoip scu ami acl faq seo iot erp crm ocr sdk gpu cpu vpn".split()
+)
+
+
 def is_acronym(word: str) -> bool:
-    """Whether a word is said in capitals: a short one without a vowel (`nfs`, `vpc`; not `rhythm`)."""
-    return len(word) <= 4 and word.isalpha() and not set(word.lower()) & set("aeiouy")
+    """Whether a word is said in capitals: a short one without a vowel (`nfs`, `vpc`; not `rhythm`),
+    or a known one (`api`)."""
+    return (
+        word.lower() in _SPELLED
+        or len(word) <= 4
+        and word.isalpha()
+        and not set(word.lower()) & set("aeiouy")
+    )
 
 
 #: last words of a table whose rows sort others (`account_types`): a row is of one, not for one

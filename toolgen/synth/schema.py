@@ -574,7 +574,10 @@ def infer_schema(domain: PlannedDomain, operations: Mapping[str, Operation]) -> 
     for op in ops:  # the schemas of the arguments carrying each entity's key
         for prop, raw in (op.input_schema.get("properties") or {}).items():
             schema = raw if isinstance(raw, dict) else {}
-            if control_role(prop, schema, op.kind) is None and schema.get("type") not in ("array", "object"):
+            if control_role(prop, schema, op.kind, op.entity) is None and schema.get("type") not in (
+                "array",
+                "object",
+            ):
                 other = _param_entity(prop, op, infos[op.id], known)
                 if other is not None:
                     b.key_args.setdefault(other, []).append(schema)
@@ -667,7 +670,7 @@ def _bind(b: _Builder, op: Operation, info: PathInfo | None, known: set[str]) ->
     )
     for prop, raw in props.items():
         schema = raw if isinstance(raw, dict) else {}
-        control = control_role(prop, schema, op.kind)
+        control = control_role(prop, schema, op.kind, op.entity)
         if control is not None:
             out.append(Binding(prop, control))
             continue

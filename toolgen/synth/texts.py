@@ -137,6 +137,8 @@ def folder_name(d: Draw) -> str:
 
 #: what is named by a host name
 _HOSTS = ("domain", "hostname", "host", "subdomain")
+#: keys people tag their resources with
+_TAG_KEYS = ("env", "team", "owner", "project", "cost-center", "stage", "department", "app")
 #: things a person writes on a to-do list
 _TODO_THINGS = frozenset("task todo to_do reminder chore".split())
 #: things named as a dish is
@@ -333,6 +335,8 @@ def _string_by_name(f: Field) -> Maker | None:
         return lambda d: d.fake.password(length=12)
     if has_word(ws, ("token", "secret", "hash", "sha", "fingerprint", "etag", "checksum", "signature")):
         return hex_digits(32)
+    if "tag" in ws and singular(last) == "key":
+        return lambda d: d.rng.choice(_TAG_KEYS)  # (`team`, `env`: no stray word)
     if last in ("id", "sid", "uid", "key") or joined in ("external_id", "reference"):
         return hex_digits(12)
     if has_word(ws, ("sku", "serial", "number", "code", "ref", "barcode")):
