@@ -456,7 +456,7 @@ def test_hints_are_honoured() -> None:
         assert len(r["padded"]) >= 40
         assert r["kind"] in ("alpha", "beta")
         assert base64.b64decode(r["blob"])
-        assert re.fullmatch(r"[A-Z]{3}-\d{4}-\d{4}", r["tagged"])  # the example's shape
+        assert re.fullmatch(r"INV-\d{4}-\d{4}", r["tagged"])  # the example's shape, its letters kept
         assert 18 <= r["profile"]["age"] <= 30 and r["profile"]["country"] in ("NL", "DE")
         assert all(datetime.strptime(v, "%Y-%m-%d") for v in r["profile"].get("visits", []))
         assert len(r["profile"].get("visits", [])) <= 2
@@ -1056,3 +1056,19 @@ def test_another_thing_s_code_names_no_row() -> None:
     assert handle_columns(table("tracking_number"), "shipments") == ["tracking_number"]
     assert handle_columns(table("invoice_number"), "invoices") == ["invoice_number"]
     assert handle_columns(table("phone_number"), "contacts") == ["phone_number"]
+
+
+def test_a_slug_like_example_keeps_its_words_and_redraws_its_numbers() -> None:
+    """DigitalOcean's `size: db-s-2vcpu-4gb` gives `db-s-8vcpu-1gb`, not `xx-j-1mhkd-6og`."""
+    columns = {"id": column("string"), "size": column("string")}
+    hints = {"clusters": {"size": {"type": "string", "example": "db-s-2vcpu-4gb"}}}
+    rows = seed_rows({"clusters": {"primary_key": "id", "columns": columns}}, hints, rows=20)["clusters"]
+    assert all(re.fullmatch(r"db-s-\dvcpu-\dgb", r["size"]) for r in rows), [r["size"] for r in rows]
+
+
+def test_a_certificate_s_body_is_a_payload_no_request_types() -> None:
+    from toolgen.synth.lexicon import is_payload
+
+    assert is_payload("signing_certificate", "certificate_body") and not is_payload(
+        "signing_certificate", "status"
+    )

@@ -130,7 +130,7 @@ SHORT_NOUNS = {"dir": "directory", "repo": "repository", "org": "organization", 
 #: things whose body is bytes or code, and the words of that body: no request types one out
 _PAYLOAD_THINGS = frozenset(
     "attachment file function script image photo picture blob object asset artifact upload archive "
-    "package layer module lambda binary media video audio font".split()
+    "package layer module lambda binary media video audio font certificate".split()
 )
 _PAYLOAD_WORDS = frozenset("body content contents data blob payload source code bytes".split())
 

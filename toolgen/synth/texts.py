@@ -522,13 +522,18 @@ def _runs(code: str) -> str:
 
 
 def _example_shape(example: str) -> Maker:
-    """A code-like example's shape: each digit and letter redrawn, the rest kept (`SKU-10442`)."""
+    """A code-like example's shape: each digit redrawn, and each letter too when it has no digit
+    (`SKU-10442` -> `SKU-38271`, `db-s-2vcpu-4gb` -> `db-s-8vcpu-2gb`, `JFK` -> `QXR`): the
+    letters beside digits are words (`gpt-4o`), not noise (`qyg-1l`)."""
+    keep_letters = any(c.isdigit() for c in example)
 
     def make(d: Draw) -> str:
         out = []
         for char in example:
             if char.isdigit():
                 out.append(d.rng.choice(string.digits))
+            elif keep_letters:
+                out.append(char)
             elif char.isascii() and char.isupper():
                 out.append(d.rng.choice(string.ascii_uppercase))
             elif char.isascii() and char.islower():
