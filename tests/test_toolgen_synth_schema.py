@@ -626,3 +626,7 @@ def test_the_size_of_a_picture_an_action_draws_is_an_option():
     )
     roles = {b.param: b.role for b in schema.bindings["t:generate_widget_qr_code"]}
     assert roles["width"] == "option" and "width" not in schema.tables["widgets"].columns
+    # nor when the call's body is the record it answers with (a create with no record of its own)
+    body = {"type": "object", "properties": {"width": pixels}}
+    made = make_op("generate_widget_qr_code", "create", {"width": pixels}, record_schema=body)
+    assert "width" not in infer_schema(*planned_from(made)).tables["widgets"].columns

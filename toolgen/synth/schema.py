@@ -565,7 +565,14 @@ def infer_schema(domain: PlannedDomain, operations: Mapping[str, Operation]) -> 
             continue
         props, required = record_props(op.record_schema)
         record = b.records.setdefault(op.entity, {})
+        given = op.input_schema.get("properties") or {}
         for key, value in props.items():
+            if (
+                op.kind != "read"
+                and key in given
+                and control_role(key, value, op.kind, op.entity) == "option"
+            ):
+                continue  # (a create's body that only shapes the call: a QR code's `width`)
             record.setdefault(key, value)
         if props:
             b.required.setdefault(op.entity, set(required)).intersection_update(required)
