@@ -309,6 +309,26 @@ def dish_name(d: Draw) -> str:
     return f"{d.rng.choice(_DISH_STYLES)} {d.rng.choice(_DISH_BASES)} {d.rng.choice(_DISHES)}"
 
 
+_WORK_ADJECTIVES = (
+    "Silent Golden Hidden Last Broken Midnight Wild Distant Crimson Quiet Endless Northern".split()
+)
+_WORK_NOUNS = "River Garden Harbor Road Summer Letter Kingdom Station Promise Storm Mirror Orchard".split()
+
+
+def work_title(d: Draw) -> str:
+    """A film's, a book's or a song's title as its makers give one (`The Hidden Orchard`)."""
+    adjective, noun = d.rng.choice(_WORK_ADJECTIVES), d.rng.choice(_WORK_NOUNS)
+    return d.rng.choice((f"The {adjective} {noun}", f"{adjective} {noun}", f"The {noun}"))
+
+
+def meeting_title(d: Draw) -> str:
+    """A meeting's or a call's title as it shows in a calendar (`Weekly budget sync`)."""
+    topic = d.rng.choice(_TOPICS)
+    return d.rng.choice(
+        (f"{topic.capitalize()} review", f"Weekly {topic} sync", f"{topic.capitalize()} planning")
+    )
+
+
 _TODO_VERBS = "Review Send Update Check Renew Schedule Confirm Prepare Sign Pay".split()
 
 
@@ -318,23 +338,9 @@ def todo_line(d: Draw) -> str:
 
 
 _GENRES = (
-    "Comedy",
-    "True Crime",
-    "Jazz",
-    "Drama",
-    "History",
-    "Science Fiction",
-    "Business",
-    "Documentary",
-    "Hip Hop",
-    "Technology",
-    "Country",
-    "Horror",
-    "Classical",
-    "Sports",
-    "Health",
-    "Education",
-)
+    "Comedy|True Crime|Jazz|Drama|History|Science Fiction|Business|Documentary|Hip Hop|Technology|"
+    "Country|Horror|Classical|Sports|Health|Education"
+).split("|")
 
 
 def genre_name(d: Draw) -> str:

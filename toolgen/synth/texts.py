@@ -36,6 +36,7 @@ from .draws import (
     genre_name,
     hex_digits,
     job_title,
+    meeting_title,
     note_about,
     noun,
     person_of,
@@ -48,6 +49,7 @@ from .draws import (
     todo_line,
     uuid_value,
     whole,
+    work_title,
 )
 from .lexicon import (
     COMPANY_NAME_WORDS,
@@ -139,6 +141,10 @@ def folder_name(d: Draw) -> str:
 _HOSTS = ("domain", "hostname", "host", "subdomain")
 #: keys people tag their resources with
 _TAG_KEYS = ("env", "team", "owner", "project", "cost-center", "stage", "department", "app")
+#: works people title (films, books, songs, shows): named by their titles, not `Promo Movie`
+_WORKS = frozenset("movie film show episode podcast song track album book novel".split())
+#: meetings and calls, titled as a calendar shows them
+_MEETINGS = frozenset("meeting call conference standup huddle".split())
 #: things a person writes on a to-do list
 _TODO_THINGS = frozenset("task todo to_do reminder chore".split())
 #: things named as a dish is
@@ -227,6 +233,10 @@ def _string_by_name(f: Field) -> Maker | None:
             return dish_name  # (`Creamy Mushroom Risotto`, no `Vendor Recipe`)
         if not named and place in _TODO_THINGS:
             return todo_line
+        if not named and place in _WORKS:
+            return work_title
+        if not named and place in _MEETINGS:
+            return meeting_title
         if named[-1:] == ("genre",) or not named and place == "genre":
             return genre_name  # (`True Crime`, no `Inventory Genre`)
         if last == "name" and named and singular(named[-1]) not in {singular(w) for w in words(f.table)}:
@@ -255,6 +265,10 @@ def _string_by_name(f: Field) -> Maker | None:
         head = singular(words(f.table)[-1] if words(f.table) else "")
         if head in _DISH_THINGS:
             return dish_name
+        if head in _WORKS:
+            return work_title  # (`The Hidden Orchard`, no `Promo Movie`)
+        if head in _MEETINGS:
+            return meeting_title  # (`Weekly budget sync`, no `Office Call`)
         if head in _TODO_THINGS and last == "title":
             return todo_line  # (`Renew the subscription`, no `South Task`)
         if last == "subject" or head in WRITTEN:
