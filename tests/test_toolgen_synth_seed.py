@@ -708,6 +708,7 @@ def test_a_name_under_a_permissive_pattern_reads_as_a_name() -> None:
         ("byoip_prefixes", "name", r"[A-Z][\w-]+ BYOIP Prefix"),
         ("tasks", "name", r"[A-Z][a-z]+ the [a-z]+"),  # `Renew the subscription`, not `South Task`
         ("movies", "name", r"(?!.* Movie$)(The )?[A-Z][a-z]+( [A-Z][a-z]+)?"),  # `The Hidden Orchard`
+        ("movies", "movie_name", r"(?!.* Movie$)(The )?[A-Z][a-z]+( [A-Z][a-z]+)?"),
         ("episodes", "title", r"(?!.* Episode$)(The )?[A-Z][a-z]+( [A-Z][a-z]+)?"),
         ("calls", "title", r"(Weekly [a-z]+ sync|[A-Z][a-z]+ (review|planning))"),  # not `Office Call`
         ("genres", "name", r"(?!.* Genre$)[A-Z][a-z]+( [A-Z][a-z]+)?"),  # `True Crime`, not `Inventory Genre`

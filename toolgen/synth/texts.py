@@ -233,8 +233,8 @@ def _string_by_name(f: Field) -> Maker | None:
             return dish_name  # (`Creamy Mushroom Risotto`, no `Vendor Recipe`)
         if not named and place in _TODO_THINGS:
             return todo_line
-        if not named and place in _WORKS:
-            return work_title
+        if named[-1:] and singular(named[-1]) in _WORKS or not named and place in _WORKS:
+            return work_title  # (a movie's `movie_name` too)
         if not named and place in _MEETINGS:
             return meeting_title
         if named[-1:] == ("genre",) or not named and place == "genre":
