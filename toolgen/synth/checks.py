@@ -299,13 +299,17 @@ def _structured(value: Any) -> bool:
 _LONGEST_SAID = 200
 
 
+#: last words of a field that holds a state or a kind, which a number can only code
+STATE_WORDS = frozenset("type kind mode category status state".split())
+
+
 def unsayable(column: str, value: Any) -> bool:
     """Whether no person would write `value` into `column`: a record (`_structured`), a UUID or
     a sid (`checks.opaque`), a stand-in code the seed drew for a field nothing described
     (`ITE-86837` as an item), a number for a type or a state (`group type 416`: a code whose
     meaning nothing says), or a text too long to type (a 1,000-character SAML document)."""
     values = value if isinstance(value, list) else [value]
-    coded = words(column)[-1:] in (("type",), ("kind",), ("mode",), ("category",), ("status",), ("state",))
+    coded = words(column)[-1:] in [(w,) for w in STATE_WORDS]
     return (
         _structured(value)
         or coded

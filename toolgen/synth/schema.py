@@ -39,6 +39,7 @@ from .argroles import (
     range_role,
     request_only,
 )
+from .checks import STATE_WORDS
 from .columns import (
     JSON_TYPE,
     column_type,
@@ -98,7 +99,7 @@ _PLAIN_HEADS = frozenset(
     "sport league nickname surname website homepage country path folder directory handle".split()
 )
 #: last words of a field whose number codes name states or kinds (`message status: 3`)
-_CODE_HEADS = frozenset("status state type kind mode category reason method channel code source".split())
+_CODE_HEADS = STATE_WORDS | frozenset("reason method channel code source".split())
 #: a field named by one of these words alone says nothing of what it holds (`count`, `value`)
 _BARE = frozenset("count value number code result data info text".split())
 #: first words of a flag's name (`show_title`, `is_private`, `use_content_as_indexable_text`),
