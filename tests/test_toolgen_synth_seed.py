@@ -267,8 +267,9 @@ def test_a_username_is_a_login_whatever_it_is_of() -> None:
 def test_a_thing_of_a_long_plural_name_is_named_by_its_last_words_singular() -> None:
     from faker import Faker
 
-    from toolgen.synth.draws import Draw, thing_name
+    from toolgen.synth.draws import Draw
     from toolgen.synth.lexicon import NAME_WORDS
+    from toolgen.synth.names import thing_name
 
     make = thing_name("soundboard_default_sounds")
     names = [make(Draw.of(Faker("en_US"), seed, datetime(2026, 1, 1, tzinfo=UTC))) for seed in range(30)]
@@ -713,6 +714,17 @@ def test_a_name_under_a_permissive_pattern_reads_as_a_name() -> None:
         ("calls", "title", r"(Weekly [a-z]+ sync|[A-Z][a-z]+ (review|planning))"),  # not `Office Call`
         ("genres", "name", r"(?!.* Genre$)[A-Z][a-z]+( [A-Z][a-z]+)?"),  # `True Crime`, not `Inventory Genre`
         (
+            "sculptures",
+            "title",
+            r"(?!.* Sculpture$)(The )?[A-Z][a-z]+( [A-Z][a-z]+)?",
+        ),  # not `Delta Sculpture`
+        ("events", "summary", r"(Weekly [a-z]+ sync|[A-Z][a-z]+ (review|planning))"),  # a calendar's title
+        ("droplets", "name", r"[a-z]+-[a-z0-9]+"),  # `web-prod`, not `Park Droplet`
+        ("admin_conversations", "name", r"[a-z]+(-[a-z]+)?"),  # `sales-team`, not `Lakeside Admin ...`
+        ("groups", "group_name", r"[A-Z][a-z]+( Team)?"),  # `Billing`, not `Olive Group`
+        ("roles", "name", r"(?!.* Role$)[A-Z][a-z]+ [A-Z][a-z]+"),  # `Support Lead`, not `Tulip Role`
+        ("tables", "table_name", r"[a-z]+"),  # `orders`, not `Emerald Table`
+        (
             "members",
             "additional_name",
             r"[A-Z][\w'.-]+( [A-Z][\w'.-]+)+",
@@ -723,6 +735,22 @@ def test_a_made_up_name_says_what_it_names(table: str, name: str, shape: str) ->
     columns = {"id": column("string"), name: column("string")}
     rows = seed_rows({table: {"primary_key": "id", "columns": columns}}, {}, rows=10)
     assert all(re.fullmatch(shape, r[name]) for r in rows[table]), [r[name] for r in rows[table]]
+
+
+def test_only_what_people_give_code_names_is_named_by_one() -> None:
+    """A deduction is named by its use (`Payroll Deduction`), not a code name (`Atlantic
+    Deduction`); a project may carry one (`Phoenix Project`)."""
+    from toolgen.synth.lexicon import CODENAME_WORDS, PURPOSE_WORDS
+
+    def firsts(table: str) -> set[str]:
+        columns = {"id": column("string"), "name": column("string")}
+        rows = seed_rows({table: {"primary_key": "id", "columns": columns}}, {}, rows=25)[table]
+        return {r["name"].split()[0] for r in rows}
+
+    assert firsts("deductions") <= set(PURPOSE_WORDS)
+    assert firsts("projects") & set(CODENAME_WORDS) and firsts("projects") <= set(
+        PURPOSE_WORDS + CODENAME_WORDS
+    )
 
 
 def test_a_bio_says_who_one_is_and_a_description_may_speak_of_its_own_record() -> None:
@@ -885,8 +913,9 @@ def test_an_email_names_a_persons_row_and_an_acronym_stays_one():
     # a card's or an audit's email is someone's, no name of the card (not `its card whose email
     # is ...`); a person's, a company's, an account's or an invite's email names it
     from simulator.format.spec import Table
-    from toolgen.synth.draws import thing_name, title_case
+    from toolgen.synth.draws import title_case
     from toolgen.synth.lexicon import handle_columns
+    from toolgen.synth.names import thing_name
 
     table = Table.model_validate(
         {

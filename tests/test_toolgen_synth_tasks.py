@@ -1212,6 +1212,35 @@ def test_a_thing_no_tool_names_gets_no_task(tmp_path):
     assert made and not [c.instruction for c in made if "bypostcode" in c.instruction.lower()]
 
 
+def test_a_new_record_is_not_created_in_a_state_it_was_not_asked_for(tmp_path):
+    """A new calendar event starts as the API starts it: no one asks to create an event `with
+    status "cancelled"` when the status is optional."""
+    key = {"event_id": {"type": "string"}}
+    fields = {
+        "summary": {"type": "string"},
+        "location": {"type": "string"},
+        "status": {"type": "string", "enum": ["confirmed", "tentative", "cancelled"]},
+    }
+    ops = [
+        make_op("create_event", "create", fields, ["summary"], entity="event"),
+        make_op("get_event", "read", key, ["event_id"], entity="event"),
+        make_op("update_event", "update", {**key, **fields}, ["event_id"], entity="event"),
+        make_op("list_events", "read", {"summary": {"type": "string"}}, entity="event"),
+    ]  # fmt: skip
+    world, *_ = _world_of(*planned_from(*ops), 0, tmp_path / "d")
+    try:
+        made = [
+            c["arguments"]
+            for seed in range(6)
+            for t in propose(world, random.Random(seed))
+            for c in t.calls
+            if c["name"] == "create_event"
+        ]
+    finally:
+        world.close()
+    assert made and all("status" not in args for args in made), made
+
+
 def test_a_new_record_s_chosen_key_reads_like_a_name_a_person_gives(tmp_path):
     """A create that takes its record's string key (a Kubernetes namespace's name) is given one a
     person would choose (`checkout-staging`), not a stand-in like `new-namespace-137`."""
@@ -1264,7 +1293,9 @@ def test_a_field_named_after_another_thing_names_that_thing_not_the_row(tmp_path
         world.close()
     assert (
         say.field_phrase("no_of_nights") == "number of nights"
-        and say.field_phrase("num_pages") == "number pages"
+        and say.field_phrase("num_pages") == "number of pages"
+        and say.field_phrase("number_nodes") == "number of nodes"
+        and say.field_phrase("number_format") == "number format"
     )
     assert say.field_phrase("no_reply") == "no reply" and say.field_phrase("def_name") == "definition name"
 

@@ -24,9 +24,6 @@ from faker import Faker
 from ..naming import fold_ascii, singular, words
 from .lexicon import (
     AFTER_ADJECTIVES,
-    NAME_WORDS,
-    PRODUCT_ADJECTIVES,
-    PRODUCT_NOUNS,
     in_full,
     is_acronym,
     is_birth,
@@ -57,13 +54,13 @@ __all__ = [
     "noun",
     "person_of",
     "place_name",
-    "product_name",
     "random_person",
     "sentence",
     "subject_line",
     "code_of",
     "is_code_of",
-    "thing_name",
+    "head_noun",
+    "TOPICS",
     "title_case",
     "uuid_value",
     "whole",
@@ -273,7 +270,7 @@ def _phrase(d: Draw, low: int = 2, high: int = 5) -> str:
     return str(d.fake.sentence(nb_words=d.rng.randint(low, high), variable_nb_words=False)).rstrip(".")
 
 
-def _head_noun(entity: str) -> str:
+def head_noun(entity: str) -> str:
     """An entity's last two words, singular and title-cased (`soundboard_default_sounds` →
     `Default Sound`): what a made-up name of one ends in."""
     ws = [in_full(w) for w in words(entity)[-2:]]
@@ -282,74 +279,8 @@ def _head_noun(entity: str) -> str:
     return title_case(" ".join([*ws[:-1], singular(ws[-1])])) if ws else ""
 
 
-def thing_name(entity: str) -> Maker:
-    noun = _head_noun(entity)  # (`Weekly Default Sound`, not `... Soundboard Default Sounds`)
-    said = {w.lower() for w in noun.split()}
-    choices = [w for w in NAME_WORDS if w.lower() not in said]  # (not `Group Group`)
-
-    def make(d: Draw) -> str:
-        word = d.rng.choice(choices)
-        return f"{word} {noun}" if noun else word  # (a name says what it names)
-
-    return make
-
-
-def product_name(d: Draw) -> str:
-    return f"{d.rng.choice(PRODUCT_ADJECTIVES)} {d.fake.color_name()} {d.rng.choice(PRODUCT_NOUNS)}"
-
-
-#: what a dish is called: how it is made, what of, and what it is (`Roasted Salmon Salad`)
-_DISH_STYLES = "Spicy Creamy Roasted Grilled Lemon Garlic Honey Smoky Crispy Classic Herb Baked".split()
-_DISH_BASES = "Chicken Beef Salmon Mushroom Tofu Shrimp Pork Vegetable Lentil Chickpea Potato Spinach".split()
-_DISHES = "Curry Tacos Risotto Pasta Stir-Fry Soup Salad Stew Casserole Burger Pie Skewers".split()
-
-
-def dish_name(d: Draw) -> str:
-    """A recipe's or a dish's name as a cook writes one (`Creamy Mushroom Risotto`)."""
-    return f"{d.rng.choice(_DISH_STYLES)} {d.rng.choice(_DISH_BASES)} {d.rng.choice(_DISHES)}"
-
-
-_WORK_ADJECTIVES = (
-    "Silent Golden Hidden Last Broken Midnight Wild Distant Crimson Quiet Endless Northern".split()
-)
-_WORK_NOUNS = "River Garden Harbor Road Summer Letter Kingdom Station Promise Storm Mirror Orchard".split()
-
-
-def work_title(d: Draw) -> str:
-    """A film's, a book's or a song's title as its makers give one (`The Hidden Orchard`)."""
-    adjective, noun = d.rng.choice(_WORK_ADJECTIVES), d.rng.choice(_WORK_NOUNS)
-    return d.rng.choice((f"The {adjective} {noun}", f"{adjective} {noun}", f"The {noun}"))
-
-
-def meeting_title(d: Draw) -> str:
-    """A meeting's or a call's title as it shows in a calendar (`Weekly budget sync`)."""
-    topic = d.rng.choice(_TOPICS)
-    return d.rng.choice(
-        (f"{topic.capitalize()} review", f"Weekly {topic} sync", f"{topic.capitalize()} planning")
-    )
-
-
-_TODO_VERBS = "Review Send Update Check Renew Schedule Confirm Prepare Sign Pay".split()
-
-
-def todo_line(d: Draw) -> str:
-    """A task as a person writes it on a list (`Renew the subscription`)."""
-    return f"{d.rng.choice(_TODO_VERBS)} the {d.rng.choice(_TOPICS)}"
-
-
-_GENRES = (
-    "Comedy|True Crime|Jazz|Drama|History|Science Fiction|Business|Documentary|Hip Hop|Technology|"
-    "Country|Horror|Classical|Sports|Health|Education"
-).split("|")
-
-
-def genre_name(d: Draw) -> str:
-    """A genre as a catalogue names it (`True Crime`)."""
-    return d.rng.choice(_GENRES)
-
-
 def place_name(entity: str) -> Maker:
-    noun = _head_noun(entity)  # (`Lake Ryan Deployed Branch`, not `... Deployed Branches`)
+    noun = head_noun(entity)  # (`Lake Ryan Deployed Branch`, not `... Deployed Branches`)
     if noun.split()[-1:] in (["Region"], ["Zone"]):  # (`EU West Region`, not `East Isabel Region`)
         return lambda d: f"{d.rng.choice(_AREAS)} {d.rng.choice(_SIDES)} {noun}"
     if noun.split()[-1:] in (["Location"], ["Place"]):  # (a location is named as its town is)
@@ -380,7 +311,7 @@ def noun(d: Draw) -> str:
 
 
 #: what a note, a message or a description is about: plain nouns of everyday work
-_TOPICS = (
+TOPICS = (
     "invoice delivery contract report payment schedule order ticket request account address budget "
     "meeting shipment refund estimate proposal booking renewal appointment upgrade return password "
     "subscription warranty receipt quote inspection installation"
@@ -414,14 +345,14 @@ _SUBJECTS = (
 
 def subject_line(d: Draw) -> str:
     """A subject line as a person writes one (`Question about the invoice`)."""
-    topic = d.rng.choice(_TOPICS)
+    topic = d.rng.choice(TOPICS)
     return d.rng.choice(_SUBJECTS).format(topic=topic, Topic=topic.capitalize(), day=d.rng.choice(_DAYS))
 
 
 def sentence(d: Draw) -> str:
     """A short note as a person writes one (a topic, a name, a day, a company), never filler words."""
     return d.rng.choice(_NOTES).format(
-        topic=d.rng.choice(_TOPICS),
+        topic=d.rng.choice(TOPICS),
         name=d.fake.first_name(),
         day=d.rng.choice(_DAYS),
         company=d.fake.company(),
@@ -438,12 +369,12 @@ def job_title(d: Draw) -> str:
 def note_about(entity: str) -> Maker:
     """A note written in a record's own field: half of them about the record itself (`Needs a
     second look at the custom model.`), the others about everyday work (`sentence`)."""
-    own = " ".join(w.lower() for w in _head_noun(entity).split())
+    own = " ".join(w.lower() for w in head_noun(entity).split())
 
     def make(d: Draw) -> str:
         note = sentence(d)
         if own and d.rng.random() < 0.5:
-            topic = next((t for t in _TOPICS if f"the {t}" in note), None)
+            topic = next((t for t in TOPICS if f"the {t}" in note), None)
             return note.replace(f"the {topic}", f"the {own}", 1) if topic else note
         return note
 
@@ -453,7 +384,7 @@ def note_about(entity: str) -> Maker:
 def description_of(entity: str) -> Maker:
     """What a record's `description` says of it: what it is for (`Shared role for the support
     team.`), not a note about the day's work."""
-    own = " ".join(w.lower() for w in _head_noun(entity).split()) or "record"
+    own = " ".join(w.lower() for w in head_noun(entity).split()) or "record"
 
     def make(d: Draw) -> str:
         return f"{d.rng.choice(_PURPOSES)} {own} for the {d.rng.choice(_TEAMS)} team."

@@ -92,7 +92,7 @@ _PLURAL_MODIFIERS = frozenset("sales sports goods terms means savings earnings a
 
 def field_phrase(column: str) -> str:
     """A column's name as words (`first_name` → `first name`; `emailAddress` → `email address`),
-    short forms said in full (`num_pages` → `number pages`, `no_of_nights` → `number of nights`)."""
+    short forms said in full (`num_pages` → `number of pages`, `no_of_nights` → `number of nights`)."""
     ws = list(words(column))
     if len(ws) == 1 and ws[0] in _ENDPOINTS:  # (`the from`: a message's sender)
         return _ENDPOINTS[ws[0]]
@@ -100,6 +100,8 @@ def field_phrase(column: str) -> str:
     after = said[-1] in AFTER_ADJECTIVES and said[0] not in _FLAG_HEADS  # (`email_pending`)
     if len(said) == 2 and (after or said[-1] == "total" and said[0] in _TOTALLED):  # (`amount_total`)
         said = [said[-1], said[0]]
+    if said[:1] == ["number"] and len(said) > 1 and said[1] != "of" and singular(said[-1]) != said[-1]:
+        said.insert(1, "of")  # (`number_nodes`: the number of nodes, no `number nodes 48`)
     return " ".join(said) or column
 
 

@@ -62,26 +62,24 @@ PRODUCT_ADJECTIVES = (
     "Classic Compact Deluxe Eco Ergonomic Essential Lightweight Modern Portable Premium Pro Rugged "
     "Sleek Smart Ultra Vintage Wireless"
 ).split()
-#: what people name their things after (`Billing Dashboard`, `Staging Volume`, `Kickoff Meeting`)
-NAME_WORDS = (
+#: what a team names a thing after: its use (`Billing Webhook`, `Payroll Deduction`)
+PURPOSE_WORDS = (
     "Sales Marketing Billing Support Finance Payroll Onboarding Research Design Product Engineering "
-    "Operations Legal Security Compliance Training Hiring Events Launch Holiday Summer Winter Spring "
-    "Autumn Weekly Monthly Quarterly Annual Daily Morning Evening Main Backup Archive Staging "
-    "Production Test Demo Pilot Beta Internal Partner Customer Vendor Client Team Project Budget "
-    "Inventory Shipping Returns Orders Invoices Reports Analytics Feedback Survey Newsletter Campaign "
-    "Promo Welcome Review Planning Strategy Roadmap Kickoff Migration Upgrade Maintenance Audit "
-    "Pricing Checkout Catalog Loyalty Rewards Referral Social Mobile Web Cloud Media Video Photo "
-    "Music Travel Sports Health Fitness Education Library Community Volunteer Family Garden Kitchen "
-    "Office Studio Warehouse Store Downtown North South East West Central Regional Global Local "
-    "Alpha Bravo Delta Phoenix Atlas Orion Falcon Harbor Summit Maple Cedar Willow Riverside Lakeside "
-    "Evergreen Sunrise Sunset Horizon Pioneer Frontier Legacy Premier Express Prime Core Basic Starter "
-    "Growth Enterprise Personal Shared Private Public Primary Secondary Night Weekend Spotlight "
-    "Atlantic Pacific Coastal Mountain Valley River Ocean Forest Prairie Desert Island Bay Park "
-    "Plaza Square Bridge Tower Gateway Beacon Compass Anchor Keystone Lighthouse Meadow Orchard "
-    "Granite Copper Silver Golden Crystal Emerald Sapphire Ruby Amber Indigo Scarlet Azure Cobalt "
-    "Jade Coral Violet Olive Birch Oak Pine Elm Aspen Juniper Magnolia Lotus Orchid Tulip Ivy "
-    "Fern Sage Ginger Honey Acorn Pebble Brook Creek Glacier Aurora Nova Comet Zenith Apex Pinnacle"
+    "Operations Legal Security Compliance Training Hiring Partner Customer Vendor Inventory Shipping "
+    "Returns Orders Analytics Feedback Pricing Checkout Loyalty Referral Procurement Accounting "
+    "Logistics Fulfillment Growth Data Platform Recruiting Benefits Facilities Reporting Invoicing "
+    "Payments Subscriptions Partnerships Content Events Community"
 ).split()
+#: code names, which people give projects, releases and workspaces (`Phoenix Project`), not deductions
+CODENAME_WORDS = (
+    "Alpha Bravo Delta Phoenix Atlas Orion Falcon Harbor Summit Maple Cedar Willow Riverside Lakeside "
+    "Evergreen Sunrise Horizon Pioneer Frontier Legacy Premier Express Prime Apex Pinnacle Zenith "
+    "Aurora Nova Comet Beacon Compass Anchor Keystone Lighthouse Meadow Orchard Granite Copper Silver "
+    "Golden Crystal Emerald Sapphire Ruby Amber Indigo Scarlet Azure Cobalt Jade Coral Aspen Juniper "
+    "Magnolia Glacier"
+).split()
+#: every word a made-up name may start with
+NAME_WORDS = PURPOSE_WORDS + CODENAME_WORDS
 #: plausible values of free-text columns that are really categories (no enum in the spec)
 VOCABULARY: dict[str, tuple[str, ...]] = {
     "status": ("active", "inactive", "pending", "archived"),

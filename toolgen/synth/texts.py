@@ -29,27 +29,20 @@ from .draws import (
     datetime_maker,
     description_of,
     digits,
-    dish_name,
     examples_of,
     fake_method,
     full_name,
-    genre_name,
     hex_digits,
     job_title,
-    meeting_title,
     note_about,
     noun,
     person_of,
     place_name,
-    product_name,
     random_person,
     sentence,
     subject_line,
-    thing_name,
-    todo_line,
     uuid_value,
     whole,
-    work_title,
 )
 from .lexicon import (
     COMPANY_NAME_WORDS,
@@ -65,6 +58,7 @@ from .lexicon import (
     labels_written,
     table_kind,
 )
+from .names import dish_name, genre_name, meeting_title, product_name, thing_name, todo_line, work_title
 from .pattern_draw import TooCostly, Unsupported
 from .pattern_draw import draw as draw_pattern
 
@@ -142,7 +136,9 @@ _HOSTS = ("domain", "hostname", "host", "subdomain")
 #: keys people tag their resources with
 _TAG_KEYS = ("env", "team", "owner", "project", "cost-center", "stage", "department", "app")
 #: works people title (films, books, songs, shows): named by their titles, not `Promo Movie`
-_WORKS = frozenset("movie film show episode podcast song track album book novel".split())
+_WORKS = frozenset(
+    "movie film show episode podcast song track album book novel sculpture painting artwork poem".split()
+)
 #: meetings and calls, titled as a calendar shows them
 _MEETINGS = frozenset("meeting call conference standup huddle".split())
 #: things a person writes on a to-do list
@@ -259,10 +255,12 @@ def _string_by_name(f: Field) -> Maker | None:
         or ws in _PERSON_FIELDS
     ):
         return full_name
+    head = singular(words(f.table)[-1] if words(f.table) else "")
+    if joined == "summary" and (head in _MEETINGS or head == "event"):
+        return meeting_title  # (a calendar event's summary is its title: `Weekly budget sync`)
     if last in ("title", "subject") or joined == "headline":
         if kind == "person" or singular(words(f.table)[-1] if words(f.table) else "") in JOB_TABLES:
             return fake_method("job")
-        head = singular(words(f.table)[-1] if words(f.table) else "")
         if head in _DISH_THINGS:
             return dish_name
         if head in _WORKS:

@@ -115,7 +115,8 @@ class Proposer(Asker):
             and tool.table.columns[b.column or ""].plain
             and not self.w.placeholder(tool.table, b.column or "")
             and not _RANGE_ENDS.intersection(words(b.param)[:1])  # (`min creation date`: a search's)
-        ]
+            and not (row is None and words(b.column or "")[-1:] in (("status",), ("state",)))
+        ]  # (a new event starts in its first state: no one creates one `with status "cancelled"`)
         self.rng.shuffle(optional)
         copy = lookup and self.rng.random() < self.copy_odds
         for b in [b for b in tool.bindings if b.param in tool.required and b.role == "field"] + optional[

@@ -1,0 +1,130 @@
+"""Made-up names and titles, as the people who keep such things give them: a project a code
+name, a server a slug, a deduction its use (`Payroll Deduction`), a film a title, a dish a cook's
+name, a meeting a calendar's title, a to-do a line on a list.
+"""
+
+from __future__ import annotations
+
+from ..naming import singular, words
+from .draws import TOPICS, Draw, Maker, head_noun
+from .lexicon import CODENAME_WORDS, PRODUCT_ADJECTIVES, PRODUCT_NOUNS, PURPOSE_WORDS
+
+__all__ = [
+    "dish_name",
+    "genre_name",
+    "meeting_title",
+    "product_name",
+    "thing_name",
+    "todo_line",
+    "work_title",
+]
+
+#: things people give code names (`Phoenix Project`, `Atlas Workspace`)
+_CODENAMED = frozenset(
+    "project workspace initiative program programme release sprint milestone campaign space realm "
+    "portfolio board".split()
+)
+#: machines and stores an engineer names by a slug (`billing-prod`, `web-staging`)
+_SLUGGED = frozenset(
+    "droplet server vm machine node host instance container volume bucket database db cluster "
+    "snapshot function lambda queue repository repo namespace pipeline deployment registry "
+    "cache firewall vpc network balancer loadbalancer".split()
+)
+_SLUG_HEADS = "api web app db worker cache billing orders auth search payments analytics".split()
+_SLUG_STAGES = ("prod", "staging", "dev", "test", "01", "02", "eu", "us")
+#: where people talk, named as a chat names its channels (`sales-team`, `support`)
+_CHATS = frozenset("channel conversation chat room".split())
+_CHAT_ENDS = ("", "-team", "-alerts", "-updates", "-chat")
+#: groups of people, named by what they do (`Billing`, `Support Team`)
+_GROUPS = frozenset("group usergroup team squad".split())
+#: roles, named by a function and a rank (`Billing Admin`)
+_ROLES = frozenset("role".split())
+_RANKS = ("Admin", "Manager", "Viewer", "Editor", "Lead", "Agent")
+#: tables of data, named by what their rows are (`orders`, `customers`)
+_DATA_TABLES = frozenset("table collection dataset".split())
+_RECORDS = (
+    "orders customers invoices payments products users events sessions shipments subscriptions "
+    "refunds tickets accounts employees suppliers reviews transactions messages contacts leads "
+    "deals bookings inventory addresses coupons carts returns prices visits signups"
+).split()
+
+
+def thing_name(entity: str) -> Maker:
+    """A made-up name of one of `entity`, as the people who keep such things name them: a project
+    by a code name, a server by a slug, a channel as a chat does, anything else by its use
+    (`Payroll Deduction`, not `Atlantic Deduction`)."""
+    noun = head_noun(entity)  # (`Payroll Default Sound`, not `... Soundboard Default Sounds`)
+    said = {w.lower() for w in noun.split()}
+    head = singular(words(entity)[-1]).lower() if words(entity) else ""
+    uses = [w for w in PURPOSE_WORDS if w.lower() not in said]  # (not `Group Group`)
+    if head in _SLUGGED:
+        return lambda d: f"{d.rng.choice(_SLUG_HEADS)}-{d.rng.choice(_SLUG_STAGES)}"
+    if head in _CHATS:
+        return lambda d: d.rng.choice(uses).lower() + d.rng.choice(_CHAT_ENDS)
+    if head in _GROUPS:
+        return lambda d: d.rng.choice(uses) + d.rng.choice(("", " Team"))
+    if head in _ROLES:
+        return lambda d: f"{d.rng.choice(uses)} {d.rng.choice(_RANKS)}"
+    if head in _DATA_TABLES:
+        return lambda d: d.rng.choice(_RECORDS)
+    choices = uses + [w for w in CODENAME_WORDS if head in _CODENAMED]
+
+    def make(d: Draw) -> str:
+        word = d.rng.choice(choices)
+        return f"{word} {noun}" if noun else word  # (a name says what it names)
+
+    return make
+
+
+def product_name(d: Draw) -> str:
+    return f"{d.rng.choice(PRODUCT_ADJECTIVES)} {d.fake.color_name()} {d.rng.choice(PRODUCT_NOUNS)}"
+
+
+#: what a dish is called: how it is made, what of, and what it is (`Roasted Salmon Salad`)
+_DISH_STYLES = "Spicy Creamy Roasted Grilled Lemon Garlic Honey Smoky Crispy Classic Herb Baked".split()
+_DISH_BASES = "Chicken Beef Salmon Mushroom Tofu Shrimp Pork Vegetable Lentil Chickpea Potato Spinach".split()
+_DISHES = "Curry Tacos Risotto Pasta Stir-Fry Soup Salad Stew Casserole Burger Pie Skewers".split()
+
+
+def dish_name(d: Draw) -> str:
+    """A recipe's or a dish's name as a cook writes one (`Creamy Mushroom Risotto`)."""
+    return f"{d.rng.choice(_DISH_STYLES)} {d.rng.choice(_DISH_BASES)} {d.rng.choice(_DISHES)}"
+
+
+_WORK_ADJECTIVES = (
+    "Silent Golden Hidden Last Broken Midnight Wild Distant Crimson Quiet Endless Northern".split()
+)
+_WORK_NOUNS = "River Garden Harbor Road Summer Letter Kingdom Station Promise Storm Mirror Orchard".split()
+
+
+def work_title(d: Draw) -> str:
+    """A film's, a book's or a song's title as its makers give one (`The Hidden Orchard`)."""
+    adjective, noun = d.rng.choice(_WORK_ADJECTIVES), d.rng.choice(_WORK_NOUNS)
+    return d.rng.choice((f"The {adjective} {noun}", f"{adjective} {noun}", f"The {noun}"))
+
+
+def meeting_title(d: Draw) -> str:
+    """A meeting's or a call's title as it shows in a calendar (`Weekly budget sync`)."""
+    topic = d.rng.choice(TOPICS)
+    return d.rng.choice(
+        (f"{topic.capitalize()} review", f"Weekly {topic} sync", f"{topic.capitalize()} planning")
+    )
+
+
+_TODO_VERBS = "Review Send Update Check Renew Schedule Confirm Prepare Sign Pay".split()
+
+
+def todo_line(d: Draw) -> str:
+    """A task as a person writes it on a list (`Renew the subscription`)."""
+    return f"{d.rng.choice(_TODO_VERBS)} the {d.rng.choice(TOPICS)}"
+
+
+_GENRES = (
+    "Comedy|True Crime|Jazz|Drama|History|Science Fiction|Business|Documentary|Hip Hop|Technology|"
+    "Country|Horror|Classical|Sports|Health|Education"
+).split("|")
+
+
+def genre_name(d: Draw) -> str:
+    """A genre as a catalogue names it (`True Crime`)."""
+    return d.rng.choice(_GENRES)
