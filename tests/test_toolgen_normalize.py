@@ -144,6 +144,19 @@ def test_nested_action_path_merges_parameters_renames_clashes_and_drops_headers(
         ("get", "/CommunityContent/Get/{sort}/{page}/", "community_content", "read"),
         ("post", "/GroupV2/{groupId}/Members/{id}/SetMembershipType/{type}/", "membership_type", "update"),
         ("get", "/anonymization/keys/{id}", "anonymization_key", "read"),
+        # which kind of the collection before it: a local phone number, no `create a new local`
+        (
+            "post",
+            "/Accounts/{AccountSid}/IncomingPhoneNumbers/Local.json",
+            "local_incoming_phone_number",
+            "create",
+        ),
+        (
+            "get",
+            "/AvailablePhoneNumbers/{CountryCode}/TollFree.json",
+            "toll_free_available_phone_number",
+            "read",
+        ),
         ("get", "/users/{id}/keys", "key", "read"),
         ("get", "/users/keys", "key", "read"),
     ],
@@ -222,6 +235,22 @@ def test_a_duplicate_source_and_pointer_is_skipped_with_the_first_named() -> Non
     ops, skipped = normalize([raw, raw])
     assert len(ops) == 1 and len(skipped) == 1
     assert ops[0].id in skipped[0].reason and skipped[0].id != ops[0].id
+
+
+def test_a_webhook_the_api_calls_on_its_client_is_skipped_with_why() -> None:
+    """Just Eat's `/acceptance-requested`: "This webhook will be invoked whenever ...": the API
+    calls it on the restaurant's server; no agent calls it (no `create a new acceptance`)."""
+    hook = openapi(
+        "post",
+        "/acceptance-requested",
+        description="This webhook will be invoked whenever acceptance has been requested.",
+    )
+    managed = openapi(
+        "post", "/webhooks", description="Create a webhook; the webhook is called on each event you pick."
+    )
+    ops, skipped = normalize([hook, managed])
+    assert [o.pointer for o in ops] == ["/paths/~1webhooks/post"]
+    assert len(skipped) == 1 and "webhook the API calls" in skipped[0].reason
 
 
 def test_function_schema_python_types_become_json_schema_and_records_and_ids() -> None:

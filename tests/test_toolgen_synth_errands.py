@@ -58,6 +58,8 @@ def test_clauses_alike_but_for_their_row_are_said_once():
         'close its tickets TIC-1 and TIC-2, setting its note to "x"',
         'close its ticket TIC-3, setting its note to "y"',
     ]
+    scus = [write(f'delete the SCU whose name is "{n}"', "scu", f'the SCU whose name is "{n}"') for n in "AB"]
+    assert merged(scus) == ['delete the SCUs whose names are "A" and "B"']  # (an acronym's too)
 
 
 def _found(
@@ -122,3 +124,33 @@ def test_a_roundup_asks_one_value_of_several_rows_in_one_sentence(tmp_path: Path
     for _, c in _found(lambda seed: _world(SHOP, seed, tmp_path / f"s{seed}")[0], lambda p: p.roundups(4)):
         assert c.kind == "roundup" and not re.search(r"[.?] [A-Z]", c.instruction)  # one sentence
         assert 3 <= len(c.answer_facts) <= 10
+
+
+def test_rows_are_not_picked_by_who_a_person_is(tmp_path: Path):
+    """`change the status of the ones with gender "male"`: no one picks contacts to act on by
+    their gender; a status picks them."""
+    from toolgen.synth.errands import _condition
+
+    choice = {
+        "gender": {"type": "string", "enum": ["male", "female"]},
+        "status": {"type": "string", "enum": ["active", "inactive"]},
+    }
+    contact = {"type": "object", "properties": {**_CONTACT, **choice, "email": {"type": "string"}}}
+    ops = [
+        make_op("get_contact", "read", _CONTACT, ["contact_id"], entity="contact", record_schema=contact),
+        make_op("update_contact", "update", {**_CONTACT, **choice}, ["contact_id"], entity="contact"),
+        make_op("list_contacts", "read", {}, entity="contact", record_schema=contact),
+    ]  # fmt: skip
+    world = _world_of(*planned_from(*ops), 0, tmp_path / "d")[0]
+    try:
+        tool = next(t for t in world.tools if t.name == "update_contact")
+        rows = [{**r, "gender": g, "status": s} for r, g, s in
+                zip(world.rows["contacts"][:6], "male male female female male female".split(),
+                    "active inactive active inactive active inactive".split(), strict=True)]  # fmt: skip
+        picked = {
+            _condition(Proposer(world, random.Random(seed)), tool.table, rows, None, tool)[0]  # type: ignore[index]
+            for seed in range(20)
+        }
+    finally:
+        world.close()
+    assert picked == {"status"}, picked

@@ -374,14 +374,25 @@ def _is_stop(text: str) -> bool:
 _VAGUE = frozenset("key value setting option entry field property attribute rule".split())
 
 
-def _qualified(noun: str, before: _Segment | None) -> str:
+#: words that say which kind of the collection before them a segment names (`/IncomingPhoneNumbers/Local`)
+_KIND_ADJECTIVES = frozenset("local mobile toll free national international remote domestic".split())
+
+
+def _qualified(noun: str, before: list[_Segment]) -> str:
     """`noun`, led by the one word of the static segment just before it when the noun alone
     is vague and that word names no collection (`/anonymization/keys` → anonymization_key;
-    `/users/{id}/keys` and `/users/keys` stay key: a user's)."""
-    if noun not in _VAGUE or before is None or before.param is not None or before.rpc is not None:
+    `/users/{id}/keys` and `/users/keys` stay key: a user's); an adjective follows by the
+    collection it picks from (`/IncomingPhoneNumbers/{id}/Local` → local_incoming_phone_number)."""
+    if noun and set(words(noun)) <= _KIND_ADJECTIVES:
+        static = [s for s in before if s.param is None and s.rpc is None and s.text and not _is_stop(s.text)]
+        if static and (ws := words(static[-1].text)) and singular(ws[-1]) != ws[-1]:
+            return f"{noun}_{noun_of(ws, generic=_PATH_TAIL)}"
         return noun
-    ws = words(before.text)
-    if len(ws) != 1 or _is_stop(before.text) or singular(ws[0]) != ws[0] or ws[0] in _VERB_KINDS:
+    last = before[-1] if before else None
+    if noun not in _VAGUE or last is None or last.param is not None or last.rpc is not None:
+        return noun
+    ws = words(last.text)
+    if len(ws) != 1 or _is_stop(last.text) or singular(ws[0]) != ws[0] or ws[0] in _VERB_KINDS:
         return noun
     return f"{ws[0]}_{noun}"
 
@@ -409,7 +420,7 @@ def analyse_path(path: str) -> PathInfo:
             elif len(ws) > 1 and ws[0] in _LEADING_VERBS and ws[0] not in _NOUN_VERBS:
                 last_noun = noun_of(ws[1:], generic=_PATH_TAIL)  # "/GetContentById/{id}": a content's
             elif not (len(ws) == 1 and ws[0] in _VERB_KINDS):
-                last_noun = _qualified(noun_of(ws, generic=_PATH_TAIL), segments[at - 1] if at else None)
+                last_noun = _qualified(noun_of(ws, generic=_PATH_TAIL), segments[:at])
 
     verb_kind: Kind | None = None
     noun = ""
@@ -464,7 +475,7 @@ def analyse_path(path: str) -> PathInfo:
         if noun in _SAYS_MORE:  # "/screenshot/info": the screenshot's
             noun = ""
         if noun:
-            noun = _qualified(noun, segments[index - 1] if index else None)
+            noun = _qualified(noun, segments[:index])
             break
     params = tuple(seg.param for seg in segments if seg.param)
     name_words: list[str] = []

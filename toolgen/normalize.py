@@ -77,6 +77,11 @@ _PAGING_HEADS = frozenset("next prev previous has".split())
 _PAGING_ALONE = frozenset("total count meta".split())
 _PAGING_TAILS = frozenset("marker cursor".split())
 _JSON_TYPES = frozenset("object array string number integer boolean null".split())
+#: an operation the API calls on its client's server (`This webhook will be invoked whenever ...`),
+#: which no client calls
+_CALLBACK = re.compile(
+    r"(?i)\bthis (?:webhook|callback) (?:is|will be|gets) (?:invoked|called|sent|triggered|fired)\b"
+)
 #: schema keywords whose value maps names to schemas (a key there is a name, not a keyword)
 _SCHEMA_MAPS = frozenset("properties patternProperties $defs definitions dependentSchemas".split())
 
@@ -99,6 +104,11 @@ def normalize(raw: Iterable[RawOperation]) -> tuple[list[Operation], list[Skippe
             )
             continue
         seen[key] = op_id
+        if r.format in _OPENAPI and _CALLBACK.search(f"{r.summary} {r.description}"):
+            skipped.append(
+                SkippedOperation(id=op_id, reason="a webhook the API calls on its client, no call to it")
+            )
+            continue
         name = unique_name(base, names.setdefault(r.api, set()), r.source + "#" + r.pointer)
         operations.append(_operation(r, op_id, name, g, info))
     return operations, skipped

@@ -50,7 +50,7 @@ _CHANGES_SAYINGS = (
 )
 #: a row said as one phrase: `the order whose number is "A"`, `its order ORD-1`
 _NAMED = re.compile(
-    r"(?P<own>the|its) (?P<noun>[a-z0-9 ]+?) (?:whose (?P<field>[a-z0-9 ]+?) is "
+    r"(?P<own>the|its) (?P<noun>[A-Za-z0-9 ]+?) (?:whose (?P<field>[a-z0-9 ]+?) is "
     r'(?P<value>"(?:[^"\\]|\\.)*"|-?[0-9.]+)|(?P<id>[A-Za-z0-9_.:-]+))'
 )
 _OPENERS = (
@@ -384,6 +384,10 @@ def _groups(p: Proposer, lister: Tool) -> list[tuple[Args, str, list[tuple[str, 
     return out
 
 
+#: who a person is, which no one picks rows to act on by (`the ones with gender "male"`)
+_TRAITS = frozenset("gender sex race ethnicity religion pronoun pronouns nationality marital".split())
+
+
 def _condition(
     p: Proposer, table: TablePlan, rows: list[Row], listed: Any, tool: Tool, others: int = 1
 ) -> tuple[str, Any] | None:
@@ -395,7 +399,12 @@ def _condition(
     columns = [
         c
         for c, col in table.columns.items()
-        if col.enum and col.plain and c != table.primary_key and c not in names and not col.references
+        if col.enum
+        and col.plain
+        and c != table.primary_key
+        and c not in names
+        and not col.references
+        and not _TRAITS.intersection(words(c))
     ]
     p.rng.shuffle(columns)
     for column in columns:
