@@ -198,6 +198,7 @@ def test_entity_and_kind_from_the_path(method: str, path: str, entity: str, kind
         ("vivanews_detail", "vivanews_detail", "vivanews", "read"),
         ("get_detailed_cake_recipe", "get_detailed_cake_recipe", "cake_recipe", "read"),
         ("album_metadata", "album_metadata", "album", "read"),
+        ("add_page_break", "add_page_break", "page_break", "create"),  # (a page break, no `new break`)
     ],
 )
 def test_function_names(name: str, tool: str, entity: str, kind: str) -> None:

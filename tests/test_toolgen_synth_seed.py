@@ -1059,6 +1059,17 @@ def test_a_parent_the_api_keys_by_its_name_gets_names_for_keys() -> None:
     assert keys and all(re.fullmatch(r"[a-z]+-[a-z]+", k) for k in keys), keys
     roles = schema.tables[schema.by_entity["role"]]
     assert not roles.columns[roles.primary_key].hint.get(NAME_KEY)  # (its own tools make its keys)
+    # Stripe's `customer`, "The identifier of the customer": an id, no name (no `the customer partner-dev`)
+    said = {"customer": {"type": "string", "description": "The identifier of the customer to subscribe."}}
+    subscribe = [
+        make_op(f"{verb}_subscription", kind, said, ["customer"], entity="subscription", format="openapi-3.0",
+                consumes=["customer"]).model_copy(update={"pointer": f"/paths/~1customers~1{{customer}}~1subscriptions/{method}"})
+        for verb, kind, method in (("list", "read", "get"), ("create", "create", "post"))
+    ]  # fmt: skip
+    plan, by_id = planned_from(*subscribe)
+    schema = infer_schema(plan, by_id)
+    customers = schema.tables[schema.by_entity["customer"]]
+    assert not customers.columns[customers.primary_key].hint.get(NAME_KEY)
 
 
 def test_an_agent_that_runs_a_model_is_named_as_a_thing_not_a_person() -> None:

@@ -111,6 +111,8 @@ _GENERIC_TAIL = frozenset(
 _SAYS_MORE = frozenset("info information details detail metadata detailed".split())
 _GENERIC_TAIL = _GENERIC_TAIL | {"metadata"}  # (`album_metadata` is an album's)
 _PATH_TAIL = frozenset("json xml api apis".split())
+#: generic words that lead a compound noun (`page_break`, `page_rule`): kept before another word
+_COMPOUND_HEADS = frozenset(("page",))
 #: last words of a name for a record of other records (`conversations.history`): its rows are
 #: the records its answer lists, when it lists some
 _RECORD_OF = frozenset("history histories timeline feed log logs".split())
@@ -224,6 +226,8 @@ def noun_of(
     while kept and (kept[-1] in generic or _VERSION.match(kept[-1]) or _participle(kept[-1])):
         kept.pop()
     while kept and (kept[0] in generic or _VERSION.match(kept[0]) or kept[0] in _GENERIC_HEAD_MORE):
+        if kept[0] in _COMPOUND_HEADS and len(kept) > 1:
+            break  # ("add_page_break": a page break, no `break`)
         kept.pop(0)
     kept = [w for w in kept if not w.isdigit()]
     # "tweet_detail_conversation": the details of a thing between its words say nothing

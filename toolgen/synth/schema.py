@@ -243,6 +243,8 @@ class Binding:
     column: str | None = None
 
 
+#: a description that calls an argument an id (`The identifier of the customer to subscribe`)
+_SAYS_ID = re.compile(r"(?i)\b(?:id|ids|identifier|uuid)\b")
 #: the hint on a key column whose values are names (`Builder.named`), for the seed to draw
 NAME_KEY = "x-toolgym-name-key"
 
@@ -591,7 +593,13 @@ def infer_schema(domain: PlannedDomain, operations: Mapping[str, Operation]) -> 
                     b.key_args.setdefault(other, []).append(schema)
                     key_names.setdefault(other, set()).add(words(prop))
     own = {op.entity for op in ops}
-    b.named = {e for e, names in key_names.items() if e not in own and names == {tuple(e.split("_"))}}
+    b.named = {
+        e
+        for e, names in key_names.items()
+        if e not in own
+        and names == {tuple(e.split("_"))}
+        and not any(_SAYS_ID.search(str(s.get("description") or "")) for s in b.key_args.get(e, []))
+    }  # (Stripe's `customer`, "The identifier of the customer": an id, no name like Kubernetes' `namespace`)
     for entity in sorted({op.entity for op in ops}):
         table = b.entity_table(entity)
         record = b.records.get(entity, {})
