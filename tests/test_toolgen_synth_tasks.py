@@ -277,6 +277,9 @@ def test_phrases():
         'create a new namespace named "billing-staging" with size 3'  # (not `with namespace "..."`)
     )
     assert say.create_clause("bfcl", "thing", [], []) == "create a new thing"
+    assert say.create_clause("add", "paragraph", [], [("filename", "/docs/q3.docx"), ("text", "Hi")]) == (
+        'add a new paragraph to the file "/docs/q3.docx" with text "Hi"'  # (not `with filename "..."`)
+    )
 
 
 def test_a_copied_value_is_said_as_a_person_says_it():

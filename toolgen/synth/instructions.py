@@ -502,6 +502,10 @@ def creates(verb: str) -> bool:
     return verb in _ACTS or verb in ("create", "new", "insert", "make", "post") or not is_verb(verb)
 
 
+#: fields that name the file a new part goes into (a Word server's `filename`), not a field of the part
+_FILE_FIELDS = frozenset(("filename", "file name", "file path", "document name", "document path"))
+
+
 def create_clause(
     verb: str,
     entity: str,
@@ -520,6 +524,12 @@ def create_clause(
     if named is not None:  # `a new namespace named "billing-staging"`, not `with namespace "..."`
         text += f" named {value_text(named)}"
         settings = [(c, v) for c, v in settings if v is not named]
+    filed = next(
+        (v for c, v in settings if field_phrase(c) in _FILE_FIELDS and not isinstance(v, Said)), None
+    )
+    if filed is not None and thing not in ("file", "document"):  # `a new paragraph to the file ...`
+        text += f" to the file {value_text(filed)}"
+        settings = [(c, v) for c, v in settings if v is not filed]
     if owners:
         text += " for " + join_clauses(owners)
     if settings:
