@@ -27,6 +27,10 @@ def checks(instruction: str, calls: list[dict] | None = None, tools: tuple[str, 
         ('Create a call with recipient "name@company.com".', "placeholder"),
         ('Invite the user "user@example.com".', "placeholder"),
         ('Tell me the time of the audits whose emails are "example@clearblade.com".', "placeholder"),
+        (
+            'Tell me the owner of the systems whose names are "System-Name" and "Billing System".',
+            "placeholder",
+        ),
         ('Book flights ["anyone American", "animal heavy"] for me.', "filler"),
         ('Change the unit to "item energy chair".', "filler"),
         (

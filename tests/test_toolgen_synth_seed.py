@@ -724,6 +724,13 @@ def test_a_name_under_a_permissive_pattern_reads_as_a_name() -> None:
         ("groups", "group_name", r"[A-Z][a-z]+( Team)?"),  # `Billing`, not `Olive Group`
         ("roles", "name", r"(?!.* Role$)[A-Z][a-z]+ [A-Z][a-z]+"),  # `Support Lead`, not `Tulip Role`
         ("tables", "table_name", r"[a-z]+"),  # `orders`, not `Emerald Table`
+        ("databases", "title", r"[A-Z][a-z]+ Database"),  # a title is no slug: not `payments-prod`
+        (
+            "attachments",
+            "file_name",
+            r"[a-z-]+(-\d{4}|-final)?\.[a-z]+",
+        ),  # a name, not `/shared/contract.pdf`
+        ("attachments", "path", r"/[a-z]+/[a-z-]+(-\d{4}|-final)?\.[a-z]+"),
         (
             "members",
             "additional_name",
@@ -735,6 +742,19 @@ def test_a_made_up_name_says_what_it_names(table: str, name: str, shape: str) ->
     columns = {"id": column("string"), name: column("string")}
     rows = seed_rows({table: {"primary_key": "id", "columns": columns}}, {}, rows=10)
     assert all(re.fullmatch(shape, r[name]) for r in rows[table]), [r[name] for r in rows[table]]
+
+
+def test_a_to_do_line_does_what_its_verb_does_to_its_thing() -> None:
+    from faker import Faker
+
+    from toolgen.synth.draws import Draw
+    from toolgen.synth.names import todo_line
+
+    lines = {
+        todo_line(Draw.of(Faker("en_US"), seed, datetime(2026, 1, 1, tzinfo=UTC))) for seed in range(300)
+    }
+    assert len(lines) >= 25 and "Pay the payment" not in lines
+    assert not [line for line in lines if line.split()[0].lower() in line.split()[-1]], lines
 
 
 def test_only_what_people_give_code_names_is_named_by_one() -> None:

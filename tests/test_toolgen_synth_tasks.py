@@ -277,8 +277,10 @@ def test_phrases():
         'create a new namespace named "billing-staging" with size 3'  # (not `with namespace "..."`)
     )
     assert say.create_clause("bfcl", "thing", [], []) == "create a new thing"
-    assert say.create_clause("add", "paragraph", [], [("filename", "/docs/q3.docx"), ("text", "Hi")]) == (
-        'add a new paragraph to the file "/docs/q3.docx" with text "Hi"'  # (not `with filename "..."`)
+    assert say.rows_phrase("nfs", "", ["NFS-1", "NFS-2"]) == "NFS-1 and NFS-2"  # (no `each of the NFS NFS-1`)
+    assert say.rows_phrase("vpc", "", ["VPC-1", "VPC-2"]) == "the VPCs VPC-1 and VPC-2"
+    assert say.create_clause("add", "paragraph", [], [("filename", "q3.docx"), ("text", "Hi")]) == (
+        'add a new paragraph to the file "q3.docx" with text "Hi"'  # (not `with filename "..."`)
     )
 
 

@@ -45,6 +45,11 @@ _STAND_INS = frozenset(
     "string text value example sample foo bar baz todo tbd n/a null none undefined lorem ipsum "
     "placeholder xxx xxxx".split()
 )
+#: a value that names its own field (`System-Name`, `device name`, `my_title`): a spec's stand-in
+_STAND_IN_NAME = re.compile(
+    r"(?i:my|your|the|some)[ _-]?[A-Za-z]+[ _-](?i:name|title|label)"
+    r"|[A-Za-z]+[_-](?i:name|title|label)|[a-z]+ (?:name|title|label)"
+)
 _BRACKETED = re.compile(r"^[<{\[].*[>}\]]$")
 #: an address that stands in for someone's (`name@company.com`, `user@example.com`)
 _STAND_IN_EMAIL = re.compile(
@@ -184,7 +189,7 @@ def _placeholder(values: Iterable[str]) -> str | None:
             return f'"{value}"'
         if v.lower() in _STAND_INS or (_BRACKETED.match(v) and len(v) < 40 and " " not in v):
             return f'"{value}"'
-        if _STAND_IN_EMAIL.match(v):
+        if _STAND_IN_EMAIL.match(v) or _STAND_IN_NAME.fullmatch(v):
             return f'"{value}"'
     return None
 

@@ -428,8 +428,12 @@ def ask_many(
 
 def rows_phrase(entity: str, field: str, values: Sequence[str]) -> str:
     """`the shipping rates whose display names are "A" and "B"`; with no `field`, by id: `the
-    tasks TAS-1 and TAS-2`."""
-    rows = f"the {plural_phrase(noun(entity))} "
+    tasks TAS-1 and TAS-2`; an acronym with no plural leaves the ids alone (`NFS-1 and NFS-2`,
+    no `the NFS NFS-1`)."""
+    thing = noun(entity)
+    if not field and plural_phrase(thing) == thing and is_acronym(thing.split()[-1]):
+        return join_clauses(list(values))
+    rows = f"the {plural_phrase(thing)} "
     return rows + (f"whose {plural_phrase(field)} are " if field else "") + join_clauses(list(values))
 
 

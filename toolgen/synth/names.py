@@ -49,14 +49,17 @@ _RECORDS = (
 ).split()
 
 
-def thing_name(entity: str) -> Maker:
+def thing_name(entity: str, titled: bool = False) -> Maker:
     """A made-up name of one of `entity`, as the people who keep such things name them: a project
     by a code name, a server by a slug, a channel as a chat does, anything else by its use
-    (`Payroll Deduction`, not `Atlantic Deduction`)."""
+    (`Payroll Deduction`, not `Atlantic Deduction`). A title (`titled`) is never a slug: a Notion
+    database's title is `Billing Database`, not `payments-prod`."""
     noun = head_noun(entity)  # (`Payroll Default Sound`, not `... Soundboard Default Sounds`)
     said = {w.lower() for w in noun.split()}
     head = singular(words(entity)[-1]).lower() if words(entity) else ""
     uses = [w for w in PURPOSE_WORDS if w.lower() not in said]  # (not `Group Group`)
+    if titled:
+        head = head if head in _CODENAMED else ""
     if head in _SLUGGED:
         return lambda d: f"{d.rng.choice(_SLUG_HEADS)}-{d.rng.choice(_SLUG_STAGES)}"
     if head in _CHATS:
@@ -111,12 +114,25 @@ def meeting_title(d: Draw) -> str:
     )
 
 
-_TODO_VERBS = "Review Send Update Check Renew Schedule Confirm Prepare Sign Pay".split()
+#: what a person writes on a to-do list: a verb and what it is done to (no `Pay the payment`)
+_TODOS = (
+    ("Review", "contract report budget proposal estimate quote"),
+    ("Send", "invoice report proposal estimate quote receipt"),
+    ("Update", "address budget schedule password"),
+    ("Check", "delivery shipment order refund warranty"),
+    ("Renew", "subscription contract warranty"),
+    ("Schedule", "meeting appointment inspection installation delivery"),
+    ("Confirm", "booking appointment order meeting"),
+    ("Prepare", "report budget proposal"),
+    ("Sign", "contract lease"),
+    ("Pay", "invoice rent"),
+)
 
 
 def todo_line(d: Draw) -> str:
     """A task as a person writes it on a list (`Renew the subscription`)."""
-    return f"{d.rng.choice(_TODO_VERBS)} the {d.rng.choice(TOPICS)}"
+    verb, things = d.rng.choice(_TODOS)
+    return f"{verb} the {d.rng.choice(things.split())}"
 
 
 _GENRES = (

@@ -194,7 +194,10 @@ def _string_by_name(f: Field) -> Maker | None:
         return thing_name(f.table)
     if has_word(ws, ("url", "uri", "website", "homepage", "link", "href")) or joined == "self_link":
         return fake_method("url")
-    if joined in ("file_name", "filename") or last == "path" and not has_word(ws, ("url", "uri")):
+    if joined in ("file_name", "filename"):  # (a file's name, `contract-final.pdf`: no folder before it)
+        path = _file_path(ws + tuple(singular(w) for w in words(f.table)))
+        return lambda d: path(d).rsplit("/", 1)[-1]
+    if last == "path" and not has_word(ws, ("url", "uri")):
         return _file_path(ws + tuple(singular(w) for w in words(f.table)))
     if joined == "zip" and _ARCHIVE.search(str(f.hint.get("description") or "")):
         return _file_path(("zip",))  # (a deploy's `zip`: "a zip file of the site", no postcode)
@@ -271,7 +274,7 @@ def _string_by_name(f: Field) -> Maker | None:
             return todo_line  # (`Renew the subscription`, no `South Task`)
         if last == "subject" or head in WRITTEN:
             return subject_line  # (a post or a ticket is titled as a person writes: `Order update`)
-        return thing_name(f.table)  # (`Quarterly Report`: what people title things)
+        return thing_name(f.table, titled=True)  # (`Quarterly Report`: what people title things)
     if has_word(
         ws,
         (
