@@ -199,6 +199,7 @@ def test_entity_and_kind_from_the_path(method: str, path: str, entity: str, kind
         ("get_detailed_cake_recipe", "get_detailed_cake_recipe", "cake_recipe", "read"),
         ("album_metadata", "album_metadata", "album", "read"),
         ("add_page_break", "add_page_break", "page_break", "create"),  # (a page break, no `new break`)
+        ("event_create_trigger", "event_create_trigger", "trigger", "create"),  # (no `create a new event`)
     ],
 )
 def test_function_names(name: str, tool: str, entity: str, kind: str) -> None:
@@ -679,6 +680,8 @@ def test_a_history_s_rows_are_what_it_lists() -> None:
     assert op.entity == "message"
     op = one(openapi("get", "/audit_log", api="Audits", response_schema=answer("entries")))
     assert op.entity == "audit_log"
+    op = one(openapi("get", "/log", api="Slicebox"))  # (a log named by no list: its entries)
+    assert op.entity == "log_entry"
 
 
 def test_a_page_of_several_kinds_of_record_gives_the_records() -> None:

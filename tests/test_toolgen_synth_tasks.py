@@ -1246,6 +1246,27 @@ def test_a_new_record_is_not_created_in_a_state_it_was_not_asked_for(tmp_path):
     assert made and all("status" not in args for args in made), made
 
 
+def test_no_request_changes_more_than_three_fields_of_a_row_at_once(tmp_path):
+    """ClearBlade's timer PUT requires every field: a request that restates them all (`change the
+    frequency to 584, the body name to ..., the repeats to 9, ...`) is a form, not a request."""
+    key = {"timer_id": {"type": "string"}}
+    fields = {w: {"type": "integer" if w in ("frequency", "repeats") else "string"}
+              for w in ("frequency", "body_name", "repeats", "service_name")}  # fmt: skip
+    ops = [
+        make_op("get_timer", "read", key, ["timer_id"], entity="timer"),
+        make_op("update_timer", "update", {**key, **fields}, ["timer_id", *fields], entity="timer"),
+        make_op("rename_timer", "update", {**key, "description": {"type": "string"}}, ["timer_id"], entity="timer"),
+        make_op("list_timers", "read", {"service_name": {"type": "string"}}, entity="timer"),
+    ]  # fmt: skip
+    world, *_ = _world_of(*planned_from(*ops), 0, tmp_path / "d")
+    try:
+        made = [t for seed in range(4) for t in propose(world, random.Random(seed))]
+    finally:
+        world.close()
+    names = {c["name"] for t in made for c in t.calls}
+    assert "rename_timer" in names and "update_timer" not in names, names
+
+
 def test_a_new_record_s_chosen_key_reads_like_a_name_a_person_gives(tmp_path):
     """A create that takes its record's string key (a Kubernetes namespace's name) is given one a
     person would choose (`checkout-staging`), not a stand-in like `new-namespace-137`."""

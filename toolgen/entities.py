@@ -92,7 +92,7 @@ _NOUN_VERBS = frozenset(
     "order report match review score tag label call play test ping flag block post book schedule "
     "transfer charge refund exchange vote reply share invite backup import export upload download "
     "release deposit purchase sale print plot draw check view count query sort filter link hash "
-    "copy split merge scan watch grade rate chat answer shuffle roll deploy install run screenshot".split()
+    "copy split merge scan watch grade rate chat answer shuffle roll deploy install run screenshot trigger".split()
 )
 # Words that qualify a verb rather than name a thing ("batch_get_items", "bulk_delete").
 VERB_MODIFIERS = frozenset("batch bulk async multi mass try do perform auto re transact".split())
@@ -284,7 +284,11 @@ def analyse_name(name: str) -> _Name:
         while len(body) >= 2 and body[0] in ("and", "or") and body[1] in _VERB_KINDS:
             body = body[2:]
     elif len(ws) > 1 and _verb_at(ws, -1) is not None:  # "order_create"
-        kind, body = _verb_at(ws, -1), ws[:-1]
+        middle = next((i for i in range(start + 1, len(ws) - 1) if ws[i] in _MID_VERBS), None)
+        if middle is not None:  # "event_create_trigger": it creates a trigger, no `event`
+            kind, body = _VERB_KINDS[ws[middle]], ws[middle + 1 :]
+        else:
+            kind, body = _verb_at(ws, -1), ws[:-1]
     else:
         body = ws[start:]
         middle = next((i for i in range(start + 1, len(ws) - 1) if ws[i] in _MID_VERBS), None)
@@ -614,8 +618,16 @@ def guess(
             break
     entity_fallback = not entity
     listed = noun_of(words(payload)) if payload and words(payload)[-1] not in _PAYLOAD_STOP else ""
-    if entity and words(entity)[-1] in _RECORD_OF and _wordlike(listed) and listed not in _BARE_ITEMS:
+    if (
+        entity
+        and words(entity)[-1] in _RECORD_OF
+        and listed
+        and _wordlike(listed)
+        and listed not in _BARE_ITEMS
+    ):
         entity = listed  # (Slack's `conversations.history` answers `messages`: a message)
+    elif entity in ("log", "logs"):
+        entity = "log_entry"  # (Slicebox's `/log`: its entries, no `slicebox`)
     if entity and operation_id:
         entity = _compound(entity, operation_id, (response_schema_name, request_schema_name, *fields))
     if not entity:  # no noun anywhere: the record its first id argument names, else the records

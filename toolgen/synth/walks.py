@@ -70,6 +70,11 @@ _COMPUTING_VERBS = frozenset(
 )
 
 
+#: the most fields one request changes on one row (`the frequency to 584, the body name to ...,
+#: the repeats to 9, the service name to ... and the description to ...` is a form, not a request)
+_MOST_CHANGES = 3
+
+
 @dataclass
 class Write:
     """One write of a task: its clause, the lookups that find its ids, the call."""
@@ -169,6 +174,8 @@ class Proposer(Asker):
         fields = self._fields(tool, row, extra, lookup=bool(ref.calls))
         if fields is None or (tool.plan.compiled_as == "update" and not fields):
             return None
+        if tool.plan.compiled_as == "update" and len(fields) > _MOST_CHANGES:
+            return None  # (a PUT that restates the record: no one asks for five changes in one breath)
         if not fields and point is None and _CHANGING.intersection(words(tool.op_name)):
             return None  # (`update the document DOC-1002`, `replies_update`: with no change said, no request)
         lookups = list(ref.calls)
