@@ -682,6 +682,9 @@ def test_a_name_under_a_permissive_pattern_reads_as_a_name() -> None:
     assert all(re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)+", n) for n in names), names
 
 
+_MEETING = r"(Weekly [a-z]+ sync|(Quarterly )?[A-Za-z]+ (review|planning|standup))"
+
+
 @pytest.mark.parametrize(
     ("table", "name", "shape"),
     [
@@ -711,14 +714,14 @@ def test_a_name_under_a_permissive_pattern_reads_as_a_name() -> None:
         ("movies", "name", r"(?!.* Movie$)(The )?[A-Z][a-z]+( [A-Z][a-z]+)?"),  # `The Hidden Orchard`
         ("movies", "movie_name", r"(?!.* Movie$)(The )?[A-Z][a-z]+( [A-Z][a-z]+)?"),
         ("episodes", "title", r"(?!.* Episode$)(The )?[A-Z][a-z]+( [A-Z][a-z]+)?"),
-        ("calls", "title", r"(Weekly [a-z]+ sync|[A-Z][a-z]+ (review|planning))"),  # not `Office Call`
+        ("calls", "title", _MEETING),  # not `Office Call`
         ("genres", "name", r"(?!.* Genre$)[A-Z][a-z]+( [A-Z][a-z]+)?"),  # `True Crime`, not `Inventory Genre`
         (
             "sculptures",
             "title",
             r"(?!.* Sculpture$)(The )?[A-Z][a-z]+( [A-Z][a-z]+)?",
         ),  # not `Delta Sculpture`
-        ("events", "summary", r"(Weekly [a-z]+ sync|[A-Z][a-z]+ (review|planning))"),  # a calendar's title
+        ("events", "summary", _MEETING),  # a calendar's title
         ("droplets", "name", r"[a-z]+-[a-z0-9]+"),  # `web-prod`, not `Park Droplet`
         ("admin_conversations", "name", r"[a-z]+(-[a-z]+)?"),  # `sales-team`, not `Lakeside Admin ...`
         ("groups", "group_name", r"[A-Z][a-z]+( Team)?"),  # `Billing`, not `Olive Group`
@@ -748,13 +751,17 @@ def test_a_to_do_line_does_what_its_verb_does_to_its_thing() -> None:
     from faker import Faker
 
     from toolgen.synth.draws import Draw
-    from toolgen.synth.names import todo_line
+    from toolgen.synth.names import meeting_title, todo_line
 
     lines = {
         todo_line(Draw.of(Faker("en_US"), seed, datetime(2026, 1, 1, tzinfo=UTC))) for seed in range(300)
     }
     assert len(lines) >= 25 and "Pay the payment" not in lines
     assert not [line for line in lines if line.split()[0].lower() in line.split()[-1]], lines
+    meetings = {
+        meeting_title(Draw.of(Faker("en_US"), seed, datetime(2026, 1, 1, tzinfo=UTC))) for seed in range(300)
+    }
+    assert not [m for m in meetings if {"password", "receipt", "refund"} & set(m.lower().split())], meetings
 
 
 def test_only_what_people_give_code_names_is_named_by_one() -> None:
@@ -768,6 +775,7 @@ def test_only_what_people_give_code_names_is_named_by_one() -> None:
         return {r["name"].split()[0] for r in rows}
 
     assert firsts("deductions") <= set(PURPOSE_WORDS)
+    assert "Accounting" not in firsts("accounts")  # (no `Accounting Account`)
     assert firsts("projects") & set(CODENAME_WORDS) and firsts("projects") <= set(
         PURPOSE_WORDS + CODENAME_WORDS
     )

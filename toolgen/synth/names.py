@@ -6,7 +6,7 @@ name, a meeting a calendar's title, a to-do a line on a list.
 from __future__ import annotations
 
 from ..naming import singular, words
-from .draws import TOPICS, Draw, Maker, head_noun
+from .draws import Draw, Maker, head_noun
 from .lexicon import CODENAME_WORDS, PRODUCT_ADJECTIVES, PRODUCT_NOUNS, PURPOSE_WORDS
 
 __all__ = [
@@ -57,7 +57,9 @@ def thing_name(entity: str, titled: bool = False) -> Maker:
     noun = head_noun(entity)  # (`Payroll Default Sound`, not `... Soundboard Default Sounds`)
     said = {w.lower() for w in noun.split()}
     head = singular(words(entity)[-1]).lower() if words(entity) else ""
-    uses = [w for w in PURPOSE_WORDS if w.lower() not in said]  # (not `Group Group`)
+    uses = [  # (not `Group Group`, nor `Accounting Account`)
+        w for w in PURPOSE_WORDS if not any(w.lower().startswith(x) or x.startswith(w.lower()) for x in said)
+    ]
     if titled:
         head = head if head in _CODENAMED else ""
     if head in _SLUGGED:
@@ -106,12 +108,15 @@ def work_title(d: Draw) -> str:
     return d.rng.choice((f"The {adjective} {noun}", f"{adjective} {noun}", f"The {noun}"))
 
 
+#: what teams meet about, and how a calendar says the meeting (no `Weekly password sync`)
+_MEETING_TOPICS = "budget sales roadmap hiring marketing product design support release launch".split()
+_MEETING_FORMS = ("Weekly {} sync", "{} review", "{} planning", "Quarterly {} review", "{} standup")
+
+
 def meeting_title(d: Draw) -> str:
     """A meeting's or a call's title as it shows in a calendar (`Weekly budget sync`)."""
-    topic = d.rng.choice(TOPICS)
-    return d.rng.choice(
-        (f"{topic.capitalize()} review", f"Weekly {topic} sync", f"{topic.capitalize()} planning")
-    )
+    title = d.rng.choice(_MEETING_FORMS).format(d.rng.choice(_MEETING_TOPICS))
+    return title[:1].upper() + title[1:]
 
 
 #: what a person writes on a to-do list: a verb and what it is done to (no `Pay the payment`)
