@@ -1512,6 +1512,10 @@ def test_no_question_asks_a_field_named_as_the_thing_itself():
         "user_sessions", "user_session", "id", {c: ColumnPlan(c, "string") for c in ("id", "name", "ip")}
     )
     assert _answers(sessions) == {"id", "ip"}  # (no one asks the name of a session)
+    people = TablePlan(
+        "people", "person", "id", {c: ColumnPlan(c, "string") for c in ("id", "date", "birthday")}
+    )
+    assert _answers(people) == {"id", "birthday"}  # (no `the date of each of the people`: of what?)
 
 
 def test_settings_are_not_quoted_by_id():

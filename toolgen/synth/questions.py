@@ -19,7 +19,7 @@ from toolgen.naming import singular, words
 
 from . import instructions as say
 from .checks import opaque, text_problems
-from .lexicon import handle_columns, is_payload, is_unnamed
+from .lexicon import handle_columns, is_payload, is_unnamed, table_kind
 from .lookups import Args, Ref, Row, World, reveals, scalar, seq
 from .schema import ColumnPlan, TablePlan
 
@@ -527,7 +527,8 @@ def _answers(table: TablePlan) -> set[str]:
     never a credential (`password`), a label the server stamps (`_stamp`), a field named as
     the thing itself (`the phone number of each of the numbers`) nor a copy of a fact of
     a row it belongs to (`the city name of the forecast ... of the city ...`), nor a field with a
-    twin (a library's `name` and `library_name`, both said `name`: one names the row)."""
+    twin (a library's `name` and `library_name`, both said `name`: one names the row), nor a
+    person's bare `date` (of what?)."""
     parents = {
         tuple(singular(w) for w in words(col.references.split(".")[0]))
         for col in table.columns.values()
@@ -553,6 +554,9 @@ def _answers(table: TablePlan) -> set[str]:
         != words(table.entity)  # (nor `the phone number of the number`)
         and not _twin(words(table.entity), words(c), spelled)  # (`name` beside `library_name`: one fact)
         and not (is_unnamed(table.entity) and words(c) == ("name",))  # (`the name of each of the sessions`)
+        and not (
+            words(c) in (("date",), ("time",)) and table_kind(table.name) == "person"
+        )  # (a person's `date`)
         and not any(
             table.columns[c].references is None and len(words(c)) > len(ws) and words(c)[: len(ws)] == ws
             for ws in parents
