@@ -734,6 +734,7 @@ _MEETING = r"(Weekly [a-z]+ sync|(Quarterly )?[A-Za-z]+ (review|planning|standup
             r"[a-z-]+(-\d{4}|-final)?\.[a-z]+",
         ),  # a name, not `/shared/contract.pdf`
         ("attachments", "path", r"/[a-z]+/[a-z-]+(-\d{4}|-final)?\.[a-z]+"),
+        ("paragraphs", "filename", r"[a-z-]+(-\d{4}|-final)?\.docx"),  # a paragraph's file is a document
         (
             "members",
             "additional_name",
@@ -762,6 +763,32 @@ def test_a_to_do_line_does_what_its_verb_does_to_its_thing() -> None:
         meeting_title(Draw.of(Faker("en_US"), seed, datetime(2026, 1, 1, tzinfo=UTC))) for seed in range(300)
     }
     assert not [m for m in meetings if {"password", "receipt", "refund"} & set(m.lower().split())], meetings
+
+
+def test_a_name_its_description_gives_a_holder_is_a_person_s() -> None:
+    """Stripe's card `name`, "Cardholder name.": `Jean Vang`, not `Returns Card`."""
+    hints = {"name": {"type": "string", "description": "Cardholder name."}}
+    columns = {"id": column("string"), "name": column("string")}
+    rows = seed_rows({"cards": {"primary_key": "id", "columns": columns}}, {"cards": hints}, rows=10)["cards"]
+    assert all(
+        re.fullmatch(r"[A-Z][\w'.-]+ [A-Z][\w'.-]+", r["name"]) and "Card" not in r["name"] for r in rows
+    ), rows
+
+
+def test_a_paragraph_s_text_is_no_note_about_the_paragraph() -> None:
+    from faker import Faker
+
+    from toolgen.synth.draws import Draw, note_about
+
+    texts = [
+        note_about("paragraphs")(Draw.of(Faker("en_US"), s, datetime(2026, 1, 1, tzinfo=UTC)))
+        for s in range(40)
+    ]
+    assert not [t for t in texts if "paragraph" in t], texts  # (no `Sent the paragraph to ...`)
+    orders = [
+        note_about("orders")(Draw.of(Faker("en_US"), s, datetime(2026, 1, 1, tzinfo=UTC))) for s in range(40)
+    ]
+    assert [t for t in orders if "the order" in t]  # (a note on an order may speak of it)
 
 
 def test_only_what_people_give_code_names_is_named_by_one() -> None:
@@ -1088,12 +1115,14 @@ def test_a_parent_the_api_keys_by_its_name_gets_names_for_keys() -> None:
     roles = schema.tables[schema.by_entity["role"]]
     assert not roles.columns[roles.primary_key].hint.get(NAME_KEY)  # (its own tools make its keys)
     # Stripe's `customer`, "The identifier of the customer": an id, no name (no `the customer partner-dev`)
+    # (its path's `{customer}` says nothing; a body's `customer` says it is an id)
+    plain = {"customer": {"type": "string"}}
     said = {"customer": {"type": "string", "description": "The identifier of the customer to subscribe."}}
     subscribe = [
-        make_op(f"{verb}_subscription", kind, said, ["customer"], entity="subscription", format="openapi-3.0",
+        make_op(f"{verb}_subscription", kind, props, ["customer"], entity="subscription", format="openapi-3.0",
                 consumes=["customer"]).model_copy(update={"pointer": f"/paths/~1customers~1{{customer}}~1subscriptions/{method}"})
-        for verb, kind, method in (("list", "read", "get"), ("create", "create", "post"))
-    ]  # fmt: skip
+        for verb, kind, method, props in (("list", "read", "get", plain), ("create", "create", "post", plain))
+    ] + [make_op("subscribe", "create", said, ["customer"], entity="subscription", format="openapi-3.0")]  # fmt: skip
     plan, by_id = planned_from(*subscribe)
     schema = infer_schema(plan, by_id)
     customers = schema.tables[schema.by_entity["customer"]]

@@ -366,10 +366,16 @@ def job_title(d: Draw) -> str:
     return f"{kind.capitalize()} {head.lower()}" if kind else job
 
 
+#: parts of a document, whose text is what the document says, not a note about the part
+_WRITTEN_PARTS = frozenset("paragraph heading footnote endnote section caption sentence chapter".split())
+
+
 def note_about(entity: str) -> Maker:
     """A note written in a record's own field: half of them about the record itself (`Needs a
     second look at the custom model.`), the others about everyday work (`sentence`)."""
     own = " ".join(w.lower() for w in head_noun(entity).split())
+    if own.split()[-1:] and own.split()[-1] in _WRITTEN_PARTS:
+        own = ""  # (a paragraph's text is not about the paragraph: no `Sent the paragraph to ...`)
 
     def make(d: Draw) -> str:
         note = sentence(d)

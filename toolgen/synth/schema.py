@@ -593,13 +593,17 @@ def infer_schema(domain: PlannedDomain, operations: Mapping[str, Operation]) -> 
                     b.key_args.setdefault(other, []).append(schema)
                     key_names.setdefault(other, set()).add(words(prop))
     own = {op.entity for op in ops}
-    b.named = {
+    said_ids = {  # (Stripe's `customer`, "The identifier of the customer": an id, not a name)
+        "_".join(words(prop))
+        for op in ops
+        for prop, raw in (op.input_schema.get("properties") or {}).items()
+        if isinstance(raw, dict) and _SAYS_ID.search(str(raw.get("description") or ""))
+    }
+    b.named = {  # (Kubernetes' `namespace`: a name)
         e
         for e, names in key_names.items()
-        if e not in own
-        and names == {tuple(e.split("_"))}
-        and not any(_SAYS_ID.search(str(s.get("description") or "")) for s in b.key_args.get(e, []))
-    }  # (Stripe's `customer`, "The identifier of the customer": an id, no name like Kubernetes' `namespace`)
+        if e not in own and names == {tuple(e.split("_"))} and e not in said_ids
+    }
     for entity in sorted({op.entity for op in ops}):
         table = b.entity_table(entity)
         record = b.records.get(entity, {})

@@ -121,6 +121,8 @@ DATE_FORMATS = {
 }
 
 
+#: a description that says a name is a person's (`Cardholder name.`, `The account holder's name`)
+_HOLDER = re.compile(r"(?i)\b(?:card|account)?holder(?:'s)?\b|\bperson'?s? (?:full )?name\b")
 #: what is named as a folder is
 _FOLDER_THINGS = ("directory", "folder", "dir")
 
@@ -203,6 +205,7 @@ def _string_by_name(f: Field) -> Maker | None:
         return _file_path(("zip",))  # (a deploy's `zip`: "a zip file of the site", no postcode)
     if labels_written(f.name, f.table):
         return lambda d: d.rng.choice(_LABELS)  # (an issue's label is `bug`, no `West Issue`)
+    description = str(f.hint.get("description") or "")
     if last == "name" or joined in ("label", "display_name", "full_name"):
         if has_word(ws[:-1], ("color", "colour")):
             return fake_method("color_name")  # (a color's name is a color's: `MidnightBlue`)
@@ -212,8 +215,8 @@ def _string_by_name(f: Field) -> Maker | None:
             ws[:-1], COMPANY_NAME_WORDS
         ):
             return fake_method("company")
-        if has_word(ws[:-1], PERSON_NAME_WORDS) or joined == "full_name":
-            return full_name
+        if has_word(ws[:-1], PERSON_NAME_WORDS) or joined == "full_name" or _HOLDER.search(description):
+            return full_name  # (a card's `name`, "Cardholder name.": a person's)
         place = singular((words(f.table) or ("",))[-1])
         if has_word(ws, _HOSTS) or place in _HOSTS and not ws[:-1]:
             return fake_method("domain_name")  # (a domain's name is `example.com`, no `Main Domain`)
@@ -456,6 +459,8 @@ _EXTENSIONS = {
     "excel": "xlsx",
     "word": "docx",
     "spreadsheet": "xlsx",
+    # (the file a paragraph or a footnote goes into is a word processor's)
+    **{w: "docx" for w in "paragraph heading footnote endnote".split()},
 }
 #: extensions of a document when no word says which (no `.pages` or `.numbers`)
 _DOCUMENTS = ("pdf", "docx", "xlsx", "csv", "txt")
