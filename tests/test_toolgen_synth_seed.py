@@ -727,6 +727,13 @@ _MEETING = r"(Weekly [a-z]+ sync|(Quarterly )?[A-Za-z]+ (review|planning|standup
         ("groups", "group_name", r"[A-Z][a-z]+( Team)?"),  # `Billing`, not `Olive Group`
         ("roles", "name", r"(?!.* Role$)[A-Z][a-z]+ [A-Z][a-z]+"),  # `Support Lead`, not `Tulip Role`
         ("tables", "table_name", r"[a-z]+"),  # `orders`, not `Emerald Table`
+        ("characters", "character_name", r"[A-Z][a-z]+"),  # `Gum`, not `Research Character`
+        ("playlists", "name", r"(?!.* Playlist)[A-Z][a-z]+( [A-Z][a-z]+)+( 2025| Vol\. 2)?"),  # `Road Trip`
+        (
+            "coupons",
+            "name",
+            r"([A-Z][a-z]+ ){0,2}\d+% off|Spring sale \d+%",
+        ),  # `20% off`, not `Feedback Coupon`
         ("databases", "title", r"[A-Z][a-z]+ Database"),  # a title is no slug: not `payments-prod`
         (
             "attachments",

@@ -49,6 +49,19 @@ _RECORDS = (
 ).split()
 
 
+#: characters of a game or a story: named as people are, by a first name (`Gum`, `Rhyth`: a name)
+_CHARACTERS = frozenset("character hero avatar npc".split())
+#: what people call their playlists
+_PLAYLISTS = frozenset("playlist mixtape".split())
+_PLAYLIST_NAMES = (
+    "Road Trip|Morning Run|Chill Evening|Focus Flow|Sunday Coffee|Workout Mix|Rainy Day|Dinner Party|"
+    "Late Night Drive|Summer Hits|Study Session|Throwback Jams"
+).split("|")
+#: offers, named by what they give (`20% off`, `Spring sale`)
+_OFFERS = frozenset("coupon discount promotion promo".split())
+_OFFER_NAMES = ("{}% off", "Spring sale {}%", "Welcome {}% off", "Loyalty {}% off", "Holiday {}% off")
+
+
 def thing_name(entity: str, titled: bool = False) -> Maker:
     """A made-up name of one of `entity`, as the people who keep such things name them: a project
     by a code name, a server by a slug, a channel as a chat does, anything else by its use
@@ -62,6 +75,12 @@ def thing_name(entity: str, titled: bool = False) -> Maker:
     ]
     if titled:
         head = head if head in _CODENAMED else ""
+    if head in _CHARACTERS:
+        return lambda d: str(d.fake.first_name())
+    if head in _PLAYLISTS:
+        return lambda d: d.rng.choice(_PLAYLIST_NAMES) + d.rng.choice(("", "", " 2025", " Vol. 2"))
+    if head in _OFFERS:
+        return lambda d: d.rng.choice(_OFFER_NAMES).format(d.rng.choice((5, 10, 15, 20, 25, 30, 40, 50)))
     if head in _SLUGGED:
         return lambda d: f"{d.rng.choice(_SLUG_HEADS)}-{d.rng.choice(_SLUG_STAGES)}"
     if head in _CHATS:
