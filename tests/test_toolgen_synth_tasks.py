@@ -272,12 +272,16 @@ def test_phrases():
     assert (
         say.clause(*say.marking("reset database", "the branch B-1")) == "reset the database of the branch B-1"
     )
-    assert say.create_clause("book", "reservation", [], [("seats", 2)]) == "book a reservation with seats 2"
+    assert say.create_clause("book", "reservation", [], [("seats", 2)]) == "book a reservation with 2 seats"
     assert say.create_clause("create", "namespace", [], [("namespace", "billing-staging"), ("size", 3)]) == (
         'create a new namespace named "billing-staging" with size 3'  # (not `with namespace "..."`)
     )
     assert say.create_clause("bfcl", "thing", [], []) == "create a new thing"
     assert say.rows_phrase("nfs", "", ["NFS-1", "NFS-2"]) == "NFS-1 and NFS-2"  # (no `each of the NFS NFS-1`)
+    assert say.create_clause("book", "hotel", [], [("room_type", "premium"), ("nights", 11)]) == (
+        'book a hotel with room type "premium" and 11 nights'  # (no `and nights 11`)
+    )
+    assert say.create_clause("book", "room", [], [("number_nights", 3)]) == "book a room with 3 nights"
     assert say.rows_phrase("vpc", "", ["VPC-1", "VPC-2"]) == "the VPCs VPC-1 and VPC-2"
     assert say.create_clause("add", "paragraph", [], [("filename", "q3.docx"), ("text", "Hi")]) == (
         'add a new paragraph to the file "q3.docx" with text "Hi"'  # (not `with filename "..."`)
@@ -292,7 +296,7 @@ def test_a_copied_value_is_said_as_a_person_says_it():
         'change the city of the order ORD-1001 to match the user whose email is "a@b.c"'
     )
     assert say.create_clause("create", "order", [], [("city", copied), ("seats", 2)]) == (
-        'create a new order with the same city as the user whose email is "a@b.c" and seats 2'
+        'create a new order with the same city as the user whose email is "a@b.c" and 2 seats'
     )
     pointed = say.Said("USR-1001", 'the user whose email is "a@b.c"')
     assert say.settings_phrase([("owner", pointed)]) == 'its owner to the user whose email is "a@b.c"'

@@ -510,9 +510,7 @@ def _sweep(p: Proposer, tool: Tool) -> Candidate | None:
                 calls.append((tool.name, {**first.args, **_finding(tool, row)}))
         if not p._succeeds(calls):
             continue
-        rows = f"the {plural_phrase(say.noun(table.entity))} "
-        rows += f"whose {plural_phrase(said_field)} are " if said_field else ""
-        rows += say.join_clauses([text for (_, text, _), _ in kept])
+        rows = say.rows_phrase(table.entity, said_field, [text for (_, text, _), _ in kept])
         saying = p.rng.choice(_SWEEP_SAYINGS)
         text = saying.format(rows=rows, c=first.text, C=first.text[:1].upper() + first.text[1:])
         return Candidate("sweep", text, p._gold(calls))

@@ -277,7 +277,16 @@ def _with(column: str, value: Any) -> str:
         ws = field_phrase(column).split()
         flag = " ".join(ws[1:] if len(ws) > 1 and ws[0] in _FLAG_HEADS else ws)
         return flag if value else f"not {flag}"
+    said = field_phrase(column).removeprefix("number of ")
+    if said in _COUNTED and isinstance(value, int) and value > 1:
+        return f"{value} {said}"  # (`11 nights`, no `nights 11` or `number of nights 11`)
     return f"{field_phrase(column)} {value_text(value)}"
+
+
+#: plural things a count of them is said before (`3 nights`, `2 guests`)
+_COUNTED = frozenset(
+    "nights days weeks months years hours minutes guests adults children seats rooms tickets".split()
+)
 
 
 def settings_phrase(settings: Sequence[tuple[str, Any]]) -> str:
