@@ -314,7 +314,7 @@ def unsayable(column: str, value: Any) -> bool:
     (`ITE-86837` as an item), a number for a type or a state (`group type 416`: a code whose
     meaning nothing says), or a text too long to type (a 1,000-character SAML document)."""
     values = value if isinstance(value, list) else [value]
-    coded = words(column)[-1:] in [(w,) for w in STATE_WORDS]
+    coded = bool(STATE_WORDS.intersection(words(column)[-1:]))
     return (
         _structured(value)
         or coded

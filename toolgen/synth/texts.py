@@ -174,6 +174,8 @@ def _string_by_name(f: Field) -> Maker | None:
     joined = "_".join(ws)
     last = ws[-1] if ws else ""
     kind = f.kind or table_kind(f.table)
+    head = singular((words(f.table) or ("",))[-1])  # (the table's thing: `events` → `event`)
+    description = str(f.hint.get("description") or "")
     if f.role is not None:
         role = f.role
         return lambda d: getattr(person_of(d), role)
@@ -201,11 +203,10 @@ def _string_by_name(f: Field) -> Maker | None:
         return lambda d: path(d).rsplit("/", 1)[-1]
     if last == "path" and not has_word(ws, ("url", "uri")):
         return _file_path(ws + tuple(singular(w) for w in words(f.table)))
-    if joined == "zip" and _ARCHIVE.search(str(f.hint.get("description") or "")):
+    if joined == "zip" and _ARCHIVE.search(description):
         return _file_path(("zip",))  # (a deploy's `zip`: "a zip file of the site", no postcode)
     if labels_written(f.name, f.table):
         return lambda d: d.rng.choice(_LABELS)  # (an issue's label is `bug`, no `West Issue`)
-    description = str(f.hint.get("description") or "")
     if last == "name" or joined in ("label", "display_name", "full_name"):
         if has_word(ws[:-1], ("color", "colour")):
             return fake_method("color_name")  # (a color's name is a color's: `MidnightBlue`)
@@ -217,29 +218,28 @@ def _string_by_name(f: Field) -> Maker | None:
             return fake_method("company")
         if has_word(ws[:-1], PERSON_NAME_WORDS) or joined == "full_name" or _HOLDER.search(description):
             return full_name  # (a card's `name`, "Cardholder name.": a person's)
-        place = singular((words(f.table) or ("",))[-1])
-        if has_word(ws, _HOSTS) or place in _HOSTS and not ws[:-1]:
+        if has_word(ws, _HOSTS) or head in _HOSTS and not ws[:-1]:
             return fake_method("domain_name")  # (a domain's name is `example.com`, no `Main Domain`)
-        if has_word(ws, _FOLDER_THINGS) or place in _FOLDER_THINGS and not ws[:-1]:
+        if has_word(ws, _FOLDER_THINGS) or head in _FOLDER_THINGS and not ws[:-1]:
             return folder_name  # (`invoices-2024`, no `Warehouse Directory`)
-        if place == "file" and not ws[:-1]:
+        if head == "file" and not ws[:-1]:
             path = _file_path(tuple(words(f.table)))
             return lambda d: path(d).rsplit("/", 1)[-1]  # (`budget-final.pdf`, no `Lotus File`)
-        if has_word(ws, ("city", "town")) or place in ("city", "town", "village"):
+        if has_word(ws, ("city", "town")) or head in ("city", "town", "village"):
             return fake_method("city")  # (a city's name is a city's)
         # (`league_name` of a scorer, `custom_script_name` of an instance: a league's, a script's)
         named = tuple(w for w in ws[:-1] if w not in _NOT_KINDS)
         if has_word(named, ("product", "item")):
             return product_name
-        if named[-1:] and singular(named[-1]) in _DISH_THINGS or not named and place in _DISH_THINGS:
+        if named[-1:] and singular(named[-1]) in _DISH_THINGS or not named and head in _DISH_THINGS:
             return dish_name  # (`Creamy Mushroom Risotto`, no `Vendor Recipe`)
-        if not named and place in _TODO_THINGS:
+        if not named and head in _TODO_THINGS:
             return todo_line
-        if named[-1:] and singular(named[-1]) in _WORKS or not named and place in _WORKS:
+        if named[-1:] and singular(named[-1]) in _WORKS or not named and head in _WORKS:
             return work_title  # (a movie's `movie_name` too)
-        if not named and place in _MEETINGS:
+        if not named and head in _MEETINGS:
             return meeting_title
-        if named[-1:] == ("genre",) or not named and place == "genre":
+        if named[-1:] == ("genre",) or not named and head == "genre":
             return genre_name  # (`True Crime`, no `Inventory Genre`)
         if last == "name" and named and singular(named[-1]) not in {singular(w) for w in words(f.table)}:
             return thing_name("_".join(named))
@@ -247,7 +247,7 @@ def _string_by_name(f: Field) -> Maker | None:
             return full_name
         if kind == "company":
             return fake_method("company")
-        if place == "country":
+        if head == "country":
             return fake_method("country")
         if kind == "place":
             return place_name(f.table)
@@ -261,11 +261,10 @@ def _string_by_name(f: Field) -> Maker | None:
         or ws in _PERSON_FIELDS
     ):
         return full_name
-    head = singular(words(f.table)[-1] if words(f.table) else "")
     if joined == "summary" and (head in _MEETINGS or head == "event"):
         return meeting_title  # (a calendar event's summary is its title: `Weekly budget sync`)
     if last in ("title", "subject") or joined == "headline":
-        if kind == "person" or singular(words(f.table)[-1] if words(f.table) else "") in JOB_TABLES:
+        if kind == "person" or head in JOB_TABLES:
             return fake_method("job")
         if head in _DISH_THINGS:
             return dish_name
